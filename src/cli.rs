@@ -1,0 +1,102 @@
+//! Command-line types. Nothing outside this file and `config.rs` sees clap's structures.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::model::Severity;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "leasetrace",
+    version,
+    about = "Incident forensics for job queues: merge a run ledger, server logs and BullMQ lock settings into one timeline and find stalled reruns, overlapping sweeps and duplicate work.",
+    after_help = "Exit codes: 0 clean, 1 findings at or above --fail-on (check only), 2 usage or input error.\nDocs: docs/inputs.md, docs/findings.md, docs/json.md"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the merged timeline: every event, its time in the display zone, kind, ids and source line.
+    Timeline(CaseArgs),
+    /// Print the findings with their evidence and arithmetic (exit 0 unless the input is bad).
+    Analyze(CaseArgs),
+    /// Like analyze, for CI: exit 1 when a finding is at or above --fail-on.
+    Check {
+        #[command(flatten)]
+        case: CaseArgs,
+        /// Lowest severity that fails the check.
+        #[arg(long, value_enum, default_value_t = Severity::Warning)]
+        fail_on: Severity,
+    },
+    /// Print the documentation of a finding (or list them all).
+    Explain {
+        /// A finding code such as stalled-rerun; omit to list every code.
+        code: Option<String>,
+    },
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct CaseArgs {
+    /// Case folder holding leasetrace.toml, or the manifest file itself.
+    pub case: Option<PathBuf>,
+
+    /// A run ledger (CSV, TSV or JSON Lines; '-' for stdin). Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub ledger: Vec<PathBuf>,
+
+    /// A server log (lines starting with a timestamp; '-' for stdin). Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub log: Vec<PathBuf>,
+
+    /// BullMQ lock parameters as JSON (lockDuration, lockRenewTime, stalledInterval, maxStalledCount; ms).
+    #[arg(long, value_name = "PATH")]
+    pub params: Option<PathBuf>,
+
+    /// Zone of ledger timestamps written without an offset (IANA name). Default: UTC.
+    #[arg(long, value_name = "ZONE")]
+    pub ledger_tz: Option<String>,
+
+    /// Zone of log timestamps written without an offset (IANA name, e.g. Asia/Seoul). Overrides the manifest.
+    #[arg(long, value_name = "ZONE")]
+    pub log_tz: Option<String>,
+
+    /// Map a ledger field to a column, e.g. --column time=created_at. Repeatable.
+    #[arg(long = "column", value_name = "FIELD=COLUMN")]
+    pub columns: Vec<String>,
+
+    /// BullMQ lockDuration in ms (overrides the parameters file).
+    #[arg(long, value_name = "MS")]
+    pub lock_duration: Option<u64>,
+
+    /// BullMQ lockRenewTime in ms (default lockDuration / 2).
+    #[arg(long, value_name = "MS")]
+    pub lock_renew_time: Option<u64>,
+
+    /// BullMQ stalledInterval in ms.
+    #[arg(long, value_name = "MS")]
+    pub stalled_interval: Option<u64>,
+
+    /// BullMQ maxStalledCount.
+    #[arg(long, value_name = "N")]
+    pub max_stalled_count: Option<u64>,
+
+    /// BullMQ version in use, e.g. 5.58.0 (selects the lock renewal model).
+    #[arg(long, value_name = "VERSION")]
+    pub bullmq_version: Option<String>,
+
+    /// Display zone for times (IANA name). Default: the manifest's display_tz, else UTC.
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
+
+    /// duplicate-selection: flag two selections at most this many seconds apart, instead of "while the earlier round runs".
+    #[arg(long, value_name = "SECONDS")]
+    pub duplicate_window: Option<f64>,
+
+    /// Output format.
+    #[arg(long, default_value = "table", value_parser = clap::builder::PossibleValuesParser::new(crate::render::names()))]
+    pub format: String,
+}

@@ -1,0 +1,217 @@
+//! Raw arguments and the case manifest → one validated configuration.
+//!
+//! Everything the user can say (manifest keys, flags, defaults) is resolved here, once, before any
+//! file is parsed; zones are parsed, paths made relative to the manifest, and every default that
+//! the analysis will rely on is written down as an assumption for the report.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use chrono_tz::Tz;
+use serde::Deserialize;
+
+use crate::cli::CaseArgs;
+use crate::detect::Settings;
+use crate::error::{Error, Result};
+use crate::ingest::{RuleSpec, SourceKind, SourceSpec};
+use crate::model::params::ParamOverrides;
+use crate::time::parse_zone;
+
+/// The manifest file looked for in a case folder.
+pub const MANIFEST: &str = "leasetrace.toml";
+
+#[derive(Debug)]
+pub struct Config {
+    pub sources: Vec<SourceSpec>,
+    pub params_path: Option<PathBuf>,
+    pub param_flags: ParamOverrides,
+    pub display_tz: Tz,
+    pub settings: Settings,
+    pub assumptions: Vec<String>,
+    pub format: String,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    display_tz: Option<String>,
+    #[serde(default)]
+    sources: Vec<ManifestSource>,
+    #[serde(default)]
+    analysis: ManifestAnalysis,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestSource {
+    kind: String,
+    path: String,
+    format: Option<String>,
+    tz: Option<String>,
+    #[serde(default)]
+    columns: BTreeMap<String, String>,
+    #[serde(default)]
+    events: BTreeMap<String, String>,
+    #[serde(default)]
+    rules: Vec<ManifestRule>,
+    builtin_rules: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestRule {
+    event: String,
+    pattern: String,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ManifestAnalysis {
+    duplicate_window_s: Option<f64>,
+}
+
+fn zone(name: &str, place: &str) -> Result<Tz> {
+    parse_zone(name).map_err(|reason| Error::usage(format!("{place}: {reason}")))
+}
+
+impl Config {
+    pub fn build(args: &CaseArgs) -> Result<Config> {
+        let (manifest, base, manifest_path) = match &args.case {
+            Some(case) => {
+                let path = if case.is_dir() { case.join(MANIFEST) } else { case.clone() };
+                if !path.exists() {
+                    return Err(Error::usage(format!(
+                        "{}: no {MANIFEST} here; write one (see docs/inputs.md) or give the sources with --ledger, --log and --params",
+                        case.display()
+                    )));
+                }
+                let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                let manifest: Manifest = toml::from_str(&text).map_err(|e| {
+                    let line = e.span().map(|span| text[..span.start].lines().count().max(1) as u64);
+                    Error::input(&path, line, format!("invalid manifest: {}", e.message()))
+                })?;
+                let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                (manifest, base, Some(path))
+            }
+            None => (Manifest::default(), PathBuf::new(), None),
+        };
+        if manifest_path.is_none() && args.ledger.is_empty() && args.log.is_empty() {
+            return Err(Error::usage(
+                "nothing to read: give a case folder (with leasetrace.toml) or sources with --ledger, --log and --params",
+            ));
+        }
+        let manifest_name = manifest_path.as_ref().map_or(MANIFEST.to_string(), |p| p.display().to_string());
+        let ledger_tz = args.ledger_tz.as_deref().map(|z| zone(z, "--ledger-tz")).transpose()?;
+        let log_tz = args.log_tz.as_deref().map(|z| zone(z, "--log-tz")).transpose()?;
+        let mut assumptions = Vec::new();
+        let mut sources = Vec::new();
+        let mut params_path = args.params.clone();
+
+        for (index, source) in manifest.sources.iter().enumerate() {
+            let place = format!("{manifest_name}: source {} ({})", index + 1, source.path);
+            let kind = SourceKind::from_name(&source.kind).ok_or_else(|| {
+                Error::usage(format!("{place}: unknown kind '{}': expected ledger, log or bullmq-params", source.kind))
+            })?;
+            let path = base.join(&source.path);
+            if kind == SourceKind::BullmqParams {
+                params_path.get_or_insert(path);
+                continue;
+            }
+            let declared = source.tz.as_deref().map(|z| zone(z, &place)).transpose()?;
+            let (flag_tz, flag) = match kind {
+                SourceKind::Ledger => (ledger_tz, "--ledger-tz"),
+                _ => (log_tz, "--log-tz"),
+            };
+            let tz_fix = format!("tz = \"...\" for this source in {manifest_name} (or {flag})");
+            let mut spec = SourceSpec::new(kind, path, flag_tz.or(declared), tz_fix);
+            spec.format.clone_from(&source.format);
+            spec.columns.clone_from(&source.columns);
+            spec.event_values.clone_from(&source.events);
+            spec.rules = source
+                .rules
+                .iter()
+                .map(|r| RuleSpec {
+                    event: r.event.clone(),
+                    pattern: r.pattern.clone(),
+                })
+                .collect();
+            spec.builtin_rules = source.builtin_rules.unwrap_or(true);
+            sources.push(spec);
+        }
+        for path in &args.ledger {
+            sources.push(SourceSpec::new(SourceKind::Ledger, path.clone(), ledger_tz, "--ledger-tz".into()));
+        }
+        for path in &args.log {
+            sources.push(SourceSpec::new(SourceKind::Log, path.clone(), log_tz, "--log-tz".into()));
+        }
+
+        let columns = parse_columns(&args.columns)?;
+        for spec in &mut sources {
+            if spec.kind == SourceKind::Ledger {
+                spec.columns.extend(columns.clone());
+                if spec.tz.is_none() {
+                    spec.tz = Some(chrono_tz::UTC);
+                    assumptions.push(format!(
+                        "{}: timestamps without an offset are read as UTC (the ledger default; set tz or --ledger-tz otherwise)",
+                        spec.display_path()
+                    ));
+                }
+            }
+        }
+        if params_path.is_none() {
+            assumptions.push("no lock parameters file: lock parameters are BullMQ v5 defaults unless given by flags".into());
+        }
+
+        let display_tz = match (&args.tz, &manifest.display_tz) {
+            (Some(name), _) => zone(name, "--tz")?,
+            (None, Some(name)) => zone(name, &format!("{manifest_name}: display_tz"))?,
+            (None, None) => chrono_tz::UTC,
+        };
+        let duplicate_window_s = args.duplicate_window.or(manifest.analysis.duplicate_window_s);
+        if let Some(window) = duplicate_window_s
+            && !(window.is_finite() && window >= 0.0)
+        {
+            return Err(Error::usage(format!("--duplicate-window must be a number of seconds ≥ 0, found {window}")));
+        }
+        let param_flags = ParamOverrides {
+            lock_duration: args.lock_duration,
+            lock_renew_time: args.lock_renew_time,
+            stalled_interval: args.stalled_interval,
+            max_stalled_count: args.max_stalled_count,
+            version: args.bullmq_version.clone(),
+        };
+        for (name, value) in [
+            ("--lock-duration", args.lock_duration),
+            ("--lock-renew-time", args.lock_renew_time),
+            ("--stalled-interval", args.stalled_interval),
+        ] {
+            if value == Some(0) {
+                return Err(Error::usage(format!("{name} must be greater than 0 ms")));
+            }
+        }
+        Ok(Config {
+            sources,
+            params_path,
+            param_flags,
+            display_tz,
+            settings: Settings { duplicate_window_s },
+            assumptions,
+            format: args.format.clone(),
+        })
+    }
+}
+
+fn parse_columns(pairs: &[String]) -> Result<BTreeMap<String, String>> {
+    pairs
+        .iter()
+        .map(|pair| {
+            pair.split_once('=')
+                .map(|(field, column)| (field.trim().to_string(), column.trim().to_string()))
+                .filter(|(field, column)| !field.is_empty() && !column.is_empty())
+                .ok_or_else(|| Error::usage(format!("--column expects FIELD=COLUMN (e.g. time=created_at), found '{pair}'")))
+        })
+        .collect()
+}

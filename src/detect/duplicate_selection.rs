@@ -1,0 +1,179 @@
+//! `duplicate-selection`: the same item selected by two different rounds close together.
+//!
+//! By default "close" means the later selection happened while the earlier selection's round was
+//! still running: neither round could have seen the other's work as done. A fixed window in
+//! seconds can be set instead.
+
+use std::collections::BTreeMap;
+
+use crate::model::timeline::EventId;
+use crate::model::{EventKind, Finding, Round, Severity, Value};
+use crate::time::seconds_between;
+
+use super::{Context, Detector};
+
+pub struct DuplicateSelection;
+
+impl Detector for DuplicateSelection {
+    fn code(&self) -> &'static str {
+        "duplicate-selection"
+    }
+
+    fn doc(&self) -> &'static str {
+        include_str!("../../docs/findings/duplicate-selection.md")
+    }
+
+    fn detect(&self, context: &Context) -> Vec<Finding> {
+        let timeline = context.timeline;
+        let mut by_item: BTreeMap<&str, Vec<(EventId, &Round)>> = BTreeMap::new();
+        for round in &context.rounds {
+            for &id in &round.selections {
+                if let Some(item) = timeline.get(id).item.as_deref() {
+                    by_item.entry(item).or_default().push((id, round));
+                }
+            }
+        }
+        let mut findings = Vec::new();
+        for (item, mut selections) in by_item {
+            selections.sort_by_key(|(id, _)| *id);
+            for (later_index, &(later, later_round)) in selections.iter().enumerate() {
+                // One finding per pair of rounds: the first selection of each.
+                let Some(&(earlier, earlier_round)) = selections[..later_index]
+                    .iter()
+                    .find(|(_, round)| round.run_id != later_round.run_id)
+                else {
+                    continue;
+                };
+                let already = selections[..later_index]
+                    .iter()
+                    .any(|(_, round)| round.run_id == later_round.run_id);
+                if already {
+                    continue;
+                }
+                let later_at = timeline.get(later).at;
+                let close = match context.settings.duplicate_window_s {
+                    Some(window) => seconds_between(timeline.get(earlier).at, later_at) <= window,
+                    None => earlier_round.is_running_at(timeline, later_at),
+                };
+                if close {
+                    findings.push(duplicate(context, item, (earlier, earlier_round), (later, later_round)));
+                }
+            }
+        }
+        findings
+    }
+}
+
+fn duplicate(context: &Context, item: &str, earlier: (EventId, &Round), later: (EventId, &Round)) -> Finding {
+    let timeline = context.timeline;
+    let (a, b) = (timeline.get(earlier.0), timeline.get(later.0));
+    let effects: Vec<EventId> = [earlier.1, later.1]
+        .iter()
+        .flat_map(|round| round.effects.iter().copied())
+        .filter(|&id| timeline.get(id).item.as_deref() == Some(item) && timeline.get(id).kind == EventKind::EffectPosted)
+        .collect();
+    let both_posted = [earlier.1, later.1]
+        .iter()
+        .all(|round| round.effects.iter().any(|&id| timeline.get(id).item.as_deref() == Some(item)));
+    let severity = if both_posted { Severity::Error } else { Severity::Warning };
+    let mut finding = Finding::new("duplicate-selection", severity, b.at);
+    finding.metric("item", Value::Text(item.to_string()));
+    finding.metric("run_a", Value::Text(earlier.1.run_id.clone()));
+    finding.metric("run_b", Value::Text(later.1.run_id.clone()));
+    finding.metric("selected_a_at", Value::Time(a.at));
+    finding.metric("selected_b_at", Value::Time(b.at));
+    finding.metric("delta_s", Value::Seconds(seconds_between(a.at, b.at)));
+    finding.derive("delta_s", "selected_b_at − selected_a_at");
+    finding.metric("effects_posted", Value::Count(effects.len() as u64));
+    finding.evidence.extend([earlier.0, later.0]);
+    finding.evidence.extend(&effects);
+    finding.evidence.sort_unstable();
+    match context.settings.duplicate_window_s {
+        Some(window) => finding.note(format!("window: the two selections at most {window} s apart (--duplicate-window)")),
+        None => finding.note("window: the later selection happened while the earlier round was still running"),
+    };
+    let consequence = if both_posted {
+        "both rounds delivered an effect for it"
+    } else if effects.is_empty() {
+        "no effect for it is recorded"
+    } else {
+        "one effect for it is recorded"
+    };
+    finding.summary = format!(
+        "{{item}} was selected by round {{run_a}} at {{selected_a_at}} and again by round {{run_b}} at {{selected_b_at}}, {{delta_s}} apart; {consequence}."
+    );
+    finding
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::Settings;
+    use crate::model::{Event, LockParams, Origin, Timeline};
+    use chrono::{DateTime, Utc};
+
+    fn row(line: u64, when: &str, kind: EventKind, run: &str, item: Option<&str>) -> Event {
+        let origin = Origin {
+            source: 0,
+            path: "ledger.csv".into(),
+            line,
+            raw: String::new(),
+        };
+        let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
+        event.run_id = Some(run.to_string());
+        event.item = item.map(str::to_string);
+        event
+    }
+
+    fn detect(events: Vec<Event>, settings: &Settings) -> Vec<Finding> {
+        let timeline = Timeline::new(events);
+        let params = LockParams::default();
+        DuplicateSelection.detect(&Context::new(&timeline, &params, settings))
+    }
+
+    fn incident() -> Vec<Event> {
+        vec![
+            row(1, "2026-10-07T00:53:03Z", EventKind::RoundStarted, "a", None),
+            row(2, "2026-10-07T00:54:03Z", EventKind::RoundStarted, "b", None),
+            row(3, "2026-10-07T00:54:05.700Z", EventKind::ItemSelected, "a", Some("PR-1")),
+            row(4, "2026-10-07T00:54:06.360Z", EventKind::ItemSelected, "b", Some("PR-1")),
+            row(5, "2026-10-07T00:55:00Z", EventKind::EffectPosted, "a", Some("PR-1")),
+            row(6, "2026-10-07T00:55:01Z", EventKind::EffectPosted, "b", Some("PR-1")),
+            row(7, "2026-10-07T00:55:40Z", EventKind::RoundFinished, "a", None),
+            row(8, "2026-10-07T00:55:41Z", EventKind::RoundFinished, "b", None),
+        ]
+    }
+
+    #[test]
+    fn same_item_while_both_rounds_run_is_flagged_with_its_delta() {
+        let findings = detect(incident(), &Settings::default());
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].get("delta_s"), Some(&Value::Seconds(0.66)));
+        assert_eq!(findings[0].get("effects_posted"), Some(&Value::Count(2)));
+        assert_eq!(findings[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn a_later_round_picking_the_item_again_is_not_a_duplicate() {
+        let findings = detect(
+            vec![
+                row(1, "2026-10-07T00:33:03Z", EventKind::RoundStarted, "a", None),
+                row(2, "2026-10-07T00:33:05Z", EventKind::ItemSelected, "a", Some("PR-1")),
+                row(3, "2026-10-07T00:34:00Z", EventKind::RoundFinished, "a", None),
+                row(4, "2026-10-07T00:54:03Z", EventKind::RoundStarted, "b", None),
+                row(5, "2026-10-07T00:54:05Z", EventKind::ItemSelected, "b", Some("PR-1")),
+                row(6, "2026-10-07T00:55:00Z", EventKind::RoundFinished, "b", None),
+            ],
+            &Settings::default(),
+        );
+        assert!(findings.is_empty());
+    }
+
+    #[test]
+    fn a_fixed_window_replaces_the_running_rule() {
+        let narrow = Settings { duplicate_window_s: Some(0.5) };
+        assert!(detect(incident(), &narrow).is_empty());
+        let wide = Settings { duplicate_window_s: Some(1.0) };
+        assert_eq!(detect(incident(), &wide).len(), 1);
+    }
+}

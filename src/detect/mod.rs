@@ -1,0 +1,86 @@
+//! Timeline → findings.
+//!
+//! Each finding is one file with one `Detector`; `DETECTORS` is the only list of them, and
+//! `explain`, the docs check and the report all read it. A detector reads the timeline, the lock
+//! parameters and the analysis settings, and writes findings. It knows nothing of files, flags or
+//! printing, and it reasons from times and ids, never from the order of lines.
+
+pub mod duplicate_selection;
+pub mod stalled_rerun;
+pub mod sweep_overlap;
+
+use std::collections::BTreeMap;
+
+use crate::model::rounds::{self, Attempt, Round};
+use crate::model::timeline::EventId;
+use crate::model::{Finding, LockParams, Timeline};
+
+/// Settings that shape detection, validated before analysis starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// `duplicate-selection`: `None` = the later selection happened while the earlier round was
+    /// still running (default); `Some(s)` = the two selections are at most `s` seconds apart.
+    pub duplicate_window_s: Option<f64>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { duplicate_window_s: None }
+    }
+}
+
+/// Everything a detector may read, with the groupings several detectors need built once.
+pub struct Context<'a> {
+    pub timeline: &'a Timeline,
+    pub params: &'a LockParams,
+    pub settings: &'a Settings,
+    pub rounds: Vec<Round>,
+    pub attempts: BTreeMap<String, Vec<Attempt>>,
+    /// Every event that names a job, by job id, in time order.
+    pub job_events: BTreeMap<String, Vec<EventId>>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(timeline: &'a Timeline, params: &'a LockParams, settings: &'a Settings) -> Self {
+        let mut job_events: BTreeMap<String, Vec<EventId>> = BTreeMap::new();
+        for (id, event) in timeline.ids() {
+            if let Some(job_id) = &event.job_id {
+                job_events.entry(job_id.clone()).or_default().push(id);
+            }
+        }
+        Context {
+            timeline,
+            params,
+            settings,
+            rounds: rounds::rounds(timeline),
+            attempts: rounds::attempts(timeline),
+            job_events,
+        }
+    }
+}
+
+pub trait Detector: Sync {
+    /// The stable finding code, e.g. `stalled-rerun`.
+    fn code(&self) -> &'static str;
+    /// The finding's documentation (Markdown), shown by `leasetrace explain`.
+    fn doc(&self) -> &'static str;
+    fn detect(&self, context: &Context) -> Vec<Finding>;
+}
+
+/// Every finding leasetrace knows. Adding one: one file and one line here.
+pub static DETECTORS: &[&dyn Detector] = &[
+    &stalled_rerun::StalledRerun,
+    &sweep_overlap::SweepOverlap,
+    &duplicate_selection::DuplicateSelection,
+];
+
+/// Runs every detector; findings come out ordered by time, then code, for stable reports.
+pub fn analyze(context: &Context) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = DETECTORS.iter().flat_map(|d| d.detect(context)).collect();
+    findings.sort_by(|a, b| (a.at, a.code).cmp(&(b.at, b.code)));
+    findings
+}
+
+pub fn find(code: &str) -> Option<&'static dyn Detector> {
+    DETECTORS.iter().copied().find(|d| d.code() == code)
+}

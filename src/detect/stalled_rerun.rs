@@ -1,0 +1,419 @@
+//! `stalled-rerun`: a job that lost its lock and was run again from the start.
+//!
+//! BullMQ never tells a worker that its process died; the job's lock simply runs out and a later
+//! stalled check moves the job back to wait, where any worker takes it again. So the rerun is
+//! inferred from two activations of one job id with no completion or failure between them, and
+//! the lock arithmetic (activation, renewal schedule, expiry, stalled-check window) is rebuilt from
+//! the lock parameters, because renewals leave no trace in any export.
+
+use chrono::{DateTime, Utc};
+
+use crate::model::timeline::EventId;
+use crate::model::{EventKind, Finding, LockParams, Severity, Value};
+use crate::time::{plus_millis, seconds_between};
+
+use super::{Context, Detector};
+
+pub struct StalledRerun;
+
+/// How the lock manager of the BullMQ version in use renews locks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RenewalModel {
+    /// v3.10.0 and later: one timer per worker ticks every `lockRenewTime/2` and renews every job
+    /// whose last renewal (or activation) is more than `lockRenewTime/2` old, so the first renewal
+    /// lands in (activation + R/2, activation + R].
+    BatchTimer,
+    /// v1.1.0 to v3.9.x: a timer per job renews it exactly `lockRenewTime` after processing began.
+    PerJobTimer,
+}
+
+impl RenewalModel {
+    pub fn for_version(version: Option<&str>) -> RenewalModel {
+        let parsed = version.and_then(|v| {
+            let mut parts = v.trim_start_matches('v').split('.').map(|p| p.parse::<u32>().ok());
+            Some((parts.next()??, parts.next().flatten().unwrap_or(0)))
+        });
+        match parsed {
+            Some((major, minor)) if (major, minor) < (3, 10) => RenewalModel::PerJobTimer,
+            _ => RenewalModel::BatchTimer,
+        }
+    }
+
+    /// Offsets (ms after activation) of the earliest and latest first renewal.
+    pub fn first_renewal_window(self, params: &LockParams) -> (i64, i64) {
+        let renew = to_i64(params.lock_renew_time);
+        match self {
+            RenewalModel::BatchTimer => (renew / 2, renew),
+            RenewalModel::PerJobTimer => (renew, renew),
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            RenewalModel::BatchTimer => {
+                "BullMQ ≥ 3.10 lock manager: a worker-wide timer ticks every lockRenewTime/2 and renews a job once more than lockRenewTime/2 has passed since its activation or last renewal, so the first renewal lands between activation + lockRenewTime/2 and activation + lockRenewTime"
+            }
+            RenewalModel::PerJobTimer => {
+                "BullMQ 1.1–3.9 lock extender: a timer per job renews it exactly lockRenewTime after processing began"
+            }
+        }
+    }
+}
+
+/// How long after the lock expires a stalled check can move the job: with
+/// `stalledInterval ≤ lockDuration` the job was already marked by the check before expiry, so the
+/// first check after expiry moves it; otherwise marking may take one more interval.
+pub fn detection_delay_ms(params: &LockParams) -> (i64, &'static str) {
+    let interval = to_i64(params.stalled_interval);
+    if params.stalled_interval <= params.lock_duration {
+        (interval, "stalledInterval ≤ lockDuration: the check before expiry had already marked the job, so the first check after expiry moves it")
+    } else {
+        (2 * interval, "stalledInterval > lockDuration: the job may be marked only by the first check after expiry and moved by the next")
+    }
+}
+
+fn to_i64(millis: u64) -> i64 {
+    i64::try_from(millis).unwrap_or(i64::MAX)
+}
+
+fn seconds(millis: i64) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let s = millis as f64 / 1000.0;
+    let text = format!("{s:.3}");
+    format!("{} s", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+impl Detector for StalledRerun {
+    fn code(&self) -> &'static str {
+        "stalled-rerun"
+    }
+
+    fn doc(&self) -> &'static str {
+        include_str!("../../docs/findings/stalled-rerun.md")
+    }
+
+    fn detect(&self, context: &Context) -> Vec<Finding> {
+        let mut findings = Vec::new();
+        for (job_id, attempts) in &context.attempts {
+            for pair in attempts.windows(2) {
+                if let Some(finding) = rerun(context, job_id, pair[0].activated, pair[1].activated) {
+                    findings.push(finding);
+                }
+            }
+        }
+        findings
+    }
+}
+
+fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Option<Finding> {
+    let timeline = context.timeline;
+    let params = context.params;
+    let activation = timeline.get(first);
+    let rerun = timeline.get(second);
+    let (activated_at, rerun_at) = (activation.at, rerun.at);
+    let job_events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+
+    // A completion or failure between the activations makes the second one a retry or a repeat,
+    // not a recovery. A ledger `round-failed` does not count: the application marking its run
+    // failed does not release BullMQ's lock.
+    let ended = job_events.iter().any(|&id| {
+        let event = timeline.get(id);
+        matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished)
+            && activated_at <= event.at
+            && event.at <= rerun_at
+    });
+    if ended {
+        return None;
+    }
+
+    let restart = timeline
+        .ids()
+        .find(|(_, e)| e.kind == EventKind::ProcessStart && activated_at < e.at && e.at <= rerun_at)
+        .map(|(id, _)| id);
+    let model = RenewalModel::for_version(params.version.as_deref());
+    let (renew_earliest_ms, renew_due_ms) = model.first_renewal_window(params);
+    let lock_ms = to_i64(params.lock_duration);
+    let (delay_ms, delay_reason) = detection_delay_ms(params);
+    let first_renewal_earliest = plus_millis(activated_at, renew_earliest_ms);
+    let first_renewal_due = plus_millis(activated_at, renew_due_ms);
+    let expiry_if_never_renewed = plus_millis(activated_at, lock_ms);
+
+    let mut finding = Finding::new("stalled-rerun", Severity::Warning, rerun_at);
+    finding.metric("job_id", Value::Text(job_id.to_string()));
+    if let Some(name) = activation.job_name.clone().or_else(|| rerun.job_name.clone()) {
+        finding.metric("job_name", Value::Text(name));
+    }
+    if let Some(queue) = activation.queue.clone().or_else(|| rerun.queue.clone()) {
+        finding.metric("queue", Value::Text(queue));
+    }
+    finding.metric("activated_at", Value::Time(activated_at));
+    finding.evidence.push(first);
+
+    let restart_at = restart.map(|id| timeline.get(id).at);
+    if let (Some(id), Some(at)) = (restart, restart_at) {
+        finding.evidence.push(id);
+        finding.metric("restart_at", Value::Time(at));
+        finding.metric("activation_to_restart_s", Value::Seconds(seconds_between(activated_at, at)));
+        finding.derive("activation_to_restart_s", "restart_at − activated_at");
+    }
+    finding.metric("first_renewal_earliest_at", Value::Time(first_renewal_earliest));
+    finding.metric("first_renewal_due_at", Value::Time(first_renewal_due));
+    match model {
+        RenewalModel::BatchTimer => {
+            finding.derive(
+                "first_renewal_earliest_at",
+                format!("activated_at + lockRenewTime/2 ({})", seconds(renew_earliest_ms)),
+            );
+            finding.derive("first_renewal_due_at", format!("activated_at + lockRenewTime ({})", seconds(renew_due_ms)));
+        }
+        RenewalModel::PerJobTimer => {
+            finding.derive("first_renewal_due_at", format!("activated_at + lockRenewTime ({})", seconds(renew_due_ms)));
+        }
+    }
+    finding.note(model.describe());
+
+    // The lock's expiry is exact only when the evidence proves no renewal happened: the process
+    // was gone before the earliest possible first renewal.
+    let died_before_renewal = restart_at.is_some_and(|at| at <= first_renewal_earliest);
+    let (expiry_earliest, expiry_latest) = if died_before_renewal {
+        finding.metric("died_before_first_renewal", Value::Flag(true));
+        finding.metric("lock_expired_at", Value::Time(expiry_if_never_renewed));
+        finding.derive(
+            "lock_expired_at",
+            format!("activated_at + lockDuration ({}); the restart came before any renewal could happen", seconds(lock_ms)),
+        );
+        finding.note("the old process is taken to have died at or before the restart line (its lock was never renewed)");
+        (expiry_if_never_renewed, expiry_if_never_renewed)
+    } else {
+        let latest = match restart_at {
+            Some(at) => {
+                finding.metric("died_before_first_renewal", Value::Flag(false));
+                let renewed_until_restart = plus_millis(at, lock_ms);
+                if renewed_until_restart < rerun_at {
+                    finding.derive("lock_expired_latest_at", format!("restart_at + lockDuration ({})", seconds(lock_ms)));
+                    renewed_until_restart
+                } else {
+                    finding.derive("lock_expired_latest_at", "rerun_at (the lock was gone when the job was taken again)");
+                    rerun_at
+                }
+            }
+            None => {
+                finding.derive("lock_expired_latest_at", "rerun_at (the lock was gone when the job was taken again)");
+                rerun_at
+            }
+        };
+        let earliest = expiry_if_never_renewed.min(latest);
+        finding.metric("lock_expired_earliest_at", Value::Time(earliest));
+        finding.metric("lock_expired_latest_at", Value::Time(latest));
+        finding.derive(
+            "lock_expired_earliest_at",
+            format!("activated_at + lockDuration ({}), if no renewal happened", seconds(lock_ms)),
+        );
+        finding.note("renewals leave no trace in logs, the events stream or the job hash, and the evidence does not rule one out: the lock expiry is a window");
+        (earliest, latest)
+    };
+
+    let window_start = expiry_earliest;
+    let window_end = plus_millis(expiry_latest, delay_ms);
+    finding.metric("stalled_check_window_start_at", Value::Time(window_start));
+    finding.metric("stalled_check_window_end_at", Value::Time(window_end));
+    let basis = if died_before_renewal { "lock_expired_at" } else { "lock_expired_latest_at" };
+    let factor = if delay_ms == to_i64(params.stalled_interval) { "stalledInterval" } else { "2 × stalledInterval" };
+    finding.derive("stalled_check_window_end_at", format!("{basis} + {factor} ({})", seconds(delay_ms)));
+    finding.note(delay_reason);
+
+    finding.metric("rerun_at", Value::Time(rerun_at));
+    finding.evidence.push(second);
+    if let Some(at) = restart_at {
+        finding.metric("restart_to_rerun_s", Value::Seconds(seconds_between(at, rerun_at)));
+        finding.derive("restart_to_rerun_s", "rerun_at − restart_at");
+    }
+    if died_before_renewal {
+        finding.metric("expiry_to_rerun_s", Value::Seconds(seconds_between(expiry_earliest, rerun_at)));
+        finding.derive("expiry_to_rerun_s", "rerun_at − lock_expired_at");
+    }
+    let in_window = window_start <= rerun_at && rerun_at <= window_end;
+    finding.metric("rerun_in_stalled_window", Value::Flag(in_window));
+    if rerun_at < window_start {
+        finding.note("the rerun came before the lock could have expired under these parameters: check lockDuration, or look for a manual retry or a removed lock");
+    } else if !in_window {
+        finding.note("the rerun came after the stalled-check window: no worker with stalled checks was running when the lock expired, or the job waited in the queue");
+    }
+
+    let stalled: Vec<EventId> = job_events
+        .iter()
+        .copied()
+        .filter(|&id| {
+            let event = timeline.get(id);
+            event.kind == EventKind::JobStalled && activated_at <= event.at && event.at <= window_end.max(rerun_at)
+        })
+        .collect();
+    finding.metric("stalled_logged", Value::Flag(!stalled.is_empty()));
+    finding.evidence.extend(&stalled);
+
+    attach_rounds(context, job_id, activated_at, rerun_at, &mut finding);
+    finding.note("activation is the time the job-active line was written; BullMQ set the lock a few milliseconds earlier, when it moved the job to active");
+
+    let stall_text = if stalled.is_empty() {
+        "no stalled line or event was logged: the recovery was invisible in the logs"
+    } else {
+        "a stalled line was logged"
+    };
+    finding.summary = match (restart_at, died_before_renewal) {
+        (Some(_), true) => format!(
+            "Job {{job_id}} was re-run from the start at {{rerun_at}}: its process restarted at {{restart_at}}, {{activation_to_restart_s}} after activation at {{activated_at}} and before the first lock renewal ({{first_renewal_earliest_at}}–{{first_renewal_due_at}}); the lock expired at {{lock_expired_at}}, {{restart_to_rerun_s}} passed from restart to rerun; {stall_text}."
+        ),
+        (Some(_), false) => format!(
+            "Job {{job_id}} was re-run from the start at {{rerun_at}} after its process restarted at {{restart_at}} ({{activation_to_restart_s}} after activation at {{activated_at}}); renewals may have extended the lock, so it expired between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}}; {stall_text}."
+        ),
+        (None, _) => format!(
+            "Job {{job_id}} was re-run from the start at {{rerun_at}} without a recorded restart (activated at {{activated_at}}): its lock ran out between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}} while the process may have lived on without renewing it; {stall_text}."
+        ),
+    };
+    Some(finding)
+}
+
+/// Adds the ledger's rounds for the two activations: how the application recorded the lost run
+/// and its rerun.
+fn attach_rounds(context: &Context, job_id: &str, activated_at: DateTime<Utc>, rerun_at: DateTime<Utc>, finding: &mut Finding) {
+    let timeline = context.timeline;
+    let of_job = context.rounds.iter().filter(|r| r.job_id.as_deref() == Some(job_id));
+    let lost = of_job.clone().find(|r| {
+        let start = r.start_at(timeline);
+        activated_at <= start && start < rerun_at
+    });
+    let again = of_job.clone().find(|r| r.start_at(timeline) >= rerun_at);
+    if let Some(round) = lost {
+        finding.metric("run_id", Value::Text(round.run_id.clone()));
+        finding.evidence.extend(round.started);
+        finding.evidence.extend(round.ended);
+        if let Some(ended) = round.ended {
+            let event = timeline.get(ended);
+            if event.kind == EventKind::RoundFailed {
+                finding.note("the ledger marked the lost run failed, but that does not release BullMQ's lock: only its expiry does");
+            }
+        }
+    }
+    if let Some(round) = again {
+        finding.metric("rerun_run_id", Value::Text(round.run_id.clone()));
+        finding.evidence.extend(round.started);
+    }
+    finding.evidence.sort_unstable();
+    finding.evidence.dedup();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::{Context, Settings};
+    use crate::model::params::ParamOverrides;
+    use crate::model::{Event, Origin, Timeline};
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    fn event(line: u64, when: &str, kind: EventKind, job: Option<&str>) -> Event {
+        let origin = Origin {
+            source: 0,
+            path: "server.log".into(),
+            line,
+            raw: String::new(),
+        };
+        let mut event = Event::new(at(when), kind, origin);
+        event.job_id = job.map(str::to_string);
+        event
+    }
+
+    fn params(lock_ms: u64) -> LockParams {
+        LockParams::resolve(
+            &ParamOverrides {
+                lock_duration: Some(lock_ms),
+                stalled_interval: Some(30_000),
+                ..ParamOverrides::default()
+            },
+            &ParamOverrides::default(),
+        )
+    }
+
+    fn run(events: Vec<Event>, params: &LockParams) -> Vec<Finding> {
+        let timeline = Timeline::new(events);
+        let settings = Settings::default();
+        StalledRerun.detect(&Context::new(&timeline, params, &settings))
+    }
+
+    #[test]
+    fn restart_before_first_renewal_gives_an_exact_expiry() {
+        let findings = run(
+            vec![
+                event(1, "2026-10-07T00:33:00Z", EventKind::JobActive, Some("j")),
+                event(2, "2026-10-07T00:37:26Z", EventKind::ProcessStart, None),
+                event(3, "2026-10-07T00:53:00Z", EventKind::JobActive, Some("j")),
+            ],
+            &params(1_178_000),
+        );
+        assert_eq!(findings.len(), 1);
+        let f = &findings[0];
+        assert_eq!(f.get("first_renewal_earliest_at"), Some(&Value::Time(at("2026-10-07T00:37:54.500Z"))));
+        assert_eq!(f.get("first_renewal_due_at"), Some(&Value::Time(at("2026-10-07T00:42:49Z"))));
+        assert_eq!(f.get("lock_expired_at"), Some(&Value::Time(at("2026-10-07T00:52:38Z"))));
+        assert_eq!(f.get("restart_to_rerun_s"), Some(&Value::Seconds(934.0)));
+        assert_eq!(f.get("stalled_check_window_end_at"), Some(&Value::Time(at("2026-10-07T00:53:08Z"))));
+        assert_eq!(f.get("rerun_in_stalled_window"), Some(&Value::Flag(true)));
+        assert_eq!(f.get("stalled_logged"), Some(&Value::Flag(false)));
+        assert_eq!(f.evidence, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn restart_after_a_possible_renewal_gives_an_expiry_window() {
+        let findings = run(
+            vec![
+                event(1, "2026-10-07T00:33:00Z", EventKind::JobActive, Some("j")),
+                event(2, "2026-10-07T00:40:00Z", EventKind::ProcessStart, None),
+                event(3, "2026-10-07T01:00:00Z", EventKind::JobActive, Some("j")),
+                event(4, "2026-10-07T00:59:59Z", EventKind::JobStalled, Some("j")),
+            ],
+            &params(1_178_000),
+        );
+        let f = &findings[0];
+        assert_eq!(f.get("lock_expired_at"), None);
+        assert_eq!(f.get("lock_expired_earliest_at"), Some(&Value::Time(at("2026-10-07T00:52:38Z"))));
+        assert_eq!(f.get("lock_expired_latest_at"), Some(&Value::Time(at("2026-10-07T00:59:38Z"))));
+        assert_eq!(f.get("stalled_logged"), Some(&Value::Flag(true)));
+    }
+
+    #[test]
+    fn a_completed_attempt_followed_by_another_is_not_a_rerun() {
+        let findings = run(
+            vec![
+                event(1, "2026-10-07T00:33:00Z", EventKind::JobActive, Some("j")),
+                event(2, "2026-10-07T00:34:00Z", EventKind::JobFailed, Some("j")),
+                event(3, "2026-10-07T00:34:05Z", EventKind::JobActive, Some("j")),
+            ],
+            &params(30_000),
+        );
+        assert!(findings.is_empty());
+    }
+
+    #[test]
+    fn rerun_before_the_lock_could_expire_is_flagged_outside_the_window() {
+        let findings = run(
+            vec![
+                event(1, "2026-10-07T00:33:00Z", EventKind::JobActive, Some("j")),
+                event(2, "2026-10-07T00:33:10Z", EventKind::JobActive, Some("j")),
+            ],
+            &params(30_000),
+        );
+        assert_eq!(findings[0].get("rerun_in_stalled_window"), Some(&Value::Flag(false)));
+    }
+
+    #[test]
+    fn old_versions_renew_exactly_lock_renew_time_after_activation() {
+        let mut p = params(1_178_000);
+        p.version = Some("3.9.2".into());
+        assert_eq!(RenewalModel::for_version(p.version.as_deref()), RenewalModel::PerJobTimer);
+        assert_eq!(RenewalModel::PerJobTimer.first_renewal_window(&p), (589_000, 589_000));
+        assert_eq!(RenewalModel::for_version(Some("5.58.0")), RenewalModel::BatchTimer);
+        assert_eq!(RenewalModel::for_version(None), RenewalModel::BatchTimer);
+    }
+}

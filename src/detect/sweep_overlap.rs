@@ -1,0 +1,151 @@
+//! `sweep-overlap`: a round of a periodic sweep started while an earlier round of the same sweep
+//! (a regular one or a re-run) was still running.
+//!
+//! A sweep that assumes one round at a time picks its work from shared state; two rounds running
+//! together can pick the same items. Rounds come from the ledger, grouped by run id.
+
+use crate::model::{Finding, Round, Severity, Timeline, Value};
+use crate::time::seconds_between;
+
+use super::{Context, Detector};
+
+pub struct SweepOverlap;
+
+impl Detector for SweepOverlap {
+    fn code(&self) -> &'static str {
+        "sweep-overlap"
+    }
+
+    fn doc(&self) -> &'static str {
+        include_str!("../../docs/findings/sweep-overlap.md")
+    }
+
+    fn detect(&self, context: &Context) -> Vec<Finding> {
+        let timeline = context.timeline;
+        let rounds = &context.rounds;
+        let mut findings = Vec::new();
+        for (later_index, later) in rounds.iter().enumerate() {
+            let later_start = later.start_at(timeline);
+            for earlier in &rounds[..later_index] {
+                if earlier.sweep != later.sweep || earlier.run_id == later.run_id {
+                    continue;
+                }
+                let (earlier_start, earlier_end) = (earlier.start_at(timeline), earlier.end_at(timeline));
+                if !(earlier_start < later_start && later_start < earlier_end) {
+                    continue;
+                }
+                findings.push(overlap(timeline, rounds, earlier, later));
+            }
+        }
+        findings
+    }
+}
+
+/// A round is a re-run when an earlier round carried the same job id or the same slot.
+fn is_rerun(timeline: &Timeline, rounds: &[Round], round: &Round) -> bool {
+    let start = round.start_at(timeline);
+    rounds.iter().any(|other| {
+        other.run_id != round.run_id
+            && other.start_at(timeline) < start
+            && ((round.job_id.is_some() && other.job_id == round.job_id) || (round.slot.is_some() && other.slot == round.slot))
+    })
+}
+
+fn overlap(timeline: &Timeline, rounds: &[Round], earlier: &Round, later: &Round) -> Finding {
+    let later_start = later.start_at(timeline);
+    let overlap_end = earlier.end_at(timeline).min(later.end_at(timeline));
+    let mut finding = Finding::new("sweep-overlap", Severity::Warning, later_start);
+    finding.metric("run_a", Value::Text(earlier.run_id.clone()));
+    finding.metric("run_b", Value::Text(later.run_id.clone()));
+    if let Some(sweep) = &later.sweep {
+        finding.metric("sweep", Value::Text(sweep.clone()));
+    }
+    if let Some(slot) = earlier.slot {
+        finding.metric("slot_a", Value::Time(slot));
+    }
+    if let Some(slot) = later.slot {
+        finding.metric("slot_b", Value::Time(slot));
+    }
+    finding.metric("a_started_at", Value::Time(earlier.start_at(timeline)));
+    finding.metric("b_started_at", Value::Time(later_start));
+    finding.metric("a_ended_at", Value::Time(earlier.end_at(timeline)));
+    finding.metric("overlap_end_at", Value::Time(overlap_end));
+    finding.metric("overlap_s", Value::Seconds(seconds_between(later_start, overlap_end)));
+    finding.derive("overlap_s", "min(a_ended_at, b_ended_at) − b_started_at");
+    let rerun = is_rerun(timeline, rounds, earlier);
+    finding.metric("a_is_rerun", Value::Flag(rerun));
+    for round in [earlier, later] {
+        finding.evidence.extend(round.started);
+        finding.evidence.extend(round.ended);
+        if round.ended.is_none() {
+            finding.evidence.push(round.last_event);
+            finding.note(format!(
+                "run {} has no finished or failed row: it is taken to run until its last row",
+                round.run_id
+            ));
+        }
+    }
+    finding.evidence.sort_unstable();
+    finding.evidence.dedup();
+    if later.sweep.is_none() {
+        finding.note("the ledger names no sweep for these rounds: all its rounds are taken as one sweep");
+    }
+    let what = if rerun { "a re-run" } else { "a regular round" };
+    let slot = |key: &str, round: &Round| if round.slot.is_some() { format!(" (slot {{{key}}})") } else { String::new() };
+    finding.summary = format!(
+        "Round {{run_b}}{} started at {{b_started_at}} while round {{run_a}}{}, {what}, was still running; they overlapped for {{overlap_s}} (until {{overlap_end_at}}).",
+        slot("slot_b", later),
+        slot("slot_a", earlier)
+    );
+    finding
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::Settings;
+    use crate::model::{Event, EventKind, LockParams, Origin};
+    use chrono::{DateTime, Utc};
+
+    fn row(line: u64, when: &str, kind: EventKind, run: &str) -> Event {
+        let origin = Origin {
+            source: 0,
+            path: "ledger.csv".into(),
+            line,
+            raw: String::new(),
+        };
+        let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
+        event.run_id = Some(run.to_string());
+        event
+    }
+
+    fn detect(events: Vec<Event>) -> Vec<Finding> {
+        let timeline = Timeline::new(events);
+        let params = LockParams::default();
+        let settings = Settings::default();
+        SweepOverlap.detect(&Context::new(&timeline, &params, &settings))
+    }
+
+    #[test]
+    fn a_round_starting_inside_another_is_an_overlap() {
+        let findings = detect(vec![
+            row(2, "2026-10-07T00:53:03Z", EventKind::RoundStarted, "a"),
+            row(3, "2026-10-07T00:54:03Z", EventKind::RoundStarted, "b"),
+            row(4, "2026-10-07T00:55:40Z", EventKind::RoundFinished, "a"),
+            row(5, "2026-10-07T00:55:00Z", EventKind::RoundFinished, "b"),
+        ]);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].get("overlap_s"), Some(&Value::Seconds(57.0)));
+    }
+
+    #[test]
+    fn back_to_back_rounds_do_not_overlap() {
+        let findings = detect(vec![
+            row(2, "2026-10-07T00:53:03Z", EventKind::RoundStarted, "a"),
+            row(3, "2026-10-07T00:54:03Z", EventKind::RoundFinished, "a"),
+            row(4, "2026-10-07T00:54:03Z", EventKind::RoundStarted, "b"),
+            row(5, "2026-10-07T00:55:00Z", EventKind::RoundFinished, "b"),
+        ]);
+        assert!(findings.is_empty());
+    }
+}

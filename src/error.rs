@@ -1,0 +1,58 @@
+//! One error type for everything that can stop a run.
+//!
+//! Every variant that comes from an input carries the file and, where there is one, the line, so
+//! that a responder can open the export at the right place. The exit code is chosen here, not at
+//! the call sites: all errors are exit 2 (usage or input), findings are exit 1, clean is exit 0.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A problem with the command line or the values it carries.
+    #[error("{0}")]
+    Usage(String),
+
+    /// A problem in one input file, at one line when the problem has a line.
+    #[error("{}: {message}", location(path, *line))]
+    Input {
+        path: PathBuf,
+        line: Option<u64>,
+        message: String,
+    },
+
+    /// The file could not be opened or read at all.
+    #[error("{}: cannot read: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn location(path: &std::path::Path, line: Option<u64>) -> String {
+    match line {
+        Some(n) => format!("{}:{n}", path.display()),
+        None => path.display().to_string(),
+    }
+}
+
+impl Error {
+    pub fn input(path: impl Into<PathBuf>, line: Option<u64>, message: impl Into<String>) -> Self {
+        Error::Input {
+            path: path.into(),
+            line,
+            message: message.into(),
+        }
+    }
+
+    pub fn usage(message: impl Into<String>) -> Self {
+        Error::Usage(message.into())
+    }
+
+    /// Errors are always exit 2: the report could not be built, so neither "clean" nor
+    /// "findings" would be true.
+    pub fn exit_code(&self) -> i32 {
+        2
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

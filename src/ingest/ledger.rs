@@ -1,0 +1,205 @@
+//! What every ledger format shares: finding the columns and turning one record into an event.
+//!
+//! A ledger row is one thing that happened to a round: started, selected an item, posted an
+//! effect, finished, failed. Columns are found by default names (first match, case-insensitive)
+//! unless the user maps them; the table below is documented in docs/inputs.md.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use crate::error::{Error, Result};
+use crate::model::{Event, EventKind, Origin};
+use crate::time;
+
+use super::SourceSpec;
+
+/// A ledger field, the default column names tried for it, and whether it is required.
+pub struct Field {
+    pub name: &'static str,
+    pub defaults: &'static [&'static str],
+    pub required: bool,
+    pub meaning: &'static str,
+}
+
+pub const FIELDS: &[Field] = &[
+    Field { name: "time", defaults: &["at", "time", "timestamp", "ts", "created_at", "occurred_at"], required: true, meaning: "when the row's event happened" },
+    Field { name: "event", defaults: &["event", "type", "action", "event_type"], required: true, meaning: "what happened (see event values)" },
+    Field { name: "run", defaults: &["run_id", "run", "round_id", "round"], required: false, meaning: "the run (round execution) the row belongs to" },
+    Field { name: "job", defaults: &["job_id", "job", "bull_job_id"], required: false, meaning: "the queue job that executed the run" },
+    Field { name: "slot", defaults: &["slot", "slot_at", "scheduled_at", "scheduled_for"], required: false, meaning: "the scheduled time of the round" },
+    Field { name: "item", defaults: &["item", "pr", "pr_number", "pull_request"], required: false, meaning: "the item selected or acted on (a PR)" },
+    Field { name: "worker", defaults: &["worker", "owner", "host", "hostname", "pid"], required: false, meaning: "who executed the run" },
+    Field { name: "status", defaults: &["status", "state"], required: false, meaning: "status written with the row (e.g. FAILED)" },
+    Field { name: "sweep", defaults: &["sweep", "job_name", "name"], required: false, meaning: "which periodic sweep the round belongs to" },
+    Field { name: "queue", defaults: &["queue", "queue_name"], required: false, meaning: "the queue of the job" },
+    Field { name: "detail", defaults: &["detail", "reason", "message", "error"], required: false, meaning: "free text: failure reason, note" },
+];
+
+/// Event-column values understood by default, after lower-casing and turning `-` and spaces
+/// into `_`.
+pub const EVENT_VALUES: &[(EventKind, &[&str])] = &[
+    (EventKind::RoundStarted, &["round_started", "run_started", "started", "start"]),
+    (EventKind::ItemSelected, &["item_selected", "pr_selected", "selected", "select"]),
+    (EventKind::EffectPosted, &["effect_posted", "review_posted", "posted", "effect"]),
+    (EventKind::RoundFinished, &["round_finished", "run_finished", "finished", "done", "completed", "succeeded"]),
+    (EventKind::RoundFailed, &["round_failed", "run_failed", "failed", "error"]),
+];
+
+/// For each field, the column name to read it from (if the ledger has one).
+#[derive(Debug, Clone)]
+pub struct Columns {
+    pub names: BTreeMap<&'static str, String>,
+}
+
+impl Columns {
+    /// Matches fields to the columns present. `available` is the header (CSV) or the keys of the
+    /// first record (JSON Lines).
+    pub fn resolve(spec: &SourceSpec, available: &[String], line: u64) -> Result<Columns> {
+        for key in spec.columns.keys() {
+            if !FIELDS.iter().any(|f| f.name == key) {
+                let known: Vec<&str> = FIELDS.iter().map(|f| f.name).collect();
+                return Err(Error::usage(format!(
+                    "{}: unknown ledger field '{key}' in the column mapping: expected one of {}",
+                    spec.display_path(),
+                    known.join(", ")
+                )));
+            }
+        }
+        let mut names = BTreeMap::new();
+        for field in FIELDS {
+            let found = if let Some(mapped) = spec.columns.get(field.name) {
+                let hit = available.iter().find(|c| c.eq_ignore_ascii_case(mapped));
+                if hit.is_none() {
+                    return Err(Error::input(
+                        &spec.path,
+                        Some(line),
+                        format!(
+                            "column '{mapped}' (mapped to the ledger field '{}') is not in the header; the header has: {}",
+                            field.name,
+                            available.join(", ")
+                        ),
+                    ));
+                }
+                hit
+            } else {
+                field.defaults.iter().find_map(|d| available.iter().find(|c| c.eq_ignore_ascii_case(d)))
+            };
+            match found {
+                Some(column) => {
+                    names.insert(field.name, column.clone());
+                }
+                None if field.required => {
+                    return Err(Error::input(
+                        &spec.path,
+                        Some(line),
+                        format!(
+                            "missing column for the ledger field '{}' ({}): expected one of {}; the header has: {}. Map it with --column {}=NAME or columns.{} in the manifest",
+                            field.name,
+                            field.meaning,
+                            field.defaults.join(", "),
+                            available.join(", "),
+                            field.name,
+                            field.name
+                        ),
+                    ));
+                }
+                None => {}
+            }
+        }
+        Ok(Columns { names })
+    }
+
+    pub fn column(&self, field: &str) -> Option<&str> {
+        self.names.get(field).map(String::as_str)
+    }
+}
+
+/// What became of one record.
+pub enum Outcome {
+    Event(Box<Event>),
+    Rejected(String),
+}
+
+/// Turns one record into an event. `get` returns the cell of a column by name (empty cells are
+/// `None`). Timestamps that cannot be read are errors, not rejections: a ledger whose times are
+/// wrong cannot be placed on the timeline at all.
+pub fn record_to_event(
+    spec: &SourceSpec,
+    columns: &Columns,
+    get: &dyn Fn(&str) -> Option<String>,
+    origin: Origin,
+) -> Result<Outcome> {
+    let field = |name: &str| columns.column(name).and_then(get).filter(|v| !v.trim().is_empty());
+    let line = origin.line;
+    let time_column = columns.column("time").unwrap_or("time");
+    let Some(time_text) = field("time") else {
+        return Ok(Outcome::Rejected(format!("empty time in column '{time_column}'")));
+    };
+    let at = parse_time(spec, line, time_column, &time_text)?;
+    let event_column = columns.column("event").unwrap_or("event");
+    let Some(event_text) = field("event") else {
+        return Ok(Outcome::Rejected(format!("empty event in column '{event_column}'")));
+    };
+    let Some(kind) = event_kind(&event_text, &spec.event_values) else {
+        let known: Vec<&str> = EVENT_VALUES.iter().map(|(_, names)| names[0]).collect();
+        return Ok(Outcome::Rejected(format!(
+            "unknown event '{event_text}' in column '{event_column}': expected {} (or map it under events in the manifest)",
+            known.join(", ")
+        )));
+    };
+    let mut event = Event::new(at, kind, origin);
+    event.run_id = field("run");
+    event.job_id = field("job");
+    event.item = field("item");
+    event.worker = field("worker");
+    event.job_name = field("sweep");
+    event.queue = field("queue");
+    event.detail = match (field("status"), field("detail")) {
+        (Some(status), Some(detail)) => Some(format!("{status}: {detail}")),
+        (status, detail) => status.or(detail),
+    };
+    if let Some(slot) = field("slot") {
+        event.slot = Some(parse_time(spec, line, columns.column("slot").unwrap_or("slot"), &slot)?);
+    }
+    Ok(Outcome::Event(Box::new(event)))
+}
+
+fn parse_time(spec: &SourceSpec, line: u64, column: &str, text: &str) -> Result<DateTime<Utc>> {
+    let stamp = time::parse_field(text)
+        .map_err(|reason| Error::input(&spec.path, Some(line), format!("column '{column}': {reason}")))?;
+    stamp
+        .to_utc(spec.tz)
+        .map_err(|problem| Error::input(&spec.path, Some(line), format!("column '{column}': {}", problem.explain(&spec.tz_fix))))
+}
+
+fn normalize(value: &str) -> String {
+    value.trim().to_lowercase().replace(['-', ' '], "_")
+}
+
+pub fn event_kind(value: &str, extra: &BTreeMap<String, String>) -> Option<EventKind> {
+    let value = normalize(value);
+    if let Some(kind) = extra.iter().find(|(from, _)| normalize(from) == value).and_then(|(_, to)| EventKind::from_name(to)) {
+        return Some(kind);
+    }
+    EVENT_VALUES
+        .iter()
+        .find(|(_, names)| names.contains(&value.as_str()))
+        .map(|(kind, _)| *kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_values_are_normalized() {
+        let none = BTreeMap::new();
+        assert_eq!(event_kind("Round-Started", &none), Some(EventKind::RoundStarted));
+        assert_eq!(event_kind("FAILED", &none), Some(EventKind::RoundFailed));
+        assert_eq!(event_kind("review posted", &none), Some(EventKind::EffectPosted));
+        assert_eq!(event_kind("heartbeat", &none), None);
+        let extra = BTreeMap::from([("begin".to_string(), "round-started".to_string())]);
+        assert_eq!(event_kind("BEGIN", &extra), Some(EventKind::RoundStarted));
+    }
+}

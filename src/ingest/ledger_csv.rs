@@ -1,0 +1,176 @@
+//! Run ledger as CSV (or TSV) with a header row.
+//!
+//! A "line" in the input summary is a CSV record (a quoted field may span physical lines; the
+//! line reported for a record is the physical line it starts on).
+
+use std::io::BufRead;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::model::{Event, InputSummary, Origin};
+
+use super::ledger::{self, Columns, Outcome};
+use super::{EventFormat, SourceKind, SourceSpec};
+
+pub struct LedgerCsv;
+
+impl EventFormat for LedgerCsv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+
+    fn kind(&self) -> SourceKind {
+        SourceKind::Ledger
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["csv", "tsv"]
+    }
+
+    fn sniff(&self, first_line: &str) -> bool {
+        !first_line.starts_with('{') && (first_line.contains(',') || first_line.contains('\t'))
+    }
+
+    fn read(
+        &self,
+        spec: &SourceSpec,
+        source: usize,
+        mut input: Box<dyn BufRead>,
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<()> {
+        let path: Arc<str> = spec.display_path().into();
+        let delimiter = detect_delimiter(spec, &mut input);
+        let mut reader = csv::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .has_headers(false)
+            .flexible(false)
+            .from_reader(input);
+        let mut record = csv::ByteRecord::new();
+        let mut columns: Option<(Columns, Vec<String>)> = None;
+        loop {
+            let line = reader.position().line();
+            match reader.read_byte_record(&mut record) {
+                Ok(false) => break,
+                Ok(true) => {}
+                Err(error) => return Err(csv_error(spec, line, &error)),
+            }
+            let line = record.position().map_or(line, csv::Position::line);
+            let cells = decode(spec, line, &record)?;
+            summary.lines += 1;
+            let Some((columns, header)) = &columns else {
+                let header: Vec<String> = cells.iter().map(|c| c.trim().to_string()).collect();
+                columns = Some((Columns::resolve(spec, &header, line)?, header));
+                summary.ignore("header");
+                continue;
+            };
+            let get = |name: &str| header.iter().position(|h| h == name).and_then(|i| cells.get(i).cloned());
+            let raw = cells.join(if delimiter == b'\t' { "\t" } else { "," });
+            let origin = Origin {
+                source,
+                path: path.clone(),
+                line,
+                raw,
+            };
+            match ledger::record_to_event(spec, columns, &get, origin)? {
+                Outcome::Event(event) => {
+                    summary.used();
+                    events.push(*event);
+                }
+                Outcome::Rejected(reason) => summary.reject(line, reason),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn detect_delimiter(spec: &SourceSpec, input: &mut Box<dyn BufRead>) -> u8 {
+    let name = spec.path.to_string_lossy().to_lowercase();
+    if name.ends_with(".tsv") || name.ends_with(".tsv.gz") {
+        return b'\t';
+    }
+    let head = input.fill_buf().unwrap_or_default();
+    let first = &head[..head.iter().position(|&b| b == b'\n').unwrap_or(head.len())];
+    if first.contains(&b'\t') && !first.contains(&b',') { b'\t' } else { b',' }
+}
+
+fn decode(spec: &SourceSpec, line: u64, record: &csv::ByteRecord) -> Result<Vec<String>> {
+    record
+        .iter()
+        .map(|cell| {
+            if cell.contains(&0) {
+                return Err(binary(spec, line));
+            }
+            std::str::from_utf8(cell).map(str::to_string).map_err(|_| binary(spec, line))
+        })
+        .collect()
+}
+
+fn binary(spec: &SourceSpec, line: u64) -> Error {
+    Error::input(&spec.path, Some(line), "binary data (not UTF-8 text): expected a CSV ledger; is this the right file?")
+}
+
+fn csv_error(spec: &SourceSpec, line: u64, error: &csv::Error) -> Error {
+    match error.kind() {
+        csv::ErrorKind::UnequalLengths { pos, expected_len, len } => Error::input(
+            &spec.path,
+            Some(pos.as_ref().map_or(line, csv::Position::line)),
+            format!("row has {len} fields but the header has {expected_len}: expected one value per header column"),
+        ),
+        csv::ErrorKind::Io(io) => Error::input(&spec.path, Some(line), format!("cannot read: {io}")),
+        _ => Error::input(&spec.path, Some(line), format!("not valid CSV: {error}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::{SourceKind, SourceSpec};
+    use crate::model::EventKind;
+    use std::path::PathBuf;
+
+    fn read(text: &str) -> Result<(Vec<Event>, InputSummary)> {
+        let spec = SourceSpec::new(SourceKind::Ledger, PathBuf::from("ledger.csv"), Some(chrono_tz::UTC), "--ledger-tz".into());
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
+        LedgerCsv.read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)?;
+        Ok((events, summary))
+    }
+
+    #[test]
+    fn rows_become_events_and_every_row_is_accounted_for() {
+        let (events, summary) = read(
+            "at,run_id,job_id,slot,event,item,status\n\
+             2026-10-07T00:33:03.120Z,r1,repeat:s:1,2026-10-07T00:33:00Z,round_started,,RUNNING\n\
+             2026-10-07T00:54:05.700Z,r1,repeat:s:1,2026-10-07T00:33:00Z,item_selected,PR-4412,\n\
+             2026-10-07T00:54:06.000Z,r1,,,heartbeat,,\n",
+        )
+        .unwrap();
+        assert_eq!(events.len(), 2);
+        assert_eq!(events[1].kind, EventKind::ItemSelected);
+        assert_eq!(events[1].item.as_deref(), Some("PR-4412"));
+        assert_eq!(events[0].slot.unwrap().to_rfc3339(), "2026-10-07T00:33:00+00:00");
+        assert_eq!((summary.lines, summary.events, summary.ignored, summary.rejected), (4, 2, 1, 1));
+        assert_eq!(summary.rejections[0].line, 4);
+        assert!(summary.rejections[0].reason.contains("unknown event 'heartbeat'"));
+    }
+
+    #[test]
+    fn missing_required_column_names_the_field_and_the_fix() {
+        let error = read("when,run_id,event\n2026-10-07T00:33:03Z,r1,started\n").unwrap_err().to_string();
+        assert!(error.starts_with("ledger.csv:1: missing column for the ledger field 'time'"), "{error}");
+        assert!(error.contains("--column time=NAME"), "{error}");
+    }
+
+    #[test]
+    fn malformed_timestamp_names_the_line() {
+        let error = read("at,event\n2026-10-07T00:33:03Z,started\n2026-10-07 25:00:00,started\n").unwrap_err().to_string();
+        assert!(error.starts_with("ledger.csv:3: column 'at': malformed timestamp"), "{error}");
+    }
+
+    #[test]
+    fn ragged_rows_are_errors_with_a_line() {
+        let error = read("at,event\n2026-10-07T00:33:03Z,started,extra\n").unwrap_err().to_string();
+        assert!(error.starts_with("ledger.csv:2: row has 3 fields but the header has 2"), "{error}");
+    }
+}

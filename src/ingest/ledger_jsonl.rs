@@ -1,0 +1,108 @@
+//! Run ledger as JSON Lines: one object per line, keys named like CSV columns.
+
+use std::io::BufRead;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::model::{Event, InputSummary, Origin};
+
+use super::ledger::{self, Columns, Outcome};
+use super::lines::Lines;
+use super::{EventFormat, SourceKind, SourceSpec};
+
+pub struct LedgerJsonl;
+
+impl EventFormat for LedgerJsonl {
+    fn name(&self) -> &'static str {
+        "jsonl"
+    }
+
+    fn kind(&self) -> SourceKind {
+        SourceKind::Ledger
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["jsonl", "ndjson"]
+    }
+
+    fn sniff(&self, first_line: &str) -> bool {
+        first_line.starts_with('{')
+    }
+
+    fn read(
+        &self,
+        spec: &SourceSpec,
+        source: usize,
+        input: Box<dyn BufRead>,
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<()> {
+        let path: Arc<str> = spec.display_path().into();
+        let mut lines = Lines::new(input);
+        let mut columns: Option<Columns> = None;
+        while let Some((line, text)) = lines.next_line(&spec.path)? {
+            summary.lines += 1;
+            if text.trim().is_empty() {
+                summary.ignore("blank");
+                continue;
+            }
+            let object: Map<String, Value> = serde_json::from_str(text).map_err(|error| {
+                Error::input(&spec.path, Some(line), format!("not a JSON object: {error}; expected one ledger record per line"))
+            })?;
+            if columns.is_none() {
+                let keys: Vec<String> = object.keys().cloned().collect();
+                columns = Some(Columns::resolve(spec, &keys, line)?);
+            }
+            let Some(columns) = &columns else { continue };
+            let get = |name: &str| object.get(name).and_then(scalar);
+            let origin = Origin {
+                source,
+                path: path.clone(),
+                line,
+                raw: text.to_string(),
+            };
+            match ledger::record_to_event(spec, columns, &get, origin)? {
+                Outcome::Event(event) => {
+                    summary.used();
+                    events.push(*event);
+                }
+                Outcome::Rejected(reason) => summary.reject(line, reason),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn scalar(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        Value::Bool(flag) => Some(flag.to_string()),
+        Value::Null | Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::EventKind;
+    use std::path::PathBuf;
+
+    #[test]
+    fn objects_map_like_csv_columns_and_epoch_millis_need_no_zone() {
+        let spec = SourceSpec::new(SourceKind::Ledger, PathBuf::from("ledger.jsonl"), None, "--ledger-tz".into());
+        let text = "{\"ts\":1791333183120,\"event\":\"round_started\",\"run_id\":\"r1\",\"job_id\":\"repeat:s:1\"}\n\n{\"ts\":\"oops\",\"event\":\"started\"}\n";
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("ledger.jsonl", "ledger", "jsonl", None);
+        let error = LedgerJsonl
+            .read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].kind, EventKind::RoundStarted);
+        assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:03.120+00:00");
+        assert!(error.starts_with("ledger.jsonl:3: column 'ts': malformed timestamp"), "{error}");
+    }
+}

@@ -1,0 +1,213 @@
+//! Sources → events.
+//!
+//! Each input format is one file with one `EventFormat`; `FORMATS` is the only place that lists
+//! them, and format selection, docs checks and `--help` read it. A parser turns lines into typed
+//! events with their origin and accounts for every line (used, ignored with a reason, or
+//! rejected with a reason); it never judges what the events mean. Sources are read as streams:
+//! memory follows the events kept, not the bytes read.
+
+pub mod bullmq_params;
+pub mod ledger;
+pub mod ledger_csv;
+pub mod ledger_jsonl;
+pub mod lines;
+pub mod log_rules;
+pub mod server_log;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use chrono_tz::Tz;
+
+use crate::error::{Error, Result};
+use crate::model::{Event, InputSummary};
+
+/// What a source is evidence of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// The application's run ledger (UTC by default).
+    Ledger,
+    /// Server log lines that start with a timestamp.
+    Log,
+    /// BullMQ worker options (`lockDuration`, ...).
+    BullmqParams,
+}
+
+impl SourceKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceKind::Ledger => "ledger",
+            SourceKind::Log => "log",
+            SourceKind::BullmqParams => "bullmq-params",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<SourceKind> {
+        [SourceKind::Ledger, SourceKind::Log, SourceKind::BullmqParams]
+            .into_iter()
+            .find(|kind| kind.name() == name)
+    }
+}
+
+/// A user-defined log rule: a regex with named captures that yields one event kind.
+#[derive(Debug, Clone)]
+pub struct RuleSpec {
+    pub event: String,
+    pub pattern: String,
+}
+
+/// One source, validated: everything a parser needs, nothing about the CLI.
+#[derive(Debug, Clone)]
+pub struct SourceSpec {
+    pub kind: SourceKind,
+    pub path: PathBuf,
+    /// Explicit format name; otherwise chosen from the file name and content.
+    pub format: Option<String>,
+    /// Zone of wall-clock timestamps in this source.
+    pub tz: Option<Tz>,
+    /// Where the user declares the zone (a flag or a manifest key), for error messages.
+    pub tz_fix: String,
+    /// Ledger: field name → column name overrides.
+    pub columns: BTreeMap<String, String>,
+    /// Ledger: extra event-column values → event kind names.
+    pub event_values: BTreeMap<String, String>,
+    /// Log: user rules, tried before the built-in ones.
+    pub rules: Vec<RuleSpec>,
+    /// Log: whether the built-in rules apply.
+    pub builtin_rules: bool,
+}
+
+impl SourceSpec {
+    pub fn new(kind: SourceKind, path: PathBuf, tz: Option<Tz>, tz_fix: String) -> Self {
+        SourceSpec {
+            kind,
+            path,
+            format: None,
+            tz,
+            tz_fix,
+            columns: BTreeMap::new(),
+            event_values: BTreeMap::new(),
+            rules: Vec::new(),
+            builtin_rules: true,
+        }
+    }
+
+    pub fn display_path(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// A parser of one input format into events.
+pub trait EventFormat: Sync {
+    /// The name used in `format = "..."` and `--*-format`.
+    fn name(&self) -> &'static str;
+    fn kind(&self) -> SourceKind;
+    /// File name endings (after removing `.gz`) this format is chosen for by default.
+    fn extensions(&self) -> &'static [&'static str];
+    /// Whether the first non-blank line looks like this format (used when the name says nothing).
+    fn sniff(&self, first_line: &str) -> bool;
+    /// Reads the whole input, pushing events and accounting for every line in `summary`.
+    fn read(
+        &self,
+        spec: &SourceSpec,
+        source: usize,
+        input: Box<dyn BufRead>,
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<()>;
+}
+
+/// Every event format leasetrace reads. Adding a format: one file and one line here.
+pub static FORMATS: &[&dyn EventFormat] = &[&ledger_csv::LedgerCsv, &ledger_jsonl::LedgerJsonl, &server_log::ServerLog];
+
+/// Opens a source: a file or `-` for standard input, gzip-compressed or not (by content).
+pub fn open(path: &Path) -> Result<Box<dyn BufRead>> {
+    let raw: Box<dyn Read> = if path == Path::new("-") {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(File::open(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?)
+    };
+    let mut reader = BufReader::with_capacity(1 << 16, raw);
+    let magic = reader.fill_buf().map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if magic.starts_with(&[0x1f, 0x8b]) {
+        let decoder = flate2::bufread::MultiGzDecoder::new(reader);
+        Ok(Box::new(BufReader::with_capacity(1 << 16, decoder)))
+    } else {
+        Ok(Box::new(reader))
+    }
+}
+
+/// Picks the parser for a source: the declared format, else the file ending, else the content.
+pub fn choose_format(spec: &SourceSpec, first_line: &str) -> Result<&'static dyn EventFormat> {
+    let candidates = FORMATS.iter().copied().filter(|f| f.kind() == spec.kind);
+    if let Some(name) = &spec.format {
+        let names: Vec<&str> = candidates.clone().map(|f| f.name()).collect();
+        return candidates.into_iter().find(|f| f.name() == name).ok_or_else(|| {
+            Error::input(
+                &spec.path,
+                None,
+                format!("unknown {} format '{name}': expected one of {}", spec.kind.name(), names.join(", ")),
+            )
+        });
+    }
+    let file_name = spec.path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let file_name = file_name.strip_suffix(".gz").unwrap_or(&file_name);
+    if let Some(format) = candidates
+        .clone()
+        .find(|f| f.extensions().iter().any(|ext| file_name.ends_with(&format!(".{ext}"))))
+    {
+        return Ok(format);
+    }
+    if let Some(format) = candidates.clone().find(|f| f.sniff(first_line)) {
+        return Ok(format);
+    }
+    let names: Vec<&str> = candidates.map(|f| f.name()).collect();
+    Err(Error::input(
+        &spec.path,
+        Some(1),
+        format!(
+            "cannot tell the format of this {} from its name or first line; declare it with format = \"...\" in the manifest (one of {})",
+            spec.kind.name(),
+            names.join(", ")
+        ),
+    ))
+}
+
+/// Reads every event source of a case, in order.
+pub fn read_sources(specs: &[SourceSpec]) -> Result<(Vec<Event>, Vec<InputSummary>)> {
+    let mut events = Vec::new();
+    let mut summaries = Vec::new();
+    for (index, spec) in specs.iter().enumerate() {
+        let mut input = open(&spec.path)?;
+        let first_line = peek_first_line(&mut input, &spec.path)?;
+        let format = choose_format(spec, &first_line)?;
+        let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
+        format.read(spec, index, input, &mut events, &mut summary)?;
+        if summary.lines == 0 {
+            return Err(Error::input(
+                &spec.path,
+                None,
+                format!("file is empty: expected a {} with at least one line", spec.kind.name()),
+            ));
+        }
+        summaries.push(summary);
+    }
+    Ok((events, summaries))
+}
+
+fn peek_first_line(input: &mut Box<dyn BufRead>, path: &Path) -> Result<String> {
+    let buffer = input.fill_buf().map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let end = buffer.iter().position(|&b| b == b'\n').unwrap_or(buffer.len());
+    Ok(String::from_utf8_lossy(&buffer[..end]).trim().to_string())
+}

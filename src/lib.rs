@@ -1,0 +1,55 @@
+//! leasetrace: incident forensics for job queues.
+//!
+//! Data flows one way: sources (`ingest`) → one UTC timeline (`model`) → findings (`detect`) →
+//! output (`render`). `config` validates everything the user said before any of it runs.
+
+pub mod cli;
+pub mod config;
+pub mod detect;
+pub mod error;
+pub mod ingest;
+pub mod model;
+pub mod render;
+pub mod time;
+
+use config::Config;
+use error::Result;
+use model::report::View;
+use model::{LockParams, Report, Timeline};
+
+/// Reads every source of a case and builds the report for `view`.
+pub fn build_report(config: &Config, view: View) -> Result<Report> {
+    let (events, mut inputs) = ingest::read_sources(&config.sources)?;
+    let file_params = match &config.params_path {
+        Some(path) => {
+            let (overrides, summary) = ingest::bullmq_params::read(path)?;
+            inputs.push(summary);
+            overrides
+        }
+        None => model::params::ParamOverrides::default(),
+    };
+    let params = LockParams::resolve(&file_params, &config.param_flags);
+    let timeline = Timeline::new(events);
+    let findings = match view {
+        View::Timeline => Vec::new(),
+        View::Analyze | View::Check(_) => {
+            let context = detect::Context::new(&timeline, &params, &config.settings);
+            detect::analyze(&context)
+        }
+    };
+    let mut assumptions = config.assumptions.clone();
+    for (name, value, origin) in params.entries() {
+        if matches!(origin, model::ParamOrigin::Default | model::ParamOrigin::HalfOfLockDuration) {
+            assumptions.push(format!("{name} = {value} ms: {}", origin.describe()));
+        }
+    }
+    Ok(Report {
+        view,
+        display_tz: config.display_tz,
+        inputs,
+        params,
+        assumptions,
+        timeline,
+        findings,
+    })
+}

@@ -1,0 +1,80 @@
+//! Thin entry point: parse arguments, run the library, map the outcome to an exit code
+//! (0 clean, 1 findings at or above the `check` threshold, 2 usage or input error).
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use leasetrace::cli::{Cli, Command};
+use leasetrace::config::Config;
+use leasetrace::error::Error;
+use leasetrace::model::report::View;
+use leasetrace::{build_report, detect, render};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match run(&cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            eprintln!("leasetrace: error: {error}");
+            ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
+        }
+    }
+}
+
+fn run(cli: &Cli) -> Result<u8, Error> {
+    let (args, view) = match &cli.command {
+        Command::Timeline(args) => (args, View::Timeline),
+        Command::Analyze(args) => (args, View::Analyze),
+        Command::Check { case, fail_on } => (case, View::Check(*fail_on)),
+        Command::Explain { code } => return explain(code.as_deref()),
+    };
+    let config = Config::build(args)?;
+    let report = build_report(&config, view)?;
+    let mut out = io::stdout().lock();
+    let written = render::find(&config.format)
+        .ok_or_else(|| Error::usage(format!("unknown format '{}'", config.format)))?
+        .render(&report, &mut out)
+        .and_then(|()| out.flush());
+    match written {
+        // A closed pipe (`| head`) is the reader's choice, not an error.
+        Err(error) if error.kind() != io::ErrorKind::BrokenPipe => {
+            return Err(Error::usage(format!("cannot write the report: {error}")));
+        }
+        _ => {}
+    }
+    Ok(u8::from(report.failing() > 0))
+}
+
+fn explain(code: Option<&str>) -> Result<u8, Error> {
+    let text = match code {
+        Some(code) => detect::find(code)
+            .map(|d| d.doc().to_string())
+            .ok_or_else(|| {
+                let codes: Vec<&str> = detect::DETECTORS.iter().map(|d| d.code()).collect();
+                Error::usage(format!("unknown finding '{code}': expected one of {}", codes.join(", ")))
+            })?,
+        None => detect::DETECTORS
+            .iter()
+            .map(|d| format!("{:<22} {}\n", d.code(), first_sentence(d.doc())))
+            .collect(),
+    };
+    let mut out = io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    Ok(0)
+}
+
+/// The doc's one-line summary: the first paragraph after its heading.
+fn first_sentence(doc: &str) -> &str {
+    doc.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !line.starts_with('#'))
+        .unwrap_or("")
+}

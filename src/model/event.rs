@@ -1,0 +1,120 @@
+//! One thing that happened, as one source saw it.
+//!
+//! An event never loses its origin: the file, the line and the raw text travel with it, so that
+//! every finding can show the evidence it rests on.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+/// What kind of thing happened. The names are the wire names used in JSON and in manifest rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventKind {
+    /// A server process started (a restart, a deploy, a new replica).
+    ProcessStart,
+    /// A queue worker began processing a job (BullMQ's `active`).
+    JobActive,
+    /// The queue moved a job whose lock had expired back to wait (BullMQ's `stalled`).
+    JobStalled,
+    /// A job attempt failed, with its reason.
+    JobFailed,
+    /// A job attempt completed.
+    JobCompleted,
+    /// Any other error the server logged.
+    Error,
+    /// The ledger opened a run of a round.
+    RoundStarted,
+    /// A round picked an item (a PR) to work on.
+    ItemSelected,
+    /// A round delivered an external effect for an item (e.g. posted a review).
+    EffectPosted,
+    /// A round ended normally.
+    RoundFinished,
+    /// A round was marked failed.
+    RoundFailed,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 11] = [
+        EventKind::ProcessStart,
+        EventKind::JobActive,
+        EventKind::JobStalled,
+        EventKind::JobFailed,
+        EventKind::JobCompleted,
+        EventKind::Error,
+        EventKind::RoundStarted,
+        EventKind::ItemSelected,
+        EventKind::EffectPosted,
+        EventKind::RoundFinished,
+        EventKind::RoundFailed,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::ProcessStart => "process-start",
+            EventKind::JobActive => "job-active",
+            EventKind::JobStalled => "job-stalled",
+            EventKind::JobFailed => "job-failed",
+            EventKind::JobCompleted => "job-completed",
+            EventKind::Error => "error",
+            EventKind::RoundStarted => "round-started",
+            EventKind::ItemSelected => "item-selected",
+            EventKind::EffectPosted => "effect-posted",
+            EventKind::RoundFinished => "round-finished",
+            EventKind::RoundFailed => "round-failed",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+}
+
+/// Where an event came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// Position of the source in the case, for a stable order of simultaneous events.
+    pub source: usize,
+    pub path: Arc<str>,
+    /// 1-based line (for CSV: the physical line the record starts on).
+    pub line: u64,
+    pub raw: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub at: DateTime<Utc>,
+    pub kind: EventKind,
+    pub job_id: Option<String>,
+    pub job_name: Option<String>,
+    pub queue: Option<String>,
+    pub run_id: Option<String>,
+    /// The scheduled time of the round this event belongs to.
+    pub slot: Option<DateTime<Utc>>,
+    pub item: Option<String>,
+    /// Who acted: worker name, host or pid, as the source wrote it.
+    pub worker: Option<String>,
+    /// Failure reason, status or error text.
+    pub detail: Option<String>,
+    pub origin: Origin,
+}
+
+impl Event {
+    pub fn new(at: DateTime<Utc>, kind: EventKind, origin: Origin) -> Self {
+        Event {
+            at,
+            kind,
+            job_id: None,
+            job_name: None,
+            queue: None,
+            run_id: None,
+            slot: None,
+            item: None,
+            worker: None,
+            detail: None,
+            origin,
+        }
+    }
+}

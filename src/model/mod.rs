@@ -1,0 +1,16 @@
+//! The shared vocabulary: events on a timeline, the rounds and job attempts they add up to, the
+//! lock parameters in effect, and the findings and report built from them.
+
+pub mod event;
+pub mod finding;
+pub mod params;
+pub mod report;
+pub mod rounds;
+pub mod timeline;
+
+pub use event::{Event, EventKind, Origin};
+pub use finding::{Derivation, Finding, Severity, Value};
+pub use params::{LockParams, ParamOrigin};
+pub use report::{InputSummary, Report};
+pub use rounds::{Attempt, Round};
+pub use timeline::Timeline;

@@ -1,0 +1,119 @@
+//! The finished result of a run, handed to renderers. Nothing here is computed by a renderer.
+
+use std::collections::BTreeMap;
+
+use chrono_tz::Tz;
+use serde::Serialize;
+
+use super::{Finding, LockParams, Severity, Timeline};
+
+/// How one input was accounted for: every line is used, ignored as noise, or rejected.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct InputSummary {
+    pub path: String,
+    /// `ledger`, `log` or `bullmq-params`.
+    pub kind: &'static str,
+    /// The parser that read it, e.g. `csv`, `jsonl`, `text`, `json`.
+    pub format: &'static str,
+    /// Declared zone for wall-clock timestamps, if any.
+    pub tz: Option<String>,
+    pub lines: u64,
+    pub events: u64,
+    pub ignored: u64,
+    pub rejected: u64,
+    /// Why lines were ignored, with counts (e.g. `noise`, `continuation`, `blank`).
+    pub ignored_by_reason: BTreeMap<String, u64>,
+    /// The first rejected lines with their reasons (all of them are counted in `rejected`).
+    pub rejections: Vec<Rejection>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Rejection {
+    pub line: u64,
+    pub reason: String,
+}
+
+/// At most this many rejections are listed per input; all are counted.
+pub const MAX_LISTED_REJECTIONS: usize = 20;
+
+impl InputSummary {
+    pub fn new(path: &str, kind: &'static str, format: &'static str, tz: Option<Tz>) -> Self {
+        InputSummary {
+            path: path.to_string(),
+            kind,
+            format,
+            tz: tz.map(|tz| tz.name().to_string()),
+            lines: 0,
+            events: 0,
+            ignored: 0,
+            rejected: 0,
+            ignored_by_reason: BTreeMap::new(),
+            rejections: Vec::new(),
+        }
+    }
+
+    pub fn used(&mut self) {
+        self.events += 1;
+    }
+
+    pub fn ignore(&mut self, reason: &str) {
+        self.ignored += 1;
+        *self.ignored_by_reason.entry(reason.to_string()).or_default() += 1;
+    }
+
+    pub fn reject(&mut self, line: u64, reason: impl Into<String>) {
+        self.rejected += 1;
+        if self.rejections.len() < MAX_LISTED_REJECTIONS {
+            self.rejections.push(Rejection {
+                line,
+                reason: reason.into(),
+            });
+        }
+    }
+}
+
+/// Which command built the report: it decides which events are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// Every event; no findings.
+    Timeline,
+    /// Findings and the events they cite.
+    Analyze,
+    /// As `Analyze`, with the CI verdict.
+    Check(Severity),
+}
+
+#[derive(Debug)]
+pub struct Report {
+    pub view: View,
+    pub display_tz: Tz,
+    pub inputs: Vec<InputSummary>,
+    pub params: LockParams,
+    /// Conventions the analysis relied on, printed so that nobody has to guess them.
+    pub assumptions: Vec<String>,
+    pub timeline: Timeline,
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// Ids of the events to show: all for `timeline`, the cited ones otherwise.
+    pub fn shown_events(&self) -> Vec<usize> {
+        match self.view {
+            View::Timeline => (0..self.timeline.len()).collect(),
+            View::Analyze | View::Check(_) => {
+                let mut ids: Vec<usize> = self.findings.iter().flat_map(|f| f.evidence.iter().copied()).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                ids
+            }
+        }
+    }
+
+    /// Findings at or above the `check` threshold.
+    pub fn failing(&self) -> usize {
+        match self.view {
+            View::Check(threshold) => self.findings.iter().filter(|f| f.severity >= threshold).count(),
+            _ => 0,
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! Rounds and job attempts: the units detectors reason about, assembled from events by id.
+//!
+//! A round is everything the ledger recorded under one run id. A job attempt is one activation of
+//! one job id. Both are built from ids and times only, never from line order.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use super::timeline::EventId;
+use super::{EventKind, Timeline};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Round {
+    pub run_id: String,
+    /// Which periodic sweep the round belongs to (`job_name`, else `queue`); `None` when the
+    /// ledger does not say, in which case all such rounds are taken as one sweep.
+    pub sweep: Option<String>,
+    pub job_id: Option<String>,
+    pub slot: Option<DateTime<Utc>>,
+    pub started: Option<EventId>,
+    /// The earliest `round-finished` or `round-failed` row.
+    pub ended: Option<EventId>,
+    pub first_event: EventId,
+    pub last_event: EventId,
+    pub selections: Vec<EventId>,
+    pub effects: Vec<EventId>,
+}
+
+impl Round {
+    /// When the round began: its `round-started` row, else its first row.
+    pub fn start_at(&self, timeline: &Timeline) -> DateTime<Utc> {
+        timeline.get(self.started.unwrap_or(self.first_event)).at
+    }
+
+    /// When the round is known to have stopped running: its end row, else its last row (it was
+    /// running at least until then).
+    pub fn end_at(&self, timeline: &Timeline) -> DateTime<Utc> {
+        timeline.get(self.ended.unwrap_or(self.last_event)).at
+    }
+
+    pub fn is_running_at(&self, timeline: &Timeline, at: DateTime<Utc>) -> bool {
+        self.start_at(timeline) <= at && at <= self.end_at(timeline)
+    }
+}
+
+/// Groups ledger events by run id, ordered by start time (then run id, for stable output).
+pub fn rounds(timeline: &Timeline) -> Vec<Round> {
+    let mut by_run: BTreeMap<&str, Round> = BTreeMap::new();
+    for (id, event) in timeline.ids() {
+        let Some(run_id) = event.run_id.as_deref() else { continue };
+        if !matches!(
+            event.kind,
+            EventKind::RoundStarted
+                | EventKind::ItemSelected
+                | EventKind::EffectPosted
+                | EventKind::RoundFinished
+                | EventKind::RoundFailed
+        ) {
+            continue;
+        }
+        let round = by_run.entry(run_id).or_insert_with(|| Round {
+            run_id: run_id.to_string(),
+            sweep: None,
+            job_id: None,
+            slot: None,
+            started: None,
+            ended: None,
+            first_event: id,
+            last_event: id,
+            selections: Vec::new(),
+            effects: Vec::new(),
+        });
+        round.last_event = id;
+        if round.sweep.is_none() {
+            round.sweep = event.job_name.clone().or_else(|| event.queue.clone());
+        }
+        if round.job_id.is_none() {
+            round.job_id.clone_from(&event.job_id);
+        }
+        if round.slot.is_none() {
+            round.slot = event.slot;
+        }
+        match event.kind {
+            EventKind::RoundStarted if round.started.is_none() => round.started = Some(id),
+            EventKind::RoundFinished | EventKind::RoundFailed if round.ended.is_none() => round.ended = Some(id),
+            EventKind::ItemSelected => round.selections.push(id),
+            EventKind::EffectPosted => round.effects.push(id),
+            _ => {}
+        }
+    }
+    let mut rounds: Vec<Round> = by_run.into_values().collect();
+    rounds.sort_by(|a, b| (a.start_at(timeline), &a.run_id).cmp(&(b.start_at(timeline), &b.run_id)));
+    rounds
+}
+
+/// One activation of a job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    pub job_id: String,
+    /// The `job-active` log line, or the ledger's `round-started` row when no log saw the job.
+    pub activated: EventId,
+}
+
+/// Activations per job id, in time order. Log `job-active` lines are preferred; a job that no log
+/// line shows active falls back to the ledger's `round-started` rows that carry its job id, so
+/// that one activation is never counted twice from two sources.
+pub fn attempts(timeline: &Timeline) -> BTreeMap<String, Vec<Attempt>> {
+    let mut from_log: BTreeMap<String, Vec<Attempt>> = BTreeMap::new();
+    let mut from_ledger: BTreeMap<String, Vec<Attempt>> = BTreeMap::new();
+    for (id, event) in timeline.ids() {
+        let Some(job_id) = event.job_id.as_deref() else { continue };
+        let target = match event.kind {
+            EventKind::JobActive => &mut from_log,
+            EventKind::RoundStarted => &mut from_ledger,
+            _ => continue,
+        };
+        target.entry(job_id.to_string()).or_default().push(Attempt {
+            job_id: job_id.to_string(),
+            activated: id,
+        });
+    }
+    for (job_id, attempts) in from_ledger {
+        from_log.entry(job_id).or_insert(attempts);
+    }
+    from_log
+}

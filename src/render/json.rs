@@ -1,0 +1,183 @@
+//! The JSON report: a public interface other tools parse (contract in docs/json.md).
+//!
+//! Wire rules: `schema` names the version; times are RFC 3339 in UTC with milliseconds; durations
+//! are seconds as numbers; every event carries `source.path` and `source.line`. Any change to
+//! these shapes needs a new schema version and a note in docs/json.md.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde_json::{Map, Value as JsonValue};
+
+use crate::model::report::View;
+use crate::model::{Event, Finding, InputSummary, Report, Value};
+use crate::time::format_rfc3339;
+
+use super::{Renderer, fill_summary};
+
+pub const SCHEMA: &str = "leasetrace.report/v1";
+
+pub struct Json;
+
+#[derive(Serialize)]
+struct Wire<'a> {
+    schema: &'static str,
+    command: &'static str,
+    display_tz: &'a str,
+    inputs: &'a [InputSummary],
+    params: Params<'a>,
+    assumptions: &'a [String],
+    timeline: Vec<WireEvent<'a>>,
+    findings: Vec<WireFinding<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    check: Option<Check>,
+}
+
+#[derive(Serialize)]
+struct Params<'a> {
+    #[serde(flatten)]
+    values: &'a crate::model::LockParams,
+    origins: BTreeMap<&'static str, crate::model::ParamOrigin>,
+}
+
+#[derive(Serialize)]
+struct Check {
+    fail_on: &'static str,
+    failing: usize,
+    passed: bool,
+}
+
+#[derive(Serialize)]
+struct Source<'a> {
+    path: &'a str,
+    line: u64,
+}
+
+#[derive(Serialize)]
+pub struct WireEvent<'a> {
+    at: String,
+    kind: &'static str,
+    source: Source<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    job_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    job_name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    queue: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    slot: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    item: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    worker: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<&'a str>,
+    raw: &'a str,
+}
+
+#[derive(Serialize)]
+struct Step<'a> {
+    result: &'static str,
+    formula: &'a str,
+}
+
+#[derive(Serialize)]
+struct WireFinding<'a> {
+    kind: &'static str,
+    severity: &'static str,
+    at: String,
+    summary: String,
+    evidence: Vec<WireEvent<'a>>,
+    metrics: Map<String, JsonValue>,
+    arithmetic: Vec<Step<'a>>,
+    notes: &'a [String],
+}
+
+pub fn wire_event(event: &Event) -> WireEvent<'_> {
+    WireEvent {
+        at: format_rfc3339(event.at),
+        kind: event.kind.name(),
+        source: Source {
+            path: &event.origin.path,
+            line: event.origin.line,
+        },
+        job_id: event.job_id.as_deref(),
+        job_name: event.job_name.as_deref(),
+        queue: event.queue.as_deref(),
+        run_id: event.run_id.as_deref(),
+        slot: event.slot.map(format_rfc3339),
+        item: event.item.as_deref(),
+        worker: event.worker.as_deref(),
+        detail: event.detail.as_deref(),
+        raw: &event.origin.raw,
+    }
+}
+
+fn wire_value(value: &Value) -> JsonValue {
+    match value {
+        Value::Time(at) => JsonValue::String(format_rfc3339(*at)),
+        Value::Seconds(s) | Value::Ratio(s) => serde_json::Number::from_f64(*s).map_or(JsonValue::Null, JsonValue::Number),
+        Value::Count(n) => JsonValue::from(*n),
+        Value::Flag(b) => JsonValue::Bool(*b),
+        Value::Text(t) => JsonValue::String(t.clone()),
+    }
+}
+
+fn wire_finding<'a>(report: &'a Report, finding: &'a Finding) -> WireFinding<'a> {
+    WireFinding {
+        kind: finding.code,
+        severity: finding.severity.name(),
+        at: format_rfc3339(finding.at),
+        summary: fill_summary(&finding.summary, &finding.metrics, report.display_tz),
+        evidence: finding.evidence.iter().map(|&id| wire_event(report.timeline.get(id))).collect(),
+        metrics: finding.metrics.iter().map(|(name, value)| ((*name).to_string(), wire_value(value))).collect(),
+        arithmetic: finding
+            .derivations
+            .iter()
+            .map(|d| Step {
+                result: d.result,
+                formula: &d.formula,
+            })
+            .collect(),
+        notes: &finding.notes,
+    }
+}
+
+impl Renderer for Json {
+    fn name(&self) -> &'static str {
+        "json"
+    }
+
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        let wire = Wire {
+            schema: SCHEMA,
+            command: match report.view {
+                View::Timeline => "timeline",
+                View::Analyze => "analyze",
+                View::Check(_) => "check",
+            },
+            display_tz: report.display_tz.name(),
+            inputs: &report.inputs,
+            params: Params {
+                values: &report.params,
+                origins: report.params.entries().iter().map(|(name, _, origin)| (*name, *origin)).collect(),
+            },
+            assumptions: &report.assumptions,
+            timeline: report.shown_events().into_iter().map(|id| wire_event(report.timeline.get(id))).collect(),
+            findings: report.findings.iter().map(|f| wire_finding(report, f)).collect(),
+            check: match report.view {
+                View::Check(threshold) => Some(Check {
+                    fail_on: threshold.name(),
+                    failing: report.failing(),
+                    passed: report.failing() == 0,
+                }),
+                _ => None,
+            },
+        };
+        serde_json::to_writer_pretty(&mut *out, &wire)?;
+        out.write_all(b"\n")
+    }
+}

@@ -1,0 +1,88 @@
+//! Report → bytes.
+//!
+//! Each output format is one file with one `Renderer`; `RENDERERS` is the only list, and
+//! `--format` takes its values from it. Renderers only present: every number they print was
+//! computed by a detector. They fill a finding's summary template with its own metrics, in the
+//! display zone the user chose.
+
+pub mod json;
+pub mod table;
+
+use std::io::{self, Write};
+
+use chrono_tz::Tz;
+
+use crate::model::{Report, Value};
+use crate::time::{format_clock, format_duration, format_rfc3339};
+
+pub trait Renderer: Sync {
+    fn name(&self) -> &'static str;
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// Every output format. Adding one: one file and one line here.
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json];
+
+pub fn names() -> Vec<&'static str> {
+    RENDERERS.iter().map(|r| r.name()).collect()
+}
+
+pub fn find(name: &str) -> Option<&'static dyn Renderer> {
+    RENDERERS.iter().copied().find(|r| r.name() == name)
+}
+
+/// A metric value for people: clock times in the display zone, durations as "15 min 34 s".
+pub fn human_value(value: &Value, tz: Tz) -> String {
+    match value {
+        Value::Time(at) => format_clock(*at, tz),
+        Value::Seconds(s) => format_duration(*s),
+        Value::Count(n) => n.to_string(),
+        Value::Ratio(r) => format!("{:.0}%", r * 100.0),
+        Value::Flag(b) => if *b { "yes" } else { "no" }.to_string(),
+        Value::Text(t) => t.clone(),
+    }
+}
+
+/// A metric value in full, for metric tables: times with their date and the RFC 3339 UTC
+/// instant, durations with their exact seconds.
+pub fn detailed_value(value: &Value, tz: Tz) -> String {
+    match value {
+        Value::Time(at) => format!("{} ({})", crate::time::format_datetime(*at, tz), format_rfc3339(*at)),
+        Value::Seconds(s) if s.abs() >= 60.0 => format!("{} ({} s)", format_duration(*s), trim_number(*s)),
+        other => human_value(other, tz),
+    }
+}
+
+fn trim_number(n: f64) -> String {
+    let text = format!("{n:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Fills `{metric}` placeholders of a summary template.
+pub fn fill_summary(template: &str, metrics: &[(&'static str, Value)], tz: Tz) -> String {
+    let mut text = template.to_string();
+    for (name, value) in metrics {
+        let key = format!("{{{name}}}");
+        if text.contains(&key) {
+            text = text.replace(&key, &human_value(value, tz));
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{DateTime, Utc};
+
+    #[test]
+    fn summaries_are_filled_in_the_display_zone() {
+        let at = DateTime::parse_from_rfc3339("2026-10-07T00:54:05.700Z").unwrap().with_timezone(&Utc);
+        let metrics = vec![("selected_a_at", Value::Time(at)), ("delta_s", Value::Seconds(0.66))];
+        assert_eq!(
+            fill_summary("at {selected_a_at}, {delta_s} apart", &metrics, chrono_tz::Asia::Seoul),
+            "at 09:54:05.70, 0.66 s apart"
+        );
+        assert_eq!(fill_summary("at {selected_a_at}", &metrics, chrono_tz::UTC), "at 00:54:05.70");
+    }
+}

@@ -1,0 +1,246 @@
+//! Tables for people (comfy-table). Colour only on a terminal and never with NO_COLOR; on a
+//! terminal tables wrap to its width, elsewhere they keep their natural width so that output
+//! piped into a file or a ticket stays stable.
+
+use std::io::{self, IsTerminal, Write};
+
+use comfy_table::{Cell, ContentArrangement, Table as Grid, presets};
+
+use crate::model::report::View;
+use crate::model::{Event, Finding, Report, Severity};
+use crate::time::format_datetime;
+
+use super::{Renderer, detailed_value, fill_summary, human_value};
+
+pub struct Table;
+
+struct Style {
+    color: bool,
+    wrap: bool,
+}
+
+impl Style {
+    fn detect() -> Style {
+        let terminal = io::stdout().is_terminal();
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Style {
+            color: terminal && !no_color,
+            wrap: terminal,
+        }
+    }
+
+    fn grid(&self, header: &[&str]) -> Grid {
+        let mut grid = Grid::new();
+        grid.load_style(presets::UTF8_FULL_CONDENSED);
+        grid.set_content_arrangement(if self.wrap {
+            ContentArrangement::Dynamic
+        } else {
+            ContentArrangement::Disabled
+        });
+        grid.set_header(header.iter().map(|h| Cell::new(h)));
+        grid
+    }
+
+    fn severity(&self, severity: Severity) -> String {
+        let label = severity.name().to_uppercase();
+        if !self.color {
+            return label;
+        }
+        let code = match severity {
+            Severity::Error => "31",
+            Severity::Warning => "33",
+            Severity::Info => "36",
+        };
+        format!("\x1b[1;{code}m{label}\x1b[0m")
+    }
+}
+
+fn ids(event: &Event) -> String {
+    let mut parts = Vec::new();
+    for (label, value) in [
+        ("job", &event.job_id),
+        ("name", &event.job_name),
+        ("run", &event.run_id),
+        ("item", &event.item),
+        ("worker", &event.worker),
+    ] {
+        if let Some(value) = value {
+            parts.push(format!("{label}={value}"));
+        }
+    }
+    parts.join(" ")
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(max - 1).collect();
+        format!("{cut}…")
+    }
+}
+
+impl Renderer for Table {
+    fn name(&self) -> &'static str {
+        "table"
+    }
+
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        let style = Style::detect();
+        let tz = report.display_tz;
+        let command = match report.view {
+            View::Timeline => "timeline",
+            View::Analyze => "analyze",
+            View::Check(_) => "check",
+        };
+        writeln!(out, "leasetrace {command} · times in {}", tz.name())?;
+        writeln!(out)?;
+
+        let mut inputs = style.grid(&["input", "kind", "format", "zone", "lines", "events", "ignored", "rejected"]);
+        for input in &report.inputs {
+            inputs.add_row(vec![
+                input.path.clone(),
+                input.kind.to_string(),
+                input.format.to_string(),
+                input.tz.clone().unwrap_or_else(|| "-".into()),
+                input.lines.to_string(),
+                input.events.to_string(),
+                input.ignored.to_string(),
+                input.rejected.to_string(),
+            ]);
+        }
+        writeln!(out, "{inputs}")?;
+        let params: Vec<String> = report
+            .params
+            .entries()
+            .iter()
+            .map(|(name, value, origin)| {
+                let unit = if *name == "maxStalledCount" { "" } else { " ms" };
+                format!("{name} {value}{unit} ({})", origin.describe())
+            })
+            .collect();
+        writeln!(out, "Lock parameters: {}", params.join(" · "))?;
+        if let Some(version) = &report.params.version {
+            writeln!(out, "BullMQ version: {version}")?;
+        }
+
+        if report.view != View::Timeline {
+            writeln!(out)?;
+            render_findings(report, &style, out)?;
+        }
+
+        let shown = report.shown_events();
+        if !shown.is_empty() {
+            writeln!(out)?;
+            let title = if report.view == View::Timeline { "Timeline" } else { "Timeline (events cited by findings)" };
+            writeln!(out, "{title}")?;
+            let mut grid = style.grid(&["time", "kind", "ids", "source"]);
+            for id in shown {
+                let event = report.timeline.get(id);
+                grid.add_row(vec![
+                    format_datetime(event.at, tz),
+                    event.kind.name().to_string(),
+                    ids(event),
+                    format!("{}:{}", event.origin.path, event.origin.line),
+                ]);
+            }
+            writeln!(out, "{grid}")?;
+        }
+
+        let rejected: Vec<_> = report.inputs.iter().filter(|i| i.rejected > 0).collect();
+        if !rejected.is_empty() {
+            writeln!(out)?;
+            writeln!(out, "Rejected lines")?;
+            for input in rejected {
+                for rejection in &input.rejections {
+                    writeln!(out, "  {}:{}: {}", input.path, rejection.line, rejection.reason)?;
+                }
+                let unlisted = input.rejected - input.rejections.len() as u64;
+                if unlisted > 0 {
+                    writeln!(out, "  {}: … and {unlisted} more", input.path)?;
+                }
+            }
+        }
+        if !report.assumptions.is_empty() {
+            writeln!(out)?;
+            writeln!(out, "Assumptions")?;
+            for assumption in &report.assumptions {
+                writeln!(out, "  - {assumption}")?;
+            }
+        }
+        if let View::Check(threshold) = report.view {
+            writeln!(out)?;
+            match report.failing() {
+                0 => writeln!(out, "check passed: no finding at or above {}", threshold.name())?,
+                n => writeln!(out, "check failed: {n} finding(s) at or above {}", threshold.name())?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn render_findings(report: &Report, style: &Style, out: &mut dyn Write) -> io::Result<()> {
+    if report.findings.is_empty() {
+        return writeln!(out, "Findings: none");
+    }
+    let count = |s: Severity| report.findings.iter().filter(|f| f.severity == s).count();
+    writeln!(
+        out,
+        "Findings: {} ({} error, {} warning, {} info)",
+        report.findings.len(),
+        count(Severity::Error),
+        count(Severity::Warning),
+        count(Severity::Info)
+    )?;
+    for (index, finding) in report.findings.iter().enumerate() {
+        writeln!(out)?;
+        render_finding(report, style, index + 1, finding, out)?;
+    }
+    Ok(())
+}
+
+fn render_finding(report: &Report, style: &Style, number: usize, finding: &Finding, out: &mut dyn Write) -> io::Result<()> {
+    let tz = report.display_tz;
+    writeln!(
+        out,
+        "[{number}] {} {} at {}",
+        style.severity(finding.severity),
+        finding.code,
+        format_datetime(finding.at, tz)
+    )?;
+    writeln!(out, "    {}", fill_summary(&finding.summary, &finding.metrics, tz))?;
+    let mut metrics = style.grid(&["metric", "value"]);
+    for (name, value) in &finding.metrics {
+        metrics.add_row(vec![(*name).to_string(), detailed_value(value, tz)]);
+    }
+    for line in metrics.to_string().lines() {
+        writeln!(out, "    {line}")?;
+    }
+    if !finding.derivations.is_empty() {
+        writeln!(out, "    arithmetic:")?;
+        for step in &finding.derivations {
+            let value = finding.get(step.result).map(|v| format!(" = {}", human_value(v, tz))).unwrap_or_default();
+            writeln!(out, "      {} = {}{value}", step.result, step.formula)?;
+        }
+    }
+    writeln!(out, "    evidence:")?;
+    for &id in &finding.evidence {
+        let event = report.timeline.get(id);
+        writeln!(
+            out,
+            "      {}:{}  {}  {}  {}",
+            event.origin.path,
+            event.origin.line,
+            format_datetime(event.at, tz),
+            event.kind.name(),
+            clip(&event.origin.raw, 140)
+        )?;
+    }
+    if !finding.notes.is_empty() {
+        writeln!(out, "    notes:")?;
+        for note in &finding.notes {
+            writeln!(out, "      - {note}")?;
+        }
+    }
+    Ok(())
+}

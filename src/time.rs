@@ -1,0 +1,359 @@
+//! Every rule about time zones lives here.
+//!
+//! Sources disagree about time: ledgers are exported in UTC, server logs are written in local time
+//! without an offset. Each source declares its zone once (manifest or flag); this module turns
+//! what is written on a line into a UTC instant and refuses to guess. A timestamp without an
+//! offset in a source without a declared zone is an error, and so is a local time that a DST
+//! transition makes ambiguous or impossible. The machine's own zone is never consulted.
+
+use chrono::{DateTime, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
+use chrono_tz::Tz;
+
+/// A timestamp as written, before any zone is applied.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stamp {
+    /// Wall-clock time; needs the source's declared zone.
+    Local(NaiveDateTime),
+    /// Carries its own offset (`Z`, `+09:00`) or is an epoch count: no zone needed.
+    Absolute(DateTime<Utc>),
+}
+
+/// Why a stamp could not become an instant.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ZoneProblem {
+    /// No offset on the line and no zone declared for the source.
+    Undeclared,
+    /// The local time happens twice in the zone (DST fold).
+    Ambiguous(Tz),
+    /// The local time never happens in the zone (DST gap).
+    Skipped(Tz),
+}
+
+impl Stamp {
+    pub fn to_utc(self, declared: Option<Tz>) -> Result<DateTime<Utc>, ZoneProblem> {
+        match self {
+            Stamp::Absolute(at) => Ok(at),
+            Stamp::Local(naive) => {
+                let zone = declared.ok_or(ZoneProblem::Undeclared)?;
+                match zone.from_local_datetime(&naive) {
+                    LocalResult::Single(at) => Ok(at.with_timezone(&Utc)),
+                    LocalResult::Ambiguous(..) => Err(ZoneProblem::Ambiguous(zone)),
+                    LocalResult::None => Err(ZoneProblem::Skipped(zone)),
+                }
+            }
+        }
+    }
+}
+
+impl ZoneProblem {
+    /// A sentence for the error message; `fix` names the flag or manifest key that declares the zone.
+    pub fn explain(&self, fix: &str) -> String {
+        match self {
+            ZoneProblem::Undeclared => format!(
+                "timestamp has no UTC offset and no time zone is declared for this source; declare it with {fix} (an IANA name such as UTC or Asia/Seoul)"
+            ),
+            ZoneProblem::Ambiguous(tz) => format!(
+                "local time occurs twice in {tz} (daylight-saving fold); the line cannot be placed on the timeline without an offset"
+            ),
+            ZoneProblem::Skipped(tz) => format!(
+                "local time does not exist in {tz} (daylight-saving gap); is the declared zone right?"
+            ),
+        }
+    }
+}
+
+/// Parses an IANA zone name (`UTC`, `Asia/Seoul`). Abbreviations such as `KST` are refused
+/// because they are ambiguous across the world.
+pub fn parse_zone(name: &str) -> Result<Tz, String> {
+    name.trim().parse::<Tz>().map_err(|_| {
+        format!("unknown time zone '{name}': expected an IANA name such as UTC, Asia/Seoul or Europe/Berlin")
+    })
+}
+
+/// Outcome of looking for a timestamp at the start of a log line.
+#[derive(Debug, PartialEq)]
+pub enum Leading {
+    /// The line does not start with anything date-like (a continuation line, a banner).
+    Absent,
+    /// The line starts like a date but is not a valid one.
+    Malformed(String),
+    /// A timestamp, and the byte offset where the rest of the line begins.
+    Found(Stamp, usize),
+}
+
+/// Finds the timestamp a log line starts with: `2026-10-07 09:33:00.012`, the same with `T`,
+/// optionally in square brackets, optionally with `Z` or a numeric offset.
+pub fn leading_stamp(line: &str) -> Leading {
+    let bytes = line.as_bytes();
+    let start = usize::from(bytes.first() == Some(&b'['));
+    let body = &bytes[start..];
+    if !looks_like_date(body) {
+        return Leading::Absent;
+    }
+    match parse_datetime(body) {
+        Ok((stamp, mut len)) => {
+            len += start;
+            if start == 1 {
+                if bytes.get(len) != Some(&b']') {
+                    return Leading::Malformed("timestamp opened with '[' is not closed by ']'".into());
+                }
+                len += 1;
+            }
+            match bytes.get(len) {
+                None | Some(b' ' | b'\t' | b'|' | b',') => Leading::Found(stamp, len),
+                Some(_) => Leading::Malformed(format!(
+                    "unexpected text after the timestamp '{}'",
+                    &line[..len.min(line.len())]
+                )),
+            }
+        }
+        Err(reason) => Leading::Malformed(reason),
+    }
+}
+
+/// Parses a whole field (a ledger cell): RFC 3339 / ISO 8601 with or without offset, or an epoch
+/// count (seconds when below 10^11, milliseconds otherwise; a fraction is allowed).
+pub fn parse_field(text: &str) -> Result<Stamp, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("empty timestamp".into());
+    }
+    if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') && text.bytes().filter(|&b| b == b'.').count() <= 1 {
+        return epoch(text);
+    }
+    let (stamp, len) = parse_datetime(text.as_bytes())?;
+    if len != text.len() {
+        return Err(format!("unexpected text after the timestamp in '{text}'"));
+    }
+    Ok(stamp)
+}
+
+fn epoch(text: &str) -> Result<Stamp, String> {
+    let value: f64 = text.parse().map_err(|_| format!("not a number: '{text}'"))?;
+    let millis = if value < 1e11 { value * 1000.0 } else { value };
+    #[allow(clippy::cast_possible_truncation)]
+    let millis = millis.round() as i64;
+    DateTime::from_timestamp_millis(millis)
+        .map(Stamp::Absolute)
+        .ok_or_else(|| format!("epoch value out of range: '{text}'"))
+}
+
+fn looks_like_date(b: &[u8]) -> bool {
+    b.len() >= 5 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-'
+}
+
+fn digits(b: &[u8], at: usize, n: usize) -> Option<u32> {
+    let slice = b.get(at..at + n)?;
+    slice.iter().try_fold(0u32, |acc, &d| d.is_ascii_digit().then(|| acc * 10 + u32::from(d - b'0')))
+}
+
+/// `YYYY-MM-DD[T ]HH:MM:SS[.frac][Z|±HH:MM|±HHMM|±HH]`; returns the stamp and bytes used.
+fn parse_datetime(b: &[u8]) -> Result<(Stamp, usize), String> {
+    let shown = String::from_utf8_lossy(&b[..b.len().min(32)]).into_owned();
+    let bad = |what: &str| format!("malformed timestamp '{shown}': {what}; expected YYYY-MM-DD HH:MM:SS[.fff][Z|±HH:MM]");
+    let (Some(year), Some(month), Some(day)) = (digits(b, 0, 4), digits(b, 5, 2), digits(b, 8, 2)) else {
+        return Err(bad("date is not YYYY-MM-DD"));
+    };
+    if b.get(7) != Some(&b'-') {
+        return Err(bad("date is not YYYY-MM-DD"));
+    }
+    #[allow(clippy::cast_possible_wrap)]
+    let date = NaiveDate::from_ymd_opt(year as i32, month, day).ok_or_else(|| bad("no such date"))?;
+    if !matches!(b.get(10), Some(b'T' | b't' | b' ')) {
+        return Err(bad("date is not followed by a time"));
+    }
+    let (Some(hour), Some(minute), Some(second)) = (digits(b, 11, 2), digits(b, 14, 2), digits(b, 17, 2)) else {
+        return Err(bad("time is not HH:MM:SS"));
+    };
+    if b.get(13) != Some(&b':') || b.get(16) != Some(&b':') {
+        return Err(bad("time is not HH:MM:SS"));
+    }
+    let mut at = 19;
+    let mut nanos = 0u32;
+    if matches!(b.get(at), Some(b'.' | b',')) && b.get(at + 1).is_some_and(u8::is_ascii_digit) {
+        at += 1;
+        let mut scale = 100_000_000u32;
+        while let Some(d) = b.get(at).filter(|d| d.is_ascii_digit()) {
+            nanos += u32::from(d - b'0') * scale;
+            scale /= 10;
+            at += 1;
+        }
+    }
+    let time = NaiveTime::from_hms_nano_opt(hour, minute, second, nanos).ok_or_else(|| bad("no such time of day"))?;
+    let naive = NaiveDateTime::new(date, time);
+    let offset_seconds = match b.get(at) {
+        Some(b'Z' | b'z') => {
+            at += 1;
+            Some(0)
+        }
+        Some(&sign @ (b'+' | b'-')) => {
+            let hours = digits(b, at + 1, 2).ok_or_else(|| bad("offset is not ±HH:MM"))?;
+            let (minutes, used) = match (b.get(at + 3), digits(b, at + 4, 2), digits(b, at + 3, 2)) {
+                (Some(b':'), Some(m), _) => (m, 6),
+                (_, _, Some(m)) => (m, 5),
+                _ => (0, 3),
+            };
+            at += used;
+            #[allow(clippy::cast_possible_wrap)]
+            let seconds = (hours * 3600 + minutes * 60) as i32;
+            Some(if sign == b'-' { -seconds } else { seconds })
+        }
+        _ => None,
+    };
+    let stamp = match offset_seconds {
+        None => Stamp::Local(naive),
+        Some(seconds) => {
+            let offset = FixedOffset::east_opt(seconds).ok_or_else(|| bad("offset out of range"))?;
+            let at = offset.from_local_datetime(&naive).single().ok_or_else(|| bad("offset out of range"))?;
+            Stamp::Absolute(at.with_timezone(&Utc))
+        }
+    };
+    Ok((stamp, at))
+}
+
+/// A time for people: `2026-10-07 09:54:05.70` in `tz`; milliseconds only when present, trimmed
+/// of trailing zeros down to hundredths.
+pub fn format_datetime(at: DateTime<Utc>, tz: Tz) -> String {
+    let local = at.with_timezone(&tz);
+    format!("{}{}", local.format("%Y-%m-%d %H:%M:%S"), fraction(at))
+}
+
+/// A clock time for summaries: `09:54:05.70`.
+pub fn format_clock(at: DateTime<Utc>, tz: Tz) -> String {
+    let local = at.with_timezone(&tz);
+    format!("{}{}", local.format("%H:%M:%S"), fraction(at))
+}
+
+fn fraction(at: DateTime<Utc>) -> String {
+    let millis = at.timestamp_subsec_millis();
+    if millis == 0 {
+        String::new()
+    } else if millis % 10 == 0 {
+        format!(".{:02}", millis / 10)
+    } else {
+        format!(".{millis:03}")
+    }
+}
+
+/// RFC 3339 in UTC with milliseconds: the wire format of the JSON report.
+pub fn format_rfc3339(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// A duration for people: `15 min 34 s`, `0.66 s`, `1 h 2 min 3 s`.
+pub fn format_duration(seconds: f64) -> String {
+    let sign = if seconds < 0.0 { "-" } else { "" };
+    let seconds = seconds.abs();
+    if seconds < 60.0 {
+        let text = format!("{seconds:.2}");
+        let text = text.trim_end_matches('0').trim_end_matches('.');
+        return format!("{sign}{text} s");
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let whole = seconds.round() as u64;
+    let (h, m, s) = (whole / 3600, whole / 60 % 60, whole % 60);
+    let mut parts = Vec::new();
+    if h > 0 {
+        parts.push(format!("{h} h"));
+    }
+    if m > 0 || h > 0 {
+        parts.push(format!("{m} min"));
+    }
+    parts.push(format!("{s} s"));
+    format!("{sign}{}", parts.join(" "))
+}
+
+/// Seconds between two instants, with millisecond precision.
+#[allow(clippy::cast_precision_loss)]
+pub fn seconds_between(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
+    (to - from).num_milliseconds() as f64 / 1000.0
+}
+
+/// An instant shifted by a number of milliseconds.
+pub fn plus_millis(at: DateTime<Utc>, millis: i64) -> DateTime<Utc> {
+    at + chrono::Duration::milliseconds(millis)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn utc(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn kst_line_without_offset_takes_the_declared_zone() {
+        let Leading::Found(stamp, rest) = leading_stamp("2026-10-07 09:33:00.012 INFO job active") else {
+            panic!("no stamp");
+        };
+        assert_eq!(rest, 23);
+        let seoul = parse_zone("Asia/Seoul").unwrap();
+        assert_eq!(stamp.to_utc(Some(seoul)).unwrap(), utc("2026-10-07T00:33:00.012Z"));
+        assert_eq!(stamp.to_utc(None), Err(ZoneProblem::Undeclared));
+    }
+
+    #[test]
+    fn offsets_on_the_line_win_over_the_declared_zone() {
+        for (line, expected) in [
+            ("2026-10-07T00:33:00Z x", "2026-10-07T00:33:00Z"),
+            ("[2026-10-07T09:33:00.5+09:00] x", "2026-10-07T00:33:00.5Z"),
+            ("2026-10-07 09:33:00+0900 x", "2026-10-07T00:33:00Z"),
+            ("2026-10-06 19:33:00-05 x", "2026-10-07T00:33:00Z"),
+        ] {
+            let Leading::Found(stamp, _) = leading_stamp(line) else { panic!("{line}") };
+            assert_eq!(stamp.to_utc(Some(Tz::Asia__Seoul)).unwrap(), utc(expected), "{line}");
+        }
+    }
+
+    #[test]
+    fn date_like_garbage_is_malformed_and_other_lines_are_absent() {
+        assert!(matches!(leading_stamp("2026-13-07 09:33:00 x"), Leading::Malformed(_)));
+        assert!(matches!(leading_stamp("2026-10-07 9:33:00 x"), Leading::Malformed(_)));
+        assert!(matches!(leading_stamp("2026-10-07 09:33:00x"), Leading::Malformed(_)));
+        assert_eq!(leading_stamp("    at Worker.run (worker.js:10:3)"), Leading::Absent);
+        assert_eq!(leading_stamp(""), Leading::Absent);
+    }
+
+    #[test]
+    fn ledger_fields_accept_rfc3339_naive_and_epoch() {
+        assert_eq!(parse_field("2026-10-07T00:33:03.120Z").unwrap(), Stamp::Absolute(utc("2026-10-07T00:33:03.120Z")));
+        assert_eq!(parse_field("1791333183").unwrap(), Stamp::Absolute(utc("2026-10-07T00:33:03Z")));
+        assert_eq!(parse_field("1791333183120").unwrap(), Stamp::Absolute(utc("2026-10-07T00:33:03.120Z")));
+        assert!(matches!(parse_field("2026-10-07 00:33:03").unwrap(), Stamp::Local(_)));
+        assert!(parse_field("yesterday").is_err());
+        assert!(parse_field("").is_err());
+    }
+
+    #[test]
+    fn dst_fold_is_refused_not_guessed() {
+        let berlin = parse_zone("Europe/Berlin").unwrap();
+        let Leading::Found(stamp, _) = leading_stamp("2026-10-25 02:30:00 x") else { panic!() };
+        assert_eq!(stamp.to_utc(Some(berlin)), Err(ZoneProblem::Ambiguous(berlin)));
+        let Leading::Found(stamp, _) = leading_stamp("2026-03-29 02:30:00 x") else { panic!() };
+        assert_eq!(stamp.to_utc(Some(berlin)), Err(ZoneProblem::Skipped(berlin)));
+    }
+
+    #[test]
+    fn abbreviations_are_refused() {
+        assert!(parse_zone("KST").is_err());
+        assert!(parse_zone("Asia/Seoul").is_ok());
+    }
+
+    #[test]
+    fn durations_read_like_a_postmortem() {
+        assert_eq!(format_duration(934.0), "15 min 34 s");
+        assert_eq!(format_duration(0.66), "0.66 s");
+        assert_eq!(format_duration(266.0), "4 min 26 s");
+        assert_eq!(format_duration(3723.0), "1 h 2 min 3 s");
+        assert_eq!(format_duration(30.0), "30 s");
+    }
+
+    #[test]
+    fn clock_times_keep_hundredths() {
+        let seoul = Tz::Asia__Seoul;
+        assert_eq!(format_clock(utc("2026-10-07T00:54:05.700Z"), seoul), "09:54:05.70");
+        assert_eq!(format_clock(utc("2026-10-07T00:52:38Z"), seoul), "09:52:38");
+        assert_eq!(format_clock(utc("2026-10-07T00:52:38.012Z"), seoul), "09:52:38.012");
+    }
+}
