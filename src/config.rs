@@ -78,7 +78,11 @@ impl Config {
     pub fn build(args: &CaseArgs) -> Result<Config> {
         let (manifest, base, manifest_path) = match &args.case {
             Some(case) => {
-                let path = if case.is_dir() { case.join(MANIFEST) } else { case.clone() };
+                let path = if case.is_dir() {
+                    case.join(MANIFEST)
+                } else {
+                    case.clone()
+                };
                 if !path.exists() {
                     return Err(Error::usage(format!(
                         "{}: no {MANIFEST} here; write one (see docs/inputs.md) or give the sources with --ledger, --log and --params",
@@ -90,7 +94,9 @@ impl Config {
                     source,
                 })?;
                 let manifest: Manifest = toml::from_str(&text).map_err(|e| {
-                    let line = e.span().map(|span| text[..span.start].lines().count().max(1) as u64);
+                    let line = e
+                        .span()
+                        .map(|span| text[..span.start].lines().count().max(1) as u64);
                     Error::input(&path, line, format!("invalid manifest: {}", e.message()))
                 })?;
                 let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -103,9 +109,19 @@ impl Config {
                 "nothing to read: give a case folder (with leasetrace.toml) or sources with --ledger, --log and --params",
             ));
         }
-        let manifest_name = manifest_path.as_ref().map_or(MANIFEST.to_string(), |p| p.display().to_string());
-        let ledger_tz = args.ledger_tz.as_deref().map(|z| zone(z, "--ledger-tz")).transpose()?;
-        let log_tz = args.log_tz.as_deref().map(|z| zone(z, "--log-tz")).transpose()?;
+        let manifest_name = manifest_path
+            .as_ref()
+            .map_or(MANIFEST.to_string(), |p| p.display().to_string());
+        let ledger_tz = args
+            .ledger_tz
+            .as_deref()
+            .map(|z| zone(z, "--ledger-tz"))
+            .transpose()?;
+        let log_tz = args
+            .log_tz
+            .as_deref()
+            .map(|z| zone(z, "--log-tz"))
+            .transpose()?;
         let mut assumptions = Vec::new();
         let mut sources = Vec::new();
         let mut params_path = args.params.clone();
@@ -113,7 +129,10 @@ impl Config {
         for (index, source) in manifest.sources.iter().enumerate() {
             let place = format!("{manifest_name}: source {} ({})", index + 1, source.path);
             let kind = SourceKind::from_name(&source.kind).ok_or_else(|| {
-                Error::usage(format!("{place}: unknown kind '{}': expected ledger, log or bullmq-params", source.kind))
+                Error::usage(format!(
+                    "{place}: unknown kind '{}': expected ledger, log or bullmq-params",
+                    source.kind
+                ))
             })?;
             let path = base.join(&source.path);
             if kind == SourceKind::BullmqParams {
@@ -142,10 +161,20 @@ impl Config {
             sources.push(spec);
         }
         for path in &args.ledger {
-            sources.push(SourceSpec::new(SourceKind::Ledger, path.clone(), ledger_tz, "--ledger-tz".into()));
+            sources.push(SourceSpec::new(
+                SourceKind::Ledger,
+                path.clone(),
+                ledger_tz,
+                "--ledger-tz".into(),
+            ));
         }
         for path in &args.log {
-            sources.push(SourceSpec::new(SourceKind::Log, path.clone(), log_tz, "--log-tz".into()));
+            sources.push(SourceSpec::new(
+                SourceKind::Log,
+                path.clone(),
+                log_tz,
+                "--log-tz".into(),
+            ));
         }
 
         let columns = parse_columns(&args.columns)?;
@@ -170,11 +199,15 @@ impl Config {
             (None, Some(name)) => zone(name, &format!("{manifest_name}: display_tz"))?,
             (None, None) => chrono_tz::UTC,
         };
-        let duplicate_window_s = args.duplicate_window.or(manifest.analysis.duplicate_window_s);
+        let duplicate_window_s = args
+            .duplicate_window
+            .or(manifest.analysis.duplicate_window_s);
         if let Some(window) = duplicate_window_s
             && !(window.is_finite() && window >= 0.0)
         {
-            return Err(Error::usage(format!("--duplicate-window must be a number of seconds ≥ 0, found {window}")));
+            return Err(Error::usage(format!(
+                "--duplicate-window must be a number of seconds ≥ 0, found {window}"
+            )));
         }
         let param_flags = ParamOverrides {
             lock_duration: args.lock_duration,
@@ -211,7 +244,11 @@ fn parse_columns(pairs: &[String]) -> Result<BTreeMap<String, String>> {
             pair.split_once('=')
                 .map(|(field, column)| (field.trim().to_string(), column.trim().to_string()))
                 .filter(|(field, column)| !field.is_empty() && !column.is_empty())
-                .ok_or_else(|| Error::usage(format!("--column expects FIELD=COLUMN (e.g. time=created_at), found '{pair}'")))
+                .ok_or_else(|| {
+                    Error::usage(format!(
+                        "--column expects FIELD=COLUMN (e.g. time=created_at), found '{pair}'"
+                    ))
+                })
         })
         .collect()
 }

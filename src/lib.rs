@@ -39,7 +39,10 @@ pub fn build_report(config: &Config, view: View) -> Result<Report> {
     };
     let mut assumptions = config.assumptions.clone();
     for (name, value, origin) in params.entries() {
-        if matches!(origin, model::ParamOrigin::Default | model::ParamOrigin::HalfOfLockDuration) {
+        if matches!(
+            origin,
+            model::ParamOrigin::Default | model::ParamOrigin::HalfOfLockDuration
+        ) {
             assumptions.push(format!("{name} = {value} ms: {}", origin.describe()));
         }
     }

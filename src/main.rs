@@ -1,6 +1,7 @@
 //! Thin entry point: parse arguments, run the library, map the outcome to an exit code
 //! (0 clean, 1 findings at or above the `check` threshold, 2 usage or input error).
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -54,18 +55,26 @@ fn run(cli: &Cli) -> Result<u8, Error> {
 }
 
 fn explain(code: Option<&str>) -> Result<u8, Error> {
-    let text = match code {
-        Some(code) => detect::find(code)
-            .map(|d| d.doc().to_string())
-            .ok_or_else(|| {
-                let codes: Vec<&str> = detect::DETECTORS.iter().map(|d| d.code()).collect();
-                Error::usage(format!("unknown finding '{code}': expected one of {}", codes.join(", ")))
-            })?,
-        None => detect::DETECTORS
-            .iter()
-            .map(|d| format!("{:<22} {}\n", d.code(), first_sentence(d.doc())))
-            .collect(),
-    };
+    let mut text = String::new();
+    if let Some(code) = code {
+        let detector = detect::find(code).ok_or_else(|| {
+            let codes: Vec<&str> = detect::DETECTORS.iter().map(|d| d.code()).collect();
+            Error::usage(format!(
+                "unknown finding '{code}': expected one of {}",
+                codes.join(", ")
+            ))
+        })?;
+        text.push_str(detector.doc());
+    } else {
+        for detector in detect::DETECTORS {
+            let _ = writeln!(
+                text,
+                "{:<22} {}",
+                detector.code(),
+                first_sentence(detector.doc())
+            );
+        }
+    }
     let mut out = io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     Ok(0)

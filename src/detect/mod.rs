@@ -16,17 +16,11 @@ use crate::model::timeline::EventId;
 use crate::model::{Finding, LockParams, Timeline};
 
 /// Settings that shape detection, validated before analysis starts.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Settings {
     /// `duplicate-selection`: `None` = the later selection happened while the earlier round was
     /// still running (default); `Some(s)` = the two selections are at most `s` seconds apart.
     pub duplicate_window_s: Option<f64>,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings { duplicate_window_s: None }
-    }
 }
 
 /// Everything a detector may read, with the groupings several detectors need built once.

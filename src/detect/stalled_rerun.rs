@@ -30,7 +30,10 @@ pub enum RenewalModel {
 impl RenewalModel {
     pub fn for_version(version: Option<&str>) -> RenewalModel {
         let parsed = version.and_then(|v| {
-            let mut parts = v.trim_start_matches('v').split('.').map(|p| p.parse::<u32>().ok());
+            let mut parts = v
+                .trim_start_matches('v')
+                .split('.')
+                .map(|p| p.parse::<u32>().ok());
             Some((parts.next()??, parts.next().flatten().unwrap_or(0)))
         });
         match parsed {
@@ -66,9 +69,15 @@ impl RenewalModel {
 pub fn detection_delay_ms(params: &LockParams) -> (i64, &'static str) {
     let interval = to_i64(params.stalled_interval);
     if params.stalled_interval <= params.lock_duration {
-        (interval, "stalledInterval ≤ lockDuration: the check before expiry had already marked the job, so the first check after expiry moves it")
+        (
+            interval,
+            "stalledInterval ≤ lockDuration: the check before expiry had already marked the job, so the first check after expiry moves it",
+        )
     } else {
-        (2 * interval, "stalledInterval > lockDuration: the job may be marked only by the first check after expiry and moved by the next")
+        (
+            2 * interval,
+            "stalledInterval > lockDuration: the job may be marked only by the first check after expiry and moved by the next",
+        )
     }
 }
 
@@ -96,7 +105,8 @@ impl Detector for StalledRerun {
         let mut findings = Vec::new();
         for (job_id, attempts) in &context.attempts {
             for pair in attempts.windows(2) {
-                if let Some(finding) = rerun(context, job_id, pair[0].activated, pair[1].activated) {
+                if let Some(finding) = rerun(context, job_id, pair[0].activated, pair[1].activated)
+                {
                     findings.push(finding);
                 }
             }
@@ -111,15 +121,20 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
     let activation = timeline.get(first);
     let rerun = timeline.get(second);
     let (activated_at, rerun_at) = (activation.at, rerun.at);
-    let job_events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+    let job_events = context
+        .job_events
+        .get(job_id)
+        .map_or(&[][..], Vec::as_slice);
 
     // A completion or failure between the activations makes the second one a retry or a repeat,
     // not a recovery. A ledger `round-failed` does not count: the application marking its run
     // failed does not release BullMQ's lock.
     let ended = job_events.iter().any(|&id| {
         let event = timeline.get(id);
-        matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished)
-            && activated_at <= event.at
+        matches!(
+            event.kind,
+            EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished
+        ) && activated_at <= event.at
             && event.at <= rerun_at
     });
     if ended {
@@ -140,7 +155,11 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
 
     let mut finding = Finding::new("stalled-rerun", Severity::Warning, rerun_at);
     finding.metric("job_id", Value::Text(job_id.to_string()));
-    if let Some(name) = activation.job_name.clone().or_else(|| rerun.job_name.clone()) {
+    if let Some(name) = activation
+        .job_name
+        .clone()
+        .or_else(|| rerun.job_name.clone())
+    {
         finding.metric("job_name", Value::Text(name));
     }
     if let Some(queue) = activation.queue.clone().or_else(|| rerun.queue.clone()) {
@@ -153,21 +172,36 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
     if let (Some(id), Some(at)) = (restart, restart_at) {
         finding.evidence.push(id);
         finding.metric("restart_at", Value::Time(at));
-        finding.metric("activation_to_restart_s", Value::Seconds(seconds_between(activated_at, at)));
+        finding.metric(
+            "activation_to_restart_s",
+            Value::Seconds(seconds_between(activated_at, at)),
+        );
         finding.derive("activation_to_restart_s", "restart_at − activated_at");
     }
-    finding.metric("first_renewal_earliest_at", Value::Time(first_renewal_earliest));
+    finding.metric(
+        "first_renewal_earliest_at",
+        Value::Time(first_renewal_earliest),
+    );
     finding.metric("first_renewal_due_at", Value::Time(first_renewal_due));
     match model {
         RenewalModel::BatchTimer => {
             finding.derive(
                 "first_renewal_earliest_at",
-                format!("activated_at + lockRenewTime/2 ({})", seconds(renew_earliest_ms)),
+                format!(
+                    "activated_at + lockRenewTime/2 ({})",
+                    seconds(renew_earliest_ms)
+                ),
             );
-            finding.derive("first_renewal_due_at", format!("activated_at + lockRenewTime ({})", seconds(renew_due_ms)));
+            finding.derive(
+                "first_renewal_due_at",
+                format!("activated_at + lockRenewTime ({})", seconds(renew_due_ms)),
+            );
         }
         RenewalModel::PerJobTimer => {
-            finding.derive("first_renewal_due_at", format!("activated_at + lockRenewTime ({})", seconds(renew_due_ms)));
+            finding.derive(
+                "first_renewal_due_at",
+                format!("activated_at + lockRenewTime ({})", seconds(renew_due_ms)),
+            );
         }
     }
     finding.note(model.describe());
@@ -180,36 +214,39 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
         finding.metric("lock_expired_at", Value::Time(expiry_if_never_renewed));
         finding.derive(
             "lock_expired_at",
-            format!("activated_at + lockDuration ({}); the restart came before any renewal could happen", seconds(lock_ms)),
+            format!("activated_at + lockDuration ({})", seconds(lock_ms)),
         );
-        finding.note("the old process is taken to have died at or before the restart line (its lock was never renewed)");
+        finding.note("the restart came before the earliest first renewal, so the lock was never renewed: its expiry is exact (the old process is taken to have died at or before the restart line)");
         (expiry_if_never_renewed, expiry_if_never_renewed)
     } else {
-        let latest = match restart_at {
-            Some(at) => {
-                finding.metric("died_before_first_renewal", Value::Flag(false));
-                let renewed_until_restart = plus_millis(at, lock_ms);
-                if renewed_until_restart < rerun_at {
-                    finding.derive("lock_expired_latest_at", format!("restart_at + lockDuration ({})", seconds(lock_ms)));
-                    renewed_until_restart
-                } else {
-                    finding.derive("lock_expired_latest_at", "rerun_at (the lock was gone when the job was taken again)");
-                    rerun_at
-                }
-            }
-            None => {
-                finding.derive("lock_expired_latest_at", "rerun_at (the lock was gone when the job was taken again)");
+        let latest = if let Some(at) = restart_at {
+            finding.metric("died_before_first_renewal", Value::Flag(false));
+            let renewed_until_restart = plus_millis(at, lock_ms);
+            if renewed_until_restart < rerun_at {
+                finding.derive(
+                    "lock_expired_latest_at",
+                    format!("restart_at + lockDuration ({})", seconds(lock_ms)),
+                );
+                renewed_until_restart
+            } else {
+                finding.derive("lock_expired_latest_at", "rerun_at");
                 rerun_at
             }
+        } else {
+            finding.derive("lock_expired_latest_at", "rerun_at");
+            rerun_at
         };
-        let earliest = expiry_if_never_renewed.min(latest);
+        // A rerun before activation + lockDuration cannot be a lock expiry; the window stays at the
+        // model's values and the rerun is reported outside it.
+        let latest = latest.max(expiry_if_never_renewed);
+        let earliest = expiry_if_never_renewed;
         finding.metric("lock_expired_earliest_at", Value::Time(earliest));
         finding.metric("lock_expired_latest_at", Value::Time(latest));
         finding.derive(
             "lock_expired_earliest_at",
-            format!("activated_at + lockDuration ({}), if no renewal happened", seconds(lock_ms)),
+            format!("activated_at + lockDuration ({})", seconds(lock_ms)),
         );
-        finding.note("renewals leave no trace in logs, the events stream or the job hash, and the evidence does not rule one out: the lock expiry is a window");
+        finding.note("renewals leave no trace in logs, the events stream or the job hash, and the evidence does not rule one out: the lock expiry is a window from activation + lockDuration (no renewal) to the latest time the evidence allows (the last possible renewal before the restart + lockDuration, and never after the rerun, when the lock was already gone)");
         (earliest, latest)
     };
 
@@ -217,19 +254,36 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
     let window_end = plus_millis(expiry_latest, delay_ms);
     finding.metric("stalled_check_window_start_at", Value::Time(window_start));
     finding.metric("stalled_check_window_end_at", Value::Time(window_end));
-    let basis = if died_before_renewal { "lock_expired_at" } else { "lock_expired_latest_at" };
-    let factor = if delay_ms == to_i64(params.stalled_interval) { "stalledInterval" } else { "2 × stalledInterval" };
-    finding.derive("stalled_check_window_end_at", format!("{basis} + {factor} ({})", seconds(delay_ms)));
+    let basis = if died_before_renewal {
+        "lock_expired_at"
+    } else {
+        "lock_expired_latest_at"
+    };
+    let factor = if delay_ms == to_i64(params.stalled_interval) {
+        "stalledInterval"
+    } else {
+        "2 × stalledInterval"
+    };
+    finding.derive(
+        "stalled_check_window_end_at",
+        format!("{basis} + {factor} ({})", seconds(delay_ms)),
+    );
     finding.note(delay_reason);
 
     finding.metric("rerun_at", Value::Time(rerun_at));
     finding.evidence.push(second);
     if let Some(at) = restart_at {
-        finding.metric("restart_to_rerun_s", Value::Seconds(seconds_between(at, rerun_at)));
+        finding.metric(
+            "restart_to_rerun_s",
+            Value::Seconds(seconds_between(at, rerun_at)),
+        );
         finding.derive("restart_to_rerun_s", "rerun_at − restart_at");
     }
     if died_before_renewal {
-        finding.metric("expiry_to_rerun_s", Value::Seconds(seconds_between(expiry_earliest, rerun_at)));
+        finding.metric(
+            "expiry_to_rerun_s",
+            Value::Seconds(seconds_between(expiry_earliest, rerun_at)),
+        );
         finding.derive("expiry_to_rerun_s", "rerun_at − lock_expired_at");
     }
     let in_window = window_start <= rerun_at && rerun_at <= window_end;
@@ -245,7 +299,9 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
         .copied()
         .filter(|&id| {
             let event = timeline.get(id);
-            event.kind == EventKind::JobStalled && activated_at <= event.at && event.at <= window_end.max(rerun_at)
+            event.kind == EventKind::JobStalled
+                && activated_at <= event.at
+                && event.at <= window_end.max(rerun_at)
         })
         .collect();
     finding.metric("stalled_logged", Value::Flag(!stalled.is_empty()));
@@ -275,9 +331,18 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
 
 /// Adds the ledger's rounds for the two activations: how the application recorded the lost run
 /// and its rerun.
-fn attach_rounds(context: &Context, job_id: &str, activated_at: DateTime<Utc>, rerun_at: DateTime<Utc>, finding: &mut Finding) {
+fn attach_rounds(
+    context: &Context,
+    job_id: &str,
+    activated_at: DateTime<Utc>,
+    rerun_at: DateTime<Utc>,
+    finding: &mut Finding,
+) {
     let timeline = context.timeline;
-    let of_job = context.rounds.iter().filter(|r| r.job_id.as_deref() == Some(job_id));
+    let of_job = context
+        .rounds
+        .iter()
+        .filter(|r| r.job_id.as_deref() == Some(job_id));
     let lost = of_job.clone().find(|r| {
         let start = r.start_at(timeline);
         activated_at <= start && start < rerun_at
@@ -310,7 +375,9 @@ mod tests {
     use crate::model::{Event, Origin, Timeline};
 
     fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+        DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .with_timezone(&Utc)
     }
 
     fn event(line: u64, when: &str, kind: EventKind, job: Option<&str>) -> Event {
@@ -354,11 +421,23 @@ mod tests {
         );
         assert_eq!(findings.len(), 1);
         let f = &findings[0];
-        assert_eq!(f.get("first_renewal_earliest_at"), Some(&Value::Time(at("2026-10-07T00:37:54.500Z"))));
-        assert_eq!(f.get("first_renewal_due_at"), Some(&Value::Time(at("2026-10-07T00:42:49Z"))));
-        assert_eq!(f.get("lock_expired_at"), Some(&Value::Time(at("2026-10-07T00:52:38Z"))));
+        assert_eq!(
+            f.get("first_renewal_earliest_at"),
+            Some(&Value::Time(at("2026-10-07T00:37:54.500Z")))
+        );
+        assert_eq!(
+            f.get("first_renewal_due_at"),
+            Some(&Value::Time(at("2026-10-07T00:42:49Z")))
+        );
+        assert_eq!(
+            f.get("lock_expired_at"),
+            Some(&Value::Time(at("2026-10-07T00:52:38Z")))
+        );
         assert_eq!(f.get("restart_to_rerun_s"), Some(&Value::Seconds(934.0)));
-        assert_eq!(f.get("stalled_check_window_end_at"), Some(&Value::Time(at("2026-10-07T00:53:08Z"))));
+        assert_eq!(
+            f.get("stalled_check_window_end_at"),
+            Some(&Value::Time(at("2026-10-07T00:53:08Z")))
+        );
         assert_eq!(f.get("rerun_in_stalled_window"), Some(&Value::Flag(true)));
         assert_eq!(f.get("stalled_logged"), Some(&Value::Flag(false)));
         assert_eq!(f.evidence, vec![0, 1, 2]);
@@ -377,8 +456,14 @@ mod tests {
         );
         let f = &findings[0];
         assert_eq!(f.get("lock_expired_at"), None);
-        assert_eq!(f.get("lock_expired_earliest_at"), Some(&Value::Time(at("2026-10-07T00:52:38Z"))));
-        assert_eq!(f.get("lock_expired_latest_at"), Some(&Value::Time(at("2026-10-07T00:59:38Z"))));
+        assert_eq!(
+            f.get("lock_expired_earliest_at"),
+            Some(&Value::Time(at("2026-10-07T00:52:38Z")))
+        );
+        assert_eq!(
+            f.get("lock_expired_latest_at"),
+            Some(&Value::Time(at("2026-10-07T00:59:38Z")))
+        );
         assert_eq!(f.get("stalled_logged"), Some(&Value::Flag(true)));
     }
 
@@ -404,16 +489,28 @@ mod tests {
             ],
             &params(30_000),
         );
-        assert_eq!(findings[0].get("rerun_in_stalled_window"), Some(&Value::Flag(false)));
+        assert_eq!(
+            findings[0].get("rerun_in_stalled_window"),
+            Some(&Value::Flag(false))
+        );
     }
 
     #[test]
     fn old_versions_renew_exactly_lock_renew_time_after_activation() {
         let mut p = params(1_178_000);
         p.version = Some("3.9.2".into());
-        assert_eq!(RenewalModel::for_version(p.version.as_deref()), RenewalModel::PerJobTimer);
-        assert_eq!(RenewalModel::PerJobTimer.first_renewal_window(&p), (589_000, 589_000));
-        assert_eq!(RenewalModel::for_version(Some("5.58.0")), RenewalModel::BatchTimer);
+        assert_eq!(
+            RenewalModel::for_version(p.version.as_deref()),
+            RenewalModel::PerJobTimer
+        );
+        assert_eq!(
+            RenewalModel::PerJobTimer.first_renewal_window(&p),
+            (589_000, 589_000)
+        );
+        assert_eq!(
+            RenewalModel::for_version(Some("5.58.0")),
+            RenewalModel::BatchTimer
+        );
         assert_eq!(RenewalModel::for_version(None), RenewalModel::BatchTimer);
     }
 }

@@ -23,27 +23,104 @@ pub struct Field {
 }
 
 pub const FIELDS: &[Field] = &[
-    Field { name: "time", defaults: &["at", "time", "timestamp", "ts", "created_at", "occurred_at"], required: true, meaning: "when the row's event happened" },
-    Field { name: "event", defaults: &["event", "type", "action", "event_type"], required: true, meaning: "what happened (see event values)" },
-    Field { name: "run", defaults: &["run_id", "run", "round_id", "round"], required: false, meaning: "the run (round execution) the row belongs to" },
-    Field { name: "job", defaults: &["job_id", "job", "bull_job_id"], required: false, meaning: "the queue job that executed the run" },
-    Field { name: "slot", defaults: &["slot", "slot_at", "scheduled_at", "scheduled_for"], required: false, meaning: "the scheduled time of the round" },
-    Field { name: "item", defaults: &["item", "pr", "pr_number", "pull_request"], required: false, meaning: "the item selected or acted on (a PR)" },
-    Field { name: "worker", defaults: &["worker", "owner", "host", "hostname", "pid"], required: false, meaning: "who executed the run" },
-    Field { name: "status", defaults: &["status", "state"], required: false, meaning: "status written with the row (e.g. FAILED)" },
-    Field { name: "sweep", defaults: &["sweep", "job_name", "name"], required: false, meaning: "which periodic sweep the round belongs to" },
-    Field { name: "queue", defaults: &["queue", "queue_name"], required: false, meaning: "the queue of the job" },
-    Field { name: "detail", defaults: &["detail", "reason", "message", "error"], required: false, meaning: "free text: failure reason, note" },
+    Field {
+        name: "time",
+        defaults: &["at", "time", "timestamp", "ts", "created_at", "occurred_at"],
+        required: true,
+        meaning: "when the row's event happened",
+    },
+    Field {
+        name: "event",
+        defaults: &["event", "type", "action", "event_type"],
+        required: true,
+        meaning: "what happened (see event values)",
+    },
+    Field {
+        name: "run",
+        defaults: &["run_id", "run", "round_id", "round"],
+        required: false,
+        meaning: "the run (round execution) the row belongs to",
+    },
+    Field {
+        name: "job",
+        defaults: &["job_id", "job", "bull_job_id"],
+        required: false,
+        meaning: "the queue job that executed the run",
+    },
+    Field {
+        name: "slot",
+        defaults: &["slot", "slot_at", "scheduled_at", "scheduled_for"],
+        required: false,
+        meaning: "the scheduled time of the round",
+    },
+    Field {
+        name: "item",
+        defaults: &["item", "pr", "pr_number", "pull_request"],
+        required: false,
+        meaning: "the item selected or acted on (a PR)",
+    },
+    Field {
+        name: "worker",
+        defaults: &["worker", "owner", "host", "hostname", "pid"],
+        required: false,
+        meaning: "who executed the run",
+    },
+    Field {
+        name: "status",
+        defaults: &["status", "state"],
+        required: false,
+        meaning: "status written with the row (e.g. FAILED)",
+    },
+    Field {
+        name: "sweep",
+        defaults: &["sweep", "job_name", "name"],
+        required: false,
+        meaning: "which periodic sweep the round belongs to",
+    },
+    Field {
+        name: "queue",
+        defaults: &["queue", "queue_name"],
+        required: false,
+        meaning: "the queue of the job",
+    },
+    Field {
+        name: "detail",
+        defaults: &["detail", "reason", "message", "error"],
+        required: false,
+        meaning: "free text: failure reason, note",
+    },
 ];
 
 /// Event-column values understood by default, after lower-casing and turning `-` and spaces
 /// into `_`.
 pub const EVENT_VALUES: &[(EventKind, &[&str])] = &[
-    (EventKind::RoundStarted, &["round_started", "run_started", "started", "start"]),
-    (EventKind::ItemSelected, &["item_selected", "pr_selected", "selected", "select"]),
-    (EventKind::EffectPosted, &["effect_posted", "review_posted", "posted", "effect"]),
-    (EventKind::RoundFinished, &["round_finished", "run_finished", "finished", "done", "completed", "succeeded"]),
-    (EventKind::RoundFailed, &["round_failed", "run_failed", "failed", "error"]),
+    (
+        EventKind::RoundStarted,
+        &["round_started", "run_started", "started", "start"],
+    ),
+    (
+        EventKind::ItemSelected,
+        &["item_selected", "pr_selected", "selected", "select"],
+    ),
+    (
+        EventKind::EffectPosted,
+        &["effect_posted", "review_posted", "posted", "effect"],
+    ),
+    (
+        EventKind::RoundFinished,
+        &[
+            "round_finished",
+            "run_finished",
+            "finished",
+            "done",
+            "completed",
+            "succeeded",
+        ],
+    ),
+    (
+        EventKind::RoundFailed,
+        &["round_failed", "run_failed", "failed", "error"],
+    ),
 ];
 
 /// For each field, the column name to read it from (if the ledger has one).
@@ -83,7 +160,10 @@ impl Columns {
                 }
                 hit
             } else {
-                field.defaults.iter().find_map(|d| available.iter().find(|c| c.eq_ignore_ascii_case(d)))
+                field
+                    .defaults
+                    .iter()
+                    .find_map(|d| available.iter().find(|c| c.eq_ignore_ascii_case(d)))
             };
             match found {
                 Some(column) => {
@@ -110,6 +190,25 @@ impl Columns {
         Ok(Columns { names })
     }
 
+    /// The columns one record has, without judging what is missing: JSON Lines records omit keys
+    /// whose value is empty, so each record is matched on its own keys.
+    pub fn present(spec: &SourceSpec, keys: &[String]) -> Columns {
+        let names = FIELDS
+            .iter()
+            .filter_map(|field| {
+                let found = match spec.columns.get(field.name) {
+                    Some(mapped) => keys.iter().find(|k| k.eq_ignore_ascii_case(mapped)),
+                    None => field
+                        .defaults
+                        .iter()
+                        .find_map(|d| keys.iter().find(|k| k.eq_ignore_ascii_case(d))),
+                };
+                found.map(|key| (field.name, key.clone()))
+            })
+            .collect();
+        Columns { names }
+    }
+
     pub fn column(&self, field: &str) -> Option<&str> {
         self.names.get(field).map(String::as_str)
     }
@@ -130,16 +229,25 @@ pub fn record_to_event(
     get: &dyn Fn(&str) -> Option<String>,
     origin: Origin,
 ) -> Result<Outcome> {
-    let field = |name: &str| columns.column(name).and_then(get).filter(|v| !v.trim().is_empty());
+    let field = |name: &str| {
+        columns
+            .column(name)
+            .and_then(get)
+            .filter(|v| !v.trim().is_empty())
+    };
     let line = origin.line;
     let time_column = columns.column("time").unwrap_or("time");
     let Some(time_text) = field("time") else {
-        return Ok(Outcome::Rejected(format!("empty time in column '{time_column}'")));
+        return Ok(Outcome::Rejected(format!(
+            "empty time in column '{time_column}'"
+        )));
     };
     let at = parse_time(spec, line, time_column, &time_text)?;
     let event_column = columns.column("event").unwrap_or("event");
     let Some(event_text) = field("event") else {
-        return Ok(Outcome::Rejected(format!("empty event in column '{event_column}'")));
+        return Ok(Outcome::Rejected(format!(
+            "empty event in column '{event_column}'"
+        )));
     };
     let Some(kind) = event_kind(&event_text, &spec.event_values) else {
         let known: Vec<&str> = EVENT_VALUES.iter().map(|(_, names)| names[0]).collect();
@@ -160,17 +268,31 @@ pub fn record_to_event(
         (status, detail) => status.or(detail),
     };
     if let Some(slot) = field("slot") {
-        event.slot = Some(parse_time(spec, line, columns.column("slot").unwrap_or("slot"), &slot)?);
+        event.slot = Some(parse_time(
+            spec,
+            line,
+            columns.column("slot").unwrap_or("slot"),
+            &slot,
+        )?);
     }
     Ok(Outcome::Event(Box::new(event)))
 }
 
 fn parse_time(spec: &SourceSpec, line: u64, column: &str, text: &str) -> Result<DateTime<Utc>> {
-    let stamp = time::parse_field(text)
-        .map_err(|reason| Error::input(&spec.path, Some(line), format!("column '{column}': {reason}")))?;
-    stamp
-        .to_utc(spec.tz)
-        .map_err(|problem| Error::input(&spec.path, Some(line), format!("column '{column}': {}", problem.explain(&spec.tz_fix))))
+    let stamp = time::parse_field(text).map_err(|reason| {
+        Error::input(
+            &spec.path,
+            Some(line),
+            format!("column '{column}': {reason}"),
+        )
+    })?;
+    stamp.to_utc(spec.tz).map_err(|problem| {
+        Error::input(
+            &spec.path,
+            Some(line),
+            format!("column '{column}': {}", problem.explain(&spec.tz_fix)),
+        )
+    })
 }
 
 fn normalize(value: &str) -> String {
@@ -179,7 +301,11 @@ fn normalize(value: &str) -> String {
 
 pub fn event_kind(value: &str, extra: &BTreeMap<String, String>) -> Option<EventKind> {
     let value = normalize(value);
-    if let Some(kind) = extra.iter().find(|(from, _)| normalize(from) == value).and_then(|(_, to)| EventKind::from_name(to)) {
+    if let Some(kind) = extra
+        .iter()
+        .find(|(from, _)| normalize(from) == value)
+        .and_then(|(_, to)| EventKind::from_name(to))
+    {
         return Some(kind);
     }
     EVENT_VALUES
@@ -195,9 +321,15 @@ mod tests {
     #[test]
     fn event_values_are_normalized() {
         let none = BTreeMap::new();
-        assert_eq!(event_kind("Round-Started", &none), Some(EventKind::RoundStarted));
+        assert_eq!(
+            event_kind("Round-Started", &none),
+            Some(EventKind::RoundStarted)
+        );
         assert_eq!(event_kind("FAILED", &none), Some(EventKind::RoundFailed));
-        assert_eq!(event_kind("review posted", &none), Some(EventKind::EffectPosted));
+        assert_eq!(
+            event_kind("review posted", &none),
+            Some(EventKind::EffectPosted)
+        );
         assert_eq!(event_kind("heartbeat", &none), None);
         let extra = BTreeMap::from([("begin".to_string(), "round-started".to_string())]);
         assert_eq!(event_kind("BEGIN", &extra), Some(EventKind::RoundStarted));

@@ -41,7 +41,7 @@ impl EventFormat for LedgerJsonl {
     ) -> Result<()> {
         let path: Arc<str> = spec.display_path().into();
         let mut lines = Lines::new(input);
-        let mut columns: Option<Columns> = None;
+        let mut validated = false;
         while let Some((line, text)) = lines.next_line(&spec.path)? {
             summary.lines += 1;
             if text.trim().is_empty() {
@@ -49,13 +49,20 @@ impl EventFormat for LedgerJsonl {
                 continue;
             }
             let object: Map<String, Value> = serde_json::from_str(text).map_err(|error| {
-                Error::input(&spec.path, Some(line), format!("not a JSON object: {error}; expected one ledger record per line"))
+                Error::input(
+                    &spec.path,
+                    Some(line),
+                    format!("not a JSON object: {error}; expected one ledger record per line"),
+                )
             })?;
-            if columns.is_none() {
-                let keys: Vec<String> = object.keys().cloned().collect();
-                columns = Some(Columns::resolve(spec, &keys, line)?);
+            let keys: Vec<String> = object.keys().cloned().collect();
+            if !validated {
+                // The first record shows whether the mapping fits at all: a missing required
+                // field there is a mapping error, later it is one incomplete record.
+                Columns::resolve(spec, &keys, line)?;
+                validated = true;
             }
-            let Some(columns) = &columns else { continue };
+            let columns = &Columns::present(spec, &keys);
             let get = |name: &str| object.get(name).and_then(scalar);
             let origin = Origin {
                 source,
@@ -92,17 +99,31 @@ mod tests {
 
     #[test]
     fn objects_map_like_csv_columns_and_epoch_millis_need_no_zone() {
-        let spec = SourceSpec::new(SourceKind::Ledger, PathBuf::from("ledger.jsonl"), None, "--ledger-tz".into());
+        let spec = SourceSpec::new(
+            SourceKind::Ledger,
+            PathBuf::from("ledger.jsonl"),
+            None,
+            "--ledger-tz".into(),
+        );
         let text = "{\"ts\":1791333183120,\"event\":\"round_started\",\"run_id\":\"r1\",\"job_id\":\"repeat:s:1\"}\n\n{\"ts\":\"oops\",\"event\":\"started\"}\n";
         let mut events = Vec::new();
         let mut summary = InputSummary::new("ledger.jsonl", "ledger", "jsonl", None);
         let error = LedgerJsonl
-            .read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)
+            .read(
+                &spec,
+                0,
+                Box::new(std::io::Cursor::new(text.to_string())),
+                &mut events,
+                &mut summary,
+            )
             .unwrap_err()
             .to_string();
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].kind, EventKind::RoundStarted);
         assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:03.120+00:00");
-        assert!(error.starts_with("ledger.jsonl:3: column 'ts': malformed timestamp"), "{error}");
+        assert!(
+            error.starts_with("ledger.jsonl:3: column 'ts': malformed timestamp"),
+            "{error}"
+        );
     }
 }

@@ -24,10 +24,13 @@ impl Lines {
     /// holds a NUL byte is an error naming the line: it is not a log or a ledger.
     pub fn next_line(&mut self, path: &Path) -> Result<Option<(u64, &str)>> {
         self.buffer.clear();
-        let read = self.input.read_until(b'\n', &mut self.buffer).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let read = self
+            .input
+            .read_until(b'\n', &mut self.buffer)
+            .map_err(|source| Error::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
         if read == 0 {
             return Ok(None);
         }
@@ -45,5 +48,9 @@ impl Lines {
 }
 
 fn binary(path: &Path, line: u64) -> Error {
-    Error::input(path, Some(line), "binary data (not UTF-8 text): expected a text export; is this the right file?")
+    Error::input(
+        path,
+        Some(line),
+        "binary data (not UTF-8 text): expected a text export; is this the right file?",
+    )
 }

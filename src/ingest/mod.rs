@@ -45,9 +45,13 @@ impl SourceKind {
     }
 
     pub fn from_name(name: &str) -> Option<SourceKind> {
-        [SourceKind::Ledger, SourceKind::Log, SourceKind::BullmqParams]
-            .into_iter()
-            .find(|kind| kind.name() == name)
+        [
+            SourceKind::Ledger,
+            SourceKind::Log,
+            SourceKind::BullmqParams,
+        ]
+        .into_iter()
+        .find(|kind| kind.name() == name)
     }
 }
 
@@ -120,7 +124,11 @@ pub trait EventFormat: Sync {
 }
 
 /// Every event format leasetrace reads. Adding a format: one file and one line here.
-pub static FORMATS: &[&dyn EventFormat] = &[&ledger_csv::LedgerCsv, &ledger_jsonl::LedgerJsonl, &server_log::ServerLog];
+pub static FORMATS: &[&dyn EventFormat] = &[
+    &ledger_csv::LedgerCsv,
+    &ledger_jsonl::LedgerJsonl,
+    &server_log::ServerLog,
+];
 
 /// Opens a source: a file or `-` for standard input, gzip-compressed or not (by content).
 pub fn open(path: &Path) -> Result<Box<dyn BufRead>> {
@@ -149,27 +157,39 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead>> {
 pub fn choose_format(spec: &SourceSpec, first_line: &str) -> Result<&'static dyn EventFormat> {
     let candidates = FORMATS.iter().copied().filter(|f| f.kind() == spec.kind);
     if let Some(name) = &spec.format {
-        let names: Vec<&str> = candidates.clone().map(|f| f.name()).collect();
-        return candidates.into_iter().find(|f| f.name() == name).ok_or_else(|| {
-            Error::input(
-                &spec.path,
-                None,
-                format!("unknown {} format '{name}': expected one of {}", spec.kind.name(), names.join(", ")),
-            )
-        });
+        let names: Vec<&str> = candidates.clone().map(EventFormat::name).collect();
+        return candidates
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| {
+                Error::input(
+                    &spec.path,
+                    None,
+                    format!(
+                        "unknown {} format '{name}': expected one of {}",
+                        spec.kind.name(),
+                        names.join(", ")
+                    ),
+                )
+            });
     }
-    let file_name = spec.path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let file_name = spec
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
     let file_name = file_name.strip_suffix(".gz").unwrap_or(&file_name);
-    if let Some(format) = candidates
-        .clone()
-        .find(|f| f.extensions().iter().any(|ext| file_name.ends_with(&format!(".{ext}"))))
-    {
+    if let Some(format) = candidates.clone().find(|f| {
+        f.extensions()
+            .iter()
+            .any(|ext| file_name.ends_with(&format!(".{ext}")))
+    }) {
         return Ok(format);
     }
     if let Some(format) = candidates.clone().find(|f| f.sniff(first_line)) {
         return Ok(format);
     }
-    let names: Vec<&str> = candidates.map(|f| f.name()).collect();
+    let names: Vec<&str> = candidates.map(EventFormat::name).collect();
     Err(Error::input(
         &spec.path,
         Some(1),
@@ -189,13 +209,21 @@ pub fn read_sources(specs: &[SourceSpec]) -> Result<(Vec<Event>, Vec<InputSummar
         let mut input = open(&spec.path)?;
         let first_line = peek_first_line(&mut input, &spec.path)?;
         let format = choose_format(spec, &first_line)?;
-        let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
+        let mut summary = InputSummary::new(
+            &spec.display_path(),
+            spec.kind.name(),
+            format.name(),
+            spec.tz,
+        );
         format.read(spec, index, input, &mut events, &mut summary)?;
         if summary.lines == 0 {
             return Err(Error::input(
                 &spec.path,
                 None,
-                format!("file is empty: expected a {} with at least one line", spec.kind.name()),
+                format!(
+                    "file is empty: expected a {} with at least one line",
+                    spec.kind.name()
+                ),
             ));
         }
         summaries.push(summary);
@@ -208,6 +236,9 @@ fn peek_first_line(input: &mut Box<dyn BufRead>, path: &Path) -> Result<String> 
         path: path.to_path_buf(),
         source,
     })?;
-    let end = buffer.iter().position(|&b| b == b'\n').unwrap_or(buffer.len());
+    let end = buffer
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(buffer.len());
     Ok(String::from_utf8_lossy(&buffer[..end]).trim().to_string())
 }

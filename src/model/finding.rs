@@ -94,6 +94,9 @@ impl Finding {
     }
 
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.metrics.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+        self.metrics
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
     }
 }

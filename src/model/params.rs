@@ -80,15 +80,17 @@ impl LockParams {
     /// `lockDuration` unless it was given itself, as in BullMQ.
     pub fn resolve(file: &ParamOverrides, flags: &ParamOverrides) -> LockParams {
         fn pick(flag: Option<u64>, file: Option<u64>) -> Option<(u64, ParamOrigin)> {
-            flag.map(|v| (v, ParamOrigin::Flag)).or(file.map(|v| (v, ParamOrigin::File)))
+            flag.map(|v| (v, ParamOrigin::Flag))
+                .or(file.map(|v| (v, ParamOrigin::File)))
         }
         let defaults = LockParams::default();
         let (lock_duration, lock_duration_origin) = pick(flags.lock_duration, file.lock_duration)
             .unwrap_or((defaults.lock_duration, ParamOrigin::Default));
         let (lock_renew_time, renew_origin) = pick(flags.lock_renew_time, file.lock_renew_time)
             .unwrap_or((lock_duration / 2, ParamOrigin::HalfOfLockDuration));
-        let (stalled_interval, stalled_origin) = pick(flags.stalled_interval, file.stalled_interval)
-            .unwrap_or((defaults.stalled_interval, ParamOrigin::Default));
+        let (stalled_interval, stalled_origin) =
+            pick(flags.stalled_interval, file.stalled_interval)
+                .unwrap_or((defaults.stalled_interval, ParamOrigin::Default));
         let (max_stalled_count, max_origin) = pick(flags.max_stalled_count, file.max_stalled_count)
             .unwrap_or((defaults.max_stalled_count, ParamOrigin::Default));
         LockParams {
@@ -109,10 +111,26 @@ impl LockParams {
     /// Each parameter with its BullMQ name, value and origin, for reports.
     pub fn entries(&self) -> [(&'static str, u64, ParamOrigin); 4] {
         [
-            ("lockDuration", self.lock_duration, self.origins.lock_duration),
-            ("lockRenewTime", self.lock_renew_time, self.origins.lock_renew_time),
-            ("stalledInterval", self.stalled_interval, self.origins.stalled_interval),
-            ("maxStalledCount", self.max_stalled_count, self.origins.max_stalled_count),
+            (
+                "lockDuration",
+                self.lock_duration,
+                self.origins.lock_duration,
+            ),
+            (
+                "lockRenewTime",
+                self.lock_renew_time,
+                self.origins.lock_renew_time,
+            ),
+            (
+                "stalledInterval",
+                self.stalled_interval,
+                self.origins.stalled_interval,
+            ),
+            (
+                "maxStalledCount",
+                self.max_stalled_count,
+                self.origins.max_stalled_count,
+            ),
         ]
     }
 }
@@ -140,7 +158,10 @@ mod tests {
         };
         let params = LockParams::resolve(&file, &ParamOverrides::default());
         assert_eq!(params.lock_renew_time, 589_000);
-        assert_eq!(params.origins.lock_renew_time, ParamOrigin::HalfOfLockDuration);
+        assert_eq!(
+            params.origins.lock_renew_time,
+            ParamOrigin::HalfOfLockDuration
+        );
         assert_eq!(params.stalled_interval, 30_000);
         assert_eq!(params.origins.stalled_interval, ParamOrigin::Default);
     }

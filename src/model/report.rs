@@ -58,7 +58,10 @@ impl InputSummary {
 
     pub fn ignore(&mut self, reason: &str) {
         self.ignored += 1;
-        *self.ignored_by_reason.entry(reason.to_string()).or_default() += 1;
+        *self
+            .ignored_by_reason
+            .entry(reason.to_string())
+            .or_default() += 1;
     }
 
     pub fn reject(&mut self, line: u64, reason: impl Into<String>) {
@@ -101,7 +104,11 @@ impl Report {
         match self.view {
             View::Timeline => (0..self.timeline.len()).collect(),
             View::Analyze | View::Check(_) => {
-                let mut ids: Vec<usize> = self.findings.iter().flat_map(|f| f.evidence.iter().copied()).collect();
+                let mut ids: Vec<usize> = self
+                    .findings
+                    .iter()
+                    .flat_map(|f| f.evidence.iter().copied())
+                    .collect();
                 ids.sort_unstable();
                 ids.dedup();
                 ids
@@ -112,7 +119,11 @@ impl Report {
     /// Findings at or above the `check` threshold.
     pub fn failing(&self) -> usize {
         match self.view {
-            View::Check(threshold) => self.findings.iter().filter(|f| f.severity >= threshold).count(),
+            View::Check(threshold) => self
+                .findings
+                .iter()
+                .filter(|f| f.severity >= threshold)
+                .count(),
             _ => 0,
         }
     }

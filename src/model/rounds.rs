@@ -48,7 +48,9 @@ impl Round {
 pub fn rounds(timeline: &Timeline) -> Vec<Round> {
     let mut by_run: BTreeMap<&str, Round> = BTreeMap::new();
     for (id, event) in timeline.ids() {
-        let Some(run_id) = event.run_id.as_deref() else { continue };
+        let Some(run_id) = event.run_id.as_deref() else {
+            continue;
+        };
         if !matches!(
             event.kind,
             EventKind::RoundStarted
@@ -83,14 +85,17 @@ pub fn rounds(timeline: &Timeline) -> Vec<Round> {
         }
         match event.kind {
             EventKind::RoundStarted if round.started.is_none() => round.started = Some(id),
-            EventKind::RoundFinished | EventKind::RoundFailed if round.ended.is_none() => round.ended = Some(id),
+            EventKind::RoundFinished | EventKind::RoundFailed if round.ended.is_none() => {
+                round.ended = Some(id)
+            }
             EventKind::ItemSelected => round.selections.push(id),
             EventKind::EffectPosted => round.effects.push(id),
             _ => {}
         }
     }
     let mut rounds: Vec<Round> = by_run.into_values().collect();
-    rounds.sort_by(|a, b| (a.start_at(timeline), &a.run_id).cmp(&(b.start_at(timeline), &b.run_id)));
+    rounds
+        .sort_by(|a, b| (a.start_at(timeline), &a.run_id).cmp(&(b.start_at(timeline), &b.run_id)));
     rounds
 }
 
@@ -109,7 +114,9 @@ pub fn attempts(timeline: &Timeline) -> BTreeMap<String, Vec<Attempt>> {
     let mut from_log: BTreeMap<String, Vec<Attempt>> = BTreeMap::new();
     let mut from_ledger: BTreeMap<String, Vec<Attempt>> = BTreeMap::new();
     for (id, event) in timeline.ids() {
-        let Some(job_id) = event.job_id.as_deref() else { continue };
+        let Some(job_id) = event.job_id.as_deref() else {
+            continue;
+        };
         let target = match event.kind {
             EventKind::JobActive => &mut from_log,
             EventKind::RoundStarted => &mut from_ledger,

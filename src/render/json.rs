@@ -119,7 +119,9 @@ pub fn wire_event(event: &Event) -> WireEvent<'_> {
 fn wire_value(value: &Value) -> JsonValue {
     match value {
         Value::Time(at) => JsonValue::String(format_rfc3339(*at)),
-        Value::Seconds(s) | Value::Ratio(s) => serde_json::Number::from_f64(*s).map_or(JsonValue::Null, JsonValue::Number),
+        Value::Seconds(s) | Value::Ratio(s) => {
+            serde_json::Number::from_f64(*s).map_or(JsonValue::Null, JsonValue::Number)
+        }
         Value::Count(n) => JsonValue::from(*n),
         Value::Flag(b) => JsonValue::Bool(*b),
         Value::Text(t) => JsonValue::String(t.clone()),
@@ -132,8 +134,16 @@ fn wire_finding<'a>(report: &'a Report, finding: &'a Finding) -> WireFinding<'a>
         severity: finding.severity.name(),
         at: format_rfc3339(finding.at),
         summary: fill_summary(&finding.summary, &finding.metrics, report.display_tz),
-        evidence: finding.evidence.iter().map(|&id| wire_event(report.timeline.get(id))).collect(),
-        metrics: finding.metrics.iter().map(|(name, value)| ((*name).to_string(), wire_value(value))).collect(),
+        evidence: finding
+            .evidence
+            .iter()
+            .map(|&id| wire_event(report.timeline.get(id)))
+            .collect(),
+        metrics: finding
+            .metrics
+            .iter()
+            .map(|(name, value)| ((*name).to_string(), wire_value(value)))
+            .collect(),
         arithmetic: finding
             .derivations
             .iter()
@@ -163,11 +173,24 @@ impl Renderer for Json {
             inputs: &report.inputs,
             params: Params {
                 values: &report.params,
-                origins: report.params.entries().iter().map(|(name, _, origin)| (*name, *origin)).collect(),
+                origins: report
+                    .params
+                    .entries()
+                    .iter()
+                    .map(|(name, _, origin)| (*name, *origin))
+                    .collect(),
             },
             assumptions: &report.assumptions,
-            timeline: report.shown_events().into_iter().map(|id| wire_event(report.timeline.get(id))).collect(),
-            findings: report.findings.iter().map(|f| wire_finding(report, f)).collect(),
+            timeline: report
+                .shown_events()
+                .into_iter()
+                .map(|id| wire_event(report.timeline.get(id)))
+                .collect(),
+            findings: report
+                .findings
+                .iter()
+                .map(|f| wire_finding(report, f))
+                .collect(),
             check: match report.view {
                 View::Check(threshold) => Some(Check {
                     fail_on: threshold.name(),

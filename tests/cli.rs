@@ -1,0 +1,835 @@
+//! The one integration-test binary: runs the real `leasetrace` executable and asserts stdout,
+//! stderr and exit status together.
+//!
+//! Sections: the 2026-10-07 incident reproduced to the second; the clean day; the exit-code
+//! contract; bad input; sources given by flags, stdin and gzip; golden outputs per fixture and
+//! format; the docs staying in step with the registries.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const INCIDENT: &str = "fixtures/incident-2026-10-07";
+const CLEAN: &str = "fixtures/clean-sweeps";
+
+/// A finished run of the binary.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+/// A small builder around the binary: arguments, optional stdin, then `run`.
+struct Leasetrace {
+    command: Command,
+    stdin: Option<Vec<u8>>,
+}
+
+fn leasetrace(args: &[&str]) -> Leasetrace {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_leasetrace"));
+    command
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .env_remove("NO_COLOR");
+    Leasetrace {
+        command,
+        stdin: None,
+    }
+}
+
+impl Leasetrace {
+    fn stdin(mut self, bytes: &[u8]) -> Self {
+        self.stdin = Some(bytes.to_vec());
+        self
+    }
+
+    fn run(mut self) -> Run {
+        self.command.stdin(if self.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        self.command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = self.command.spawn().expect("the binary runs");
+        if let Some(bytes) = self.stdin.take() {
+            child.stdin.take().unwrap().write_all(&bytes).unwrap();
+        }
+        let Output {
+            status,
+            stdout,
+            stderr,
+        } = child.wait_with_output().unwrap();
+        Run {
+            code: status.code().expect("exited normally"),
+            stdout: String::from_utf8(stdout).unwrap(),
+            stderr: String::from_utf8(stderr).unwrap(),
+        }
+    }
+}
+
+fn finding<'a>(report: &'a Value, kind: &str) -> &'a Value {
+    let all = report["findings"].as_array().unwrap();
+    let matching: Vec<&Value> = all.iter().filter(|f| f["kind"] == kind).collect();
+    assert_eq!(
+        matching.len(),
+        1,
+        "expected one {kind} finding, got {}",
+        matching.len()
+    );
+    matching[0]
+}
+
+fn kinds(report: &Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+// ---------------------------------------------------------------- the 2026-10-07 incident
+
+#[test]
+fn incident_2026_10_07_stalled_rerun_figures_to_the_second() {
+    let run = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    let metrics = &finding(&report, "stalled-rerun")["metrics"];
+    assert_eq!(metrics["job_id"], "repeat:pr-review-sweep:1791333180000");
+    // 09:33:00 KST activation, 09:37:26 restart (+266 s), first renewal between L/4 and L/2.
+    assert_eq!(metrics["activated_at"], "2026-10-07T00:33:00.000Z");
+    assert_eq!(metrics["restart_at"], "2026-10-07T00:37:26.000Z");
+    assert_eq!(metrics["activation_to_restart_s"], 266.0);
+    assert_eq!(
+        metrics["first_renewal_earliest_at"],
+        "2026-10-07T00:37:54.500Z"
+    );
+    assert_eq!(metrics["first_renewal_due_at"], "2026-10-07T00:42:49.000Z");
+    assert_eq!(metrics["died_before_first_renewal"], true);
+    // Lock expiry exact: activation + 1,178 s = 09:52:38; rerun at 09:53:00 inside the check window.
+    assert_eq!(metrics["lock_expired_at"], "2026-10-07T00:52:38.000Z");
+    assert!(
+        metrics.get("lock_expired_earliest_at").is_none(),
+        "an exact expiry is not a window"
+    );
+    assert_eq!(
+        metrics["stalled_check_window_start_at"],
+        "2026-10-07T00:52:38.000Z"
+    );
+    assert_eq!(
+        metrics["stalled_check_window_end_at"],
+        "2026-10-07T00:53:08.000Z"
+    );
+    assert_eq!(metrics["rerun_at"], "2026-10-07T00:53:00.000Z");
+    assert_eq!(metrics["restart_to_rerun_s"], 934.0);
+    assert_eq!(metrics["rerun_in_stalled_window"], true);
+    assert_eq!(
+        metrics["stalled_logged"], false,
+        "the log of that day has no stalled line"
+    );
+    assert_eq!(metrics["run_id"], "run-0933-a");
+    assert_eq!(metrics["rerun_run_id"], "run-0933-b");
+}
+
+#[test]
+fn incident_2026_10_07_overlap_and_duplicate_selection() {
+    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"])
+        .run()
+        .json();
+    let mut found = kinds(&report);
+    found.sort();
+    assert_eq!(
+        found,
+        ["duplicate-selection", "stalled-rerun", "sweep-overlap"],
+        "nothing else"
+    );
+
+    let overlap = &finding(&report, "sweep-overlap")["metrics"];
+    assert_eq!(
+        (overlap["run_a"].as_str(), overlap["run_b"].as_str()),
+        (Some("run-0933-b"), Some("run-0954-a"))
+    );
+    assert_eq!(overlap["a_is_rerun"], true);
+    assert_eq!(overlap["overlap_s"], 96.89);
+
+    let duplicate = finding(&report, "duplicate-selection");
+    let metrics = &duplicate["metrics"];
+    assert_eq!(metrics["item"], "PR-4412");
+    assert_eq!(metrics["run_a"], "run-0933-b");
+    assert_eq!(metrics["run_b"], "run-0954-a");
+    assert_eq!(metrics["selected_a_at"], "2026-10-07T00:54:05.700Z");
+    assert_eq!(metrics["selected_b_at"], "2026-10-07T00:54:06.360Z");
+    assert_eq!(metrics["delta_s"], 0.66);
+    assert_eq!(metrics["effects_posted"], 2);
+    assert_eq!(
+        duplicate["severity"], "error",
+        "the same review was posted twice"
+    );
+}
+
+#[test]
+fn incident_2026_10_07_table_in_kst_reads_like_the_postmortem() {
+    let run = leasetrace(&["analyze", INCIDENT, "--tz", "Asia/Seoul"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for expected in [
+        "times in Asia/Seoul",
+        "its process restarted at 09:37:26, 4 min 26 s after activation at 09:33:00",
+        "before the first lock renewal (09:37:54.50–09:42:49)",
+        "the lock expired at 09:52:38",
+        "re-run from the start at 09:53:00",
+        "15 min 34 s passed from restart to rerun",
+        "no stalled line or event was logged",
+        "PR-4412 was selected by round run-0933-b at 09:54:05.70 and again by round run-0954-a at 09:54:06.36, 0.66 s apart",
+        "Round run-0954-a (slot 09:54:00) started at 09:54:03.31 while round run-0933-b (slot 09:33:00), a re-run, was still running",
+        "lock_expired_at = activated_at + lockDuration (1178 s)",
+        "fixtures/incident-2026-10-07/server.log:348",
+    ] {
+        assert!(
+            run.stdout.contains(expected),
+            "missing {expected:?} in:\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn incident_2026_10_07_evidence_points_at_the_lines_used() {
+    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"])
+        .run()
+        .json();
+    let evidence = finding(&report, "stalled-rerun")["evidence"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let cited: Vec<(String, u64, String)> = evidence
+        .iter()
+        .map(|e| {
+            (
+                e["source"]["path"].as_str().unwrap().to_string(),
+                e["source"]["line"].as_u64().unwrap(),
+                e["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for (path, line, kind) in &cited {
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+        let raw = text
+            .lines()
+            .nth(usize::try_from(*line).unwrap() - 1)
+            .unwrap();
+        let event = evidence
+            .iter()
+            .find(|e| e["source"]["line"] == *line && e["source"]["path"] == path.as_str())
+            .unwrap();
+        assert_eq!(
+            event["raw"], raw,
+            "{path}:{line} ({kind}) is the line the event came from"
+        );
+    }
+    let kinds: Vec<&str> = cited.iter().map(|(_, _, k)| k.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "job-active",
+            "round-started",
+            "process-start",
+            "round-failed",
+            "job-active",
+            "round-started"
+        ]
+    );
+}
+
+#[test]
+fn every_input_line_is_accounted_for() {
+    for case in [INCIDENT, CLEAN] {
+        let report = leasetrace(&["timeline", case, "--format", "json"])
+            .run()
+            .json();
+        let mut events = 0;
+        for input in report["inputs"].as_array().unwrap() {
+            if input["kind"] == "bullmq-params" {
+                continue;
+            }
+            let n = |k: &str| input[k].as_u64().unwrap();
+            assert_eq!(
+                n("lines"),
+                n("events") + n("ignored") + n("rejected"),
+                "{input}"
+            );
+            let by_reason: u64 = input["ignored_by_reason"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|v| v.as_u64().unwrap())
+                .sum();
+            assert_eq!(by_reason, n("ignored"));
+            events += n("events");
+        }
+        assert_eq!(
+            report["timeline"].as_array().unwrap().len() as u64,
+            events,
+            "timeline shows every event"
+        );
+    }
+}
+
+#[test]
+fn the_report_prints_what_it_assumed() {
+    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"])
+        .run()
+        .json();
+    assert_eq!(report["params"]["lockDuration"], 1_178_000);
+    assert_eq!(report["params"]["lockRenewTime"], 589_000);
+    assert_eq!(
+        report["params"]["origins"]["lockRenewTime"],
+        "half-of-lock-duration"
+    );
+    assert_eq!(report["params"]["origins"]["lockDuration"], "file");
+    let assumptions = report["assumptions"].to_string();
+    assert!(
+        assumptions.contains("lockRenewTime = 589000 ms"),
+        "{assumptions}"
+    );
+}
+
+// ---------------------------------------------------------------- the clean day
+
+#[test]
+fn clean_sweeps_have_no_finding_and_check_passes() {
+    let run = leasetrace(&["check", CLEAN, "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let report = run.json();
+    assert_eq!(report["findings"].as_array().unwrap().len(), 0);
+    assert_eq!(report["check"]["passed"], true);
+    let run = leasetrace(&["check", CLEAN, "--fail-on", "info"]).run();
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stdout
+            .contains("check passed: no finding at or above info")
+    );
+}
+
+#[test]
+fn clean_sweeps_contain_the_near_misses_they_claim() {
+    let report = leasetrace(&["timeline", CLEAN, "--format", "json"])
+        .run()
+        .json();
+    let events = report["timeline"].as_array().unwrap();
+    let count = |kind: &str| events.iter().filter(|e| e["kind"] == kind).count();
+    assert_eq!(count("process-start"), 1, "a deploy between rounds");
+    assert_eq!(count("round-started"), 7);
+    let pr4421 = events
+        .iter()
+        .filter(|e| e["kind"] == "item-selected" && e["item"] == "PR-4421")
+        .count();
+    assert_eq!(
+        pr4421, 2,
+        "PR-4421 is selected by two consecutive rounds that do not overlap"
+    );
+}
+
+// ---------------------------------------------------------------- exit codes
+
+#[test]
+fn check_exit_codes_follow_the_threshold() {
+    assert_eq!(leasetrace(&["check", INCIDENT]).run().code, 1);
+    assert_eq!(
+        leasetrace(&["check", INCIDENT, "--fail-on", "error"])
+            .run()
+            .code,
+        1,
+        "duplicate-selection is an error"
+    );
+    assert_eq!(
+        leasetrace(&["check", INCIDENT, "--fail-on", "info"])
+            .run()
+            .code,
+        1
+    );
+    let run = leasetrace(&["check", INCIDENT, "--format", "json"]).run();
+    assert_eq!(run.json()["check"]["failing"], 3);
+    assert_eq!(
+        leasetrace(&["analyze", INCIDENT]).run().code,
+        0,
+        "analyze reports, it does not judge"
+    );
+}
+
+#[test]
+fn check_with_a_fixed_window_that_excludes_the_duplicate() {
+    // 0.5 s is narrower than the 0.66 s between the selections: only warnings remain.
+    let run = leasetrace(&[
+        "check",
+        INCIDENT,
+        "--duplicate-window",
+        "0.5",
+        "--fail-on",
+        "error",
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(!kinds(&run.json()).contains(&"duplicate-selection".to_string()));
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leasetrace"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["timeline", INCIDENT])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn the_same_input_gives_byte_identical_reports() {
+    let first = leasetrace(&["analyze", INCIDENT, "--format", "json"])
+        .run()
+        .stdout;
+    let second = leasetrace(&["analyze", INCIDENT, "--format", "json"])
+        .run()
+        .stdout;
+    assert_eq!(first, second);
+}
+
+// ---------------------------------------------------------------- bad input
+
+fn case_with(files: &[(&str, &[u8])], manifest: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in files {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    }
+    std::fs::write(dir.path().join("leasetrace.toml"), manifest).unwrap();
+    dir
+}
+
+const LEDGER_AND_LOG: &str = "[[sources]]\nkind = \"ledger\"\npath = \"ledger.csv\"\n\n[[sources]]\nkind = \"log\"\npath = \"server.log\"\ntz = \"Asia/Seoul\"\n";
+const GOOD_LEDGER: &[u8] = b"at,run_id,event\n2026-10-07T00:33:03Z,r1,round_started\n";
+const GOOD_LOG: &[u8] = b"2026-10-07 09:33:00.000 INFO job active id=7\n";
+
+fn expect_input_error(dir: &tempfile::TempDir, file: &str, line: Option<u32>, needle: &str) {
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
+    assert_eq!(
+        run.code, 2,
+        "stdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+    let place = match line {
+        Some(n) => format!("{}:{n}: ", dir.path().join(file).display()),
+        None => format!("{}: ", dir.path().join(file).display()),
+    };
+    assert!(
+        run.stderr.contains(&place),
+        "expected {place:?} in {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(needle),
+        "expected {needle:?} in {}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "no half report on error");
+}
+
+#[test]
+fn malformed_timestamp_names_file_and_line() {
+    let log = b"2026-10-07 09:33:00.000 INFO job active id=7\n2026-10-07 9:34:00 INFO job completed id=7\n";
+    let dir = case_with(
+        &[("ledger.csv", GOOD_LEDGER), ("server.log", log)],
+        LEDGER_AND_LOG,
+    );
+    expect_input_error(&dir, "server.log", Some(2), "malformed timestamp");
+}
+
+#[test]
+fn missing_column_names_the_field_and_the_flag() {
+    let ledger = b"when,run_id,event\n2026-10-07T00:33:03Z,r1,round_started\n";
+    let dir = case_with(
+        &[("ledger.csv", ledger), ("server.log", GOOD_LOG)],
+        LEDGER_AND_LOG,
+    );
+    expect_input_error(
+        &dir,
+        "ledger.csv",
+        Some(1),
+        "missing column for the ledger field 'time'",
+    );
+    let run = leasetrace(&[
+        "analyze",
+        dir.path().to_str().unwrap(),
+        "--column",
+        "time=when",
+    ])
+    .run();
+    assert_eq!(run.code, 0, "mapping the column fixes it: {}", run.stderr);
+}
+
+#[test]
+fn empty_file_is_an_error() {
+    let dir = case_with(
+        &[("ledger.csv", GOOD_LEDGER), ("server.log", b"")],
+        LEDGER_AND_LOG,
+    );
+    expect_input_error(&dir, "server.log", None, "file is empty");
+}
+
+#[test]
+fn binary_garbage_is_an_error_with_a_line() {
+    let garbage: Vec<u8> = (0u8..=255).cycle().take(4096).collect();
+    let dir = case_with(
+        &[("ledger.csv", GOOD_LEDGER), ("server.log", &garbage)],
+        LEDGER_AND_LOG,
+    );
+    expect_input_error(&dir, "server.log", Some(1), "binary data");
+    let dir = case_with(
+        &[("ledger.csv", &garbage), ("server.log", GOOD_LOG)],
+        LEDGER_AND_LOG,
+    );
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("ledger.csv:1: "), "{}", run.stderr);
+}
+
+#[test]
+fn unknown_zone_is_a_usage_error() {
+    let run = leasetrace(&["analyze", INCIDENT, "--tz", "KST"]).run();
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains(
+            "--tz: unknown time zone 'KST': expected an IANA name such as UTC, Asia/Seoul"
+        ),
+        "{}",
+        run.stderr
+    );
+    let manifest = LEDGER_AND_LOG.replace("Asia/Seoul", "Asia/Seul");
+    let dir = case_with(
+        &[("ledger.csv", GOOD_LEDGER), ("server.log", GOOD_LOG)],
+        &manifest,
+    );
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("unknown time zone 'Asia/Seul'"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_log_without_a_declared_zone_says_which_flag_to_pass() {
+    let run = leasetrace(&[
+        "analyze",
+        "--ledger",
+        &format!("{INCIDENT}/ledger.csv"),
+        "--log",
+        &format!("{INCIDENT}/server.log"),
+    ])
+    .run();
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains(&format!(
+            "{INCIDENT}/server.log:1: timestamp has no UTC offset"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--log-tz"), "{}", run.stderr);
+}
+
+#[test]
+fn an_unknown_manifest_key_is_reported_with_its_line() {
+    let dir = case_with(
+        &[],
+        "display_tz = \"UTC\"\n\n[[sources]]\nkind = \"ledger\"\npaht = \"ledger.csv\"\n",
+    );
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("leasetrace.toml:"), "{}", run.stderr);
+    assert!(run.stderr.contains("paht"), "{}", run.stderr);
+}
+
+#[test]
+fn nothing_to_read_is_a_usage_error() {
+    let run = leasetrace(&["analyze"]).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("nothing to read"), "{}", run.stderr);
+}
+
+// ---------------------------------------------------------------- sources by flag, stdin, gzip
+
+fn findings_without_inputs(report: &Value) -> Value {
+    report["findings"].clone()
+}
+
+#[test]
+fn flags_without_a_manifest_give_the_same_findings() {
+    let manifest = leasetrace(&["analyze", INCIDENT, "--format", "json"])
+        .run()
+        .json();
+    let flags = leasetrace(&[
+        "analyze",
+        "--ledger",
+        &format!("{INCIDENT}/ledger.csv"),
+        "--log",
+        &format!("{INCIDENT}/server.log"),
+        "--log-tz",
+        "Asia/Seoul",
+        "--params",
+        &format!("{INCIDENT}/bullmq.json"),
+        "--tz",
+        "Asia/Seoul",
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(flags.code, 0, "{}", flags.stderr);
+    assert_eq!(
+        findings_without_inputs(&flags.json()),
+        findings_without_inputs(&manifest)
+    );
+}
+
+#[test]
+fn lock_flags_override_the_parameters_file() {
+    // With a 30 s lock the restart at +266 s comes long after the first renewal could happen:
+    // the expiry is no longer exact.
+    let report = leasetrace(&[
+        "analyze",
+        INCIDENT,
+        "--lock-duration",
+        "30000",
+        "--format",
+        "json",
+    ])
+    .run()
+    .json();
+    let metrics = &finding(&report, "stalled-rerun")["metrics"];
+    assert!(metrics.get("lock_expired_at").is_none());
+    assert_eq!(metrics["died_before_first_renewal"], false);
+    assert_eq!(report["params"]["origins"]["lockDuration"], "flag");
+}
+
+#[test]
+fn stdin_and_gzip_sources() {
+    let ledger = std::fs::read(format!(
+        "{}/{INCIDENT}/ledger.csv",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let log = std::fs::read(format!(
+        "{}/{INCIDENT}/server.log",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let gz: PathBuf = dir.path().join("server.log.gz");
+    let mut encoder = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    encoder.write_all(&log).unwrap();
+    encoder.finish().unwrap();
+    let run = leasetrace(&[
+        "analyze",
+        "--ledger",
+        "-",
+        "--log",
+        gz.to_str().unwrap(),
+        "--log-tz",
+        "Asia/Seoul",
+        "--params",
+        &format!("{INCIDENT}/bullmq.json"),
+        "--format",
+        "json",
+    ])
+    .stdin(&ledger)
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    assert_eq!(
+        finding(&report, "stalled-rerun")["metrics"]["restart_to_rerun_s"],
+        934.0
+    );
+    assert_eq!(
+        finding(&report, "duplicate-selection")["metrics"]["delta_s"],
+        0.66
+    );
+    assert_eq!(report["inputs"][0]["path"], "-");
+}
+
+#[test]
+fn a_jsonl_ledger_reads_like_the_csv_one() {
+    let csv = std::fs::read_to_string(format!(
+        "{}/{INCIDENT}/ledger.csv",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let mut jsonl = String::new();
+    for row in rows {
+        // JSON Lines exporters omit empty values: records have different keys.
+        let object: serde_json::Map<String, Value> = header
+            .iter()
+            .zip(row.split(','))
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| ((*k).to_string(), Value::from(v)))
+            .collect();
+        jsonl.push_str(&Value::Object(object).to_string());
+        jsonl.push('\n');
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.jsonl");
+    std::fs::write(&path, jsonl).unwrap();
+    let run = leasetrace(&[
+        "analyze",
+        "--ledger",
+        path.to_str().unwrap(),
+        "--log",
+        &format!("{INCIDENT}/server.log"),
+        "--log-tz",
+        "Asia/Seoul",
+        "--params",
+        &format!("{INCIDENT}/bullmq.json"),
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut found = kinds(&run.json());
+    found.sort();
+    assert_eq!(
+        found,
+        ["duplicate-selection", "stalled-rerun", "sweep-overlap"]
+    );
+}
+
+// ---------------------------------------------------------------- golden outputs
+
+/// Compares with tests/golden/<name>; `LEASETRACE_BLESS=1 cargo test` rewrites the files after a
+/// reviewed change.
+fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("LEASETRACE_BLESS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing {}; run with LEASETRACE_BLESS=1", path.display()));
+    assert!(
+        expected == actual,
+        "{} differs from the output:\n{actual}",
+        path.display()
+    );
+}
+
+#[test]
+fn golden_outputs_per_fixture_and_format() {
+    for (case, label) in [(INCIDENT, "incident-2026-10-07"), (CLEAN, "clean-sweeps")] {
+        for format in ["table", "json"] {
+            let run = leasetrace(&["analyze", case, "--format", format]).run();
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            golden(&format!("{label}.analyze.{format}"), &run.stdout);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- docs and registries
+
+#[test]
+fn explain_prints_each_findings_documentation() {
+    let list = leasetrace(&["explain"]).run();
+    assert_eq!(list.code, 0);
+    for code in ["stalled-rerun", "sweep-overlap", "duplicate-selection"] {
+        assert!(list.stdout.contains(code), "{}", list.stdout);
+        let doc = leasetrace(&["explain", code]).run();
+        assert_eq!(doc.code, 0);
+        let file = std::fs::read_to_string(format!(
+            "{}/docs/findings/{code}.md",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        assert_eq!(doc.stdout, file);
+        for section in [
+            "## What it means",
+            "## How it is computed",
+            "## Metrics",
+            "## Evidence it needs",
+            "## Example",
+            "## What to change in the system",
+        ] {
+            assert!(
+                file.contains(section),
+                "docs/findings/{code}.md lacks {section}"
+            );
+        }
+        let catalog =
+            std::fs::read_to_string(format!("{}/docs/findings.md", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
+        assert!(
+            catalog.contains(&format!("findings/{code}.md")),
+            "docs/findings.md does not list {code}"
+        );
+    }
+    let unknown = leasetrace(&["explain", "nope"]).run();
+    assert_eq!(unknown.code, 2);
+    assert!(unknown.stderr.contains("unknown finding 'nope'"));
+}
+
+#[test]
+fn every_metric_a_finding_emits_is_documented() {
+    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"])
+        .run()
+        .json();
+    for finding in report["findings"].as_array().unwrap() {
+        let code = finding["kind"].as_str().unwrap();
+        let doc = std::fs::read_to_string(format!(
+            "{}/docs/findings/{code}.md",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        for metric in finding["metrics"].as_object().unwrap().keys() {
+            assert!(
+                doc.contains(&format!("`{metric}`")),
+                "docs/findings/{code}.md does not document `{metric}`"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_json_schema_version_is_documented() {
+    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"])
+        .run()
+        .json();
+    let schema = report["schema"].as_str().unwrap();
+    assert_eq!(schema, "leasetrace.report/v1");
+    let doc =
+        std::fs::read_to_string(format!("{}/docs/json.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    assert!(doc.contains(schema));
+}
