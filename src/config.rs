@@ -96,7 +96,7 @@ impl Config {
                 let manifest: Manifest = toml::from_str(&text).map_err(|e| {
                     let line = e
                         .span()
-                        .map(|span| text[..span.start].lines().count().max(1) as u64);
+                        .map(|span| text[..span.start].matches('\n').count() as u64 + 1);
                     Error::input(&path, line, format!("invalid manifest: {}", e.message()))
                 })?;
                 let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -125,6 +125,16 @@ impl Config {
         let mut assumptions = Vec::new();
         let mut sources = Vec::new();
         let mut params_path = args.params.clone();
+        let mut manifest_params = false;
+        if manifest_path.is_some()
+            && manifest.sources.is_empty()
+            && args.ledger.is_empty()
+            && args.log.is_empty()
+        {
+            return Err(Error::usage(format!(
+                "{manifest_name}: the manifest lists no sources; add [[sources]] entries (see docs/inputs.md)"
+            )));
+        }
 
         for (index, source) in manifest.sources.iter().enumerate() {
             let place = format!("{manifest_name}: source {} ({})", index + 1, source.path);
@@ -134,10 +144,32 @@ impl Config {
                     source.kind
                 ))
             })?;
-            let path = base.join(&source.path);
+            // `-` is standard input wherever the manifest lives.
+            let path = if source.path == "-" {
+                PathBuf::from("-")
+            } else {
+                base.join(&source.path)
+            };
             if kind == SourceKind::BullmqParams {
-                params_path.get_or_insert(path);
+                if manifest_params {
+                    return Err(Error::usage(format!(
+                        "{place}: a second bullmq-params source; a case has one set of lock parameters"
+                    )));
+                }
+                manifest_params = true;
+                if args.params.is_none() {
+                    params_path = Some(path);
+                } else {
+                    assumptions.push(format!("{}: replaced by --params", path.display()));
+                }
                 continue;
+            }
+            for key in source.events.values() {
+                if crate::ingest::ledger::mapping_target(key).is_none() {
+                    return Err(Error::usage(format!(
+                        "{place}: events maps to '{key}': expected one of round-started, item-selected, effect-posted, round-finished, round-failed"
+                    )));
+                }
             }
             let declared = source.tz.as_deref().map(|z| zone(z, &place)).transpose()?;
             let (flag_tz, flag) = match kind {
@@ -177,6 +209,17 @@ impl Config {
             ));
         }
 
+        let stdin_users = sources
+            .iter()
+            .map(|s| &s.path)
+            .chain(params_path.as_ref())
+            .filter(|p| p.as_os_str() == "-")
+            .count();
+        if stdin_users > 1 {
+            return Err(Error::usage(
+                "standard input ('-') can feed only one source",
+            ));
+        }
         let columns = parse_columns(&args.columns)?;
         for spec in &mut sources {
             if spec.kind == SourceKind::Ledger {
@@ -206,7 +249,7 @@ impl Config {
             && !(window.is_finite() && window >= 0.0)
         {
             return Err(Error::usage(format!(
-                "--duplicate-window must be a number of seconds ≥ 0, found {window}"
+                "duplicate window (--duplicate-window or [analysis] duplicate_window_s) must be a number of seconds ≥ 0, found {window}"
             )));
         }
         let param_flags = ParamOverrides {

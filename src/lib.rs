@@ -43,7 +43,8 @@ pub fn build_report(config: &Config, view: View) -> Result<Report> {
             origin,
             model::ParamOrigin::Default | model::ParamOrigin::HalfOfLockDuration
         ) {
-            assumptions.push(format!("{name} = {value} ms: {}", origin.describe()));
+            let unit = if name == "maxStalledCount" { "" } else { " ms" };
+            assumptions.push(format!("{name} = {value}{unit}: {}", origin.describe()));
         }
     }
     Ok(Report {

@@ -67,7 +67,17 @@ impl ZoneProblem {
 /// Parses an IANA zone name (`UTC`, `Asia/Seoul`). Abbreviations such as `KST` are refused
 /// because they are ambiguous across the world.
 pub fn parse_zone(name: &str) -> Result<Tz, String> {
-    name.trim().parse::<Tz>().map_err(|_| {
+    let trimmed = name.trim();
+    // The tz database also carries a few legacy abbreviations (EST, MST, CET, ...) whose meaning
+    // differs from what people usually mean by them; only region names and UTC/GMT are taken.
+    let region_or_utc = trimmed.contains('/')
+        || ["UTC", "GMT"]
+            .iter()
+            .any(|z| z.eq_ignore_ascii_case(trimmed));
+    chrono_tz::TZ_VARIANTS
+        .iter()
+        .copied()
+        .find(|tz| tz.name().eq_ignore_ascii_case(trimmed)).filter(|_| region_or_utc).ok_or_else(|| {
         format!("unknown time zone '{name}': expected an IANA name such as UTC, Asia/Seoul or Europe/Berlin")
     })
 }
@@ -407,7 +417,10 @@ mod tests {
     #[test]
     fn abbreviations_are_refused() {
         assert!(parse_zone("KST").is_err());
-        assert!(parse_zone("Asia/Seoul").is_ok());
+        assert!(parse_zone("EST").is_err());
+        assert!(parse_zone("CET").is_err());
+        assert_eq!(parse_zone("asia/seoul"), Ok(Tz::Asia__Seoul));
+        assert_eq!(parse_zone("utc"), Ok(Tz::UTC));
     }
 
     #[test]

@@ -35,33 +35,32 @@ impl Detector for DuplicateSelection {
         }
         let mut findings = Vec::new();
         for (item, mut selections) in by_item {
+            // Each round counts with its first selection of the item; every pair of rounds is
+            // judged on its own, so A–B far apart does not hide B–C close together.
             selections.sort_by_key(|(id, _)| *id);
-            for (later_index, &(later, later_round)) in selections.iter().enumerate() {
-                // One finding per pair of rounds: the first selection of each.
-                let Some(&(earlier, earlier_round)) = selections[..later_index]
-                    .iter()
-                    .find(|(_, round)| round.run_id != later_round.run_id)
-                else {
-                    continue;
-                };
-                let already = selections[..later_index]
-                    .iter()
-                    .any(|(_, round)| round.run_id == later_round.run_id);
-                if already {
-                    continue;
+            let mut firsts: Vec<(EventId, &Round)> = Vec::new();
+            for (id, round) in selections {
+                if !firsts.iter().any(|(_, r)| r.run_id == round.run_id) {
+                    firsts.push((id, round));
                 }
+            }
+            for (later_index, &(later, later_round)) in firsts.iter().enumerate() {
                 let later_at = timeline.get(later).at;
-                let close = match context.settings.duplicate_window_s {
-                    Some(window) => seconds_between(timeline.get(earlier).at, later_at) <= window,
-                    None => earlier_round.is_running_at(timeline, later_at),
-                };
-                if close {
-                    findings.push(duplicate(
-                        context,
-                        item,
-                        (earlier, earlier_round),
-                        (later, later_round),
-                    ));
+                for &(earlier, earlier_round) in &firsts[..later_index] {
+                    let close = match context.settings.duplicate_window_s {
+                        Some(window) => {
+                            seconds_between(timeline.get(earlier).at, later_at) <= window
+                        }
+                        None => earlier_round.is_running_at(timeline, later_at),
+                    };
+                    if close {
+                        findings.push(duplicate(
+                            context,
+                            item,
+                            (earlier, earlier_round),
+                            (later, later_round),
+                        ));
+                    }
                 }
             }
         }
@@ -280,6 +279,81 @@ mod tests {
             &Settings::default(),
         );
         assert!(findings.is_empty());
+    }
+
+    #[test]
+    fn an_early_finished_round_does_not_hide_a_later_overlapping_pair() {
+        let findings = detect(
+            vec![
+                row(
+                    1,
+                    "2026-10-07T00:10:00Z",
+                    EventKind::RoundStarted,
+                    "a",
+                    None,
+                ),
+                row(
+                    2,
+                    "2026-10-07T00:10:05Z",
+                    EventKind::ItemSelected,
+                    "a",
+                    Some("PR-1"),
+                ),
+                row(
+                    3,
+                    "2026-10-07T00:11:00Z",
+                    EventKind::RoundFinished,
+                    "a",
+                    None,
+                ),
+                row(
+                    4,
+                    "2026-10-07T00:53:03Z",
+                    EventKind::RoundStarted,
+                    "b",
+                    None,
+                ),
+                row(
+                    5,
+                    "2026-10-07T00:54:03Z",
+                    EventKind::RoundStarted,
+                    "c",
+                    None,
+                ),
+                row(
+                    6,
+                    "2026-10-07T00:54:05.700Z",
+                    EventKind::ItemSelected,
+                    "b",
+                    Some("PR-1"),
+                ),
+                row(
+                    7,
+                    "2026-10-07T00:54:06.360Z",
+                    EventKind::ItemSelected,
+                    "c",
+                    Some("PR-1"),
+                ),
+                row(
+                    8,
+                    "2026-10-07T00:55:40Z",
+                    EventKind::RoundFinished,
+                    "b",
+                    None,
+                ),
+                row(
+                    9,
+                    "2026-10-07T00:55:41Z",
+                    EventKind::RoundFinished,
+                    "c",
+                    None,
+                ),
+            ],
+            &Settings::default(),
+        );
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].get("run_a"), Some(&Value::Text("b".into())));
+        assert_eq!(findings[0].get("run_b"), Some(&Value::Text("c".into())));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::model::timeline::EventId;
-use crate::model::{EventKind, Finding, LockParams, Severity, Value};
+use crate::model::{Event, EventKind, Finding, LockParams, Severity, Value};
 use crate::time::{plus_millis, seconds_between};
 
 use super::{Context, Detector};
@@ -141,10 +141,19 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
         return None;
     }
 
-    let restart = timeline
+    // The restart that ended the job's process: one in the same log as the activation when that
+    // log has one (replicas usually log to their own files), else any.
+    let restarts: Vec<(EventId, &Event)> = timeline
         .ids()
-        .find(|(_, e)| e.kind == EventKind::ProcessStart && activated_at < e.at && e.at <= rerun_at)
-        .map(|(id, _)| id);
+        .filter(|(_, e)| {
+            e.kind == EventKind::ProcessStart && activated_at < e.at && e.at <= rerun_at
+        })
+        .collect();
+    let restart = restarts
+        .iter()
+        .find(|(_, e)| e.origin.source == activation.origin.source)
+        .or_else(|| restarts.first())
+        .map(|(id, _)| *id);
     let model = RenewalModel::for_version(params.version.as_deref());
     let (renew_earliest_ms, renew_due_ms) = model.first_renewal_window(params);
     let lock_ms = to_i64(params.lock_duration);
@@ -219,26 +228,29 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
         finding.note("the restart came before the earliest first renewal, so the lock was never renewed: its expiry is exact (the old process is taken to have died at or before the restart line)");
         (expiry_if_never_renewed, expiry_if_never_renewed)
     } else {
-        let latest = if let Some(at) = restart_at {
+        if restart_at.is_some() {
             finding.metric("died_before_first_renewal", Value::Flag(false));
-            let renewed_until_restart = plus_millis(at, lock_ms);
-            if renewed_until_restart < rerun_at {
-                finding.derive(
-                    "lock_expired_latest_at",
-                    format!("restart_at + lockDuration ({})", seconds(lock_ms)),
-                );
-                renewed_until_restart
-            } else {
-                finding.derive("lock_expired_latest_at", "rerun_at");
-                rerun_at
-            }
-        } else {
-            finding.derive("lock_expired_latest_at", "rerun_at");
-            rerun_at
+        }
+        // The latest expiry the evidence allows: a renewal just before the restart, but never
+        // after the rerun (the lock was gone by then) and never before activation + lockDuration
+        // (a rerun that early is reported outside the window instead).
+        let renewed_until_restart = restart_at.map(|at| plus_millis(at, lock_ms));
+        let (latest, formula) = match renewed_until_restart {
+            Some(at) if at < rerun_at => (
+                at,
+                format!("restart_at + lockDuration ({})", seconds(lock_ms)),
+            ),
+            _ => (rerun_at, "rerun_at".to_string()),
         };
-        // A rerun before activation + lockDuration cannot be a lock expiry; the window stays at the
-        // model's values and the rerun is reported outside it.
-        let latest = latest.max(expiry_if_never_renewed);
+        let (latest, formula) = if latest < expiry_if_never_renewed {
+            (
+                expiry_if_never_renewed,
+                format!("activated_at + lockDuration ({})", seconds(lock_ms)),
+            )
+        } else {
+            (latest, formula)
+        };
+        finding.derive("lock_expired_latest_at", formula);
         let earliest = expiry_if_never_renewed;
         finding.metric("lock_expired_earliest_at", Value::Time(earliest));
         finding.metric("lock_expired_latest_at", Value::Time(latest));
@@ -299,9 +311,7 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
         .copied()
         .filter(|&id| {
             let event = timeline.get(id);
-            event.kind == EventKind::JobStalled
-                && activated_at <= event.at
-                && event.at <= window_end.max(rerun_at)
+            event.kind == EventKind::JobStalled && activated_at <= event.at && event.at <= rerun_at
         })
         .collect();
     finding.metric("stalled_logged", Value::Flag(!stalled.is_empty()));

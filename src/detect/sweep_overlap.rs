@@ -71,6 +71,7 @@ fn overlap(timeline: &Timeline, rounds: &[Round], earlier: &Round, later: &Round
     finding.metric("a_started_at", Value::Time(earlier.start_at(timeline)));
     finding.metric("b_started_at", Value::Time(later_start));
     finding.metric("a_ended_at", Value::Time(earlier.end_at(timeline)));
+    finding.metric("b_ended_at", Value::Time(later.end_at(timeline)));
     finding.metric("overlap_end_at", Value::Time(overlap_end));
     finding.metric(
         "overlap_s",

@@ -79,7 +79,18 @@ pub fn read(path: &Path) -> Result<(ParamOverrides, InputSummary)> {
                         format!("'version' must be a string such as \"5.58.0\", found {value}"),
                     )
                 })?;
-                overrides.version = Some(version.to_string());
+                let plain = version.trim_start_matches('v');
+                let parts: Vec<&str> = plain.split('.').collect();
+                if parts.len() < 2 || parts.iter().any(|p| p.parse::<u32>().is_err()) {
+                    return Err(Error::input(
+                        path,
+                        line,
+                        format!(
+                            "'version' must be the BullMQ version in use, such as \"5.58.0\" (not a range), found \"{version}\""
+                        ),
+                    ));
+                }
+                overrides.version = Some(plain.to_string());
             }
             other => {
                 summary.ignore(&format!("unused key '{other}'"));

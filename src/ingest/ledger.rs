@@ -233,7 +233,8 @@ pub fn record_to_event(
         columns
             .column(name)
             .and_then(get)
-            .filter(|v| !v.trim().is_empty())
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
     };
     let line = origin.line;
     let time_column = columns.column("time").unwrap_or("time");
@@ -299,12 +300,18 @@ fn normalize(value: &str) -> String {
     value.trim().to_lowercase().replace(['-', ' '], "_")
 }
 
+/// The event kind an `events` mapping target names; `round_started` and `round-started` both work.
+pub fn mapping_target(name: &str) -> Option<EventKind> {
+    let name = normalize(name).replace('_', "-");
+    EventKind::from_name(&name).filter(|kind| EVENT_VALUES.iter().any(|(k, _)| k == kind))
+}
+
 pub fn event_kind(value: &str, extra: &BTreeMap<String, String>) -> Option<EventKind> {
     let value = normalize(value);
     if let Some(kind) = extra
         .iter()
         .find(|(from, _)| normalize(from) == value)
-        .and_then(|(_, to)| EventKind::from_name(to))
+        .and_then(|(_, to)| mapping_target(to))
     {
         return Some(kind);
     }
@@ -331,7 +338,16 @@ mod tests {
             Some(EventKind::EffectPosted)
         );
         assert_eq!(event_kind("heartbeat", &none), None);
-        let extra = BTreeMap::from([("begin".to_string(), "round-started".to_string())]);
+        let extra = BTreeMap::from([
+            ("begin".to_string(), "round-started".to_string()),
+            ("end".to_string(), "round_finished".to_string()),
+        ]);
         assert_eq!(event_kind("BEGIN", &extra), Some(EventKind::RoundStarted));
+        assert_eq!(event_kind("end", &extra), Some(EventKind::RoundFinished));
+        assert_eq!(
+            mapping_target("job-active"),
+            None,
+            "ledgers cannot produce log events"
+        );
     }
 }

@@ -164,8 +164,10 @@ impl RuleSet {
         Ok(RuleSet { any, rules, pairs })
     }
 
-    /// Classifies one message (the line after its timestamp). `kind` is `None` for noise.
+    /// Classifies one message (the line after its timestamp and the blanks that follow it, so
+    /// that user rules can anchor with `^`). `kind` is `None` for noise.
     pub fn classify(&self, message: &str) -> Classified {
+        let message = message.trim_start();
         let mut found = Classified::default();
         let Some(index) = self.any.matches(message).iter().next() else {
             return found;
@@ -213,7 +215,7 @@ impl RuleSet {
                 found.detail = Some(after.to_string());
             }
         }
-        if found.kind == Some(EventKind::Error) {
+        if found.kind == Some(EventKind::Error) && found.detail.is_none() {
             found.detail = Some(message.trim().to_string());
         }
         found

@@ -194,7 +194,7 @@ pub fn choose_format(spec: &SourceSpec, first_line: &str) -> Result<&'static dyn
         &spec.path,
         Some(1),
         format!(
-            "cannot tell the format of this {} from its name or first line; declare it with format = \"...\" in the manifest (one of {})",
+            "cannot tell the format of this {} from its name or first line; name the file with one of the endings .csv, .tsv, .jsonl, .log or declare format = \"...\" for the source in the manifest (one of {})",
             spec.kind.name(),
             names.join(", ")
         ),
@@ -236,9 +236,7 @@ fn peek_first_line(input: &mut Box<dyn BufRead>, path: &Path) -> Result<String> 
         path: path.to_path_buf(),
         source,
     })?;
-    let end = buffer
-        .iter()
-        .position(|&b| b == b'\n')
-        .unwrap_or(buffer.len());
-    Ok(String::from_utf8_lossy(&buffer[..end]).trim().to_string())
+    let text = String::from_utf8_lossy(buffer);
+    let first = text.lines().map(str::trim).find(|line| !line.is_empty());
+    Ok(first.unwrap_or_default().to_string())
 }
