@@ -60,15 +60,15 @@ pub fn read(path: &Path) -> Result<(ParamOverrides, InputSummary)> {
         };
         match key.as_str() {
             "lockDuration" => {
-                overrides.lock_duration = Some(positive(path, line, key, millis("milliseconds")?)?)
+                overrides.lock_duration = Some(positive(path, line, key, millis("milliseconds")?)?);
             }
             "lockRenewTime" => {
                 overrides.lock_renew_time =
-                    Some(positive(path, line, key, millis("milliseconds")?)?)
+                    Some(positive(path, line, key, millis("milliseconds")?)?);
             }
             "stalledInterval" => {
                 overrides.stalled_interval =
-                    Some(positive(path, line, key, millis("milliseconds")?)?)
+                    Some(positive(path, line, key, millis("milliseconds")?)?);
             }
             "maxStalledCount" => overrides.max_stalled_count = Some(millis("stalls")?),
             "version" => {

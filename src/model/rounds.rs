@@ -86,7 +86,7 @@ pub fn rounds(timeline: &Timeline) -> Vec<Round> {
         match event.kind {
             EventKind::RoundStarted if round.started.is_none() => round.started = Some(id),
             EventKind::RoundFinished | EventKind::RoundFailed if round.ended.is_none() => {
-                round.ended = Some(id)
+                round.ended = Some(id);
             }
             EventKind::ItemSelected => round.selections.push(id),
             EventKind::EffectPosted => round.effects.push(id),
