@@ -136,6 +136,7 @@ mod tests {
 
     fn row(line: u64, when: &str, kind: EventKind, run: &str, item: Option<&str>) -> Event {
         let origin = Origin {
+            channel: crate::model::Channel::Ledger,
             source: 0,
             path: "ledger.csv".into(),
             line,

@@ -392,6 +392,7 @@ mod tests {
 
     fn event(line: u64, when: &str, kind: EventKind, job: Option<&str>) -> Event {
         let origin = Origin {
+            channel: crate::model::Channel::Log,
             source: 0,
             path: "server.log".into(),
             line,

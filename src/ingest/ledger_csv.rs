@@ -72,6 +72,7 @@ impl EventFormat for LedgerCsv {
             };
             let raw = cells.join(if delimiter == b'\t' { "\t" } else { "," });
             let origin = Origin {
+                channel: crate::model::Channel::Ledger,
                 source,
                 path: path.clone(),
                 line,

@@ -65,6 +65,7 @@ impl EventFormat for LedgerJsonl {
             let columns = &Columns::present(spec, &keys);
             let get = |name: &str| object.get(name).and_then(scalar);
             let origin = Origin {
+                channel: crate::model::Channel::Ledger,
                 source,
                 path: path.clone(),
                 line,

@@ -33,6 +33,10 @@ pub enum SourceKind {
     Log,
     /// BullMQ worker options (`lockDuration`, ...).
     BullmqParams,
+    /// BullMQ's Redis events stream (`XRANGE bull:<queue>:events`).
+    BullmqEvents,
+    /// BullMQ job hashes (`HGETALL bull:<queue>:<id>`).
+    BullmqJobs,
 }
 
 impl SourceKind {
@@ -41,6 +45,8 @@ impl SourceKind {
             SourceKind::Ledger => "ledger",
             SourceKind::Log => "log",
             SourceKind::BullmqParams => "bullmq-params",
+            SourceKind::BullmqEvents => "bullmq-events",
+            SourceKind::BullmqJobs => "bullmq-jobs",
         }
     }
 

@@ -90,6 +90,7 @@ impl EventFormat for ServerLog {
                 continue;
             }
             let origin = Origin {
+                channel: crate::model::Channel::Log,
                 source,
                 path: path.clone(),
                 line,

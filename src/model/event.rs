@@ -14,14 +14,26 @@ use serde::Serialize;
 pub enum EventKind {
     /// A server process started (a restart, a deploy, a new replica).
     ProcessStart,
+    /// A job was added to the queue (BullMQ's `added`).
+    JobAdded,
+    /// A job entered the wait list (BullMQ's `waiting`; after a stall its `prev` is `active`).
+    JobWaiting,
+    /// A job was scheduled for later (BullMQ's `delayed`: a retry with backoff, a delayed job).
+    JobDelayed,
     /// A queue worker began processing a job (BullMQ's `active`).
     JobActive,
+    /// A job reported progress (BullMQ's `progress`).
+    JobProgress,
     /// The queue moved a job whose lock had expired back to wait (BullMQ's `stalled`).
     JobStalled,
     /// A job attempt failed, with its reason.
     JobFailed,
     /// A job attempt completed.
     JobCompleted,
+    /// A job used up its attempts (BullMQ's `retries-exhausted`).
+    JobRetriesExhausted,
+    /// A job was removed from the queue (BullMQ's `removed`).
+    JobRemoved,
     /// Any other error the server logged.
     Error,
     /// The ledger opened a run of a round.
@@ -37,12 +49,18 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 11] = [
+    pub const ALL: [EventKind; 17] = [
         EventKind::ProcessStart,
+        EventKind::JobAdded,
+        EventKind::JobWaiting,
+        EventKind::JobDelayed,
         EventKind::JobActive,
+        EventKind::JobProgress,
         EventKind::JobStalled,
         EventKind::JobFailed,
         EventKind::JobCompleted,
+        EventKind::JobRetriesExhausted,
+        EventKind::JobRemoved,
         EventKind::Error,
         EventKind::RoundStarted,
         EventKind::ItemSelected,
@@ -54,7 +72,13 @@ impl EventKind {
     pub fn name(self) -> &'static str {
         match self {
             EventKind::ProcessStart => "process-start",
+            EventKind::JobAdded => "job-added",
+            EventKind::JobWaiting => "job-waiting",
+            EventKind::JobDelayed => "job-delayed",
             EventKind::JobActive => "job-active",
+            EventKind::JobProgress => "job-progress",
+            EventKind::JobRetriesExhausted => "job-retries-exhausted",
+            EventKind::JobRemoved => "job-removed",
             EventKind::JobStalled => "job-stalled",
             EventKind::JobFailed => "job-failed",
             EventKind::JobCompleted => "job-completed",
@@ -72,9 +96,39 @@ impl EventKind {
     }
 }
 
+/// What kind of evidence a source is. When several channels saw the same activation of a job,
+/// detectors take it from the most authoritative one (see `Channel::activation_rank`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Channel {
+    /// The application's run ledger.
+    Ledger,
+    /// Server or application logs.
+    Log,
+    /// BullMQ's Redis events stream (`bull:<queue>:events`): written by BullMQ itself, Redis clock.
+    EventsStream,
+    /// BullMQ job hashes (`HGETALL bull:<queue>:<id>`): only the latest value of each field.
+    JobHash,
+}
+
+impl Channel {
+    /// Lower is preferred for job activations: the events stream records every activation at the
+    /// moment BullMQ made it; logs record what the application saw; the ledger records when the
+    /// processor wrote its first row; a job hash keeps only the last activation.
+    pub fn activation_rank(self) -> u8 {
+        match self {
+            Channel::EventsStream => 0,
+            Channel::Log => 1,
+            Channel::Ledger => 2,
+            Channel::JobHash => 3,
+        }
+    }
+}
+
 /// Where an event came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
+    pub channel: Channel,
     /// Position of the source in the case, for a stable order of simultaneous events.
     pub source: usize,
     pub path: Arc<str>,

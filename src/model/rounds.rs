@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::timeline::EventId;
-use super::{EventKind, Timeline};
+use super::{Channel, EventKind, Timeline};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Round {
@@ -107,28 +107,36 @@ pub struct Attempt {
     pub activated: EventId,
 }
 
-/// Activations per job id, in time order. Log `job-active` lines are preferred; a job that no log
-/// line shows active falls back to the ledger's `round-started` rows that carry its job id, so
-/// that one activation is never counted twice from two sources.
+/// Activations per job id, in time order, all from one channel: the most authoritative channel
+/// that saw the job active (events stream, then logs, then the ledger's `round-started` rows, then
+/// a job hash's `processedOn`), so that one activation is never counted twice from two sources.
 pub fn attempts(timeline: &Timeline) -> BTreeMap<String, Vec<Attempt>> {
-    let mut from_log: BTreeMap<String, Vec<Attempt>> = BTreeMap::new();
-    let mut from_ledger: BTreeMap<String, Vec<Attempt>> = BTreeMap::new();
+    let mut best: BTreeMap<String, (u8, Vec<Attempt>)> = BTreeMap::new();
     for (id, event) in timeline.ids() {
         let Some(job_id) = event.job_id.as_deref() else {
             continue;
         };
-        let target = match event.kind {
-            EventKind::JobActive => &mut from_log,
-            EventKind::RoundStarted => &mut from_ledger,
-            _ => continue,
+        let is_activation = match event.kind {
+            EventKind::JobActive => true,
+            EventKind::RoundStarted => event.origin.channel == Channel::Ledger,
+            _ => false,
         };
-        target.entry(job_id.to_string()).or_default().push(Attempt {
-            job_id: job_id.to_string(),
-            activated: id,
-        });
+        if !is_activation {
+            continue;
+        }
+        let rank = event.origin.channel.activation_rank();
+        let entry = best.entry(job_id.to_string()).or_insert((rank, Vec::new()));
+        if rank < entry.0 {
+            *entry = (rank, Vec::new());
+        }
+        if rank == entry.0 {
+            entry.1.push(Attempt {
+                job_id: job_id.to_string(),
+                activated: id,
+            });
+        }
     }
-    for (job_id, attempts) in from_ledger {
-        from_log.entry(job_id).or_insert(attempts);
-    }
-    from_log
+    best.into_iter()
+        .map(|(job, (_, attempts))| (job, attempts))
+        .collect()
 }
