@@ -52,6 +52,18 @@ pub struct CaseArgs {
     #[arg(long, value_name = "PATH")]
     pub log: Vec<PathBuf>,
 
+    /// BullMQ's events stream exported with XRANGE (JSON, JSON Lines or redis-cli text). Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub events: Vec<PathBuf>,
+
+    /// BullMQ job hashes exported with HGETALL, one JSON object per job. Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub jobs: Vec<PathBuf>,
+
+    /// Queue name for --events (the stream bull:<queue>:events does not say it).
+    #[arg(long, value_name = "NAME")]
+    pub queue: Option<String>,
+
     /// BullMQ lock parameters as JSON (lockDuration, lockRenewTime, stalledInterval, maxStalledCount; ms).
     #[arg(long, value_name = "PATH")]
     pub params: Option<PathBuf>,

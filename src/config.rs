@@ -55,6 +55,8 @@ struct ManifestSource {
     #[serde(default)]
     rules: Vec<ManifestRule>,
     builtin_rules: Option<bool>,
+    /// bullmq-events: the queue whose stream this is.
+    queue: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -78,25 +80,16 @@ impl Config {
     pub fn build(args: &CaseArgs) -> Result<Config> {
         let (manifest, base, manifest_path) = match &args.case {
             Some(case) => {
-                let path = if case.is_dir() {
-                    case.join(MANIFEST)
-                } else {
-                    case.clone()
-                };
+                let path = if case.is_dir() { case.join(MANIFEST) } else { case.clone() };
                 if !path.exists() {
                     return Err(Error::usage(format!(
                         "{}: no {MANIFEST} here; write one (see docs/inputs.md) or give the sources with --ledger, --log and --params",
                         case.display()
                     )));
                 }
-                let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
-                    path: path.clone(),
-                    source,
-                })?;
+                let text = std::fs::read_to_string(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
                 let manifest: Manifest = toml::from_str(&text).map_err(|e| {
-                    let line = e
-                        .span()
-                        .map(|span| text[..span.start].matches('\n').count() as u64 + 1);
+                    let line = e.span().map(|span| text[..span.start].matches('\n').count() as u64 + 1);
                     Error::input(&path, line, format!("invalid manifest: {}", e.message()))
                 })?;
                 let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -104,33 +97,21 @@ impl Config {
             }
             None => (Manifest::default(), PathBuf::new(), None),
         };
-        if manifest_path.is_none() && args.ledger.is_empty() && args.log.is_empty() {
+        let no_flag_sources =
+            args.ledger.is_empty() && args.log.is_empty() && args.events.is_empty() && args.jobs.is_empty();
+        if manifest_path.is_none() && no_flag_sources {
             return Err(Error::usage(
                 "nothing to read: give a case folder (with leasetrace.toml) or sources with --ledger, --log and --params",
             ));
         }
-        let manifest_name = manifest_path
-            .as_ref()
-            .map_or(MANIFEST.to_string(), |p| p.display().to_string());
-        let ledger_tz = args
-            .ledger_tz
-            .as_deref()
-            .map(|z| zone(z, "--ledger-tz"))
-            .transpose()?;
-        let log_tz = args
-            .log_tz
-            .as_deref()
-            .map(|z| zone(z, "--log-tz"))
-            .transpose()?;
+        let manifest_name = manifest_path.as_ref().map_or(MANIFEST.to_string(), |p| p.display().to_string());
+        let ledger_tz = args.ledger_tz.as_deref().map(|z| zone(z, "--ledger-tz")).transpose()?;
+        let log_tz = args.log_tz.as_deref().map(|z| zone(z, "--log-tz")).transpose()?;
         let mut assumptions = Vec::new();
         let mut sources = Vec::new();
         let mut params_path = args.params.clone();
         let mut manifest_params = false;
-        if manifest_path.is_some()
-            && manifest.sources.is_empty()
-            && args.ledger.is_empty()
-            && args.log.is_empty()
-        {
+        if manifest_path.is_some() && manifest.sources.is_empty() && no_flag_sources {
             return Err(Error::usage(format!(
                 "{manifest_name}: the manifest lists no sources; add [[sources]] entries (see docs/inputs.md)"
             )));
@@ -140,16 +121,12 @@ impl Config {
             let place = format!("{manifest_name}: source {} ({})", index + 1, source.path);
             let kind = SourceKind::from_name(&source.kind).ok_or_else(|| {
                 Error::usage(format!(
-                    "{place}: unknown kind '{}': expected ledger, log or bullmq-params",
+                    "{place}: unknown kind '{}': expected ledger, log, bullmq-events, bullmq-jobs or bullmq-params",
                     source.kind
                 ))
             })?;
             // `-` is standard input wherever the manifest lives.
-            let path = if source.path == "-" {
-                PathBuf::from("-")
-            } else {
-                base.join(&source.path)
-            };
+            let path = if source.path == "-" { PathBuf::from("-") } else { base.join(&source.path) };
             if kind == SourceKind::BullmqParams {
                 if manifest_params {
                     return Err(Error::usage(format!(
@@ -181,44 +158,31 @@ impl Config {
             spec.format.clone_from(&source.format);
             spec.columns.clone_from(&source.columns);
             spec.event_values.clone_from(&source.events);
-            spec.rules = source
-                .rules
-                .iter()
-                .map(|r| RuleSpec {
-                    event: r.event.clone(),
-                    pattern: r.pattern.clone(),
-                })
-                .collect();
+            spec.rules =
+                source.rules.iter().map(|r| RuleSpec { event: r.event.clone(), pattern: r.pattern.clone() }).collect();
             spec.builtin_rules = source.builtin_rules.unwrap_or(true);
+            spec.queue = source.queue.clone().or_else(|| args.queue.clone());
             sources.push(spec);
         }
         for path in &args.ledger {
-            sources.push(SourceSpec::new(
-                SourceKind::Ledger,
-                path.clone(),
-                ledger_tz,
-                "--ledger-tz".into(),
-            ));
+            sources.push(SourceSpec::new(SourceKind::Ledger, path.clone(), ledger_tz, "--ledger-tz".into()));
         }
         for path in &args.log {
-            sources.push(SourceSpec::new(
-                SourceKind::Log,
-                path.clone(),
-                log_tz,
-                "--log-tz".into(),
-            ));
+            sources.push(SourceSpec::new(SourceKind::Log, path.clone(), log_tz, "--log-tz".into()));
+        }
+        // Stream ids and job-hash fields are epoch milliseconds: these sources need no zone.
+        for (kind, paths) in [(SourceKind::BullmqEvents, &args.events), (SourceKind::BullmqJobs, &args.jobs)] {
+            for path in paths {
+                let mut spec = SourceSpec::new(kind, path.clone(), None, String::new());
+                spec.queue.clone_from(&args.queue);
+                sources.push(spec);
+            }
         }
 
-        let stdin_users = sources
-            .iter()
-            .map(|s| &s.path)
-            .chain(params_path.as_ref())
-            .filter(|p| p.as_os_str() == "-")
-            .count();
+        let stdin_users =
+            sources.iter().map(|s| &s.path).chain(params_path.as_ref()).filter(|p| p.as_os_str() == "-").count();
         if stdin_users > 1 {
-            return Err(Error::usage(
-                "standard input ('-') can feed only one source",
-            ));
+            return Err(Error::usage("standard input ('-') can feed only one source"));
         }
         let columns = parse_columns(&args.columns)?;
         for spec in &mut sources {
@@ -234,7 +198,8 @@ impl Config {
             }
         }
         if params_path.is_none() {
-            assumptions.push("no lock parameters file: lock parameters are BullMQ v5 defaults unless given by flags".into());
+            assumptions
+                .push("no lock parameters file: lock parameters are BullMQ v5 defaults unless given by flags".into());
         }
 
         let display_tz = match (&args.tz, &manifest.display_tz) {
@@ -242,9 +207,7 @@ impl Config {
             (None, Some(name)) => zone(name, &format!("{manifest_name}: display_tz"))?,
             (None, None) => chrono_tz::UTC,
         };
-        let duplicate_window_s = args
-            .duplicate_window
-            .or(manifest.analysis.duplicate_window_s);
+        let duplicate_window_s = args.duplicate_window.or(manifest.analysis.duplicate_window_s);
         if let Some(window) = duplicate_window_s
             && !(window.is_finite() && window >= 0.0)
         {
@@ -288,9 +251,7 @@ fn parse_columns(pairs: &[String]) -> Result<BTreeMap<String, String>> {
                 .map(|(field, column)| (field.trim().to_string(), column.trim().to_string()))
                 .filter(|(field, column)| !field.is_empty() && !column.is_empty())
                 .ok_or_else(|| {
-                    Error::usage(format!(
-                        "--column expects FIELD=COLUMN (e.g. time=created_at), found '{pair}'"
-                    ))
+                    Error::usage(format!("--column expects FIELD=COLUMN (e.g. time=created_at), found '{pair}'"))
                 })
         })
         .collect()

@@ -14,18 +14,11 @@ pub enum Error {
 
     /// A problem in one input file, at one line when the problem has a line.
     #[error("{}: {message}", location(path, *line))]
-    Input {
-        path: PathBuf,
-        line: Option<u64>,
-        message: String,
-    },
+    Input { path: PathBuf, line: Option<u64>, message: String },
 
     /// The file could not be opened or read at all.
     #[error("{}: cannot read: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
 }
 
 fn location(path: &std::path::Path, line: Option<u64>) -> String {
@@ -37,11 +30,7 @@ fn location(path: &std::path::Path, line: Option<u64>) -> String {
 
 impl Error {
     pub fn input(path: impl Into<PathBuf>, line: Option<u64>, message: impl Into<String>) -> Self {
-        Error::Input {
-            path: path.into(),
-            line,
-            message: message.into(),
-        }
+        Error::Input { path: path.into(), line, message: message.into() }
     }
 
     pub fn usage(message: impl Into<String>) -> Self {

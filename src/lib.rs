@@ -38,22 +38,33 @@ pub fn build_report(config: &Config, view: View) -> Result<Report> {
         }
     };
     let mut assumptions = config.assumptions.clone();
+    assumptions.extend(coverage_gaps(&inputs));
     for (name, value, origin) in params.entries() {
-        if matches!(
-            origin,
-            model::ParamOrigin::Default | model::ParamOrigin::HalfOfLockDuration
-        ) {
+        if matches!(origin, model::ParamOrigin::Default | model::ParamOrigin::HalfOfLockDuration) {
             let unit = if name == "maxStalledCount" { "" } else { " ms" };
             assumptions.push(format!("{name} = {value}{unit}: {}", origin.describe()));
         }
     }
-    Ok(Report {
-        view,
-        display_tz: config.display_tz,
-        inputs,
-        params,
-        assumptions,
-        timeline,
-        findings,
-    })
+    Ok(Report { view, display_tz: config.display_tz, inputs, params, assumptions, timeline, findings })
+}
+
+/// BullMQ trims its events stream (about 10,000 entries by default): when the stream starts after
+/// the other evidence, the absence of a stream event before its first entry proves nothing.
+fn coverage_gaps(inputs: &[model::InputSummary]) -> Vec<String> {
+    let earliest_other = inputs.iter().filter(|i| i.kind != "bullmq-events").filter_map(|i| i.first_at).min();
+    inputs
+        .iter()
+        .filter(|i| i.kind == "bullmq-events")
+        .filter_map(|stream| {
+            let (starts, other) = (stream.first_at?, earliest_other?);
+            (starts > other).then(|| {
+                format!(
+                    "{}: the events stream starts at {}, after the other evidence begins ({}): it was trimmed, and says nothing about earlier times; a missing stream event before then is not evidence",
+                    stream.path,
+                    time::format_rfc3339(starts),
+                    time::format_rfc3339(other)
+                )
+            })
+        })
+        .collect()
 }

@@ -59,20 +59,12 @@ fn explain(code: Option<&str>) -> Result<u8, Error> {
     if let Some(code) = code {
         let detector = detect::find(code).ok_or_else(|| {
             let codes: Vec<&str> = detect::DETECTORS.iter().map(|d| d.code()).collect();
-            Error::usage(format!(
-                "unknown finding '{code}': expected one of {}",
-                codes.join(", ")
-            ))
+            Error::usage(format!("unknown finding '{code}': expected one of {}", codes.join(", ")))
         })?;
         text.push_str(detector.doc());
     } else {
         for detector in detect::DETECTORS {
-            let _ = writeln!(
-                text,
-                "{:<22} {}",
-                detector.code(),
-                first_sentence(detector.doc())
-            );
+            let _ = writeln!(text, "{:<22} {}", detector.code(), first_sentence(detector.doc()));
         }
     }
     let mut out = io::stdout().lock();
@@ -82,8 +74,5 @@ fn explain(code: Option<&str>) -> Result<u8, Error> {
 
 /// The doc's one-line summary: the first paragraph after its heading.
 fn first_sentence(doc: &str) -> &str {
-    doc.lines()
-        .map(str::trim)
-        .find(|line| !line.is_empty() && !line.starts_with('#'))
-        .unwrap_or("")
+    doc.lines().map(str::trim).find(|line| !line.is_empty() && !line.starts_with('#')).unwrap_or("")
 }

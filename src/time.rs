@@ -6,9 +6,7 @@
 //! offset in a source without a declared zone is an error, and so is a local time that a DST
 //! transition makes ambiguous or impossible. The machine's own zone is never consulted.
 
-use chrono::{
-    DateTime, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc,
-};
+use chrono::{DateTime, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 use chrono_tz::Tz;
 
 /// A timestamp as written, before any zone is applied.
@@ -57,9 +55,9 @@ impl ZoneProblem {
             ZoneProblem::Ambiguous(tz) => format!(
                 "local time occurs twice in {tz} (daylight-saving fold); the line cannot be placed on the timeline without an offset"
             ),
-            ZoneProblem::Skipped(tz) => format!(
-                "local time does not exist in {tz} (daylight-saving gap); is the declared zone right?"
-            ),
+            ZoneProblem::Skipped(tz) => {
+                format!("local time does not exist in {tz} (daylight-saving gap); is the declared zone right?")
+            }
         }
     }
 }
@@ -70,16 +68,15 @@ pub fn parse_zone(name: &str) -> Result<Tz, String> {
     let trimmed = name.trim();
     // The tz database also carries a few legacy abbreviations (EST, MST, CET, ...) whose meaning
     // differs from what people usually mean by them; only region names and UTC/GMT are taken.
-    let region_or_utc = trimmed.contains('/')
-        || ["UTC", "GMT"]
-            .iter()
-            .any(|z| z.eq_ignore_ascii_case(trimmed));
+    let region_or_utc = trimmed.contains('/') || ["UTC", "GMT"].iter().any(|z| z.eq_ignore_ascii_case(trimmed));
     chrono_tz::TZ_VARIANTS
         .iter()
         .copied()
-        .find(|tz| tz.name().eq_ignore_ascii_case(trimmed)).filter(|_| region_or_utc).ok_or_else(|| {
-        format!("unknown time zone '{name}': expected an IANA name such as UTC, Asia/Seoul or Europe/Berlin")
-    })
+        .find(|tz| tz.name().eq_ignore_ascii_case(trimmed))
+        .filter(|_| region_or_utc)
+        .ok_or_else(|| {
+            format!("unknown time zone '{name}': expected an IANA name such as UTC, Asia/Seoul or Europe/Berlin")
+        })
 }
 
 /// Outcome of looking for a timestamp at the start of a log line.
@@ -107,9 +104,7 @@ pub fn leading_stamp(line: &str) -> Leading {
             len += start;
             if start == 1 {
                 if bytes.get(len) != Some(&b']') {
-                    return Leading::Malformed(
-                        "timestamp opened with '[' is not closed by ']'".into(),
-                    );
+                    return Leading::Malformed("timestamp opened with '[' is not closed by ']'".into());
                 }
                 len += 1;
             }
@@ -132,9 +127,7 @@ pub fn parse_field(text: &str) -> Result<Stamp, String> {
     if text.is_empty() {
         return Err("empty timestamp".into());
     }
-    if text.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-        && text.bytes().filter(|&b| b == b'.').count() <= 1
-    {
+    if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') && text.bytes().filter(|&b| b == b'.').count() <= 1 {
         return epoch(text);
     }
     let (stamp, len) = parse_datetime(text.as_bytes())?;
@@ -145,9 +138,7 @@ pub fn parse_field(text: &str) -> Result<Stamp, String> {
 }
 
 fn epoch(text: &str) -> Result<Stamp, String> {
-    let value: f64 = text
-        .parse()
-        .map_err(|_| format!("not a number: '{text}'"))?;
+    let value: f64 = text.parse().map_err(|_| format!("not a number: '{text}'"))?;
     let millis = if value < 1e11 { value * 1000.0 } else { value };
     #[allow(clippy::cast_possible_truncation)]
     let millis = millis.round() as i64;
@@ -162,35 +153,26 @@ fn looks_like_date(b: &[u8]) -> bool {
 
 fn digits(b: &[u8], at: usize, n: usize) -> Option<u32> {
     let slice = b.get(at..at + n)?;
-    slice.iter().try_fold(0u32, |acc, &d| {
-        d.is_ascii_digit().then(|| acc * 10 + u32::from(d - b'0'))
-    })
+    slice.iter().try_fold(0u32, |acc, &d| d.is_ascii_digit().then(|| acc * 10 + u32::from(d - b'0')))
 }
 
 /// `YYYY-MM-DD[T ]HH:MM:SS[.frac][Z|±HH:MM|±HHMM|±HH]`; returns the stamp and bytes used.
 fn parse_datetime(b: &[u8]) -> Result<(Stamp, usize), String> {
     let shown = String::from_utf8_lossy(&b[..b.len().min(32)]).into_owned();
-    let bad = |what: &str| {
-        format!(
-            "malformed timestamp '{shown}': {what}; expected YYYY-MM-DD HH:MM:SS[.fff][Z|±HH:MM]"
-        )
-    };
-    let (Some(year), Some(month), Some(day)) = (digits(b, 0, 4), digits(b, 5, 2), digits(b, 8, 2))
-    else {
+    let bad =
+        |what: &str| format!("malformed timestamp '{shown}': {what}; expected YYYY-MM-DD HH:MM:SS[.fff][Z|±HH:MM]");
+    let (Some(year), Some(month), Some(day)) = (digits(b, 0, 4), digits(b, 5, 2), digits(b, 8, 2)) else {
         return Err(bad("date is not YYYY-MM-DD"));
     };
     if b.get(7) != Some(&b'-') {
         return Err(bad("date is not YYYY-MM-DD"));
     }
     #[allow(clippy::cast_possible_wrap)]
-    let date =
-        NaiveDate::from_ymd_opt(year as i32, month, day).ok_or_else(|| bad("no such date"))?;
+    let date = NaiveDate::from_ymd_opt(year as i32, month, day).ok_or_else(|| bad("no such date"))?;
     if !matches!(b.get(10), Some(b'T' | b't' | b' ')) {
         return Err(bad("date is not followed by a time"));
     }
-    let (Some(hour), Some(minute), Some(second)) =
-        (digits(b, 11, 2), digits(b, 14, 2), digits(b, 17, 2))
-    else {
+    let (Some(hour), Some(minute), Some(second)) = (digits(b, 11, 2), digits(b, 14, 2), digits(b, 17, 2)) else {
         return Err(bad("time is not HH:MM:SS"));
     };
     if b.get(13) != Some(&b':') || b.get(16) != Some(&b':') {
@@ -207,8 +189,7 @@ fn parse_datetime(b: &[u8]) -> Result<(Stamp, usize), String> {
             at += 1;
         }
     }
-    let time = NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)
-        .ok_or_else(|| bad("no such time of day"))?;
+    let time = NaiveTime::from_hms_nano_opt(hour, minute, second, nanos).ok_or_else(|| bad("no such time of day"))?;
     let naive = NaiveDateTime::new(date, time);
     let offset_seconds = match b.get(at) {
         Some(b'Z' | b'z') => {
@@ -217,8 +198,7 @@ fn parse_datetime(b: &[u8]) -> Result<(Stamp, usize), String> {
         }
         Some(&sign @ (b'+' | b'-')) => {
             let hours = digits(b, at + 1, 2).ok_or_else(|| bad("offset is not ±HH:MM"))?;
-            let (minutes, used) = match (b.get(at + 3), digits(b, at + 4, 2), digits(b, at + 3, 2))
-            {
+            let (minutes, used) = match (b.get(at + 3), digits(b, at + 4, 2), digits(b, at + 3, 2)) {
                 (Some(b':'), Some(m), _) => (m, 6),
                 (_, _, Some(m)) => (m, 5),
                 _ => (0, 3),
@@ -233,12 +213,8 @@ fn parse_datetime(b: &[u8]) -> Result<(Stamp, usize), String> {
     let stamp = match offset_seconds {
         None => Stamp::Local(naive),
         Some(seconds) => {
-            let offset =
-                FixedOffset::east_opt(seconds).ok_or_else(|| bad("offset out of range"))?;
-            let at = offset
-                .from_local_datetime(&naive)
-                .single()
-                .ok_or_else(|| bad("offset out of range"))?;
+            let offset = FixedOffset::east_opt(seconds).ok_or_else(|| bad("offset out of range"))?;
+            let at = offset.from_local_datetime(&naive).single().ok_or_else(|| bad("offset out of range"))?;
             Stamp::Absolute(at.with_timezone(&Utc))
         }
     };
@@ -313,23 +289,17 @@ mod tests {
     use super::*;
 
     fn utc(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text)
-            .unwrap()
-            .with_timezone(&Utc)
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
     }
 
     #[test]
     fn kst_line_without_offset_takes_the_declared_zone() {
-        let Leading::Found(stamp, rest) = leading_stamp("2026-10-07 09:33:00.012 INFO job active")
-        else {
+        let Leading::Found(stamp, rest) = leading_stamp("2026-10-07 09:33:00.012 INFO job active") else {
             panic!("no stamp");
         };
         assert_eq!(rest, 23);
         let seoul = parse_zone("Asia/Seoul").unwrap();
-        assert_eq!(
-            stamp.to_utc(Some(seoul)).unwrap(),
-            utc("2026-10-07T00:33:00.012Z")
-        );
+        assert_eq!(stamp.to_utc(Some(seoul)).unwrap(), utc("2026-10-07T00:33:00.012Z"));
         assert_eq!(stamp.to_utc(None), Err(ZoneProblem::Undeclared));
     }
 
@@ -341,56 +311,26 @@ mod tests {
             ("2026-10-07 09:33:00+0900 x", "2026-10-07T00:33:00Z"),
             ("2026-10-06 19:33:00-05 x", "2026-10-07T00:33:00Z"),
         ] {
-            let Leading::Found(stamp, _) = leading_stamp(line) else {
-                panic!("{line}")
-            };
-            assert_eq!(
-                stamp.to_utc(Some(Tz::Asia__Seoul)).unwrap(),
-                utc(expected),
-                "{line}"
-            );
+            let Leading::Found(stamp, _) = leading_stamp(line) else { panic!("{line}") };
+            assert_eq!(stamp.to_utc(Some(Tz::Asia__Seoul)).unwrap(), utc(expected), "{line}");
         }
     }
 
     #[test]
     fn date_like_garbage_is_malformed_and_other_lines_are_absent() {
-        assert!(matches!(
-            leading_stamp("2026-13-07 09:33:00 x"),
-            Leading::Malformed(_)
-        ));
-        assert!(matches!(
-            leading_stamp("2026-10-07 9:33:00 x"),
-            Leading::Malformed(_)
-        ));
-        assert!(matches!(
-            leading_stamp("2026-10-07 09:33:00x"),
-            Leading::Malformed(_)
-        ));
-        assert_eq!(
-            leading_stamp("    at Worker.run (worker.js:10:3)"),
-            Leading::Absent
-        );
+        assert!(matches!(leading_stamp("2026-13-07 09:33:00 x"), Leading::Malformed(_)));
+        assert!(matches!(leading_stamp("2026-10-07 9:33:00 x"), Leading::Malformed(_)));
+        assert!(matches!(leading_stamp("2026-10-07 09:33:00x"), Leading::Malformed(_)));
+        assert_eq!(leading_stamp("    at Worker.run (worker.js:10:3)"), Leading::Absent);
         assert_eq!(leading_stamp(""), Leading::Absent);
     }
 
     #[test]
     fn ledger_fields_accept_rfc3339_naive_and_epoch() {
-        assert_eq!(
-            parse_field("2026-10-07T00:33:03.120Z").unwrap(),
-            Stamp::Absolute(utc("2026-10-07T00:33:03.120Z"))
-        );
-        assert_eq!(
-            parse_field("1791333183").unwrap(),
-            Stamp::Absolute(utc("2026-10-07T00:33:03Z"))
-        );
-        assert_eq!(
-            parse_field("1791333183120").unwrap(),
-            Stamp::Absolute(utc("2026-10-07T00:33:03.120Z"))
-        );
-        assert!(matches!(
-            parse_field("2026-10-07 00:33:03").unwrap(),
-            Stamp::Local(_)
-        ));
+        assert_eq!(parse_field("2026-10-07T00:33:03.120Z").unwrap(), Stamp::Absolute(utc("2026-10-07T00:33:03.120Z")));
+        assert_eq!(parse_field("1791333183").unwrap(), Stamp::Absolute(utc("2026-10-07T00:33:03Z")));
+        assert_eq!(parse_field("1791333183120").unwrap(), Stamp::Absolute(utc("2026-10-07T00:33:03.120Z")));
+        assert!(matches!(parse_field("2026-10-07 00:33:03").unwrap(), Stamp::Local(_)));
         assert!(parse_field("yesterday").is_err());
         assert!(parse_field("").is_err());
     }
@@ -398,20 +338,10 @@ mod tests {
     #[test]
     fn dst_fold_is_refused_not_guessed() {
         let berlin = parse_zone("Europe/Berlin").unwrap();
-        let Leading::Found(stamp, _) = leading_stamp("2026-10-25 02:30:00 x") else {
-            panic!()
-        };
-        assert_eq!(
-            stamp.to_utc(Some(berlin)),
-            Err(ZoneProblem::Ambiguous(berlin))
-        );
-        let Leading::Found(stamp, _) = leading_stamp("2026-03-29 02:30:00 x") else {
-            panic!()
-        };
-        assert_eq!(
-            stamp.to_utc(Some(berlin)),
-            Err(ZoneProblem::Skipped(berlin))
-        );
+        let Leading::Found(stamp, _) = leading_stamp("2026-10-25 02:30:00 x") else { panic!() };
+        assert_eq!(stamp.to_utc(Some(berlin)), Err(ZoneProblem::Ambiguous(berlin)));
+        let Leading::Found(stamp, _) = leading_stamp("2026-03-29 02:30:00 x") else { panic!() };
+        assert_eq!(stamp.to_utc(Some(berlin)), Err(ZoneProblem::Skipped(berlin)));
     }
 
     #[test]
@@ -435,14 +365,8 @@ mod tests {
     #[test]
     fn clock_times_keep_hundredths() {
         let seoul = Tz::Asia__Seoul;
-        assert_eq!(
-            format_clock(utc("2026-10-07T00:54:05.700Z"), seoul),
-            "09:54:05.70"
-        );
+        assert_eq!(format_clock(utc("2026-10-07T00:54:05.700Z"), seoul), "09:54:05.70");
         assert_eq!(format_clock(utc("2026-10-07T00:52:38Z"), seoul), "09:52:38");
-        assert_eq!(
-            format_clock(utc("2026-10-07T00:52:38.012Z"), seoul),
-            "09:52:38.012"
-        );
+        assert_eq!(format_clock(utc("2026-10-07T00:52:38.012Z"), seoul), "09:52:38.012");
     }
 }

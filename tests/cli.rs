@@ -23,8 +23,7 @@ struct Run {
 
 impl Run {
     fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
     }
 }
 
@@ -36,14 +35,8 @@ struct Leasetrace {
 
 fn leasetrace(args: &[&str]) -> Leasetrace {
     let mut command = Command::new(env!("CARGO_BIN_EXE_leasetrace"));
-    command
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .env_remove("NO_COLOR");
-    Leasetrace {
-        command,
-        stdin: None,
-    }
+    command.current_dir(env!("CARGO_MANIFEST_DIR")).args(args).env_remove("NO_COLOR");
+    Leasetrace { command, stdin: None }
 }
 
 impl Leasetrace {
@@ -53,21 +46,13 @@ impl Leasetrace {
     }
 
     fn run(mut self) -> Run {
-        self.command.stdin(if self.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        });
+        self.command.stdin(if self.stdin.is_some() { Stdio::piped() } else { Stdio::null() });
         self.command.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = self.command.spawn().expect("the binary runs");
         if let Some(bytes) = self.stdin.take() {
             child.stdin.take().unwrap().write_all(&bytes).unwrap();
         }
-        let Output {
-            status,
-            stdout,
-            stderr,
-        } = child.wait_with_output().unwrap();
+        let Output { status, stdout, stderr } = child.wait_with_output().unwrap();
         Run {
             code: status.code().expect("exited normally"),
             stdout: String::from_utf8(stdout).unwrap(),
@@ -79,22 +64,12 @@ impl Leasetrace {
 fn finding<'a>(report: &'a Value, kind: &str) -> &'a Value {
     let all = report["findings"].as_array().unwrap();
     let matching: Vec<&Value> = all.iter().filter(|f| f["kind"] == kind).collect();
-    assert_eq!(
-        matching.len(),
-        1,
-        "expected one {kind} finding, got {}",
-        matching.len()
-    );
+    assert_eq!(matching.len(), 1, "expected one {kind} finding, got {}", matching.len());
     matching[0]
 }
 
 fn kinds(report: &Value) -> Vec<String> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap().to_string())
-        .collect()
+    report["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap().to_string()).collect()
 }
 
 // ---------------------------------------------------------------- the 2026-10-07 incident
@@ -110,55 +85,31 @@ fn incident_2026_10_07_stalled_rerun_figures_to_the_second() {
     assert_eq!(metrics["activated_at"], "2026-10-07T00:33:00.000Z");
     assert_eq!(metrics["restart_at"], "2026-10-07T00:37:26.000Z");
     assert_eq!(metrics["activation_to_restart_s"], 266.0);
-    assert_eq!(
-        metrics["first_renewal_earliest_at"],
-        "2026-10-07T00:37:54.500Z"
-    );
+    assert_eq!(metrics["first_renewal_earliest_at"], "2026-10-07T00:37:54.500Z");
     assert_eq!(metrics["first_renewal_due_at"], "2026-10-07T00:42:49.000Z");
     assert_eq!(metrics["died_before_first_renewal"], true);
     // Lock expiry exact: activation + 1,178 s = 09:52:38; rerun at 09:53:00 inside the check window.
     assert_eq!(metrics["lock_expired_at"], "2026-10-07T00:52:38.000Z");
-    assert!(
-        metrics.get("lock_expired_earliest_at").is_none(),
-        "an exact expiry is not a window"
-    );
-    assert_eq!(
-        metrics["stalled_check_window_start_at"],
-        "2026-10-07T00:52:38.000Z"
-    );
-    assert_eq!(
-        metrics["stalled_check_window_end_at"],
-        "2026-10-07T00:53:08.000Z"
-    );
+    assert!(metrics.get("lock_expired_earliest_at").is_none(), "an exact expiry is not a window");
+    assert_eq!(metrics["stalled_check_window_start_at"], "2026-10-07T00:52:38.000Z");
+    assert_eq!(metrics["stalled_check_window_end_at"], "2026-10-07T00:53:08.000Z");
     assert_eq!(metrics["rerun_at"], "2026-10-07T00:53:00.000Z");
     assert_eq!(metrics["restart_to_rerun_s"], 934.0);
     assert_eq!(metrics["rerun_in_stalled_window"], true);
-    assert_eq!(
-        metrics["stalled_logged"], false,
-        "the log of that day has no stalled line"
-    );
+    assert_eq!(metrics["stalled_logged"], false, "the log of that day has no stalled line");
     assert_eq!(metrics["run_id"], "run-0933-a");
     assert_eq!(metrics["rerun_run_id"], "run-0933-b");
 }
 
 #[test]
 fn incident_2026_10_07_overlap_and_duplicate_selection() {
-    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"])
-        .run()
-        .json();
+    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
     let mut found = kinds(&report);
     found.sort();
-    assert_eq!(
-        found,
-        ["duplicate-selection", "stalled-rerun", "sweep-overlap"],
-        "nothing else"
-    );
+    assert_eq!(found, ["duplicate-selection", "stalled-rerun", "sweep-overlap"], "nothing else");
 
     let overlap = &finding(&report, "sweep-overlap")["metrics"];
-    assert_eq!(
-        (overlap["run_a"].as_str(), overlap["run_b"].as_str()),
-        (Some("run-0933-b"), Some("run-0954-a"))
-    );
+    assert_eq!((overlap["run_a"].as_str(), overlap["run_b"].as_str()), (Some("run-0933-b"), Some("run-0954-a")));
     assert_eq!(overlap["a_is_rerun"], true);
     assert_eq!(overlap["overlap_s"], 96.89);
 
@@ -171,10 +122,7 @@ fn incident_2026_10_07_overlap_and_duplicate_selection() {
     assert_eq!(metrics["selected_b_at"], "2026-10-07T00:54:06.360Z");
     assert_eq!(metrics["delta_s"], 0.66);
     assert_eq!(metrics["effects_posted"], 2);
-    assert_eq!(
-        duplicate["severity"], "error",
-        "the same review was posted twice"
-    );
+    assert_eq!(duplicate["severity"], "error", "the same review was posted twice");
 }
 
 #[test]
@@ -194,23 +142,14 @@ fn incident_2026_10_07_table_in_kst_reads_like_the_postmortem() {
         "lock_expired_at = activated_at + lockDuration (1178 s)",
         "fixtures/incident-2026-10-07/server.log:348",
     ] {
-        assert!(
-            run.stdout.contains(expected),
-            "missing {expected:?} in:\n{}",
-            run.stdout
-        );
+        assert!(run.stdout.contains(expected), "missing {expected:?} in:\n{}", run.stdout);
     }
 }
 
 #[test]
 fn incident_2026_10_07_evidence_points_at_the_lines_used() {
-    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"])
-        .run()
-        .json();
-    let evidence = finding(&report, "stalled-rerun")["evidence"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
+    let evidence = finding(&report, "stalled-rerun")["evidence"].as_array().unwrap().clone();
     let cited: Vec<(String, u64, String)> = evidence
         .iter()
         .map(|e| {
@@ -222,86 +161,45 @@ fn incident_2026_10_07_evidence_points_at_the_lines_used() {
         })
         .collect();
     for (path, line, kind) in &cited {
-        let text =
-            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
-        let raw = text
-            .lines()
-            .nth(usize::try_from(*line).unwrap() - 1)
-            .unwrap();
-        let event = evidence
-            .iter()
-            .find(|e| e["source"]["line"] == *line && e["source"]["path"] == path.as_str())
-            .unwrap();
-        assert_eq!(
-            event["raw"], raw,
-            "{path}:{line} ({kind}) is the line the event came from"
-        );
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+        let raw = text.lines().nth(usize::try_from(*line).unwrap() - 1).unwrap();
+        let event =
+            evidence.iter().find(|e| e["source"]["line"] == *line && e["source"]["path"] == path.as_str()).unwrap();
+        assert_eq!(event["raw"], raw, "{path}:{line} ({kind}) is the line the event came from");
     }
     let kinds: Vec<&str> = cited.iter().map(|(_, _, k)| k.as_str()).collect();
-    assert_eq!(
-        kinds,
-        [
-            "job-active",
-            "round-started",
-            "process-start",
-            "round-failed",
-            "job-active",
-            "round-started"
-        ]
-    );
+    assert_eq!(kinds, ["job-active", "round-started", "process-start", "round-failed", "job-active", "round-started"]);
 }
 
 #[test]
 fn every_input_line_is_accounted_for() {
     for case in [INCIDENT, CLEAN] {
-        let report = leasetrace(&["timeline", case, "--format", "json"])
-            .run()
-            .json();
+        let report = leasetrace(&["timeline", case, "--format", "json"]).run().json();
         let mut events = 0;
         for input in report["inputs"].as_array().unwrap() {
             if input["kind"] == "bullmq-params" {
                 continue;
             }
             let n = |k: &str| input[k].as_u64().unwrap();
-            assert_eq!(
-                n("lines"),
-                n("events") + n("ignored") + n("rejected"),
-                "{input}"
-            );
-            let by_reason: u64 = input["ignored_by_reason"]
-                .as_object()
-                .unwrap()
-                .values()
-                .map(|v| v.as_u64().unwrap())
-                .sum();
+            assert_eq!(n("lines"), n("used") + n("ignored") + n("rejected"), "{input}");
+            let by_reason: u64 =
+                input["ignored_by_reason"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
             assert_eq!(by_reason, n("ignored"));
             events += n("events");
         }
-        assert_eq!(
-            report["timeline"].as_array().unwrap().len() as u64,
-            events,
-            "timeline shows every event"
-        );
+        assert_eq!(report["timeline"].as_array().unwrap().len() as u64, events, "timeline shows every event");
     }
 }
 
 #[test]
 fn the_report_prints_what_it_assumed() {
-    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"])
-        .run()
-        .json();
+    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
     assert_eq!(report["params"]["lockDuration"], 1_178_000);
     assert_eq!(report["params"]["lockRenewTime"], 589_000);
-    assert_eq!(
-        report["params"]["origins"]["lockRenewTime"],
-        "half-of-lock-duration"
-    );
+    assert_eq!(report["params"]["origins"]["lockRenewTime"], "half-of-lock-duration");
     assert_eq!(report["params"]["origins"]["lockDuration"], "file");
     let assumptions = report["assumptions"].to_string();
-    assert!(
-        assumptions.contains("lockRenewTime = 589000 ms"),
-        "{assumptions}"
-    );
+    assert!(assumptions.contains("lockRenewTime = 589000 ms"), "{assumptions}");
 }
 
 // ---------------------------------------------------------------- the clean day
@@ -315,29 +213,18 @@ fn clean_sweeps_have_no_finding_and_check_passes() {
     assert_eq!(report["check"]["passed"], true);
     let run = leasetrace(&["check", CLEAN, "--fail-on", "info"]).run();
     assert_eq!(run.code, 0);
-    assert!(
-        run.stdout
-            .contains("check passed: no finding at or above info")
-    );
+    assert!(run.stdout.contains("check passed: no finding at or above info"));
 }
 
 #[test]
 fn clean_sweeps_contain_the_near_misses_they_claim() {
-    let report = leasetrace(&["timeline", CLEAN, "--format", "json"])
-        .run()
-        .json();
+    let report = leasetrace(&["timeline", CLEAN, "--format", "json"]).run().json();
     let events = report["timeline"].as_array().unwrap();
     let count = |kind: &str| events.iter().filter(|e| e["kind"] == kind).count();
     assert_eq!(count("process-start"), 1, "a deploy between rounds");
     assert_eq!(count("round-started"), 7);
-    let pr4421 = events
-        .iter()
-        .filter(|e| e["kind"] == "item-selected" && e["item"] == "PR-4421")
-        .count();
-    assert_eq!(
-        pr4421, 2,
-        "PR-4421 is selected by two consecutive rounds that do not overlap"
-    );
+    let pr4421 = events.iter().filter(|e| e["kind"] == "item-selected" && e["item"] == "PR-4421").count();
+    assert_eq!(pr4421, 2, "PR-4421 is selected by two consecutive rounds that do not overlap");
 }
 
 // ---------------------------------------------------------------- exit codes
@@ -345,42 +232,18 @@ fn clean_sweeps_contain_the_near_misses_they_claim() {
 #[test]
 fn check_exit_codes_follow_the_threshold() {
     assert_eq!(leasetrace(&["check", INCIDENT]).run().code, 1);
-    assert_eq!(
-        leasetrace(&["check", INCIDENT, "--fail-on", "error"])
-            .run()
-            .code,
-        1,
-        "duplicate-selection is an error"
-    );
-    assert_eq!(
-        leasetrace(&["check", INCIDENT, "--fail-on", "info"])
-            .run()
-            .code,
-        1
-    );
+    assert_eq!(leasetrace(&["check", INCIDENT, "--fail-on", "error"]).run().code, 1, "duplicate-selection is an error");
+    assert_eq!(leasetrace(&["check", INCIDENT, "--fail-on", "info"]).run().code, 1);
     let run = leasetrace(&["check", INCIDENT, "--format", "json"]).run();
     assert_eq!(run.json()["check"]["failing"], 3);
-    assert_eq!(
-        leasetrace(&["analyze", INCIDENT]).run().code,
-        0,
-        "analyze reports, it does not judge"
-    );
+    assert_eq!(leasetrace(&["analyze", INCIDENT]).run().code, 0, "analyze reports, it does not judge");
 }
 
 #[test]
 fn check_with_a_fixed_window_that_excludes_the_duplicate() {
     // 0.5 s is narrower than the 0.66 s between the selections: only warnings remain.
-    let run = leasetrace(&[
-        "check",
-        INCIDENT,
-        "--duplicate-window",
-        "0.5",
-        "--fail-on",
-        "error",
-        "--format",
-        "json",
-    ])
-    .run();
+    let run =
+        leasetrace(&["check", INCIDENT, "--duplicate-window", "0.5", "--fail-on", "error", "--format", "json"]).run();
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(!kinds(&run.json()).contains(&"duplicate-selection".to_string()));
 }
@@ -396,22 +259,13 @@ fn a_closed_pipe_is_not_an_error() {
         .unwrap();
     drop(child.stdout.take());
     let output = child.wait_with_output().unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
 }
 
 #[test]
 fn the_same_input_gives_byte_identical_reports() {
-    let first = leasetrace(&["analyze", INCIDENT, "--format", "json"])
-        .run()
-        .stdout;
-    let second = leasetrace(&["analyze", INCIDENT, "--format", "json"])
-        .run()
-        .stdout;
+    let first = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().stdout;
+    let second = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().stdout;
     assert_eq!(first, second);
 }
 
@@ -432,82 +286,44 @@ const GOOD_LOG: &[u8] = b"2026-10-07 09:33:00.000 INFO job active id=7\n";
 
 fn expect_input_error(dir: &tempfile::TempDir, file: &str, line: Option<u32>, needle: &str) {
     let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
-    assert_eq!(
-        run.code, 2,
-        "stdout: {}\nstderr: {}",
-        run.stdout, run.stderr
-    );
+    assert_eq!(run.code, 2, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
     let place = match line {
         Some(n) => format!("{}:{n}: ", dir.path().join(file).display()),
         None => format!("{}: ", dir.path().join(file).display()),
     };
-    assert!(
-        run.stderr.contains(&place),
-        "expected {place:?} in {}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains(needle),
-        "expected {needle:?} in {}",
-        run.stderr
-    );
+    assert!(run.stderr.contains(&place), "expected {place:?} in {}", run.stderr);
+    assert!(run.stderr.contains(needle), "expected {needle:?} in {}", run.stderr);
     assert!(run.stdout.is_empty(), "no half report on error");
 }
 
 #[test]
 fn malformed_timestamp_names_file_and_line() {
     let log = b"2026-10-07 09:33:00.000 INFO job active id=7\n2026-10-07 9:34:00 INFO job completed id=7\n";
-    let dir = case_with(
-        &[("ledger.csv", GOOD_LEDGER), ("server.log", log)],
-        LEDGER_AND_LOG,
-    );
+    let dir = case_with(&[("ledger.csv", GOOD_LEDGER), ("server.log", log)], LEDGER_AND_LOG);
     expect_input_error(&dir, "server.log", Some(2), "malformed timestamp");
 }
 
 #[test]
 fn missing_column_names_the_field_and_the_flag() {
     let ledger = b"when,run_id,event\n2026-10-07T00:33:03Z,r1,round_started\n";
-    let dir = case_with(
-        &[("ledger.csv", ledger), ("server.log", GOOD_LOG)],
-        LEDGER_AND_LOG,
-    );
-    expect_input_error(
-        &dir,
-        "ledger.csv",
-        Some(1),
-        "missing column for the ledger field 'time'",
-    );
-    let run = leasetrace(&[
-        "analyze",
-        dir.path().to_str().unwrap(),
-        "--column",
-        "time=when",
-    ])
-    .run();
+    let dir = case_with(&[("ledger.csv", ledger), ("server.log", GOOD_LOG)], LEDGER_AND_LOG);
+    expect_input_error(&dir, "ledger.csv", Some(1), "missing column for the ledger field 'time'");
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--column", "time=when"]).run();
     assert_eq!(run.code, 0, "mapping the column fixes it: {}", run.stderr);
 }
 
 #[test]
 fn empty_file_is_an_error() {
-    let dir = case_with(
-        &[("ledger.csv", GOOD_LEDGER), ("server.log", b"")],
-        LEDGER_AND_LOG,
-    );
+    let dir = case_with(&[("ledger.csv", GOOD_LEDGER), ("server.log", b"")], LEDGER_AND_LOG);
     expect_input_error(&dir, "server.log", None, "file is empty");
 }
 
 #[test]
 fn binary_garbage_is_an_error_with_a_line() {
     let garbage: Vec<u8> = (0u8..=255).cycle().take(4096).collect();
-    let dir = case_with(
-        &[("ledger.csv", GOOD_LEDGER), ("server.log", &garbage)],
-        LEDGER_AND_LOG,
-    );
+    let dir = case_with(&[("ledger.csv", GOOD_LEDGER), ("server.log", &garbage)], LEDGER_AND_LOG);
     expect_input_error(&dir, "server.log", Some(1), "binary data");
-    let dir = case_with(
-        &[("ledger.csv", &garbage), ("server.log", GOOD_LOG)],
-        LEDGER_AND_LOG,
-    );
+    let dir = case_with(&[("ledger.csv", &garbage), ("server.log", GOOD_LOG)], LEDGER_AND_LOG);
     let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("ledger.csv:1: "), "{}", run.stderr);
@@ -518,24 +334,15 @@ fn unknown_zone_is_a_usage_error() {
     let run = leasetrace(&["analyze", INCIDENT, "--tz", "KST"]).run();
     assert_eq!(run.code, 2);
     assert!(
-        run.stderr.contains(
-            "--tz: unknown time zone 'KST': expected an IANA name such as UTC, Asia/Seoul"
-        ),
+        run.stderr.contains("--tz: unknown time zone 'KST': expected an IANA name such as UTC, Asia/Seoul"),
         "{}",
         run.stderr
     );
     let manifest = LEDGER_AND_LOG.replace("Asia/Seoul", "Asia/Seul");
-    let dir = case_with(
-        &[("ledger.csv", GOOD_LEDGER), ("server.log", GOOD_LOG)],
-        &manifest,
-    );
+    let dir = case_with(&[("ledger.csv", GOOD_LEDGER), ("server.log", GOOD_LOG)], &manifest);
     let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
     assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("unknown time zone 'Asia/Seul'"),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr.contains("unknown time zone 'Asia/Seul'"), "{}", run.stderr);
 }
 
 #[test]
@@ -549,22 +356,13 @@ fn a_log_without_a_declared_zone_says_which_flag_to_pass() {
     ])
     .run();
     assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains(&format!(
-            "{INCIDENT}/server.log:1: timestamp has no UTC offset"
-        )),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr.contains(&format!("{INCIDENT}/server.log:1: timestamp has no UTC offset")), "{}", run.stderr);
     assert!(run.stderr.contains("--log-tz"), "{}", run.stderr);
 }
 
 #[test]
 fn an_unknown_manifest_key_is_reported_with_its_line() {
-    let dir = case_with(
-        &[],
-        "display_tz = \"UTC\"\n\n[[sources]]\nkind = \"ledger\"\npaht = \"ledger.csv\"\n",
-    );
+    let dir = case_with(&[], "display_tz = \"UTC\"\n\n[[sources]]\nkind = \"ledger\"\npaht = \"ledger.csv\"\n");
     let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("leasetrace.toml:"), "{}", run.stderr);
@@ -586,9 +384,7 @@ fn findings_without_inputs(report: &Value) -> Value {
 
 #[test]
 fn flags_without_a_manifest_give_the_same_findings() {
-    let manifest = leasetrace(&["analyze", INCIDENT, "--format", "json"])
-        .run()
-        .json();
+    let manifest = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
     let flags = leasetrace(&[
         "analyze",
         "--ledger",
@@ -606,26 +402,14 @@ fn flags_without_a_manifest_give_the_same_findings() {
     ])
     .run();
     assert_eq!(flags.code, 0, "{}", flags.stderr);
-    assert_eq!(
-        findings_without_inputs(&flags.json()),
-        findings_without_inputs(&manifest)
-    );
+    assert_eq!(findings_without_inputs(&flags.json()), findings_without_inputs(&manifest));
 }
 
 #[test]
 fn lock_flags_override_the_parameters_file() {
     // With a 30 s lock the restart at +266 s comes long after the first renewal could happen:
     // the expiry is no longer exact.
-    let report = leasetrace(&[
-        "analyze",
-        INCIDENT,
-        "--lock-duration",
-        "30000",
-        "--format",
-        "json",
-    ])
-    .run()
-    .json();
+    let report = leasetrace(&["analyze", INCIDENT, "--lock-duration", "30000", "--format", "json"]).run().json();
     let metrics = &finding(&report, "stalled-rerun")["metrics"];
     assert!(metrics.get("lock_expired_at").is_none());
     assert_eq!(metrics["died_before_first_renewal"], false);
@@ -634,22 +418,11 @@ fn lock_flags_override_the_parameters_file() {
 
 #[test]
 fn stdin_and_gzip_sources() {
-    let ledger = std::fs::read(format!(
-        "{}/{INCIDENT}/ledger.csv",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap();
-    let log = std::fs::read(format!(
-        "{}/{INCIDENT}/server.log",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap();
+    let ledger = std::fs::read(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let log = std::fs::read(format!("{}/{INCIDENT}/server.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let gz: PathBuf = dir.path().join("server.log.gz");
-    let mut encoder = flate2::write::GzEncoder::new(
-        std::fs::File::create(&gz).unwrap(),
-        flate2::Compression::fast(),
-    );
+    let mut encoder = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
     encoder.write_all(&log).unwrap();
     encoder.finish().unwrap();
     let run = leasetrace(&[
@@ -669,24 +442,14 @@ fn stdin_and_gzip_sources() {
     .run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     let report = run.json();
-    assert_eq!(
-        finding(&report, "stalled-rerun")["metrics"]["restart_to_rerun_s"],
-        934.0
-    );
-    assert_eq!(
-        finding(&report, "duplicate-selection")["metrics"]["delta_s"],
-        0.66
-    );
+    assert_eq!(finding(&report, "stalled-rerun")["metrics"]["restart_to_rerun_s"], 934.0);
+    assert_eq!(finding(&report, "duplicate-selection")["metrics"]["delta_s"], 0.66);
     assert_eq!(report["inputs"][0]["path"], "-");
 }
 
 #[test]
 fn a_jsonl_ledger_reads_like_the_csv_one() {
-    let csv = std::fs::read_to_string(format!(
-        "{}/{INCIDENT}/ledger.csv",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap();
+    let csv = std::fs::read_to_string(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let mut rows = csv.lines();
     let header: Vec<&str> = rows.next().unwrap().split(',').collect();
     let mut jsonl = String::new();
@@ -721,10 +484,7 @@ fn a_jsonl_ledger_reads_like_the_csv_one() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let mut found = kinds(&run.json());
     found.sort();
-    assert_eq!(
-        found,
-        ["duplicate-selection", "stalled-rerun", "sweep-overlap"]
-    );
+    assert_eq!(found, ["duplicate-selection", "stalled-rerun", "sweep-overlap"]);
 }
 
 // ---------------------------------------------------------------- golden outputs
@@ -732,20 +492,14 @@ fn a_jsonl_ledger_reads_like_the_csv_one() {
 /// Compares with tests/golden/<name>; `LEASETRACE_BLESS=1 cargo test` rewrites the files after a
 /// reviewed change.
 fn golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
     if std::env::var_os("LEASETRACE_BLESS").is_some() {
         std::fs::write(&path, actual).unwrap();
         return;
     }
     let expected = std::fs::read_to_string(&path)
         .unwrap_or_else(|_| panic!("missing {}; run with LEASETRACE_BLESS=1", path.display()));
-    assert!(
-        expected == actual,
-        "{} differs from the output:\n{actual}",
-        path.display()
-    );
+    assert!(expected == actual, "{} differs from the output:\n{actual}", path.display());
 }
 
 #[test]
@@ -766,22 +520,14 @@ fn explain_prints_each_findings_documentation() {
     let list = leasetrace(&["explain"]).run();
     assert_eq!(list.code, 0);
     // The codes come from the binary's own registry, so a new finding cannot skip its docs.
-    let codes: Vec<String> = list
-        .stdout
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .map(str::to_string)
-        .collect();
+    let codes: Vec<String> =
+        list.stdout.lines().filter_map(|l| l.split_whitespace().next()).map(str::to_string).collect();
     assert!(codes.len() >= 3, "{}", list.stdout);
     for code in codes.iter().map(String::as_str) {
         assert!(list.stdout.contains(code), "{}", list.stdout);
         let doc = leasetrace(&["explain", code]).run();
         assert_eq!(doc.code, 0);
-        let file = std::fs::read_to_string(format!(
-            "{}/docs/findings/{code}.md",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap();
+        let file = std::fs::read_to_string(format!("{}/docs/findings/{code}.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
         assert_eq!(doc.stdout, file);
         for section in [
             "## What it means",
@@ -791,18 +537,10 @@ fn explain_prints_each_findings_documentation() {
             "## Example",
             "## What to change in the system",
         ] {
-            assert!(
-                file.contains(section),
-                "docs/findings/{code}.md lacks {section}"
-            );
+            assert!(file.contains(section), "docs/findings/{code}.md lacks {section}");
         }
-        let catalog =
-            std::fs::read_to_string(format!("{}/docs/findings.md", env!("CARGO_MANIFEST_DIR")))
-                .unwrap();
-        assert!(
-            catalog.contains(&format!("findings/{code}.md")),
-            "docs/findings.md does not list {code}"
-        );
+        let catalog = std::fs::read_to_string(format!("{}/docs/findings.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        assert!(catalog.contains(&format!("findings/{code}.md")), "docs/findings.md does not list {code}");
     }
     let unknown = leasetrace(&["explain", "nope"]).run();
     assert_eq!(unknown.code, 2);
@@ -811,34 +549,22 @@ fn explain_prints_each_findings_documentation() {
 
 #[test]
 fn every_metric_a_finding_emits_is_documented() {
-    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"])
-        .run()
-        .json();
+    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
     for finding in report["findings"].as_array().unwrap() {
         let code = finding["kind"].as_str().unwrap();
-        let doc = std::fs::read_to_string(format!(
-            "{}/docs/findings/{code}.md",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap();
+        let doc = std::fs::read_to_string(format!("{}/docs/findings/{code}.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
         for metric in finding["metrics"].as_object().unwrap().keys() {
-            assert!(
-                doc.contains(&format!("`{metric}`")),
-                "docs/findings/{code}.md does not document `{metric}`"
-            );
+            assert!(doc.contains(&format!("`{metric}`")), "docs/findings/{code}.md does not document `{metric}`");
         }
     }
 }
 
 #[test]
 fn the_json_schema_version_is_documented() {
-    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"])
-        .run()
-        .json();
+    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
     let schema = report["schema"].as_str().unwrap();
     assert_eq!(schema, "leasetrace.report/v1");
-    let doc =
-        std::fs::read_to_string(format!("{}/docs/json.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let doc = std::fs::read_to_string(format!("{}/docs/json.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
     assert!(doc.contains(schema));
 }
 
@@ -852,44 +578,22 @@ fn shuffled_sources_give_the_same_findings() {
     let dir = tempfile::tempdir().unwrap();
     let log = std::fs::read_to_string(format!("{root}/{INCIDENT}/server.log")).unwrap();
     let reversed_log: Vec<&str> = log.lines().rev().collect();
-    std::fs::write(
-        dir.path().join("server.log"),
-        reversed_log.join("\n") + "\n",
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("server.log"), reversed_log.join("\n") + "\n").unwrap();
     let ledger = std::fs::read_to_string(format!("{root}/{INCIDENT}/ledger.csv")).unwrap();
     let mut rows: Vec<&str> = ledger.lines().collect();
     rows[1..].reverse();
     std::fs::write(dir.path().join("ledger.csv"), rows.join("\n") + "\n").unwrap();
-    std::fs::copy(
-        format!("{root}/{INCIDENT}/bullmq.json"),
-        dir.path().join("bullmq.json"),
-    )
-    .unwrap();
-    std::fs::copy(
-        format!("{root}/{INCIDENT}/leasetrace.toml"),
-        dir.path().join("leasetrace.toml"),
-    )
-    .unwrap();
+    std::fs::copy(format!("{root}/{INCIDENT}/bullmq.json"), dir.path().join("bullmq.json")).unwrap();
+    std::fs::copy(format!("{root}/{INCIDENT}/leasetrace.toml"), dir.path().join("leasetrace.toml")).unwrap();
 
-    let sorted = leasetrace(&["analyze", INCIDENT, "--format", "json"])
-        .run()
-        .json();
-    let shuffled = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"])
-        .run()
-        .json();
+    let sorted = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
+    let shuffled = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]).run().json();
     let strip = |report: &Value| -> Vec<(Value, Value, Value)> {
         report["findings"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|f| {
-                (
-                    f["kind"].clone(),
-                    f["metrics"].clone(),
-                    f["summary"].clone(),
-                )
-            })
+            .map(|f| (f["kind"].clone(), f["metrics"].clone(), f["summary"].clone()))
             .collect()
     };
     assert_eq!(strip(&shuffled), strip(&sorted));

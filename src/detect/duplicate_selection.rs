@@ -48,18 +48,11 @@ impl Detector for DuplicateSelection {
                 let later_at = timeline.get(later).at;
                 for &(earlier, earlier_round) in &firsts[..later_index] {
                     let close = match context.settings.duplicate_window_s {
-                        Some(window) => {
-                            seconds_between(timeline.get(earlier).at, later_at) <= window
-                        }
+                        Some(window) => seconds_between(timeline.get(earlier).at, later_at) <= window,
                         None => earlier_round.is_running_at(timeline, later_at),
                     };
                     if close {
-                        findings.push(duplicate(
-                            context,
-                            item,
-                            (earlier, earlier_round),
-                            (later, later_round),
-                        ));
+                        findings.push(duplicate(context, item, (earlier, earlier_round), (later, later_round)));
                     }
                 }
             }
@@ -68,33 +61,20 @@ impl Detector for DuplicateSelection {
     }
 }
 
-fn duplicate(
-    context: &Context,
-    item: &str,
-    earlier: (EventId, &Round),
-    later: (EventId, &Round),
-) -> Finding {
+fn duplicate(context: &Context, item: &str, earlier: (EventId, &Round), later: (EventId, &Round)) -> Finding {
     let timeline = context.timeline;
     let (a, b) = (timeline.get(earlier.0), timeline.get(later.0));
     let effects: Vec<EventId> = [earlier.1, later.1]
         .iter()
         .flat_map(|round| round.effects.iter().copied())
         .filter(|&id| {
-            timeline.get(id).item.as_deref() == Some(item)
-                && timeline.get(id).kind == EventKind::EffectPosted
+            timeline.get(id).item.as_deref() == Some(item) && timeline.get(id).kind == EventKind::EffectPosted
         })
         .collect();
-    let both_posted = [earlier.1, later.1].iter().all(|round| {
-        round
-            .effects
-            .iter()
-            .any(|&id| timeline.get(id).item.as_deref() == Some(item))
-    });
-    let severity = if both_posted {
-        Severity::Error
-    } else {
-        Severity::Warning
-    };
+    let both_posted = [earlier.1, later.1]
+        .iter()
+        .all(|round| round.effects.iter().any(|&id| timeline.get(id).item.as_deref() == Some(item)));
+    let severity = if both_posted { Severity::Error } else { Severity::Warning };
     let mut finding = Finding::new("duplicate-selection", severity, b.at);
     finding.metric("item", Value::Text(item.to_string()));
     finding.metric("run_a", Value::Text(earlier.1.run_id.clone()));
@@ -108,11 +88,10 @@ fn duplicate(
     finding.evidence.extend(&effects);
     finding.evidence.sort_unstable();
     match context.settings.duplicate_window_s {
-        Some(window) => finding.note(format!(
-            "window: the two selections at most {window} s apart (--duplicate-window)"
-        )),
-        None => finding
-            .note("window: the later selection happened while the earlier round was still running"),
+        Some(window) => {
+            finding.note(format!("window: the two selections at most {window} s apart (--duplicate-window)"))
+        }
+        None => finding.note("window: the later selection happened while the earlier round was still running"),
     };
     let consequence = if both_posted {
         "both rounds delivered an effect for it"
@@ -142,13 +121,7 @@ mod tests {
             line,
             raw: String::new(),
         };
-        let mut event = Event::new(
-            DateTime::parse_from_rfc3339(when)
-                .unwrap()
-                .with_timezone(&Utc),
-            kind,
-            origin,
-        );
+        let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
         event.run_id = Some(run.to_string());
         event.item = item.map(str::to_string);
         event
@@ -162,62 +135,14 @@ mod tests {
 
     fn incident() -> Vec<Event> {
         vec![
-            row(
-                1,
-                "2026-10-07T00:53:03Z",
-                EventKind::RoundStarted,
-                "a",
-                None,
-            ),
-            row(
-                2,
-                "2026-10-07T00:54:03Z",
-                EventKind::RoundStarted,
-                "b",
-                None,
-            ),
-            row(
-                3,
-                "2026-10-07T00:54:05.700Z",
-                EventKind::ItemSelected,
-                "a",
-                Some("PR-1"),
-            ),
-            row(
-                4,
-                "2026-10-07T00:54:06.360Z",
-                EventKind::ItemSelected,
-                "b",
-                Some("PR-1"),
-            ),
-            row(
-                5,
-                "2026-10-07T00:55:00Z",
-                EventKind::EffectPosted,
-                "a",
-                Some("PR-1"),
-            ),
-            row(
-                6,
-                "2026-10-07T00:55:01Z",
-                EventKind::EffectPosted,
-                "b",
-                Some("PR-1"),
-            ),
-            row(
-                7,
-                "2026-10-07T00:55:40Z",
-                EventKind::RoundFinished,
-                "a",
-                None,
-            ),
-            row(
-                8,
-                "2026-10-07T00:55:41Z",
-                EventKind::RoundFinished,
-                "b",
-                None,
-            ),
+            row(1, "2026-10-07T00:53:03Z", EventKind::RoundStarted, "a", None),
+            row(2, "2026-10-07T00:54:03Z", EventKind::RoundStarted, "b", None),
+            row(3, "2026-10-07T00:54:05.700Z", EventKind::ItemSelected, "a", Some("PR-1")),
+            row(4, "2026-10-07T00:54:06.360Z", EventKind::ItemSelected, "b", Some("PR-1")),
+            row(5, "2026-10-07T00:55:00Z", EventKind::EffectPosted, "a", Some("PR-1")),
+            row(6, "2026-10-07T00:55:01Z", EventKind::EffectPosted, "b", Some("PR-1")),
+            row(7, "2026-10-07T00:55:40Z", EventKind::RoundFinished, "a", None),
+            row(8, "2026-10-07T00:55:41Z", EventKind::RoundFinished, "b", None),
         ]
     }
 
@@ -234,48 +159,12 @@ mod tests {
     fn a_later_round_picking_the_item_again_is_not_a_duplicate() {
         let findings = detect(
             vec![
-                row(
-                    1,
-                    "2026-10-07T00:33:03Z",
-                    EventKind::RoundStarted,
-                    "a",
-                    None,
-                ),
-                row(
-                    2,
-                    "2026-10-07T00:33:05Z",
-                    EventKind::ItemSelected,
-                    "a",
-                    Some("PR-1"),
-                ),
-                row(
-                    3,
-                    "2026-10-07T00:34:00Z",
-                    EventKind::RoundFinished,
-                    "a",
-                    None,
-                ),
-                row(
-                    4,
-                    "2026-10-07T00:54:03Z",
-                    EventKind::RoundStarted,
-                    "b",
-                    None,
-                ),
-                row(
-                    5,
-                    "2026-10-07T00:54:05Z",
-                    EventKind::ItemSelected,
-                    "b",
-                    Some("PR-1"),
-                ),
-                row(
-                    6,
-                    "2026-10-07T00:55:00Z",
-                    EventKind::RoundFinished,
-                    "b",
-                    None,
-                ),
+                row(1, "2026-10-07T00:33:03Z", EventKind::RoundStarted, "a", None),
+                row(2, "2026-10-07T00:33:05Z", EventKind::ItemSelected, "a", Some("PR-1")),
+                row(3, "2026-10-07T00:34:00Z", EventKind::RoundFinished, "a", None),
+                row(4, "2026-10-07T00:54:03Z", EventKind::RoundStarted, "b", None),
+                row(5, "2026-10-07T00:54:05Z", EventKind::ItemSelected, "b", Some("PR-1")),
+                row(6, "2026-10-07T00:55:00Z", EventKind::RoundFinished, "b", None),
             ],
             &Settings::default(),
         );
@@ -286,69 +175,15 @@ mod tests {
     fn an_early_finished_round_does_not_hide_a_later_overlapping_pair() {
         let findings = detect(
             vec![
-                row(
-                    1,
-                    "2026-10-07T00:10:00Z",
-                    EventKind::RoundStarted,
-                    "a",
-                    None,
-                ),
-                row(
-                    2,
-                    "2026-10-07T00:10:05Z",
-                    EventKind::ItemSelected,
-                    "a",
-                    Some("PR-1"),
-                ),
-                row(
-                    3,
-                    "2026-10-07T00:11:00Z",
-                    EventKind::RoundFinished,
-                    "a",
-                    None,
-                ),
-                row(
-                    4,
-                    "2026-10-07T00:53:03Z",
-                    EventKind::RoundStarted,
-                    "b",
-                    None,
-                ),
-                row(
-                    5,
-                    "2026-10-07T00:54:03Z",
-                    EventKind::RoundStarted,
-                    "c",
-                    None,
-                ),
-                row(
-                    6,
-                    "2026-10-07T00:54:05.700Z",
-                    EventKind::ItemSelected,
-                    "b",
-                    Some("PR-1"),
-                ),
-                row(
-                    7,
-                    "2026-10-07T00:54:06.360Z",
-                    EventKind::ItemSelected,
-                    "c",
-                    Some("PR-1"),
-                ),
-                row(
-                    8,
-                    "2026-10-07T00:55:40Z",
-                    EventKind::RoundFinished,
-                    "b",
-                    None,
-                ),
-                row(
-                    9,
-                    "2026-10-07T00:55:41Z",
-                    EventKind::RoundFinished,
-                    "c",
-                    None,
-                ),
+                row(1, "2026-10-07T00:10:00Z", EventKind::RoundStarted, "a", None),
+                row(2, "2026-10-07T00:10:05Z", EventKind::ItemSelected, "a", Some("PR-1")),
+                row(3, "2026-10-07T00:11:00Z", EventKind::RoundFinished, "a", None),
+                row(4, "2026-10-07T00:53:03Z", EventKind::RoundStarted, "b", None),
+                row(5, "2026-10-07T00:54:03Z", EventKind::RoundStarted, "c", None),
+                row(6, "2026-10-07T00:54:05.700Z", EventKind::ItemSelected, "b", Some("PR-1")),
+                row(7, "2026-10-07T00:54:06.360Z", EventKind::ItemSelected, "c", Some("PR-1")),
+                row(8, "2026-10-07T00:55:40Z", EventKind::RoundFinished, "b", None),
+                row(9, "2026-10-07T00:55:41Z", EventKind::RoundFinished, "c", None),
             ],
             &Settings::default(),
         );
@@ -359,13 +194,9 @@ mod tests {
 
     #[test]
     fn a_fixed_window_replaces_the_running_rule() {
-        let narrow = Settings {
-            duplicate_window_s: Some(0.5),
-        };
+        let narrow = Settings { duplicate_window_s: Some(0.5) };
         assert!(detect(incident(), &narrow).is_empty());
-        let wide = Settings {
-            duplicate_window_s: Some(1.0),
-        };
+        let wide = Settings { duplicate_window_s: Some(1.0) };
         assert_eq!(detect(incident(), &wide).len(), 1);
     }
 }

@@ -6,6 +6,7 @@
 //! printing, and it reasons from times and ids, never from the order of lines.
 
 pub mod duplicate_selection;
+pub mod stalled_limit_exceeded;
 pub mod stalled_rerun;
 pub mod sweep_overlap;
 
@@ -13,7 +14,7 @@ use std::collections::BTreeMap;
 
 use crate::model::rounds::{self, Attempt, Round};
 use crate::model::timeline::EventId;
-use crate::model::{Finding, LockParams, Timeline};
+use crate::model::{Channel, Finding, LockParams, Timeline};
 
 /// Settings that shape detection, validated before analysis starts.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -32,6 +33,9 @@ pub struct Context<'a> {
     pub attempts: BTreeMap<String, Vec<Attempt>>,
     /// Every event that names a job, by job id, in time order.
     pub job_events: BTreeMap<String, Vec<EventId>>,
+    /// The first entry of BullMQ's events stream, when one was read: the stream is trimmed, so
+    /// it cannot speak for anything earlier.
+    pub stream_from: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl<'a> Context<'a> {
@@ -49,6 +53,12 @@ impl<'a> Context<'a> {
             rounds: rounds::rounds(timeline),
             attempts: rounds::attempts(timeline),
             job_events,
+            stream_from: timeline
+                .events()
+                .iter()
+                .filter(|e| e.origin.channel == Channel::EventsStream)
+                .map(|e| e.at)
+                .min(),
         }
     }
 }
@@ -62,11 +72,8 @@ pub trait Detector: Sync {
 }
 
 /// Every finding leasetrace knows. Adding one: one file and one line here.
-pub static DETECTORS: &[&dyn Detector] = &[
-    &stalled_rerun::StalledRerun,
-    &sweep_overlap::SweepOverlap,
-    &duplicate_selection::DuplicateSelection,
-];
+pub static DETECTORS: &[&dyn Detector] =
+    &[&stalled_rerun::StalledRerun, &sweep_overlap::SweepOverlap, &duplicate_selection::DuplicateSelection];
 
 /// Runs every detector; findings come out ordered by time, then code, for stable reports.
 pub fn analyze(context: &Context) -> Vec<Finding> {

@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::model::timeline::EventId;
-use crate::model::{Event, EventKind, Finding, LockParams, Severity, Value};
+use crate::model::{Channel, Event, EventKind, Finding, LockParams, Severity, Value};
 use crate::time::{plus_millis, seconds_between};
 
 use super::{Context, Detector};
@@ -30,10 +30,7 @@ pub enum RenewalModel {
 impl RenewalModel {
     pub fn for_version(version: Option<&str>) -> RenewalModel {
         let parsed = version.and_then(|v| {
-            let mut parts = v
-                .trim_start_matches('v')
-                .split('.')
-                .map(|p| p.parse::<u32>().ok());
+            let mut parts = v.trim_start_matches('v').split('.').map(|p| p.parse::<u32>().ok());
             Some((parts.next()??, parts.next().flatten().unwrap_or(0)))
         });
         match parsed {
@@ -105,8 +102,7 @@ impl Detector for StalledRerun {
         let mut findings = Vec::new();
         for (job_id, attempts) in &context.attempts {
             for pair in attempts.windows(2) {
-                if let Some(finding) = rerun(context, job_id, pair[0].activated, pair[1].activated)
-                {
+                if let Some(finding) = rerun(context, job_id, pair[0].activated, pair[1].activated) {
                     findings.push(finding);
                 }
             }
@@ -121,20 +117,15 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
     let activation = timeline.get(first);
     let rerun = timeline.get(second);
     let (activated_at, rerun_at) = (activation.at, rerun.at);
-    let job_events = context
-        .job_events
-        .get(job_id)
-        .map_or(&[][..], Vec::as_slice);
+    let job_events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
 
     // A completion or failure between the activations makes the second one a retry or a repeat,
     // not a recovery. A ledger `round-failed` does not count: the application marking its run
     // failed does not release BullMQ's lock.
     let ended = job_events.iter().any(|&id| {
         let event = timeline.get(id);
-        matches!(
-            event.kind,
-            EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished
-        ) && activated_at <= event.at
+        matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished)
+            && activated_at <= event.at
             && event.at <= rerun_at
     });
     if ended {
@@ -145,9 +136,7 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
     // log has one (replicas usually log to their own files), else any.
     let restarts: Vec<(EventId, &Event)> = timeline
         .ids()
-        .filter(|(_, e)| {
-            e.kind == EventKind::ProcessStart && activated_at < e.at && e.at <= rerun_at
-        })
+        .filter(|(_, e)| e.kind == EventKind::ProcessStart && activated_at < e.at && e.at <= rerun_at)
         .collect();
     let restart = restarts
         .iter()
@@ -164,11 +153,7 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
 
     let mut finding = Finding::new("stalled-rerun", Severity::Warning, rerun_at);
     finding.metric("job_id", Value::Text(job_id.to_string()));
-    if let Some(name) = activation
-        .job_name
-        .clone()
-        .or_else(|| rerun.job_name.clone())
-    {
+    if let Some(name) = activation.job_name.clone().or_else(|| rerun.job_name.clone()) {
         finding.metric("job_name", Value::Text(name));
     }
     if let Some(queue) = activation.queue.clone().or_else(|| rerun.queue.clone()) {
@@ -181,36 +166,21 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
     if let (Some(id), Some(at)) = (restart, restart_at) {
         finding.evidence.push(id);
         finding.metric("restart_at", Value::Time(at));
-        finding.metric(
-            "activation_to_restart_s",
-            Value::Seconds(seconds_between(activated_at, at)),
-        );
+        finding.metric("activation_to_restart_s", Value::Seconds(seconds_between(activated_at, at)));
         finding.derive("activation_to_restart_s", "restart_at − activated_at");
     }
-    finding.metric(
-        "first_renewal_earliest_at",
-        Value::Time(first_renewal_earliest),
-    );
+    finding.metric("first_renewal_earliest_at", Value::Time(first_renewal_earliest));
     finding.metric("first_renewal_due_at", Value::Time(first_renewal_due));
     match model {
         RenewalModel::BatchTimer => {
             finding.derive(
                 "first_renewal_earliest_at",
-                format!(
-                    "activated_at + lockRenewTime/2 ({})",
-                    seconds(renew_earliest_ms)
-                ),
+                format!("activated_at + lockRenewTime/2 ({})", seconds(renew_earliest_ms)),
             );
-            finding.derive(
-                "first_renewal_due_at",
-                format!("activated_at + lockRenewTime ({})", seconds(renew_due_ms)),
-            );
+            finding.derive("first_renewal_due_at", format!("activated_at + lockRenewTime ({})", seconds(renew_due_ms)));
         }
         RenewalModel::PerJobTimer => {
-            finding.derive(
-                "first_renewal_due_at",
-                format!("activated_at + lockRenewTime ({})", seconds(renew_due_ms)),
-            );
+            finding.derive("first_renewal_due_at", format!("activated_at + lockRenewTime ({})", seconds(renew_due_ms)));
         }
     }
     finding.note(model.describe());
@@ -221,10 +191,7 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
     let (expiry_earliest, expiry_latest) = if died_before_renewal {
         finding.metric("died_before_first_renewal", Value::Flag(true));
         finding.metric("lock_expired_at", Value::Time(expiry_if_never_renewed));
-        finding.derive(
-            "lock_expired_at",
-            format!("activated_at + lockDuration ({})", seconds(lock_ms)),
-        );
+        finding.derive("lock_expired_at", format!("activated_at + lockDuration ({})", seconds(lock_ms)));
         finding.note("the restart came before the earliest first renewal, so the lock was never renewed: its expiry is exact (the old process is taken to have died at or before the restart line)");
         (expiry_if_never_renewed, expiry_if_never_renewed)
     } else {
@@ -236,17 +203,11 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
         // (a rerun that early is reported outside the window instead).
         let renewed_until_restart = restart_at.map(|at| plus_millis(at, lock_ms));
         let (latest, formula) = match renewed_until_restart {
-            Some(at) if at < rerun_at => (
-                at,
-                format!("restart_at + lockDuration ({})", seconds(lock_ms)),
-            ),
+            Some(at) if at < rerun_at => (at, format!("restart_at + lockDuration ({})", seconds(lock_ms))),
             _ => (rerun_at, "rerun_at".to_string()),
         };
         let (latest, formula) = if latest < expiry_if_never_renewed {
-            (
-                expiry_if_never_renewed,
-                format!("activated_at + lockDuration ({})", seconds(lock_ms)),
-            )
+            (expiry_if_never_renewed, format!("activated_at + lockDuration ({})", seconds(lock_ms)))
         } else {
             (latest, formula)
         };
@@ -254,10 +215,7 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
         let earliest = expiry_if_never_renewed;
         finding.metric("lock_expired_earliest_at", Value::Time(earliest));
         finding.metric("lock_expired_latest_at", Value::Time(latest));
-        finding.derive(
-            "lock_expired_earliest_at",
-            format!("activated_at + lockDuration ({})", seconds(lock_ms)),
-        );
+        finding.derive("lock_expired_earliest_at", format!("activated_at + lockDuration ({})", seconds(lock_ms)));
         finding.note("renewals leave no trace in logs, the events stream or the job hash, and the evidence does not rule one out: the lock expiry is a window from activation + lockDuration (no renewal) to the latest time the evidence allows (the last possible renewal before the restart + lockDuration, and never after the rerun, when the lock was already gone)");
         (earliest, latest)
     };
@@ -266,36 +224,19 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
     let window_end = plus_millis(expiry_latest, delay_ms);
     finding.metric("stalled_check_window_start_at", Value::Time(window_start));
     finding.metric("stalled_check_window_end_at", Value::Time(window_end));
-    let basis = if died_before_renewal {
-        "lock_expired_at"
-    } else {
-        "lock_expired_latest_at"
-    };
-    let factor = if delay_ms == to_i64(params.stalled_interval) {
-        "stalledInterval"
-    } else {
-        "2 × stalledInterval"
-    };
-    finding.derive(
-        "stalled_check_window_end_at",
-        format!("{basis} + {factor} ({})", seconds(delay_ms)),
-    );
+    let basis = if died_before_renewal { "lock_expired_at" } else { "lock_expired_latest_at" };
+    let factor = if delay_ms == to_i64(params.stalled_interval) { "stalledInterval" } else { "2 × stalledInterval" };
+    finding.derive("stalled_check_window_end_at", format!("{basis} + {factor} ({})", seconds(delay_ms)));
     finding.note(delay_reason);
 
     finding.metric("rerun_at", Value::Time(rerun_at));
     finding.evidence.push(second);
     if let Some(at) = restart_at {
-        finding.metric(
-            "restart_to_rerun_s",
-            Value::Seconds(seconds_between(at, rerun_at)),
-        );
+        finding.metric("restart_to_rerun_s", Value::Seconds(seconds_between(at, rerun_at)));
         finding.derive("restart_to_rerun_s", "rerun_at − restart_at");
     }
     if died_before_renewal {
-        finding.metric(
-            "expiry_to_rerun_s",
-            Value::Seconds(seconds_between(expiry_earliest, rerun_at)),
-        );
+        finding.metric("expiry_to_rerun_s", Value::Seconds(seconds_between(expiry_earliest, rerun_at)));
         finding.derive("expiry_to_rerun_s", "rerun_at − lock_expired_at");
     }
     let in_window = window_start <= rerun_at && rerun_at <= window_end;
@@ -306,6 +247,9 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
         finding.note("the rerun came after the stalled-check window: no worker with stalled checks was running when the lock expired, or the job waited in the queue");
     }
 
+    // A `stalled` record between the activations: in the logs (what the application wrote) and in
+    // BullMQ's events stream (what BullMQ wrote), told apart because the gap the seed describes is
+    // the first being absent while the second exists.
     let stalled: Vec<EventId> = job_events
         .iter()
         .copied()
@@ -314,26 +258,63 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
             event.kind == EventKind::JobStalled && activated_at <= event.at && event.at <= rerun_at
         })
         .collect();
-    finding.metric("stalled_logged", Value::Flag(!stalled.is_empty()));
+    let logged = stalled.iter().any(|&id| timeline.get(id).origin.channel == Channel::Log);
+    finding.metric("stalled_logged", Value::Flag(logged));
+    if let Some(stream_from) = context.stream_from {
+        if stream_from <= activated_at {
+            let in_stream = stalled.iter().any(|&id| timeline.get(id).origin.channel == Channel::EventsStream);
+            finding.metric("stalled_in_stream", Value::Flag(in_stream));
+        } else {
+            finding.note("the events stream starts after the activation (it is trimmed): it cannot say whether BullMQ wrote a stalled event");
+        }
+    }
     finding.evidence.extend(&stalled);
 
-    attach_rounds(context, job_id, activated_at, rerun_at, &mut finding);
-    finding.note("activation is the time the job-active line was written; BullMQ set the lock a few milliseconds earlier, when it moved the job to active");
+    // Over the stall limit (BullMQ ≥ 5.53.2) the worker that takes the job again fails it at once
+    // without running the processor: the second activation is then not a re-run of the work.
+    let next_outcome = job_events.iter().copied().find(|&id| {
+        let event = timeline.get(id);
+        event.at >= rerun_at
+            && id != second
+            && matches!(event.kind, EventKind::JobActive | EventKind::JobCompleted | EventKind::JobFailed)
+            && event.origin.channel != Channel::JobHash
+    });
+    let failed_at_once = next_outcome.is_some_and(|id| {
+        let event = timeline.get(id);
+        event.kind == EventKind::JobFailed
+            && event
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.to_ascii_lowercase().contains(super::stalled_limit_exceeded::STALLED_LIMIT_REASON))
+    });
+    finding.metric("processor_reran", Value::Flag(!failed_at_once));
+    if let (true, Some(id)) = (failed_at_once, next_outcome) {
+        finding.evidence.push(id);
+        finding.note("BullMQ failed the job for exceeding maxStalledCount as soon as it was taken again: the processor did not run (see stalled-limit-exceeded)");
+    }
 
-    let stall_text = if stalled.is_empty() {
-        "no stalled line or event was logged: the recovery was invisible in the logs"
+    attach_rounds(context, job_id, activated_at, rerun_at, &mut finding);
+    finding.note("activation is the time the job-active record was written; BullMQ set the lock a few milliseconds earlier, when it moved the job to active");
+
+    let stall_text = match (logged, stalled.is_empty()) {
+        (true, _) => "a stalled line was logged",
+        (false, false) => "BullMQ's events stream has the stalled event but no log line recorded it",
+        (false, true) => "no stalled line or event was logged: the recovery was invisible in the logs",
+    };
+    let taken = if failed_at_once {
+        "taken again at {rerun_at} and failed at once for exceeding the stall limit"
     } else {
-        "a stalled line was logged"
+        "re-run from the start at {rerun_at}"
     };
     finding.summary = match (restart_at, died_before_renewal) {
         (Some(_), true) => format!(
-            "Job {{job_id}} was re-run from the start at {{rerun_at}}: its process restarted at {{restart_at}}, {{activation_to_restart_s}} after activation at {{activated_at}} and before the first lock renewal ({{first_renewal_earliest_at}}–{{first_renewal_due_at}}); the lock expired at {{lock_expired_at}}, {{restart_to_rerun_s}} passed from restart to rerun; {stall_text}."
+            "Job {{job_id}} was {taken}: its process restarted at {{restart_at}}, {{activation_to_restart_s}} after activation at {{activated_at}} and before the first lock renewal ({{first_renewal_earliest_at}}–{{first_renewal_due_at}}); the lock expired at {{lock_expired_at}}, {{restart_to_rerun_s}} passed from restart to rerun; {stall_text}."
         ),
         (Some(_), false) => format!(
-            "Job {{job_id}} was re-run from the start at {{rerun_at}} after its process restarted at {{restart_at}} ({{activation_to_restart_s}} after activation at {{activated_at}}); renewals may have extended the lock, so it expired between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}}; {stall_text}."
+            "Job {{job_id}} was {taken} after its process restarted at {{restart_at}} ({{activation_to_restart_s}} after activation at {{activated_at}}); renewals may have extended the lock, so it expired between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}}; {stall_text}."
         ),
         (None, _) => format!(
-            "Job {{job_id}} was re-run from the start at {{rerun_at}} without a recorded restart (activated at {{activated_at}}): its lock ran out between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}} while the process may have lived on without renewing it; {stall_text}."
+            "Job {{job_id}} was {taken} without a recorded restart (activated at {{activated_at}}): its lock ran out between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}} while the process may have lived on without renewing it; {stall_text}."
         ),
     };
     Some(finding)
@@ -349,10 +330,7 @@ fn attach_rounds(
     finding: &mut Finding,
 ) {
     let timeline = context.timeline;
-    let of_job = context
-        .rounds
-        .iter()
-        .filter(|r| r.job_id.as_deref() == Some(job_id));
+    let of_job = context.rounds.iter().filter(|r| r.job_id.as_deref() == Some(job_id));
     let lost = of_job.clone().find(|r| {
         let start = r.start_at(timeline);
         activated_at <= start && start < rerun_at
@@ -385,9 +363,7 @@ mod tests {
     use crate::model::{Event, Origin, Timeline};
 
     fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text)
-            .unwrap()
-            .with_timezone(&Utc)
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
     }
 
     fn event(line: u64, when: &str, kind: EventKind, job: Option<&str>) -> Event {
@@ -432,23 +408,11 @@ mod tests {
         );
         assert_eq!(findings.len(), 1);
         let f = &findings[0];
-        assert_eq!(
-            f.get("first_renewal_earliest_at"),
-            Some(&Value::Time(at("2026-10-07T00:37:54.500Z")))
-        );
-        assert_eq!(
-            f.get("first_renewal_due_at"),
-            Some(&Value::Time(at("2026-10-07T00:42:49Z")))
-        );
-        assert_eq!(
-            f.get("lock_expired_at"),
-            Some(&Value::Time(at("2026-10-07T00:52:38Z")))
-        );
+        assert_eq!(f.get("first_renewal_earliest_at"), Some(&Value::Time(at("2026-10-07T00:37:54.500Z"))));
+        assert_eq!(f.get("first_renewal_due_at"), Some(&Value::Time(at("2026-10-07T00:42:49Z"))));
+        assert_eq!(f.get("lock_expired_at"), Some(&Value::Time(at("2026-10-07T00:52:38Z"))));
         assert_eq!(f.get("restart_to_rerun_s"), Some(&Value::Seconds(934.0)));
-        assert_eq!(
-            f.get("stalled_check_window_end_at"),
-            Some(&Value::Time(at("2026-10-07T00:53:08Z")))
-        );
+        assert_eq!(f.get("stalled_check_window_end_at"), Some(&Value::Time(at("2026-10-07T00:53:08Z"))));
         assert_eq!(f.get("rerun_in_stalled_window"), Some(&Value::Flag(true)));
         assert_eq!(f.get("stalled_logged"), Some(&Value::Flag(false)));
         assert_eq!(f.evidence, vec![0, 1, 2]);
@@ -467,14 +431,8 @@ mod tests {
         );
         let f = &findings[0];
         assert_eq!(f.get("lock_expired_at"), None);
-        assert_eq!(
-            f.get("lock_expired_earliest_at"),
-            Some(&Value::Time(at("2026-10-07T00:52:38Z")))
-        );
-        assert_eq!(
-            f.get("lock_expired_latest_at"),
-            Some(&Value::Time(at("2026-10-07T00:59:38Z")))
-        );
+        assert_eq!(f.get("lock_expired_earliest_at"), Some(&Value::Time(at("2026-10-07T00:52:38Z"))));
+        assert_eq!(f.get("lock_expired_latest_at"), Some(&Value::Time(at("2026-10-07T00:59:38Z"))));
         assert_eq!(f.get("stalled_logged"), Some(&Value::Flag(true)));
     }
 
@@ -500,28 +458,16 @@ mod tests {
             ],
             &params(30_000),
         );
-        assert_eq!(
-            findings[0].get("rerun_in_stalled_window"),
-            Some(&Value::Flag(false))
-        );
+        assert_eq!(findings[0].get("rerun_in_stalled_window"), Some(&Value::Flag(false)));
     }
 
     #[test]
     fn old_versions_renew_exactly_lock_renew_time_after_activation() {
         let mut p = params(1_178_000);
         p.version = Some("3.9.2".into());
-        assert_eq!(
-            RenewalModel::for_version(p.version.as_deref()),
-            RenewalModel::PerJobTimer
-        );
-        assert_eq!(
-            RenewalModel::PerJobTimer.first_renewal_window(&p),
-            (589_000, 589_000)
-        );
-        assert_eq!(
-            RenewalModel::for_version(Some("5.58.0")),
-            RenewalModel::BatchTimer
-        );
+        assert_eq!(RenewalModel::for_version(p.version.as_deref()), RenewalModel::PerJobTimer);
+        assert_eq!(RenewalModel::PerJobTimer.first_renewal_window(&p), (589_000, 589_000));
+        assert_eq!(RenewalModel::for_version(Some("5.58.0")), RenewalModel::BatchTimer);
         assert_eq!(RenewalModel::for_version(None), RenewalModel::BatchTimer);
     }
 }

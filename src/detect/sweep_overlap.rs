@@ -30,8 +30,7 @@ impl Detector for SweepOverlap {
                 if earlier.sweep != later.sweep || earlier.run_id == later.run_id {
                     continue;
                 }
-                let (earlier_start, earlier_end) =
-                    (earlier.start_at(timeline), earlier.end_at(timeline));
+                let (earlier_start, earlier_end) = (earlier.start_at(timeline), earlier.end_at(timeline));
                 if !(earlier_start < later_start && later_start < earlier_end) {
                     continue;
                 }
@@ -73,10 +72,7 @@ fn overlap(timeline: &Timeline, rounds: &[Round], earlier: &Round, later: &Round
     finding.metric("a_ended_at", Value::Time(earlier.end_at(timeline)));
     finding.metric("b_ended_at", Value::Time(later.end_at(timeline)));
     finding.metric("overlap_end_at", Value::Time(overlap_end));
-    finding.metric(
-        "overlap_s",
-        Value::Seconds(seconds_between(later_start, overlap_end)),
-    );
+    finding.metric("overlap_s", Value::Seconds(seconds_between(later_start, overlap_end)));
     finding.derive("overlap_s", "min(a_ended_at, b_ended_at) − b_started_at");
     let rerun = is_rerun(timeline, rounds, earlier);
     finding.metric("a_is_rerun", Value::Flag(rerun));
@@ -94,17 +90,11 @@ fn overlap(timeline: &Timeline, rounds: &[Round], earlier: &Round, later: &Round
     finding.evidence.sort_unstable();
     finding.evidence.dedup();
     if later.sweep.is_none() {
-        finding.note(
-            "the ledger names no sweep for these rounds: all its rounds are taken as one sweep",
-        );
+        finding.note("the ledger names no sweep for these rounds: all its rounds are taken as one sweep");
     }
     let what = if rerun { "a re-run" } else { "a regular round" };
     let slot = |key: &str, round: &Round| {
-        if round.slot.is_some() {
-            format!(" (slot {{{key}}})")
-        } else {
-            String::new()
-        }
+        if round.slot.is_some() { format!(" (slot {{{key}}})") } else { String::new() }
     };
     finding.summary = format!(
         "Round {{run_b}}{} started at {{b_started_at}} while round {{run_a}}{}, {what}, was still running; they overlapped for {{overlap_s}} (until {{overlap_end_at}}).",
@@ -129,13 +119,7 @@ mod tests {
             line,
             raw: String::new(),
         };
-        let mut event = Event::new(
-            DateTime::parse_from_rfc3339(when)
-                .unwrap()
-                .with_timezone(&Utc),
-            kind,
-            origin,
-        );
+        let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
         event.run_id = Some(run.to_string());
         event
     }

@@ -13,22 +13,12 @@ use crate::error::{Error, Result};
 use crate::model::InputSummary;
 use crate::model::params::ParamOverrides;
 
-pub const KEYS: &[&str] = &[
-    "lockDuration",
-    "lockRenewTime",
-    "stalledInterval",
-    "maxStalledCount",
-    "version",
-];
+pub const KEYS: &[&str] = &["lockDuration", "lockRenewTime", "stalledInterval", "maxStalledCount", "version"];
 
 pub fn read(path: &Path) -> Result<(ParamOverrides, InputSummary)> {
     let mut text = String::new();
     super::open(path)?.read_to_string(&mut text).map_err(|_| {
-        Error::input(
-            path,
-            None,
-            "binary data (not UTF-8 text): expected a JSON object of BullMQ worker options",
-        )
+        Error::input(path, None, "binary data (not UTF-8 text): expected a JSON object of BullMQ worker options")
     })?;
     let mut summary = InputSummary::new(&path.display().to_string(), "bullmq-params", "json", None);
     summary.lines = text.lines().count() as u64;
@@ -40,22 +30,14 @@ pub fn read(path: &Path) -> Result<(ParamOverrides, InputSummary)> {
         ));
     }
     let object: Map<String, Value> = serde_json::from_str(&text).map_err(|error| {
-        Error::input(
-            path,
-            Some(error.line() as u64),
-            format!("not a JSON object of BullMQ worker options: {error}"),
-        )
+        Error::input(path, Some(error.line() as u64), format!("not a JSON object of BullMQ worker options: {error}"))
     })?;
     let mut overrides = ParamOverrides::default();
     for (key, value) in &object {
         let line = line_of_key(&text, key);
         let millis = |what: &str| -> Result<u64> {
             value.as_u64().ok_or_else(|| {
-                Error::input(
-                    path,
-                    line,
-                    format!("'{key}' must be a whole number of {what}, found {value}"),
-                )
+                Error::input(path, line, format!("'{key}' must be a whole number of {what}, found {value}"))
             })
         };
         match key.as_str() {
@@ -63,21 +45,15 @@ pub fn read(path: &Path) -> Result<(ParamOverrides, InputSummary)> {
                 overrides.lock_duration = Some(positive(path, line, key, millis("milliseconds")?)?);
             }
             "lockRenewTime" => {
-                overrides.lock_renew_time =
-                    Some(positive(path, line, key, millis("milliseconds")?)?);
+                overrides.lock_renew_time = Some(positive(path, line, key, millis("milliseconds")?)?);
             }
             "stalledInterval" => {
-                overrides.stalled_interval =
-                    Some(positive(path, line, key, millis("milliseconds")?)?);
+                overrides.stalled_interval = Some(positive(path, line, key, millis("milliseconds")?)?);
             }
             "maxStalledCount" => overrides.max_stalled_count = Some(millis("stalls")?),
             "version" => {
                 let version = value.as_str().ok_or_else(|| {
-                    Error::input(
-                        path,
-                        line,
-                        format!("'version' must be a string such as \"5.58.0\", found {value}"),
-                    )
+                    Error::input(path, line, format!("'version' must be a string such as \"5.58.0\", found {value}"))
                 })?;
                 let plain = version.trim_start_matches('v');
                 let parts: Vec<&str> = plain.split('.').collect();
@@ -98,26 +74,21 @@ pub fn read(path: &Path) -> Result<(ParamOverrides, InputSummary)> {
             }
         }
         summary.used();
+        summary.events += 1;
     }
     Ok((overrides, summary))
 }
 
 fn positive(path: &Path, line: Option<u64>, key: &str, value: u64) -> Result<u64> {
     if value == 0 {
-        return Err(Error::input(
-            path,
-            line,
-            format!("'{key}' must be greater than 0"),
-        ));
+        return Err(Error::input(path, line, format!("'{key}' must be greater than 0")));
     }
     Ok(value)
 }
 
 fn line_of_key(text: &str, key: &str) -> Option<u64> {
     let quoted = format!("\"{key}\"");
-    text.lines()
-        .position(|l| l.contains(&quoted))
-        .map(|i| i as u64 + 1)
+    text.lines().position(|l| l.contains(&quoted)).map(|i| i as u64 + 1)
 }
 
 #[cfg(test)]
@@ -152,9 +123,7 @@ mod tests {
 
     #[test]
     fn reads_bullmq_names_and_counts_other_options() {
-        let file = write(
-            "{\n  \"lockDuration\": 1178000,\n  \"stalledInterval\": 30000,\n  \"concurrency\": 4\n}\n",
-        );
+        let file = write("{\n  \"lockDuration\": 1178000,\n  \"stalledInterval\": 30000,\n  \"concurrency\": 4\n}\n");
         let (overrides, summary) = read(&file.0).unwrap();
         assert_eq!(overrides.lock_duration, Some(1_178_000));
         assert_eq!(overrides.stalled_interval, Some(30_000));
@@ -166,11 +135,6 @@ mod tests {
     fn wrong_types_name_the_line() {
         let file = write("{\n  \"lockDuration\": \"30s\"\n}\n");
         let error = read(&file.0).unwrap_err().to_string();
-        assert!(
-            error.ends_with(
-                ":2: 'lockDuration' must be a whole number of milliseconds, found \"30s\""
-            ),
-            "{error}"
-        );
+        assert!(error.ends_with(":2: 'lockDuration' must be a whole number of milliseconds, found \"30s\""), "{error}");
     }
 }

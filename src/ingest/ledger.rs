@@ -77,12 +77,7 @@ pub const FIELDS: &[Field] = &[
         required: false,
         meaning: "which periodic sweep the round belongs to",
     },
-    Field {
-        name: "queue",
-        defaults: &["queue", "queue_name"],
-        required: false,
-        meaning: "the queue of the job",
-    },
+    Field { name: "queue", defaults: &["queue", "queue_name"], required: false, meaning: "the queue of the job" },
     Field {
         name: "detail",
         defaults: &["detail", "reason", "message", "error"],
@@ -94,33 +89,11 @@ pub const FIELDS: &[Field] = &[
 /// Event-column values understood by default, after lower-casing and turning `-` and spaces
 /// into `_`.
 pub const EVENT_VALUES: &[(EventKind, &[&str])] = &[
-    (
-        EventKind::RoundStarted,
-        &["round_started", "run_started", "started", "start"],
-    ),
-    (
-        EventKind::ItemSelected,
-        &["item_selected", "pr_selected", "selected", "select"],
-    ),
-    (
-        EventKind::EffectPosted,
-        &["effect_posted", "review_posted", "posted", "effect"],
-    ),
-    (
-        EventKind::RoundFinished,
-        &[
-            "round_finished",
-            "run_finished",
-            "finished",
-            "done",
-            "completed",
-            "succeeded",
-        ],
-    ),
-    (
-        EventKind::RoundFailed,
-        &["round_failed", "run_failed", "failed", "error"],
-    ),
+    (EventKind::RoundStarted, &["round_started", "run_started", "started", "start"]),
+    (EventKind::ItemSelected, &["item_selected", "pr_selected", "selected", "select"]),
+    (EventKind::EffectPosted, &["effect_posted", "review_posted", "posted", "effect"]),
+    (EventKind::RoundFinished, &["round_finished", "run_finished", "finished", "done", "completed", "succeeded"]),
+    (EventKind::RoundFailed, &["round_failed", "run_failed", "failed", "error"]),
 ];
 
 /// For each field, the column name to read it from (if the ledger has one).
@@ -160,10 +133,7 @@ impl Columns {
                 }
                 hit
             } else {
-                field
-                    .defaults
-                    .iter()
-                    .find_map(|d| available.iter().find(|c| c.eq_ignore_ascii_case(d)))
+                field.defaults.iter().find_map(|d| available.iter().find(|c| c.eq_ignore_ascii_case(d)))
             };
             match found {
                 Some(column) => {
@@ -198,10 +168,7 @@ impl Columns {
             .filter_map(|field| {
                 let found = match spec.columns.get(field.name) {
                     Some(mapped) => keys.iter().find(|k| k.eq_ignore_ascii_case(mapped)),
-                    None => field
-                        .defaults
-                        .iter()
-                        .find_map(|d| keys.iter().find(|k| k.eq_ignore_ascii_case(d))),
+                    None => field.defaults.iter().find_map(|d| keys.iter().find(|k| k.eq_ignore_ascii_case(d))),
                 };
                 found.map(|key| (field.name, key.clone()))
             })
@@ -229,26 +196,16 @@ pub fn record_to_event(
     get: &dyn Fn(&str) -> Option<String>,
     origin: Origin,
 ) -> Result<Outcome> {
-    let field = |name: &str| {
-        columns
-            .column(name)
-            .and_then(get)
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
+    let field = |name: &str| columns.column(name).and_then(get).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
     let line = origin.line;
     let time_column = columns.column("time").unwrap_or("time");
     let Some(time_text) = field("time") else {
-        return Ok(Outcome::Rejected(format!(
-            "empty time in column '{time_column}'"
-        )));
+        return Ok(Outcome::Rejected(format!("empty time in column '{time_column}'")));
     };
     let at = parse_time(spec, line, time_column, &time_text)?;
     let event_column = columns.column("event").unwrap_or("event");
     let Some(event_text) = field("event") else {
-        return Ok(Outcome::Rejected(format!(
-            "empty event in column '{event_column}'"
-        )));
+        return Ok(Outcome::Rejected(format!("empty event in column '{event_column}'")));
     };
     let Some(kind) = event_kind(&event_text, &spec.event_values) else {
         let known: Vec<&str> = EVENT_VALUES.iter().map(|(_, names)| names[0]).collect();
@@ -269,30 +226,16 @@ pub fn record_to_event(
         (status, detail) => status.or(detail),
     };
     if let Some(slot) = field("slot") {
-        event.slot = Some(parse_time(
-            spec,
-            line,
-            columns.column("slot").unwrap_or("slot"),
-            &slot,
-        )?);
+        event.slot = Some(parse_time(spec, line, columns.column("slot").unwrap_or("slot"), &slot)?);
     }
     Ok(Outcome::Event(Box::new(event)))
 }
 
 fn parse_time(spec: &SourceSpec, line: u64, column: &str, text: &str) -> Result<DateTime<Utc>> {
-    let stamp = time::parse_field(text).map_err(|reason| {
-        Error::input(
-            &spec.path,
-            Some(line),
-            format!("column '{column}': {reason}"),
-        )
-    })?;
+    let stamp = time::parse_field(text)
+        .map_err(|reason| Error::input(&spec.path, Some(line), format!("column '{column}': {reason}")))?;
     stamp.to_utc(spec.tz).map_err(|problem| {
-        Error::input(
-            &spec.path,
-            Some(line),
-            format!("column '{column}': {}", problem.explain(&spec.tz_fix)),
-        )
+        Error::input(&spec.path, Some(line), format!("column '{column}': {}", problem.explain(&spec.tz_fix)))
     })
 }
 
@@ -308,17 +251,10 @@ pub fn mapping_target(name: &str) -> Option<EventKind> {
 
 pub fn event_kind(value: &str, extra: &BTreeMap<String, String>) -> Option<EventKind> {
     let value = normalize(value);
-    if let Some(kind) = extra
-        .iter()
-        .find(|(from, _)| normalize(from) == value)
-        .and_then(|(_, to)| mapping_target(to))
-    {
+    if let Some(kind) = extra.iter().find(|(from, _)| normalize(from) == value).and_then(|(_, to)| mapping_target(to)) {
         return Some(kind);
     }
-    EVENT_VALUES
-        .iter()
-        .find(|(_, names)| names.contains(&value.as_str()))
-        .map(|(kind, _)| *kind)
+    EVENT_VALUES.iter().find(|(_, names)| names.contains(&value.as_str())).map(|(kind, _)| *kind)
 }
 
 #[cfg(test)]
@@ -328,15 +264,9 @@ mod tests {
     #[test]
     fn event_values_are_normalized() {
         let none = BTreeMap::new();
-        assert_eq!(
-            event_kind("Round-Started", &none),
-            Some(EventKind::RoundStarted)
-        );
+        assert_eq!(event_kind("Round-Started", &none), Some(EventKind::RoundStarted));
         assert_eq!(event_kind("FAILED", &none), Some(EventKind::RoundFailed));
-        assert_eq!(
-            event_kind("review posted", &none),
-            Some(EventKind::EffectPosted)
-        );
+        assert_eq!(event_kind("review posted", &none), Some(EventKind::EffectPosted));
         assert_eq!(event_kind("heartbeat", &none), None);
         let extra = BTreeMap::from([
             ("begin".to_string(), "round-started".to_string()),
@@ -344,10 +274,6 @@ mod tests {
         ]);
         assert_eq!(event_kind("BEGIN", &extra), Some(EventKind::RoundStarted));
         assert_eq!(event_kind("end", &extra), Some(EventKind::RoundFinished));
-        assert_eq!(
-            mapping_target("job-active"),
-            None,
-            "ledgers cannot produce log events"
-        );
+        assert_eq!(mapping_target("job-active"), None, "ledgers cannot produce log events");
     }
 }

@@ -41,11 +41,8 @@ impl EventFormat for LedgerCsv {
     ) -> Result<()> {
         let path: Arc<str> = spec.display_path().into();
         let delimiter = detect_delimiter(spec, &mut input);
-        let mut reader = csv::ReaderBuilder::new()
-            .delimiter(delimiter)
-            .has_headers(false)
-            .flexible(false)
-            .from_reader(input);
+        let mut reader =
+            csv::ReaderBuilder::new().delimiter(delimiter).has_headers(false).flexible(false).from_reader(input);
         let mut record = csv::ByteRecord::new();
         let mut columns: Option<(Columns, Vec<String>)> = None;
         loop {
@@ -64,20 +61,9 @@ impl EventFormat for LedgerCsv {
                 summary.ignore("header");
                 continue;
             };
-            let get = |name: &str| {
-                header
-                    .iter()
-                    .position(|h| h == name)
-                    .and_then(|i| cells.get(i).cloned())
-            };
+            let get = |name: &str| header.iter().position(|h| h == name).and_then(|i| cells.get(i).cloned());
             let raw = cells.join(if delimiter == b'\t' { "\t" } else { "," });
-            let origin = Origin {
-                channel: crate::model::Channel::Ledger,
-                source,
-                path: path.clone(),
-                line,
-                raw,
-            };
+            let origin = Origin { channel: crate::model::Channel::Ledger, source, path: path.clone(), line, raw };
             match ledger::record_to_event(spec, columns, &get, origin)? {
                 Outcome::Event(event) => {
                     summary.used();
@@ -93,19 +79,12 @@ impl EventFormat for LedgerCsv {
 fn detect_delimiter(spec: &SourceSpec, input: &mut Box<dyn BufRead>) -> u8 {
     let name = spec.path.to_string_lossy().to_lowercase();
     let name = name.strip_suffix(".gz").unwrap_or(&name);
-    if std::path::Path::new(name)
-        .extension()
-        .is_some_and(|ext| ext == "tsv")
-    {
+    if std::path::Path::new(name).extension().is_some_and(|ext| ext == "tsv") {
         return b'\t';
     }
     let head = input.fill_buf().unwrap_or_default();
     let first = &head[..head.iter().position(|&b| b == b'\n').unwrap_or(head.len())];
-    if first.contains(&b'\t') && !first.contains(&b',') {
-        b'\t'
-    } else {
-        b','
-    }
+    if first.contains(&b'\t') && !first.contains(&b',') { b'\t' } else { b',' }
 }
 
 fn decode(spec: &SourceSpec, line: u64, record: &csv::ByteRecord) -> Result<Vec<String>> {
@@ -115,37 +94,23 @@ fn decode(spec: &SourceSpec, line: u64, record: &csv::ByteRecord) -> Result<Vec<
             if cell.contains(&0) {
                 return Err(binary(spec, line));
             }
-            std::str::from_utf8(cell)
-                .map(str::to_string)
-                .map_err(|_| binary(spec, line))
+            std::str::from_utf8(cell).map(str::to_string).map_err(|_| binary(spec, line))
         })
         .collect()
 }
 
 fn binary(spec: &SourceSpec, line: u64) -> Error {
-    Error::input(
-        &spec.path,
-        Some(line),
-        "binary data (not UTF-8 text): expected a CSV ledger; is this the right file?",
-    )
+    Error::input(&spec.path, Some(line), "binary data (not UTF-8 text): expected a CSV ledger; is this the right file?")
 }
 
 fn csv_error(spec: &SourceSpec, line: u64, error: &csv::Error) -> Error {
     match error.kind() {
-        csv::ErrorKind::UnequalLengths {
-            pos,
-            expected_len,
-            len,
-        } => Error::input(
+        csv::ErrorKind::UnequalLengths { pos, expected_len, len } => Error::input(
             &spec.path,
             Some(pos.as_ref().map_or(line, csv::Position::line)),
-            format!(
-                "row has {len} fields but the header has {expected_len}: expected one value per header column"
-            ),
+            format!("row has {len} fields but the header has {expected_len}: expected one value per header column"),
         ),
-        csv::ErrorKind::Io(io) => {
-            Error::input(&spec.path, Some(line), format!("cannot read: {io}"))
-        }
+        csv::ErrorKind::Io(io) => Error::input(&spec.path, Some(line), format!("cannot read: {io}")),
         _ => Error::input(&spec.path, Some(line), format!("not valid CSV: {error}")),
     }
 }
@@ -166,13 +131,7 @@ mod tests {
         );
         let mut events = Vec::new();
         let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
-        LedgerCsv.read(
-            &spec,
-            0,
-            Box::new(std::io::Cursor::new(text.to_string())),
-            &mut events,
-            &mut summary,
-        )?;
+        LedgerCsv.read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)?;
         Ok((events, summary))
     }
 
@@ -188,58 +147,29 @@ mod tests {
         assert_eq!(events.len(), 2);
         assert_eq!(events[1].kind, EventKind::ItemSelected);
         assert_eq!(events[1].item.as_deref(), Some("PR-4412"));
-        assert_eq!(
-            events[0].slot.unwrap().to_rfc3339(),
-            "2026-10-07T00:33:00+00:00"
-        );
-        assert_eq!(
-            (
-                summary.lines,
-                summary.events,
-                summary.ignored,
-                summary.rejected
-            ),
-            (4, 2, 1, 1)
-        );
+        assert_eq!(events[0].slot.unwrap().to_rfc3339(), "2026-10-07T00:33:00+00:00");
+        assert_eq!((summary.lines, summary.used, summary.ignored, summary.rejected), (4, 2, 1, 1));
         assert_eq!(summary.rejections[0].line, 4);
-        assert!(
-            summary.rejections[0]
-                .reason
-                .contains("unknown event 'heartbeat'")
-        );
+        assert!(summary.rejections[0].reason.contains("unknown event 'heartbeat'"));
     }
 
     #[test]
     fn missing_required_column_names_the_field_and_the_fix() {
-        let error = read("when,run_id,event\n2026-10-07T00:33:03Z,r1,started\n")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.starts_with("ledger.csv:1: missing column for the ledger field 'time'"),
-            "{error}"
-        );
+        let error = read("when,run_id,event\n2026-10-07T00:33:03Z,r1,started\n").unwrap_err().to_string();
+        assert!(error.starts_with("ledger.csv:1: missing column for the ledger field 'time'"), "{error}");
         assert!(error.contains("--column time=NAME"), "{error}");
     }
 
     #[test]
     fn malformed_timestamp_names_the_line() {
-        let error = read("at,event\n2026-10-07T00:33:03Z,started\n2026-10-07 25:00:00,started\n")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.starts_with("ledger.csv:3: column 'at': malformed timestamp"),
-            "{error}"
-        );
+        let error =
+            read("at,event\n2026-10-07T00:33:03Z,started\n2026-10-07 25:00:00,started\n").unwrap_err().to_string();
+        assert!(error.starts_with("ledger.csv:3: column 'at': malformed timestamp"), "{error}");
     }
 
     #[test]
     fn ragged_rows_are_errors_with_a_line() {
-        let error = read("at,event\n2026-10-07T00:33:03Z,started,extra\n")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.starts_with("ledger.csv:2: row has 3 fields but the header has 2"),
-            "{error}"
-        );
+        let error = read("at,event\n2026-10-07T00:33:03Z,started,extra\n").unwrap_err().to_string();
+        assert!(error.starts_with("ledger.csv:2: row has 3 fields but the header has 2"), "{error}");
     }
 }

@@ -100,31 +100,17 @@ mod tests {
 
     #[test]
     fn objects_map_like_csv_columns_and_epoch_millis_need_no_zone() {
-        let spec = SourceSpec::new(
-            SourceKind::Ledger,
-            PathBuf::from("ledger.jsonl"),
-            None,
-            "--ledger-tz".into(),
-        );
+        let spec = SourceSpec::new(SourceKind::Ledger, PathBuf::from("ledger.jsonl"), None, "--ledger-tz".into());
         let text = "{\"ts\":1791333183120,\"event\":\"round_started\",\"run_id\":\"r1\",\"job_id\":\"repeat:s:1\"}\n\n{\"ts\":\"oops\",\"event\":\"started\"}\n";
         let mut events = Vec::new();
         let mut summary = InputSummary::new("ledger.jsonl", "ledger", "jsonl", None);
         let error = LedgerJsonl
-            .read(
-                &spec,
-                0,
-                Box::new(std::io::Cursor::new(text.to_string())),
-                &mut events,
-                &mut summary,
-            )
+            .read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)
             .unwrap_err()
             .to_string();
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].kind, EventKind::RoundStarted);
         assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:03.120+00:00");
-        assert!(
-            error.starts_with("ledger.jsonl:3: column 'ts': malformed timestamp"),
-            "{error}"
-        );
+        assert!(error.starts_with("ledger.jsonl:3: column 'ts': malformed timestamp"), "{error}");
     }
 }

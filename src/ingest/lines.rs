@@ -13,11 +13,7 @@ pub struct Lines {
 
 impl Lines {
     pub fn new(input: Box<dyn BufRead>) -> Self {
-        Lines {
-            input,
-            buffer: Vec::with_capacity(256),
-            number: 0,
-        }
+        Lines { input, buffer: Vec::with_capacity(256), number: 0 }
     }
 
     /// The next line (with its 1-based number) without its line ending, or `None` at the end. Text that is not UTF-8 or
@@ -27,10 +23,7 @@ impl Lines {
         let read = self
             .input
             .read_until(b'\n', &mut self.buffer)
-            .map_err(|source| Error::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
+            .map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
         if read == 0 {
             return Ok(None);
         }
@@ -41,16 +34,10 @@ impl Lines {
         if self.buffer.contains(&0) {
             return Err(binary(path, self.number));
         }
-        std::str::from_utf8(&self.buffer)
-            .map(|text| Some((self.number, text)))
-            .map_err(|_| binary(path, self.number))
+        std::str::from_utf8(&self.buffer).map(|text| Some((self.number, text))).map_err(|_| binary(path, self.number))
     }
 }
 
 fn binary(path: &Path, line: u64) -> Error {
-    Error::input(
-        path,
-        Some(line),
-        "binary data (not UTF-8 text): expected a text export; is this the right file?",
-    )
+    Error::input(path, Some(line), "binary data (not UTF-8 text): expected a text export; is this the right file?")
 }

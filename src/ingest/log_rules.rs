@@ -70,9 +70,7 @@ pub const FIELD_KEYS: &[(&str, &[&str])] = &[
 ];
 
 /// Capture names a user rule may use.
-pub const CAPTURES: &[&str] = &[
-    "job_id", "job_name", "queue", "run_id", "item", "worker", "detail",
-];
+pub const CAPTURES: &[&str] = &["job_id", "job_name", "queue", "run_id", "item", "worker", "detail"];
 
 /// What a rule found on a line.
 #[derive(Debug, Default, PartialEq)]
@@ -125,42 +123,28 @@ impl RuleSet {
             let place = format!("{source}: log rule {} ('{}')", index + 1, spec.pattern);
             let kind = EventKind::from_name(&spec.event).ok_or_else(|| {
                 let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
-                Error::usage(format!(
-                    "{place}: unknown event '{}': expected one of {}",
-                    spec.event,
-                    names.join(", ")
-                ))
+                Error::usage(format!("{place}: unknown event '{}': expected one of {}", spec.event, names.join(", ")))
             })?;
-            let regex = Regex::new(&spec.pattern)
-                .map_err(|e| Error::usage(format!("{place}: invalid regex: {e}")))?;
-            if let Some(bad) = regex
-                .capture_names()
-                .flatten()
-                .find(|name| !CAPTURES.contains(name))
-            {
+            let regex = Regex::new(&spec.pattern).map_err(|e| Error::usage(format!("{place}: invalid regex: {e}")))?;
+            if let Some(bad) = regex.capture_names().flatten().find(|name| !CAPTURES.contains(name)) {
                 return Err(Error::usage(format!(
                     "{place}: unknown capture name '{bad}': expected one of {}",
                     CAPTURES.join(", ")
                 )));
             }
-            rules.push(Rule {
-                regex,
-                yields: Yields::Kind(kind),
-            });
+            rules.push(Rule { regex, yields: Yields::Kind(kind) });
         }
         if builtin {
             for rule in builtin_rules() {
                 let regex = Regex::new(rule.pattern).expect("built-in rules are valid regexes");
-                rules.push(Rule {
-                    regex,
-                    yields: rule.yields,
-                });
+                rules.push(Rule { regex, yields: rule.yields });
             }
         }
-        let any = RegexSet::new(rules.iter().map(|r| r.regex.as_str()))
-            .expect("each rule compiled alone");
-        let pairs = Regex::new(r#"(?:^|[\s,;(\[{])(?P<key>[A-Za-z_][A-Za-z0-9_.]*)=(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;)\]}]+)"#)
-            .expect("key=value regex is valid");
+        let any = RegexSet::new(rules.iter().map(|r| r.regex.as_str())).expect("each rule compiled alone");
+        let pairs = Regex::new(
+            r#"(?:^|[\s,;(\[{])(?P<key>[A-Za-z_][A-Za-z0-9_.]*)=(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;)\]}]+)"#,
+        )
+        .expect("key=value regex is valid");
         Ok(RuleSet { any, rules, pairs })
     }
 
@@ -178,13 +162,11 @@ impl RuleSet {
         };
         found.kind = match rule.yields {
             Yields::Kind(kind) => Some(kind),
-            Yields::JobVerb => captures.name("verb").map(|verb| {
-                match verb.as_str().to_ascii_lowercase().as_str() {
-                    "active" => EventKind::JobActive,
-                    "completed" => EventKind::JobCompleted,
-                    "failed" => EventKind::JobFailed,
-                    _ => EventKind::JobStalled,
-                }
+            Yields::JobVerb => captures.name("verb").map(|verb| match verb.as_str().to_ascii_lowercase().as_str() {
+                "active" => EventKind::JobActive,
+                "completed" => EventKind::JobCompleted,
+                "failed" => EventKind::JobFailed,
+                _ => EventKind::JobStalled,
             }),
         };
         for name in CAPTURES {
@@ -195,18 +177,12 @@ impl RuleSet {
         for pair in self.pairs.captures_iter(message) {
             let key = pair["key"].to_ascii_lowercase();
             let value = unquote(&pair["value"]);
-            if let Some((field, _)) = FIELD_KEYS
-                .iter()
-                .find(|(_, keys)| keys.contains(&key.as_str()))
-            {
+            if let Some((field, _)) = FIELD_KEYS.iter().find(|(_, keys)| keys.contains(&key.as_str())) {
                 found.set(field, value);
             }
         }
         if let Some(token) = captures.name("token") {
-            found.set(
-                "job_id",
-                token.as_str().trim_end_matches([':', ',']).to_string(),
-            );
+            found.set("job_id", token.as_str().trim_end_matches([':', ',']).to_string());
         }
         if found.kind == Some(EventKind::JobFailed) && found.detail.is_none() {
             let after = captures.get(0).map_or("", |m| &message[m.end()..]);
@@ -244,10 +220,7 @@ mod tests {
             "INFO [worker] job active queue=pr-review name=pr-review-sweep id=repeat:pr-review-sweep:1791333180000 pid=41877",
         );
         assert_eq!(found.kind, Some(EventKind::JobActive));
-        assert_eq!(
-            found.job_id.as_deref(),
-            Some("repeat:pr-review-sweep:1791333180000")
-        );
+        assert_eq!(found.job_id.as_deref(), Some("repeat:pr-review-sweep:1791333180000"));
         assert_eq!(found.queue.as_deref(), Some("pr-review"));
         assert_eq!(found.job_name.as_deref(), Some("pr-review-sweep"));
         assert_eq!(found.worker.as_deref(), Some("41877"));
@@ -276,18 +249,8 @@ mod tests {
 
     #[test]
     fn process_start_and_errors() {
-        assert_eq!(
-            builtin()
-                .classify("INFO [main] server starting pid=52117")
-                .kind,
-            Some(EventKind::ProcessStart)
-        );
-        assert_eq!(
-            builtin()
-                .classify("ERROR [ReviewClient] POST failed status=502")
-                .kind,
-            Some(EventKind::Error)
-        );
+        assert_eq!(builtin().classify("INFO [main] server starting pid=52117").kind, Some(EventKind::ProcessStart));
+        assert_eq!(builtin().classify("ERROR [ReviewClient] POST failed status=502").kind, Some(EventKind::Error));
     }
 
     #[test]
@@ -301,25 +264,10 @@ mod tests {
         assert_eq!(found.kind, Some(EventKind::JobStalled));
         assert_eq!(found.queue.as_deref(), Some("pr-review"));
 
-        let bad = vec![RuleSpec {
-            event: "job-stalled".into(),
-            pattern: r"(?P<jobid>\S+)".into(),
-        }];
-        let error = RuleSet::new(&bad, true, "app.log")
-            .err()
-            .unwrap()
-            .to_string();
+        let bad = vec![RuleSpec { event: "job-stalled".into(), pattern: r"(?P<jobid>\S+)".into() }];
+        let error = RuleSet::new(&bad, true, "app.log").err().unwrap().to_string();
         assert!(error.contains("unknown capture name 'jobid'"), "{error}");
-        let bad = vec![RuleSpec {
-            event: "stall".into(),
-            pattern: "x".into(),
-        }];
-        assert!(
-            RuleSet::new(&bad, true, "app.log")
-                .err()
-                .unwrap()
-                .to_string()
-                .contains("unknown event 'stall'")
-        );
+        let bad = vec![RuleSpec { event: "stall".into(), pattern: "x".into() }];
+        assert!(RuleSet::new(&bad, true, "app.log").err().unwrap().to_string().contains("unknown event 'stall'"));
     }
 }

@@ -6,6 +6,8 @@
 //! rejected with a reason); it never judges what the events mean. Sources are read as streams:
 //! memory follows the events kept, not the bytes read.
 
+pub mod bullmq_events;
+pub mod bullmq_jobs;
 pub mod bullmq_params;
 pub mod ledger;
 pub mod ledger_csv;
@@ -51,13 +53,7 @@ impl SourceKind {
     }
 
     pub fn from_name(name: &str) -> Option<SourceKind> {
-        [
-            SourceKind::Ledger,
-            SourceKind::Log,
-            SourceKind::BullmqParams,
-        ]
-        .into_iter()
-        .find(|kind| kind.name() == name)
+        [SourceKind::Ledger, SourceKind::Log, SourceKind::BullmqParams].into_iter().find(|kind| kind.name() == name)
     }
 }
 
@@ -87,6 +83,8 @@ pub struct SourceSpec {
     pub rules: Vec<RuleSpec>,
     /// Log: whether the built-in rules apply.
     pub builtin_rules: bool,
+    /// BullMQ events stream: the queue the stream belongs to (`bull:<queue>:events`).
+    pub queue: Option<String>,
 }
 
 impl SourceSpec {
@@ -101,6 +99,7 @@ impl SourceSpec {
             event_values: BTreeMap::new(),
             rules: Vec::new(),
             builtin_rules: true,
+            queue: None,
         }
     }
 
@@ -134,6 +133,9 @@ pub static FORMATS: &[&dyn EventFormat] = &[
     &ledger_csv::LedgerCsv,
     &ledger_jsonl::LedgerJsonl,
     &server_log::ServerLog,
+    &bullmq_events::XrangeJson,
+    &bullmq_events::XrangeText,
+    &bullmq_jobs::HgetallJson,
 ];
 
 /// Opens a source: a file or `-` for standard input, gzip-compressed or not (by content).
@@ -141,16 +143,10 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead>> {
     let raw: Box<dyn Read> = if path == Path::new("-") {
         Box::new(std::io::stdin())
     } else {
-        Box::new(File::open(path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?)
+        Box::new(File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?)
     };
     let mut reader = BufReader::with_capacity(1 << 16, raw);
-    let magic = reader.fill_buf().map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let magic = reader.fill_buf().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
     if magic.starts_with(&[0x1f, 0x8b]) {
         let decoder = flate2::bufread::MultiGzDecoder::new(reader);
         Ok(Box::new(BufReader::with_capacity(1 << 16, decoder)))
@@ -164,32 +160,19 @@ pub fn choose_format(spec: &SourceSpec, first_line: &str) -> Result<&'static dyn
     let candidates = FORMATS.iter().copied().filter(|f| f.kind() == spec.kind);
     if let Some(name) = &spec.format {
         let names: Vec<&str> = candidates.clone().map(EventFormat::name).collect();
-        return candidates
-            .into_iter()
-            .find(|f| f.name() == name)
-            .ok_or_else(|| {
-                Error::input(
-                    &spec.path,
-                    None,
-                    format!(
-                        "unknown {} format '{name}': expected one of {}",
-                        spec.kind.name(),
-                        names.join(", ")
-                    ),
-                )
-            });
+        return candidates.into_iter().find(|f| f.name() == name).ok_or_else(|| {
+            Error::input(
+                &spec.path,
+                None,
+                format!("unknown {} format '{name}': expected one of {}", spec.kind.name(), names.join(", ")),
+            )
+        });
     }
-    let file_name = spec
-        .path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_lowercase())
-        .unwrap_or_default();
+    let file_name = spec.path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
     let file_name = file_name.strip_suffix(".gz").unwrap_or(&file_name);
-    if let Some(format) = candidates.clone().find(|f| {
-        f.extensions()
-            .iter()
-            .any(|ext| file_name.ends_with(&format!(".{ext}")))
-    }) {
+    if let Some(format) =
+        candidates.clone().find(|f| f.extensions().iter().any(|ext| file_name.ends_with(&format!(".{ext}"))))
+    {
         return Ok(format);
     }
     if let Some(format) = candidates.clone().find(|f| f.sniff(first_line)) {
@@ -215,21 +198,18 @@ pub fn read_sources(specs: &[SourceSpec]) -> Result<(Vec<Event>, Vec<InputSummar
         let mut input = open(&spec.path)?;
         let first_line = peek_first_line(&mut input, &spec.path)?;
         let format = choose_format(spec, &first_line)?;
-        let mut summary = InputSummary::new(
-            &spec.display_path(),
-            spec.kind.name(),
-            format.name(),
-            spec.tz,
-        );
+        let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
+        let before = events.len();
         format.read(spec, index, input, &mut events, &mut summary)?;
+        let read = &events[before..];
+        summary.events = read.len() as u64;
+        summary.first_at = read.iter().map(|e| e.at).min();
+        summary.last_at = read.iter().map(|e| e.at).max();
         if summary.lines == 0 {
             return Err(Error::input(
                 &spec.path,
                 None,
-                format!(
-                    "file is empty: expected a {} with at least one line",
-                    spec.kind.name()
-                ),
+                format!("file is empty: expected a {} with at least one line", spec.kind.name()),
             ));
         }
         summaries.push(summary);
@@ -238,10 +218,7 @@ pub fn read_sources(specs: &[SourceSpec]) -> Result<(Vec<Event>, Vec<InputSummar
 }
 
 fn peek_first_line(input: &mut Box<dyn BufRead>, path: &Path) -> Result<String> {
-    let buffer = input.fill_buf().map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let buffer = input.fill_buf().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
     let text = String::from_utf8_lossy(buffer);
     let first = text.lines().map(str::trim).find(|line| !line.is_empty());
     Ok(first.unwrap_or_default().to_string())

@@ -64,11 +64,7 @@ impl EventFormat for ServerLog {
             };
             stamped += 1;
             if matches!(stamp, time::Stamp::Local(_)) && spec.tz.is_none() {
-                return Err(Error::input(
-                    &spec.path,
-                    Some(line),
-                    time::ZoneProblem::Undeclared.explain(&spec.tz_fix),
-                ));
+                return Err(Error::input(&spec.path, Some(line), time::ZoneProblem::Undeclared.explain(&spec.tz_fix)));
             }
             let message = &text[rest..];
             let found = rules.classify(message);
@@ -76,26 +72,18 @@ impl EventFormat for ServerLog {
                 summary.ignore("noise");
                 continue;
             };
-            let at = stamp.to_utc(spec.tz).map_err(|problem| {
-                Error::input(&spec.path, Some(line), problem.explain(&spec.tz_fix))
-            })?;
+            let at = stamp
+                .to_utc(spec.tz)
+                .map_err(|problem| Error::input(&spec.path, Some(line), problem.explain(&spec.tz_fix)))?;
             if kind.name().starts_with("job-") && found.job_id.is_none() {
                 summary.reject(
                     line,
-                    format!(
-                        "{} line without a job id (expected id=<job id> or 'job <id> ...')",
-                        kind.name()
-                    ),
+                    format!("{} line without a job id (expected id=<job id> or 'job <id> ...')", kind.name()),
                 );
                 continue;
             }
-            let origin = Origin {
-                channel: crate::model::Channel::Log,
-                source,
-                path: path.clone(),
-                line,
-                raw: text.to_string(),
-            };
+            let origin =
+                Origin { channel: crate::model::Channel::Log, source, path: path.clone(), line, raw: text.to_string() };
             let mut event = Event::new(at, kind, origin);
             event.job_id = found.job_id;
             event.job_name = found.job_name;
@@ -125,21 +113,10 @@ mod tests {
     use std::path::PathBuf;
 
     fn read(text: &str, tz: Option<chrono_tz::Tz>) -> Result<(Vec<Event>, InputSummary)> {
-        let spec = SourceSpec::new(
-            SourceKind::Log,
-            PathBuf::from("server.log"),
-            tz,
-            "--log-tz".into(),
-        );
+        let spec = SourceSpec::new(SourceKind::Log, PathBuf::from("server.log"), tz, "--log-tz".into());
         let mut events = Vec::new();
         let mut summary = InputSummary::new("server.log", "log", "text", tz);
-        ServerLog.read(
-            &spec,
-            0,
-            Box::new(std::io::Cursor::new(text.to_string())),
-            &mut events,
-            &mut summary,
-        )?;
+        ServerLog.read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)?;
         Ok((events, summary))
     }
 
@@ -156,15 +133,7 @@ mod tests {
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].kind, EventKind::JobActive);
         assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
-        assert_eq!(
-            (
-                summary.lines,
-                summary.events,
-                summary.ignored,
-                summary.rejected
-            ),
-            (5, 1, 3, 1)
-        );
+        assert_eq!((summary.lines, summary.used, summary.ignored, summary.rejected), (5, 1, 3, 1));
         assert_eq!(summary.ignored_by_reason["noise"], 1);
         assert_eq!(summary.ignored_by_reason["continuation"], 1);
         assert_eq!(summary.rejections[0].line, 5);
@@ -172,13 +141,8 @@ mod tests {
 
     #[test]
     fn undeclared_zone_names_the_flag() {
-        let error = read("2026-10-07 09:33:00 INFO job active id=7\n", None)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.starts_with("server.log:1: timestamp has no UTC offset"),
-            "{error}"
-        );
+        let error = read("2026-10-07 09:33:00 INFO job active id=7\n", None).unwrap_err().to_string();
+        assert!(error.starts_with("server.log:1: timestamp has no UTC offset"), "{error}");
         assert!(error.contains("--log-tz"), "{error}");
     }
 
@@ -190,12 +154,7 @@ mod tests {
 
     #[test]
     fn a_file_without_timestamps_is_not_a_log() {
-        let error = read("hello\nworld\n", Some(chrono_tz::UTC))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.starts_with("server.log:1: no line starts with a timestamp"),
-            "{error}"
-        );
+        let error = read("hello\nworld\n", Some(chrono_tz::UTC)).unwrap_err().to_string();
+        assert!(error.starts_with("server.log:1: no line starts with a timestamp"), "{error}");
     }
 }

@@ -81,10 +81,7 @@ impl Finding {
     }
 
     pub fn derive(&mut self, result: &'static str, formula: impl Into<String>) -> &mut Self {
-        self.derivations.push(Derivation {
-            result,
-            formula: formula.into(),
-        });
+        self.derivations.push(Derivation { result, formula: formula.into() });
         self
     }
 
@@ -94,9 +91,6 @@ impl Finding {
     }
 
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.metrics
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v)
+        self.metrics.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
 }

@@ -80,17 +80,15 @@ impl LockParams {
     /// `lockDuration` unless it was given itself, as in BullMQ.
     pub fn resolve(file: &ParamOverrides, flags: &ParamOverrides) -> LockParams {
         fn pick(flag: Option<u64>, file: Option<u64>) -> Option<(u64, ParamOrigin)> {
-            flag.map(|v| (v, ParamOrigin::Flag))
-                .or(file.map(|v| (v, ParamOrigin::File)))
+            flag.map(|v| (v, ParamOrigin::Flag)).or(file.map(|v| (v, ParamOrigin::File)))
         }
         let defaults = LockParams::default();
-        let (lock_duration, lock_duration_origin) = pick(flags.lock_duration, file.lock_duration)
-            .unwrap_or((defaults.lock_duration, ParamOrigin::Default));
+        let (lock_duration, lock_duration_origin) =
+            pick(flags.lock_duration, file.lock_duration).unwrap_or((defaults.lock_duration, ParamOrigin::Default));
         let (lock_renew_time, renew_origin) = pick(flags.lock_renew_time, file.lock_renew_time)
             .unwrap_or((lock_duration / 2, ParamOrigin::HalfOfLockDuration));
-        let (stalled_interval, stalled_origin) =
-            pick(flags.stalled_interval, file.stalled_interval)
-                .unwrap_or((defaults.stalled_interval, ParamOrigin::Default));
+        let (stalled_interval, stalled_origin) = pick(flags.stalled_interval, file.stalled_interval)
+            .unwrap_or((defaults.stalled_interval, ParamOrigin::Default));
         let (max_stalled_count, max_origin) = pick(flags.max_stalled_count, file.max_stalled_count)
             .unwrap_or((defaults.max_stalled_count, ParamOrigin::Default));
         LockParams {
@@ -111,26 +109,10 @@ impl LockParams {
     /// Each parameter with its BullMQ name, value and origin, for reports.
     pub fn entries(&self) -> [(&'static str, u64, ParamOrigin); 4] {
         [
-            (
-                "lockDuration",
-                self.lock_duration,
-                self.origins.lock_duration,
-            ),
-            (
-                "lockRenewTime",
-                self.lock_renew_time,
-                self.origins.lock_renew_time,
-            ),
-            (
-                "stalledInterval",
-                self.stalled_interval,
-                self.origins.stalled_interval,
-            ),
-            (
-                "maxStalledCount",
-                self.max_stalled_count,
-                self.origins.max_stalled_count,
-            ),
+            ("lockDuration", self.lock_duration, self.origins.lock_duration),
+            ("lockRenewTime", self.lock_renew_time, self.origins.lock_renew_time),
+            ("stalledInterval", self.stalled_interval, self.origins.stalled_interval),
+            ("maxStalledCount", self.max_stalled_count, self.origins.max_stalled_count),
         ]
     }
 }
@@ -152,16 +134,10 @@ mod tests {
 
     #[test]
     fn renew_time_follows_lock_duration_unless_given() {
-        let file = ParamOverrides {
-            lock_duration: Some(1_178_000),
-            ..ParamOverrides::default()
-        };
+        let file = ParamOverrides { lock_duration: Some(1_178_000), ..ParamOverrides::default() };
         let params = LockParams::resolve(&file, &ParamOverrides::default());
         assert_eq!(params.lock_renew_time, 589_000);
-        assert_eq!(
-            params.origins.lock_renew_time,
-            ParamOrigin::HalfOfLockDuration
-        );
+        assert_eq!(params.origins.lock_renew_time, ParamOrigin::HalfOfLockDuration);
         assert_eq!(params.stalled_interval, 30_000);
         assert_eq!(params.origins.stalled_interval, ParamOrigin::Default);
     }
@@ -173,10 +149,7 @@ mod tests {
             stalled_interval: Some(30_000),
             ..ParamOverrides::default()
         };
-        let flags = ParamOverrides {
-            lock_duration: Some(60_000),
-            ..ParamOverrides::default()
-        };
+        let flags = ParamOverrides { lock_duration: Some(60_000), ..ParamOverrides::default() };
         let params = LockParams::resolve(&file, &flags);
         assert_eq!(params.lock_duration, 60_000);
         assert_eq!(params.origins.lock_duration, ParamOrigin::Flag);

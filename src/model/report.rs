@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
@@ -18,6 +19,9 @@ pub struct InputSummary {
     /// Declared zone for wall-clock timestamps, if any.
     pub tz: Option<String>,
     pub lines: u64,
+    /// Lines (records) that became evidence.
+    pub used: u64,
+    /// Events produced (a job-hash record can yield several; bullmq-params: parameters used).
     pub events: u64,
     pub ignored: u64,
     pub rejected: u64,
@@ -25,6 +29,18 @@ pub struct InputSummary {
     pub ignored_by_reason: BTreeMap<String, u64>,
     /// The first rejected lines with their reasons (all of them are counted in `rejected`).
     pub rejections: Vec<Rejection>,
+    /// Time span of the events read: what this source can speak for.
+    #[serde(serialize_with = "crate::model::report::rfc3339_opt")]
+    pub first_at: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "crate::model::report::rfc3339_opt")]
+    pub last_at: Option<DateTime<Utc>>,
+}
+
+pub fn rfc3339_opt<S: serde::Serializer>(at: &Option<DateTime<Utc>>, serializer: S) -> Result<S::Ok, S::Error> {
+    match at {
+        Some(at) => serializer.serialize_str(&crate::time::format_rfc3339(*at)),
+        None => serializer.serialize_none(),
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -44,33 +60,31 @@ impl InputSummary {
             format,
             tz: tz.map(|tz| tz.name().to_string()),
             lines: 0,
+            used: 0,
             events: 0,
             ignored: 0,
             rejected: 0,
             ignored_by_reason: BTreeMap::new(),
             rejections: Vec::new(),
+            first_at: None,
+            last_at: None,
         }
     }
 
+    /// One line (record) became evidence.
     pub fn used(&mut self) {
-        self.events += 1;
+        self.used += 1;
     }
 
     pub fn ignore(&mut self, reason: &str) {
         self.ignored += 1;
-        *self
-            .ignored_by_reason
-            .entry(reason.to_string())
-            .or_default() += 1;
+        *self.ignored_by_reason.entry(reason.to_string()).or_default() += 1;
     }
 
     pub fn reject(&mut self, line: u64, reason: impl Into<String>) {
         self.rejected += 1;
         if self.rejections.len() < MAX_LISTED_REJECTIONS {
-            self.rejections.push(Rejection {
-                line,
-                reason: reason.into(),
-            });
+            self.rejections.push(Rejection { line, reason: reason.into() });
         }
     }
 }
@@ -104,11 +118,7 @@ impl Report {
         match self.view {
             View::Timeline => (0..self.timeline.len()).collect(),
             View::Analyze | View::Check(_) => {
-                let mut ids: Vec<usize> = self
-                    .findings
-                    .iter()
-                    .flat_map(|f| f.evidence.iter().copied())
-                    .collect();
+                let mut ids: Vec<usize> = self.findings.iter().flat_map(|f| f.evidence.iter().copied()).collect();
                 ids.sort_unstable();
                 ids.dedup();
                 ids
@@ -119,11 +129,7 @@ impl Report {
     /// Findings at or above the `check` threshold.
     pub fn failing(&self) -> usize {
         match self.view {
-            View::Check(threshold) => self
-                .findings
-                .iter()
-                .filter(|f| f.severity >= threshold)
-                .count(),
+            View::Check(threshold) => self.findings.iter().filter(|f| f.severity >= threshold).count(),
             _ => 0,
         }
     }

@@ -94,8 +94,7 @@ pub fn rounds(timeline: &Timeline) -> Vec<Round> {
         }
     }
     let mut rounds: Vec<Round> = by_run.into_values().collect();
-    rounds
-        .sort_by(|a, b| (a.start_at(timeline), &a.run_id).cmp(&(b.start_at(timeline), &b.run_id)));
+    rounds.sort_by(|a, b| (a.start_at(timeline), &a.run_id).cmp(&(b.start_at(timeline), &b.run_id)));
     rounds
 }
 
@@ -130,13 +129,8 @@ pub fn attempts(timeline: &Timeline) -> BTreeMap<String, Vec<Attempt>> {
             *entry = (rank, Vec::new());
         }
         if rank == entry.0 {
-            entry.1.push(Attempt {
-                job_id: job_id.to_string(),
-                activated: id,
-            });
+            entry.1.push(Attempt { job_id: job_id.to_string(), activated: id });
         }
     }
-    best.into_iter()
-        .map(|(job, (_, attempts))| (job, attempts))
-        .collect()
+    best.into_iter().map(|(job, (_, attempts))| (job, attempts)).collect()
 }

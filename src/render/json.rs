@@ -59,6 +59,7 @@ pub struct WireEvent<'a> {
     at: String,
     kind: &'static str,
     source: Source<'a>,
+    channel: crate::model::Channel,
     #[serde(skip_serializing_if = "Option::is_none")]
     job_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -100,10 +101,8 @@ pub fn wire_event(event: &Event) -> WireEvent<'_> {
     WireEvent {
         at: format_rfc3339(event.at),
         kind: event.kind.name(),
-        source: Source {
-            path: &event.origin.path,
-            line: event.origin.line,
-        },
+        source: Source { path: &event.origin.path, line: event.origin.line },
+        channel: event.origin.channel,
         job_id: event.job_id.as_deref(),
         job_name: event.job_name.as_deref(),
         queue: event.queue.as_deref(),
@@ -134,24 +133,9 @@ fn wire_finding<'a>(report: &'a Report, finding: &'a Finding) -> WireFinding<'a>
         severity: finding.severity.name(),
         at: format_rfc3339(finding.at),
         summary: fill_summary(&finding.summary, &finding.metrics, report.display_tz),
-        evidence: finding
-            .evidence
-            .iter()
-            .map(|&id| wire_event(report.timeline.get(id)))
-            .collect(),
-        metrics: finding
-            .metrics
-            .iter()
-            .map(|(name, value)| ((*name).to_string(), wire_value(value)))
-            .collect(),
-        arithmetic: finding
-            .derivations
-            .iter()
-            .map(|d| Step {
-                result: d.result,
-                formula: &d.formula,
-            })
-            .collect(),
+        evidence: finding.evidence.iter().map(|&id| wire_event(report.timeline.get(id))).collect(),
+        metrics: finding.metrics.iter().map(|(name, value)| ((*name).to_string(), wire_value(value))).collect(),
+        arithmetic: finding.derivations.iter().map(|d| Step { result: d.result, formula: &d.formula }).collect(),
         notes: &finding.notes,
     }
 }
@@ -173,30 +157,15 @@ impl Renderer for Json {
             inputs: &report.inputs,
             params: Params {
                 values: &report.params,
-                origins: report
-                    .params
-                    .entries()
-                    .iter()
-                    .map(|(name, _, origin)| (*name, *origin))
-                    .collect(),
+                origins: report.params.entries().iter().map(|(name, _, origin)| (*name, *origin)).collect(),
             },
             assumptions: &report.assumptions,
-            timeline: report
-                .shown_events()
-                .into_iter()
-                .map(|id| wire_event(report.timeline.get(id)))
-                .collect(),
-            findings: report
-                .findings
-                .iter()
-                .map(|f| wire_finding(report, f))
-                .collect(),
+            timeline: report.shown_events().into_iter().map(|id| wire_event(report.timeline.get(id))).collect(),
+            findings: report.findings.iter().map(|f| wire_finding(report, f)).collect(),
             check: match report.view {
-                View::Check(threshold) => Some(Check {
-                    fail_on: threshold.name(),
-                    failing: report.failing(),
-                    passed: report.failing() == 0,
-                }),
+                View::Check(threshold) => {
+                    Some(Check { fail_on: threshold.name(), failing: report.failing(), passed: report.failing() == 0 })
+                }
                 _ => None,
             },
         };

@@ -47,11 +47,7 @@ pub fn human_value(value: &Value, tz: Tz) -> String {
 /// instant, durations with their exact seconds.
 pub fn detailed_value(value: &Value, tz: Tz) -> String {
     match value {
-        Value::Time(at) => format!(
-            "{} ({})",
-            crate::time::format_datetime(*at, tz),
-            format_rfc3339(*at)
-        ),
+        Value::Time(at) => format!("{} ({})", crate::time::format_datetime(*at, tz), format_rfc3339(*at)),
         Value::Seconds(s) if s.abs() >= 60.0 => {
             format!("{} ({} s)", format_duration(*s), trim_number(*s))
         }
@@ -83,24 +79,12 @@ mod tests {
 
     #[test]
     fn summaries_are_filled_in_the_display_zone() {
-        let at = DateTime::parse_from_rfc3339("2026-10-07T00:54:05.700Z")
-            .unwrap()
-            .with_timezone(&Utc);
-        let metrics = vec![
-            ("selected_a_at", Value::Time(at)),
-            ("delta_s", Value::Seconds(0.66)),
-        ];
+        let at = DateTime::parse_from_rfc3339("2026-10-07T00:54:05.700Z").unwrap().with_timezone(&Utc);
+        let metrics = vec![("selected_a_at", Value::Time(at)), ("delta_s", Value::Seconds(0.66))];
         assert_eq!(
-            fill_summary(
-                "at {selected_a_at}, {delta_s} apart",
-                &metrics,
-                chrono_tz::Asia::Seoul
-            ),
+            fill_summary("at {selected_a_at}, {delta_s} apart", &metrics, chrono_tz::Asia::Seoul),
             "at 09:54:05.70, 0.66 s apart"
         );
-        assert_eq!(
-            fill_summary("at {selected_a_at}", &metrics, chrono_tz::UTC),
-            "at 00:54:05.70"
-        );
+        assert_eq!(fill_summary("at {selected_a_at}", &metrics, chrono_tz::UTC), "at 00:54:05.70");
     }
 }

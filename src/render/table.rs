@@ -23,10 +23,7 @@ impl Style {
     fn detect() -> Style {
         let terminal = io::stdout().is_terminal();
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Style {
-            color: terminal && !no_color,
-            wrap: terminal,
-        }
+        Style { color: terminal && !no_color, wrap: terminal }
     }
 
     fn grid(&self, header: &[&str]) -> Grid {
@@ -96,9 +93,7 @@ impl Renderer for Table {
         writeln!(out, "leasetrace {command} · times in {}", tz.name())?;
         writeln!(out)?;
 
-        let mut inputs = style.grid(&[
-            "input", "kind", "format", "zone", "lines", "events", "ignored", "rejected",
-        ]);
+        let mut inputs = style.grid(&["input", "kind", "format", "zone", "lines", "events", "ignored", "rejected"]);
         for input in &report.inputs {
             inputs.add_row(vec![
                 input.path.clone(),
@@ -117,11 +112,7 @@ impl Renderer for Table {
             .entries()
             .iter()
             .map(|(name, value, origin)| {
-                let unit = if *name == "maxStalledCount" {
-                    ""
-                } else {
-                    " ms"
-                };
+                let unit = if *name == "maxStalledCount" { "" } else { " ms" };
                 format!("{name} {value}{unit} ({})", origin.describe())
             })
             .collect();
@@ -138,11 +129,7 @@ impl Renderer for Table {
         let shown = report.shown_events();
         if !shown.is_empty() {
             writeln!(out)?;
-            let title = if report.view == View::Timeline {
-                "Timeline"
-            } else {
-                "Timeline (events cited by findings)"
-            };
+            let title = if report.view == View::Timeline { "Timeline" } else { "Timeline (events cited by findings)" };
             writeln!(out, "{title}")?;
             let mut grid = style.grid(&["time", "kind", "ids", "source"]);
             for id in shown {
@@ -163,11 +150,7 @@ impl Renderer for Table {
             writeln!(out, "Rejected lines")?;
             for input in rejected {
                 for rejection in &input.rejections {
-                    writeln!(
-                        out,
-                        "  {}:{}: {}",
-                        input.path, rejection.line, rejection.reason
-                    )?;
+                    writeln!(out, "  {}:{}: {}", input.path, rejection.line, rejection.reason)?;
                 }
                 let unlisted = input.rejected - input.rejections.len() as u64;
                 if unlisted > 0 {
@@ -185,16 +168,8 @@ impl Renderer for Table {
         if let View::Check(threshold) = report.view {
             writeln!(out)?;
             match report.failing() {
-                0 => writeln!(
-                    out,
-                    "check passed: no finding at or above {}",
-                    threshold.name()
-                )?,
-                n => writeln!(
-                    out,
-                    "check failed: {n} finding(s) at or above {}",
-                    threshold.name()
-                )?,
+                0 => writeln!(out, "check passed: no finding at or above {}", threshold.name())?,
+                n => writeln!(out, "check failed: {n} finding(s) at or above {}", threshold.name())?,
             }
         }
         Ok(())
@@ -236,11 +211,7 @@ fn render_finding(
         finding.code,
         format_datetime(finding.at, tz)
     )?;
-    writeln!(
-        out,
-        "    {}",
-        fill_summary(&finding.summary, &finding.metrics, tz)
-    )?;
+    writeln!(out, "    {}", fill_summary(&finding.summary, &finding.metrics, tz))?;
     let mut metrics = style.grid(&["metric", "value"]);
     for (name, value) in &finding.metrics {
         metrics.add_row(vec![(*name).to_string(), detailed_value(value, tz)]);
@@ -251,10 +222,7 @@ fn render_finding(
     if !finding.derivations.is_empty() {
         writeln!(out, "    arithmetic:")?;
         for step in &finding.derivations {
-            let value = finding
-                .get(step.result)
-                .map(|v| format!(" = {}", human_value(v, tz)))
-                .unwrap_or_default();
+            let value = finding.get(step.result).map(|v| format!(" = {}", human_value(v, tz))).unwrap_or_default();
             writeln!(out, "      {} = {}{value}", step.result, step.formula)?;
         }
     }

@@ -1,0 +1,231 @@
+//! `stalled-limit-exceeded`: BullMQ failed a job because it stalled more than `maxStalledCount`
+//! times.
+//!
+//! The failure is BullMQ's, not the application's: from v5.53.2 the stalled check only marks the
+//! job (`defa`) and the next worker that takes it fails it before calling the processor, so the
+//! consumer's own logging never runs for that attempt. Unless a `failed` listener logs it, the only
+//! trace is in BullMQ's events stream or job hash.
+
+use std::collections::BTreeMap;
+
+use crate::model::timeline::EventId;
+use crate::model::{Channel, EventKind, Finding, Severity, Value};
+use crate::time::seconds_between;
+
+use super::{Context, Detector};
+
+/// The reason BullMQ writes (moveStalledJobsToWait Lua script, every version).
+pub const STALLED_LIMIT_REASON: &str = "job stalled more than allowable limit";
+
+pub struct StalledLimitExceeded;
+
+/// How the BullMQ version in use fails a job over the stall limit.
+fn failure_model(version: Option<&str>) -> (&'static str, Option<bool>) {
+    let parsed = version.and_then(|v| {
+        let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+        Some((parts.next()??, parts.next().flatten().unwrap_or(0), parts.next().flatten().unwrap_or(0)))
+    });
+    match parsed {
+        Some(v) if v < (5, 53, 2) => (
+            "BullMQ ≤ 5.53.1: the stalled check itself failed the job (no new activation before the failure)",
+            Some(false),
+        ),
+        Some(_) => (
+            "BullMQ ≥ 5.53.2: the stalled check marked the job (defa) and moved it to wait; the next worker took it and failed it before calling the processor",
+            Some(true),
+        ),
+        None => (
+            "BullMQ version not given: assumed ≥ 5.53.2 (the check marks the job, the next worker fails it without calling the processor); give version in the lock parameters file to be sure",
+            None,
+        ),
+    }
+}
+
+fn repeatable_exempt(version: Option<&str>) -> bool {
+    version
+        .and_then(|v| {
+            let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+            Some((parts.next()??, parts.next().flatten().unwrap_or(0), parts.next().flatten().unwrap_or(0)))
+        })
+        .is_some_and(|v| v >= (5, 58, 8))
+}
+
+impl Detector for StalledLimitExceeded {
+    fn code(&self) -> &'static str {
+        "stalled-limit-exceeded"
+    }
+
+    fn doc(&self) -> &'static str {
+        include_str!("../../docs/findings/stalled-limit-exceeded.md")
+    }
+
+    fn detect(&self, context: &Context) -> Vec<Finding> {
+        let timeline = context.timeline;
+        // Every channel that recorded the failure is evidence; one finding per job.
+        let mut by_job: BTreeMap<&str, Vec<EventId>> = BTreeMap::new();
+        for (id, event) in timeline.ids() {
+            let over_limit = event.kind == EventKind::JobFailed
+                && event.detail.as_deref().is_some_and(|d| d.to_ascii_lowercase().contains(STALLED_LIMIT_REASON));
+            if let (true, Some(job_id)) = (over_limit, event.job_id.as_deref()) {
+                by_job.entry(job_id).or_default().push(id);
+            }
+        }
+        by_job.into_iter().map(|(job_id, failures)| finding(context, job_id, &failures)).collect()
+    }
+}
+
+fn finding(context: &Context, job_id: &str, failures: &[EventId]) -> Finding {
+    let timeline = context.timeline;
+    let params = context.params;
+    // BullMQ's own record (stream, then hash) gives the failure time; a log line comes later.
+    let primary = *failures
+        .iter()
+        .min_by_key(|&&id| {
+            let event = timeline.get(id);
+            (event.origin.channel.activation_rank(), event.at)
+        })
+        .expect("a finding has at least one failure");
+    let failed = timeline.get(primary);
+    let job_events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+    let stalls: Vec<EventId> = job_events
+        .iter()
+        .copied()
+        .filter(|&id| timeline.get(id).kind == EventKind::JobStalled && timeline.get(id).at <= failed.at)
+        .collect();
+    let stall_channel_best = stalls.iter().map(|&id| timeline.get(id).origin.channel.activation_rank()).min();
+    let stalls_counted = stalls
+        .iter()
+        .filter(|&&id| Some(timeline.get(id).origin.channel.activation_rank()) == stall_channel_best)
+        .count();
+    let last_activation = job_events
+        .iter()
+        .copied()
+        .filter(|&id| {
+            let event = timeline.get(id);
+            event.kind == EventKind::JobActive && event.at <= failed.at && event.origin.channel != Channel::JobHash
+        })
+        .max_by_key(|&id| timeline.get(id).at);
+    let logged = failures.iter().any(|&id| timeline.get(id).origin.channel == Channel::Log);
+
+    let mut finding = Finding::new("stalled-limit-exceeded", Severity::Error, failed.at);
+    finding.metric("job_id", Value::Text(job_id.to_string()));
+    if let Some(name) = &failed.job_name {
+        finding.metric("job_name", Value::Text(name.clone()));
+    }
+    if let Some(queue) = &failed.queue {
+        finding.metric("queue", Value::Text(queue.clone()));
+    }
+    finding.metric("failed_at", Value::Time(failed.at));
+    finding.metric("reason", Value::Text(failed.detail.clone().unwrap_or_default()));
+    finding.metric("stalls_seen", Value::Count(stalls_counted as u64));
+    finding.metric("max_stalled_count", Value::Count(params.max_stalled_count));
+    if let Some(id) = last_activation {
+        let at = timeline.get(id).at;
+        finding.metric("last_activated_at", Value::Time(at));
+        finding.metric("activation_to_failure_s", Value::Seconds(seconds_between(at, failed.at)));
+        finding.derive("activation_to_failure_s", "failed_at − last_activated_at");
+        finding.evidence.push(id);
+    }
+    finding.metric("logged", Value::Flag(logged));
+    finding.evidence.extend(failures);
+    finding.evidence.extend(&stalls);
+    finding.evidence.sort_unstable();
+    finding.evidence.dedup();
+
+    let (model, lazy) = failure_model(params.version.as_deref());
+    finding.note(model);
+    if lazy == Some(true) && last_activation.is_none() {
+        finding.note("no activation right before the failure was seen: the events stream may be trimmed, or the version is older than declared");
+    }
+    if job_id.starts_with("repeat:") && repeatable_exempt(params.version.as_deref()) {
+        finding.note("repeatable jobs are exempt from the stall limit from BullMQ 5.58.8: this failure does not fit the declared version");
+    }
+    if stalls_counted == 0 {
+        finding.note("no stalled event of this job was seen: the events stream does not reach back that far, or no listener logged the stalls");
+    }
+    let logged_text = if logged {
+        "a log line recorded the failure"
+    } else {
+        "no log line recorded it: only BullMQ's own records show this job was lost (a failed listener is missing)"
+    };
+    finding.summary = format!(
+        "BullMQ failed job {{job_id}} at {{failed_at}} with \"{STALLED_LIMIT_REASON}\" after {{stalls_seen}} recorded stall(s) (maxStalledCount {{max_stalled_count}}): the processor did not run that attempt; {logged_text}."
+    );
+    finding
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::Settings;
+    use crate::model::{Event, LockParams, Origin, Timeline};
+    use chrono::{DateTime, Utc};
+
+    fn event(channel: Channel, line: u64, when: &str, kind: EventKind, detail: Option<&str>) -> Event {
+        let origin = Origin { channel, source: 0, path: "events.json".into(), line, raw: String::new() };
+        let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
+        event.job_id = Some("42".into());
+        event.detail = detail.map(str::to_string);
+        event
+    }
+
+    fn detect(events: Vec<Event>, version: Option<&str>) -> Vec<Finding> {
+        let timeline = Timeline::new(events);
+        let mut params = LockParams::default();
+        params.version = version.map(str::to_string);
+        let settings = Settings::default();
+        StalledLimitExceeded.detect(&Context::new(&timeline, &params, &settings))
+    }
+
+    fn over_limit() -> Vec<Event> {
+        vec![
+            event(Channel::EventsStream, 1, "2026-10-07T00:00:00Z", EventKind::JobActive, None),
+            event(Channel::EventsStream, 2, "2026-10-07T00:00:35Z", EventKind::JobStalled, None),
+            event(Channel::EventsStream, 3, "2026-10-07T00:00:35.010Z", EventKind::JobActive, None),
+            event(Channel::EventsStream, 4, "2026-10-07T00:01:10Z", EventKind::JobStalled, None),
+            event(Channel::EventsStream, 5, "2026-10-07T00:01:10.020Z", EventKind::JobActive, None),
+            event(
+                Channel::EventsStream,
+                6,
+                "2026-10-07T00:01:10.031Z",
+                EventKind::JobFailed,
+                Some(STALLED_LIMIT_REASON),
+            ),
+            event(Channel::JobHash, 1, "2026-10-07T00:01:10.031Z", EventKind::JobFailed, Some(STALLED_LIMIT_REASON)),
+        ]
+    }
+
+    #[test]
+    fn a_job_failed_for_stalling_is_one_error_with_its_stalls() {
+        let findings = detect(over_limit(), Some("5.81.5"));
+        assert_eq!(findings.len(), 1);
+        let f = &findings[0];
+        assert_eq!(f.severity, Severity::Error);
+        assert_eq!(f.get("stalls_seen"), Some(&Value::Count(2)));
+        assert_eq!(f.get("logged"), Some(&Value::Flag(false)));
+        assert_eq!(f.get("activation_to_failure_s"), Some(&Value::Seconds(0.011)));
+        assert!(f.notes.iter().any(|n| n.contains("≥ 5.53.2")));
+    }
+
+    #[test]
+    fn a_logged_failure_is_marked_logged() {
+        let mut events = over_limit();
+        events.push(event(
+            Channel::Log,
+            9,
+            "2026-10-07T00:01:10.200Z",
+            EventKind::JobFailed,
+            Some("Job stalled more than allowable limit"),
+        ));
+        let findings = detect(events, None);
+        assert_eq!(findings[0].get("logged"), Some(&Value::Flag(true)));
+        assert!(findings[0].notes.iter().any(|n| n.contains("version not given")));
+    }
+
+    #[test]
+    fn other_failures_are_not_this_finding() {
+        let events =
+            vec![event(Channel::EventsStream, 1, "2026-10-07T00:00:00Z", EventKind::JobFailed, Some("ECONNRESET"))];
+        assert!(detect(events, None).is_empty());
+    }
+}

@@ -1,0 +1,388 @@
+//! BullMQ's events stream (`bull:<queue>:events`), as `XRANGE` exports it.
+//!
+//! Two shapes are read: JSON (an array of `{"id": "<ms>-<seq>", "fields": {...}}`, or the same
+//! objects one per line) and the text `redis-cli XRANGE` prints, both its plain form (one token per
+//! line, as when stdout is not a terminal) and its numbered, quoted terminal form. The stream id
+//! carries Redis's clock in epoch milliseconds: these events need no zone. Event names and fields
+//! are BullMQ's (see docs/inputs.md for the table and the Lua scripts that write them).
+
+use std::io::BufRead;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::model::{Channel, Event, EventKind, InputSummary, Origin};
+
+use super::lines::Lines;
+use super::{EventFormat, SourceKind, SourceSpec};
+
+/// BullMQ stream event names and the timeline kinds they become.
+pub const EVENT_NAMES: &[(&str, EventKind)] = &[
+    ("added", EventKind::JobAdded),
+    ("waiting", EventKind::JobWaiting),
+    ("delayed", EventKind::JobDelayed),
+    ("active", EventKind::JobActive),
+    ("progress", EventKind::JobProgress),
+    ("stalled", EventKind::JobStalled),
+    ("completed", EventKind::JobCompleted),
+    ("failed", EventKind::JobFailed),
+    ("retries-exhausted", EventKind::JobRetriesExhausted),
+    ("removed", EventKind::JobRemoved),
+];
+
+/// One stream entry, whatever shape it was read from.
+struct Entry {
+    id: String,
+    fields: Vec<(String, String)>,
+    line: u64,
+    /// Physical lines the entry spans (redis-cli text puts every token on its own line).
+    span: u64,
+    raw: String,
+}
+
+/// The instant a stream id stands for: its millisecond part.
+fn stream_time(id: &str) -> Option<DateTime<Utc>> {
+    let (millis, seq) = id.split_once('-')?;
+    if !seq.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    DateTime::from_timestamp_millis(millis.parse().ok()?)
+}
+
+fn looks_like_stream_id(token: &str) -> bool {
+    token.split_once('-').is_some_and(|(ms, seq)| {
+        ms.len() >= 10
+            && ms.bytes().all(|b| b.is_ascii_digit())
+            && !seq.is_empty()
+            && seq.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+/// Turns an entry into an event, or says why it is not one.
+fn to_event(spec: &SourceSpec, source: usize, path: &Arc<str>, entry: Entry) -> Result<Option<Event>> {
+    let at = stream_time(&entry.id).ok_or_else(|| {
+        Error::input(
+            &spec.path,
+            Some(entry.line),
+            format!("'{}' is not a stream id: expected <milliseconds>-<sequence>", entry.id),
+        )
+    })?;
+    let Some(name) = field(&entry.fields, "event") else {
+        return Err(Error::input(
+            &spec.path,
+            Some(entry.line),
+            format!("stream entry {} has no 'event' field", entry.id),
+        ));
+    };
+    let Some(kind) = EVENT_NAMES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k) else {
+        return Ok(None);
+    };
+    let origin =
+        Origin { channel: Channel::EventsStream, source, path: path.clone(), line: entry.line, raw: entry.raw };
+    let mut event = Event::new(at, kind, origin);
+    event.job_id = field(&entry.fields, "jobId").map(str::to_string);
+    event.job_name = field(&entry.fields, "name").map(str::to_string);
+    event.queue.clone_from(&spec.queue);
+    event.detail = match kind {
+        EventKind::JobFailed => field(&entry.fields, "failedReason").map(str::to_string),
+        EventKind::JobWaiting | EventKind::JobActive | EventKind::JobCompleted => {
+            field(&entry.fields, "prev").map(|prev| format!("prev={prev}"))
+        }
+        EventKind::JobRetriesExhausted => field(&entry.fields, "attemptsMade").map(|n| format!("attemptsMade={n}")),
+        EventKind::JobDelayed => field(&entry.fields, "delay").map(|d| format!("delay={d}")),
+        _ => None,
+    };
+    event.slot = event.job_id.as_deref().and_then(super::bullmq_jobs::repeat_slot);
+    Ok(Some(event))
+}
+
+fn accept(
+    spec: &SourceSpec,
+    source: usize,
+    path: &Arc<str>,
+    entry: Entry,
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<()> {
+    let name = field(&entry.fields, "event").unwrap_or_default().to_string();
+    let span = entry.span;
+    match to_event(spec, source, path, entry)? {
+        Some(event) => {
+            summary.used += span;
+            events.push(event);
+        }
+        None => {
+            for _ in 0..span {
+                summary.ignore(&format!("stream event '{name}' not used"));
+            }
+        }
+    }
+    Ok(())
+}
+
+pub struct XrangeJson;
+
+impl EventFormat for XrangeJson {
+    fn name(&self) -> &'static str {
+        "xrange-json"
+    }
+
+    fn kind(&self) -> SourceKind {
+        SourceKind::BullmqEvents
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["json", "jsonl", "ndjson"]
+    }
+
+    fn sniff(&self, first_line: &str) -> bool {
+        first_line.starts_with('[') || first_line.starts_with('{')
+    }
+
+    fn read(
+        &self,
+        spec: &SourceSpec,
+        source: usize,
+        mut input: Box<dyn BufRead>,
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<()> {
+        let path: Arc<str> = spec.display_path().into();
+        let head = input.fill_buf().unwrap_or_default();
+        let array = head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+        if array {
+            // An XRANGE export is bounded by the stream's trim length (about 10,000 entries by
+            // default), so reading the array whole is fine.
+            let entries: Vec<Value> = serde_json::from_reader(input).map_err(|e| {
+                Error::input(&spec.path, Some(e.line() as u64), format!("not a JSON array of stream entries: {e}"))
+            })?;
+            for (index, value) in entries.into_iter().enumerate() {
+                summary.lines += 1;
+                let entry = json_entry(spec, index as u64 + 1, &value)?;
+                accept(spec, source, &path, entry, events, summary)?;
+            }
+            return Ok(());
+        }
+        let mut lines = Lines::new(input);
+        while let Some((line, text)) = lines.next_line(&spec.path)? {
+            summary.lines += 1;
+            if text.trim().is_empty() {
+                summary.ignore("blank");
+                continue;
+            }
+            let value: Value = serde_json::from_str(text).map_err(|e| {
+                Error::input(
+                    &spec.path,
+                    Some(line),
+                    format!("not a JSON stream entry: {e}; expected {{\"id\": \"<ms>-<seq>\", \"fields\": {{...}}}}"),
+                )
+            })?;
+            let entry = json_entry(spec, line, &value)?;
+            accept(spec, source, &path, entry, events, summary)?;
+        }
+        Ok(())
+    }
+}
+
+/// `{"id": "...", "fields": {"event": "active", ...}}`; `fields` may also be the flat
+/// `["event", "active", ...]` list XRANGE returns.
+fn json_entry(spec: &SourceSpec, line: u64, value: &Value) -> Result<Entry> {
+    let bad = |what: &str| {
+        Error::input(
+            &spec.path,
+            Some(line),
+            format!("{what}: expected {{\"id\": \"<ms>-<seq>\", \"fields\": {{\"event\": ..., \"jobId\": ...}}}}"),
+        )
+    };
+    let object: &Map<String, Value> = value.as_object().ok_or_else(|| bad("stream entry is not an object"))?;
+    let id = object.get("id").and_then(Value::as_str).ok_or_else(|| bad("stream entry without an 'id' string"))?;
+    let fields = match object.get("fields") {
+        Some(Value::Object(map)) => map.iter().map(|(k, v)| (k.clone(), scalar(v))).collect(),
+        Some(Value::Array(list)) => {
+            list.chunks(2).map(|pair| (scalar(&pair[0]), pair.get(1).map(scalar).unwrap_or_default())).collect()
+        }
+        _ => return Err(bad("stream entry without 'fields'")),
+    };
+    Ok(Entry { id: id.to_string(), fields, line, span: 1, raw: value.to_string() })
+}
+
+fn scalar(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+pub struct XrangeText;
+
+impl EventFormat for XrangeText {
+    fn name(&self) -> &'static str {
+        "xrange-text"
+    }
+
+    fn kind(&self) -> SourceKind {
+        SourceKind::BullmqEvents
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["txt"]
+    }
+
+    fn sniff(&self, first_line: &str) -> bool {
+        looks_like_stream_id(&token_of(first_line))
+    }
+
+    fn read(
+        &self,
+        spec: &SourceSpec,
+        source: usize,
+        input: Box<dyn BufRead>,
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<()> {
+        let path: Arc<str> = spec.display_path().into();
+        let mut lines = Lines::new(input);
+        let mut current: Option<Entry> = None;
+        // Within an entry tokens come in field/value pairs; a stream id can only start a new
+        // entry where a field name is expected.
+        let mut pending_field: Option<String> = None;
+        while let Some((line, text)) = lines.next_line(&spec.path)? {
+            summary.lines += 1;
+            if text.trim().is_empty() {
+                summary.ignore("blank");
+                continue;
+            }
+            let token = token_of(text);
+            if pending_field.is_none() && looks_like_stream_id(&token) {
+                if let Some(entry) = current.take() {
+                    accept(spec, source, &path, entry, events, summary)?;
+                }
+                current = Some(Entry { id: token, fields: Vec::new(), line, span: 1, raw: text.trim().to_string() });
+                continue;
+            }
+            let Some(entry) = current.as_mut() else {
+                return Err(Error::input(
+                    &spec.path,
+                    Some(line),
+                    format!(
+                        "expected a stream id such as 1791333180000-0 before '{}' (is this redis-cli XRANGE output?)",
+                        text.trim()
+                    ),
+                ));
+            };
+            entry.raw.push(' ');
+            entry.raw.push_str(text.trim());
+            entry.span += 1;
+            match pending_field.take() {
+                None => pending_field = Some(token),
+                Some(name) => entry.fields.push((name, token)),
+            }
+        }
+        if pending_field.is_some() {
+            return Err(Error::input(
+                &spec.path,
+                Some(summary.lines),
+                "stream entry ends with a field name and no value",
+            ));
+        }
+        if let Some(entry) = current.take() {
+            accept(spec, source, &path, entry, events, summary)?;
+        }
+        Ok(())
+    }
+}
+
+/// The token a redis-cli line holds: without the `1) 2) ` numbering of the terminal form and
+/// without its quotes.
+fn token_of(line: &str) -> String {
+    let mut rest = line.trim();
+    loop {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && rest[digits..].starts_with(") ") {
+            rest = rest[digits + 2..].trim_start();
+        } else {
+            break;
+        }
+    }
+    match rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        Some(quoted) => quoted.replace("\\\"", "\"").replace("\\\\", "\\"),
+        None => rest.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn read(format: &dyn EventFormat, text: &str) -> Result<(Vec<Event>, InputSummary)> {
+        let mut spec = SourceSpec::new(SourceKind::BullmqEvents, PathBuf::from("events"), None, "--log-tz".into());
+        spec.queue = Some("pr-review".into());
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("events", "bullmq-events", format.name(), None);
+        format.read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)?;
+        Ok((events, summary))
+    }
+
+    const JSON: &str = r#"[
+      {"id": "1791333180000-0", "fields": {"event": "active", "jobId": "repeat:pr-review-sweep:1791333180000", "prev": "waiting"}},
+      {"id": "1791334358021-0", "fields": {"event": "waiting", "jobId": "repeat:pr-review-sweep:1791333180000", "prev": "active"}},
+      {"id": "1791334358021-1", "fields": {"event": "stalled", "jobId": "repeat:pr-review-sweep:1791333180000"}},
+      {"id": "1791334358100-0", "fields": {"event": "drained"}},
+      {"id": "1791334380000-0", "fields": {"event": "failed", "jobId": "42", "failedReason": "job stalled more than allowable limit", "prev": "active"}}
+    ]"#;
+
+    #[test]
+    fn json_array_entries_become_events_at_the_stream_time() {
+        let (events, summary) = read(&XrangeJson, JSON).unwrap();
+        let kinds: Vec<EventKind> = events.iter().map(|e| e.kind).collect();
+        assert_eq!(kinds, [EventKind::JobActive, EventKind::JobWaiting, EventKind::JobStalled, EventKind::JobFailed]);
+        assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00+00:00");
+        assert_eq!(events[0].slot.map(|s| s.to_rfc3339()).as_deref(), Some("2026-10-07T00:33:00+00:00"));
+        assert_eq!(events[0].queue.as_deref(), Some("pr-review"));
+        assert_eq!(events[3].detail.as_deref(), Some("job stalled more than allowable limit"));
+        assert_eq!((summary.lines, summary.used, summary.ignored), (5, 4, 1));
+        assert_eq!(summary.ignored_by_reason["stream event 'drained' not used"], 1);
+    }
+
+    #[test]
+    fn json_lines_and_flat_field_lists_are_read_too() {
+        let text = "{\"id\":\"1791333180000-0\",\"fields\":[\"event\",\"active\",\"jobId\",\"7\"]}\n\n";
+        let (events, summary) = read(&XrangeJson, text).unwrap();
+        assert_eq!(events[0].job_id.as_deref(), Some("7"));
+        assert_eq!((summary.lines, summary.used, summary.ignored), (2, 1, 1));
+        let error = read(&XrangeJson, "{\"id\":\"soon\",\"fields\":{\"event\":\"active\"}}\n").unwrap_err().to_string();
+        assert!(error.starts_with("events:1: 'soon' is not a stream id"), "{error}");
+    }
+
+    #[test]
+    fn redis_cli_plain_output_is_read_by_pairs() {
+        let text = "1791333180000-0\nevent\nactive\njobId\n1791333180000-5\nprev\nwaiting\n1791333181000-0\nevent\ncompleted\njobId\n7\nreturnvalue\nnull\n";
+        let (events, summary) = read(&XrangeText, text).unwrap();
+        assert_eq!(events.len(), 2);
+        assert_eq!(events[0].job_id.as_deref(), Some("1791333180000-5"), "a value shaped like an id stays a value");
+        assert_eq!(events[1].kind, EventKind::JobCompleted);
+        assert_eq!((summary.lines, summary.used, summary.ignored, summary.rejected), (14, 14, 0, 0));
+    }
+
+    #[test]
+    fn redis_cli_terminal_output_is_read_too() {
+        let text = "1) 1) \"1791333180000-0\"\n   2) 1) \"event\"\n      2) \"active\"\n      3) \"jobId\"\n      4) \"7\"\n2) 1) \"1791333181000-0\"\n   2) 1) \"event\"\n      2) \"stalled\"\n      3) \"jobId\"\n      4) \"7\"\n";
+        let (events, _) = read(&XrangeText, text).unwrap();
+        assert_eq!(events.iter().map(|e| e.kind).collect::<Vec<_>>(), [EventKind::JobActive, EventKind::JobStalled]);
+        assert!(XrangeText.sniff("1) 1) \"1791333180000-0\""));
+        assert!(!XrangeText.sniff("2026-10-07 09:33:00 INFO x"));
+    }
+
+    #[test]
+    fn text_that_is_not_xrange_output_is_an_error_with_its_line() {
+        let error = read(&XrangeText, "hello\n").unwrap_err().to_string();
+        assert!(error.starts_with("events:1: expected a stream id"), "{error}");
+    }
+}
