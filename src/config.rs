@@ -231,12 +231,13 @@ impl Config {
                 return Err(Error::usage(format!("{name} must be greater than 0 ms")));
             }
         }
+        let source_zones = sources.iter().map(|s| s.tz).collect();
         Ok(Config {
             sources,
             params_path,
             param_flags,
             display_tz,
-            settings: Settings { duplicate_window_s },
+            settings: Settings { duplicate_window_s, source_zones },
             assumptions,
             format: args.format.clone(),
         })

@@ -221,6 +221,63 @@ fn parse_datetime(b: &[u8]) -> Result<(Stamp, usize), String> {
     Ok((stamp, at))
 }
 
+/// Parses the wall-clock time that `Intl.DateTimeFormat` writes for the en-US locale with
+/// numeric year, 2-digit month and day, and hour, minute and second: `10/07/2026, 9:33:00 AM`
+/// (NestJS's ConsoleLogger; older versions used `toLocaleString()`, which writes `10/7/2026`).
+/// Month/day/year, a 12-hour clock with an upper-case `AM`/`PM`, whole seconds, no offset: the
+/// result is always `Stamp::Local`. Before the day period ICU 72 and later may write U+202F
+/// (narrow no-break space) instead of a space; both are taken, and U+00A0 too. Returns the stamp
+/// and the bytes used. Other locales (`07.10.2026, 09:33:00`, en-GB's `07/10/2026, 09:33:00`)
+/// are refused rather than guessed: without the day period a day-first date cannot be told apart.
+pub fn parse_en_us_datetime(text: &str) -> Result<(Stamp, usize), String> {
+    let b = text.as_bytes();
+    let shown: String = text.chars().take(26).collect();
+    let bad =
+        |what: &str| format!("malformed timestamp '{shown}': {what}; expected the en-US form MM/DD/YYYY, h:mm:ss AM");
+    // 1 or 2 digits, then `sep`; returns the value and the position after `sep`.
+    let number = |at: usize, sep: u8| -> Option<(u32, usize)> {
+        let len = b[at..].iter().take_while(|d| d.is_ascii_digit()).count();
+        if !(1..=2).contains(&len) || b.get(at + len) != Some(&sep) {
+            return None;
+        }
+        Some((digits(b, at, len)?, at + len + 1))
+    };
+    let (month, at) = number(0, b'/').ok_or_else(|| bad("date is not MM/DD/YYYY"))?;
+    let (day, at) = number(at, b'/').ok_or_else(|| bad("date is not MM/DD/YYYY"))?;
+    let year = digits(b, at, 4)
+        .filter(|_| !b.get(at + 4).is_some_and(u8::is_ascii_digit))
+        .ok_or_else(|| bad("date is not MM/DD/YYYY"))?;
+    if b.get(at + 4..at + 6) != Some(b", ") {
+        return Err(bad("date is not followed by ', ' and a time"));
+    }
+    let (hour, at) = number(at + 6, b':').ok_or_else(|| bad("time is not h:mm:ss"))?;
+    let (Some(minute), Some(second)) = (digits(b, at, 2), digits(b, at + 3, 2)) else {
+        return Err(bad("time is not h:mm:ss"));
+    };
+    if b.get(at + 2) != Some(&b':') {
+        return Err(bad("time is not h:mm:ss"));
+    }
+    let at = at + 5;
+    let space = ['\u{20}', '\u{202f}', '\u{a0}']
+        .into_iter()
+        .find(|c| text[at..].starts_with(*c))
+        .ok_or_else(|| bad("no AM/PM after the time"))?;
+    let at = at + space.len_utf8();
+    let afternoon = match b.get(at..at + 2) {
+        Some(b"AM") => false,
+        Some(b"PM") => true,
+        _ => return Err(bad("no AM/PM after the time")),
+    };
+    if !(1..=12).contains(&hour) {
+        return Err(bad("hour is not 1-12"));
+    }
+    let hour = hour % 12 + if afternoon { 12 } else { 0 };
+    #[allow(clippy::cast_possible_wrap)]
+    let date = NaiveDate::from_ymd_opt(year as i32, month, day).ok_or_else(|| bad("no such date"))?;
+    let time = NaiveTime::from_hms_opt(hour, minute, second).ok_or_else(|| bad("no such time of day"))?;
+    Ok((Stamp::Local(NaiveDateTime::new(date, time)), at + 2))
+}
+
 /// A time for people: `2026-10-07 09:54:05.70` in `tz`; milliseconds only when present, trimmed
 /// of trailing zeros down to hundredths.
 pub fn format_datetime(at: DateTime<Utc>, tz: Tz) -> String {
@@ -266,10 +323,12 @@ pub fn format_duration(seconds: f64) -> String {
     if h > 0 {
         parts.push(format!("{h} h"));
     }
-    if m > 0 || h > 0 {
+    if m > 0 || (h > 0 && s > 0) {
         parts.push(format!("{m} min"));
     }
-    parts.push(format!("{s} s"));
+    if s > 0 {
+        parts.push(format!("{s} s"));
+    }
     format!("{sign}{}", parts.join(" "))
 }
 
@@ -345,6 +404,45 @@ mod tests {
     }
 
     #[test]
+    fn en_us_dates_as_nestjs_writes_them_take_the_declared_zone() {
+        // NestJS 12.5.1 ConsoleLogger under TZ=Asia/Seoul, Node 20.20 (ICU 78): a plain space.
+        let line = "10/07/2026, 9:33:00 AM     LOG [BullWorker] job active";
+        let (stamp, used) = parse_en_us_datetime(line).unwrap();
+        assert_eq!(&line[used..used + 4], "    ");
+        assert_eq!(stamp.to_utc(None), Err(ZoneProblem::Undeclared));
+        assert_eq!(stamp.to_utc(Some(Tz::Asia__Seoul)).unwrap(), utc("2026-10-07T00:33:00Z"));
+        for (text, expected) in [
+            // ICU 72-era Node (18.13+) writes U+202F before the day period.
+            ("10/07/2026, 9:33:00\u{202f}PM", "2026-10-07T12:33:00Z"),
+            ("10/07/2026, 12:05:09 AM", "2026-10-06T15:05:09Z"),
+            ("10/07/2026, 12:05:09 PM", "2026-10-07T03:05:09Z"),
+            // toLocaleString() in NestJS 8 and earlier: no leading zeros.
+            ("10/7/2026, 11:59:59 PM", "2026-10-07T14:59:59Z"),
+        ] {
+            let (stamp, used) = parse_en_us_datetime(text).unwrap();
+            assert_eq!(used, text.len(), "{text}");
+            assert_eq!(stamp.to_utc(Some(Tz::Asia__Seoul)).unwrap(), utc(expected), "{text}");
+        }
+    }
+
+    #[test]
+    fn other_locales_are_refused_not_guessed() {
+        for text in [
+            "07.10.2026, 09:33:00",     // de-DE
+            "07/10/2026, 09:33:00",     // en-GB: day first, 24-hour
+            "07/10/2026, 9:33:00 am",   // en-AU / en-IN: day first, lower-case day period
+            "2026. 10. 07. AM 9:33:00", // ko-KR
+            "2026-10-07, 9:33:00 a.m.", // en-CA
+            "13/07/2026, 9:33:00 AM",
+            "10/07/2026, 13:33:00 PM",
+            "10/07/2026 9:33:00 AM",
+        ] {
+            let error = parse_en_us_datetime(text).unwrap_err();
+            assert!(error.contains("expected the en-US form"), "{text}: {error}");
+        }
+    }
+
+    #[test]
     fn abbreviations_are_refused() {
         assert!(parse_zone("KST").is_err());
         assert!(parse_zone("EST").is_err());
@@ -360,6 +458,8 @@ mod tests {
         assert_eq!(format_duration(266.0), "4 min 26 s");
         assert_eq!(format_duration(3723.0), "1 h 2 min 3 s");
         assert_eq!(format_duration(30.0), "30 s");
+        assert_eq!(format_duration(32_400.0), "9 h");
+        assert_eq!(format_duration(600.0), "10 min");
     }
 
     #[test]

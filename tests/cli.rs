@@ -202,6 +202,26 @@ fn the_report_prints_what_it_assumed() {
     assert!(assumptions.contains("lockRenewTime = 589000 ms"), "{assumptions}");
 }
 
+#[test]
+fn incident_2026_10_07_read_with_the_log_as_utc_is_caught() {
+    // The responder's first mistake: the KST log declared UTC. The log and the ledger saw the same
+    // activations 9 hours apart.
+    let run = leasetrace(&["analyze", INCIDENT, "--log-tz", "UTC", "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    let metrics = &finding(&report, "clock-offset-suspected")["metrics"];
+    assert_eq!(metrics["source_a"], format!("{INCIDENT}/ledger.csv"));
+    assert_eq!(metrics["source_b"], format!("{INCIDENT}/server.log"));
+    assert_eq!(metrics["offset_hours"], "+9:00");
+    assert_eq!(metrics["zone_for_b"], "Asia/Seoul");
+    assert_eq!(metrics["matched_pairs"], 6);
+    let offset = metrics["offset_s"].as_f64().unwrap();
+    assert!((32_390.0..32_400.0).contains(&offset), "ledger rows follow activations by seconds: {offset}");
+    // With the right zone there is no such finding.
+    let right = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
+    assert!(!kinds(&right).contains(&"clock-offset-suspected".to_string()));
+}
+
 // ---------------------------------------------------------------- the clean day
 
 #[test]

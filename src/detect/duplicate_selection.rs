@@ -194,9 +194,9 @@ mod tests {
 
     #[test]
     fn a_fixed_window_replaces_the_running_rule() {
-        let narrow = Settings { duplicate_window_s: Some(0.5) };
+        let narrow = Settings { duplicate_window_s: Some(0.5), ..Settings::default() };
         assert!(detect(incident(), &narrow).is_empty());
-        let wide = Settings { duplicate_window_s: Some(1.0) };
+        let wide = Settings { duplicate_window_s: Some(1.0), ..Settings::default() };
         assert_eq!(detect(incident(), &wide).len(), 1);
     }
 }

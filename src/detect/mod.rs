@@ -5,6 +5,7 @@
 //! parameters and the analysis settings, and writes findings. It knows nothing of files, flags or
 //! printing, and it reasons from times and ids, never from the order of lines.
 
+pub mod clock_offset;
 pub mod duplicate_selection;
 pub mod stalled_limit_exceeded;
 pub mod stalled_rerun;
@@ -22,6 +23,9 @@ pub struct Settings {
     /// `duplicate-selection`: `None` = the later selection happened while the earlier round was
     /// still running (default); `Some(s)` = the two selections are at most `s` seconds apart.
     pub duplicate_window_s: Option<f64>,
+    /// The zone each source's wall-clock timestamps were read in, by source position (`None` for
+    /// sources whose times carry their own offset or are epoch counts).
+    pub source_zones: Vec<Option<chrono_tz::Tz>>,
 }
 
 /// Everything a detector may read, with the groupings several detectors need built once.
@@ -72,8 +76,14 @@ pub trait Detector: Sync {
 }
 
 /// Every finding leasetrace knows. Adding one: one file and one line here.
-pub static DETECTORS: &[&dyn Detector] =
-    &[&stalled_rerun::StalledRerun, &sweep_overlap::SweepOverlap, &duplicate_selection::DuplicateSelection];
+#[rustfmt::skip]
+pub static DETECTORS: &[&dyn Detector] = &[
+    &stalled_rerun::StalledRerun,
+    &stalled_limit_exceeded::StalledLimitExceeded,
+    &sweep_overlap::SweepOverlap,
+    &duplicate_selection::DuplicateSelection,
+    &clock_offset::ClockOffsetSuspected,
+];
 
 /// Runs every detector; findings come out ordered by time, then code, for stable reports.
 pub fn analyze(context: &Context) -> Vec<Finding> {

@@ -171,8 +171,7 @@ mod tests {
 
     fn detect(events: Vec<Event>, version: Option<&str>) -> Vec<Finding> {
         let timeline = Timeline::new(events);
-        let mut params = LockParams::default();
-        params.version = version.map(str::to_string);
+        let params = LockParams { version: version.map(str::to_string), ..LockParams::default() };
         let settings = Settings::default();
         StalledLimitExceeded.detect(&Context::new(&timeline, &params, &settings))
     }

@@ -103,9 +103,8 @@ fn records(spec: &SourceSpec, text: &str) -> Result<Vec<Record>> {
             return Err(bad(line, format!("a job record is not an object: {expected}")));
         };
         let key = object.get("key").and_then(Value::as_str).map(str::to_string);
-        let fields = match object.remove("fields") {
-            Some(Value::Object(fields)) => fields,
-            _ => return Err(bad(line, format!("a job record without 'fields': {expected}"))),
+        let Some(Value::Object(fields)) = object.remove("fields") else {
+            return Err(bad(line, format!("a job record without 'fields': {expected}")));
         };
         let key = key.ok_or_else(|| bad(line, format!("a job record without 'key': {expected}")))?;
         Ok((line, key, fields, raw))
@@ -188,9 +187,9 @@ fn job_events(
         let origin = Origin { channel: Channel::JobHash, source, path: path.clone(), line, raw: raw.to_string() };
         let mut event = Event::new(at, kind, origin);
         event.job_id = Some(job_id.to_string());
-        event.job_name = text_field(fields, &["name"]).map(|s| s.into_owned());
+        event.job_name = text_field(fields, &["name"]).map(std::borrow::Cow::into_owned);
         event.queue = Some(queue.to_string());
-        event.worker = text_field(fields, &["pb"]).map(|s| s.into_owned());
+        event.worker = text_field(fields, &["pb"]).map(std::borrow::Cow::into_owned);
         event.slot = repeat_slot(job_id);
         event.detail = detail;
         event
@@ -211,7 +210,11 @@ fn job_events(
         // otherwise a failure reason means failed.
         let failed = text_field(fields, &["returnvalue"]).is_none() && text_field(fields, &["failedReason"]).is_some();
         if failed {
-            out.push(make(at, EventKind::JobFailed, text_field(fields, &["failedReason"]).map(|s| s.into_owned())));
+            out.push(make(
+                at,
+                EventKind::JobFailed,
+                text_field(fields, &["failedReason"]).map(std::borrow::Cow::into_owned),
+            ));
         } else {
             out.push(make(at, EventKind::JobCompleted, None));
         }

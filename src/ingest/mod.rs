@@ -129,6 +129,7 @@ pub trait EventFormat: Sync {
 }
 
 /// Every event format leasetrace reads. Adding a format: one file and one line here.
+#[rustfmt::skip]
 pub static FORMATS: &[&dyn EventFormat] = &[
     &ledger_csv::LedgerCsv,
     &ledger_jsonl::LedgerJsonl,

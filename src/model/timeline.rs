@@ -16,7 +16,7 @@ pub type EventId = usize;
 
 impl Timeline {
     pub fn new(mut events: Vec<Event>) -> Self {
-        events.sort_by(|a, b| (a.at, a.origin.source, a.origin.line).cmp(&(b.at, b.origin.source, b.origin.line)));
+        events.sort_by_key(|a| (a.at, a.origin.source, a.origin.line));
         Timeline { events }
     }
 

@@ -21,6 +21,7 @@ pub trait Renderer: Sync {
 }
 
 /// Every output format. Adding one: one file and one line here.
+#[rustfmt::skip]
 pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json];
 
 pub fn names() -> Vec<&'static str> {

@@ -1,0 +1,276 @@
+//! `clock-offset-suspected`: two sources that saw the same moments disagree by about a whole
+//! number of hours.
+//!
+//! The first mistake a responder makes is reading a KST log as UTC (or a UTC ledger as local
+//! time). The same activation is often seen twice — a `job-active` log line and BullMQ's `active`
+//! stream event, or the ledger's `round-started` row written a moment later — so the offset
+//! between sources can be measured instead of assumed.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Offset, TimeZone, Utc};
+use chrono_tz::Tz;
+
+use crate::model::timeline::EventId;
+use crate::model::{Channel, EventKind, Finding, Severity, Value};
+use crate::time::{format_duration, seconds_between};
+
+use super::{Context, Detector};
+
+pub struct ClockOffsetSuspected;
+
+/// One activation seen by two sources: (seconds from the first to the second, first, second).
+type Matched = (f64, EventId, EventId);
+
+/// Offsets shorter than this are normal lag between sources (a ledger row written after the
+/// activation), not a zone mix-up.
+const MIN_OFFSET_S: f64 = 45.0 * 60.0;
+/// How far the median offset may be from a multiple of 15 minutes (zone offsets are).
+const TOLERANCE_S: f64 = 120.0;
+/// Pairs further apart than this are not the same moment.
+const MAX_PAIR_S: f64 = 15.0 * 3600.0;
+
+/// Zones people mean, by offset, to name in suggestions before any other zone with that offset.
+const WELL_KNOWN: &[&str] = &[
+    "UTC",
+    "Asia/Seoul",
+    "Asia/Tokyo",
+    "Asia/Shanghai",
+    "Asia/Singapore",
+    "Asia/Kolkata",
+    "Asia/Dubai",
+    "Europe/London",
+    "Europe/Berlin",
+    "Europe/Paris",
+    "Europe/Helsinki",
+    "Europe/Moscow",
+    "America/New_York",
+    "America/Chicago",
+    "America/Denver",
+    "America/Los_Angeles",
+    "America/Anchorage",
+    "Pacific/Honolulu",
+    "America/Sao_Paulo",
+    "Australia/Sydney",
+    "Australia/Perth",
+    "Pacific/Auckland",
+];
+
+/// The activation a ledger row or log line reports: events that stand for "job X became active".
+fn activation_like(kind: EventKind, channel: Channel) -> bool {
+    match kind {
+        EventKind::JobActive => channel != Channel::JobHash,
+        EventKind::RoundStarted => channel == Channel::Ledger,
+        _ => false,
+    }
+}
+
+impl Detector for ClockOffsetSuspected {
+    fn code(&self) -> &'static str {
+        "clock-offset-suspected"
+    }
+
+    fn doc(&self) -> &'static str {
+        include_str!("../../docs/findings/clock-offset-suspected.md")
+    }
+
+    fn detect(&self, context: &Context) -> Vec<Finding> {
+        let timeline = context.timeline;
+        // For each pair of sources: the offsets of matched activations (later source − earlier).
+        let mut pairs: BTreeMap<(usize, usize), Vec<Matched>> = BTreeMap::new();
+        for ids in context.job_events.values() {
+            let activations: Vec<EventId> = ids
+                .iter()
+                .copied()
+                .filter(|&id| {
+                    let e = timeline.get(id);
+                    activation_like(e.kind, e.origin.channel)
+                })
+                .collect();
+            for &a in &activations {
+                let source_a = timeline.get(a).origin.source;
+                // Nearest activation of the same job in each other source.
+                let mut nearest: BTreeMap<usize, (f64, EventId)> = BTreeMap::new();
+                for &b in &activations {
+                    let source_b = timeline.get(b).origin.source;
+                    if source_b <= source_a {
+                        continue;
+                    }
+                    let delta = seconds_between(timeline.get(a).at, timeline.get(b).at);
+                    if delta.abs() > MAX_PAIR_S {
+                        continue;
+                    }
+                    let better = nearest.get(&source_b).is_none_or(|(d, _)| delta.abs() < d.abs());
+                    if better {
+                        nearest.insert(source_b, (delta, b));
+                    }
+                }
+                for (source_b, (delta, b)) in nearest {
+                    pairs.entry((source_a, source_b)).or_default().push((delta, a, b));
+                }
+            }
+        }
+        pairs.into_iter().filter_map(|((a, b), offsets)| judge(context, a, b, &offsets)).collect()
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len().is_multiple_of(2) { f64::midpoint(values[mid - 1], values[mid]) } else { values[mid] }
+}
+
+fn judge(context: &Context, source_a: usize, source_b: usize, offsets: &[Matched]) -> Option<Finding> {
+    let timeline = context.timeline;
+    let mut deltas: Vec<f64> = offsets.iter().map(|(d, _, _)| *d).collect();
+    let measured = median(&mut deltas);
+    let quarter_hours = (measured / 900.0).round();
+    let whole = quarter_hours * 900.0;
+    if measured.abs() < MIN_OFFSET_S || (measured - whole).abs() > TOLERANCE_S {
+        return None;
+    }
+    let (_, first_a, first_b) = offsets[0];
+    let path = |id: EventId| timeline.get(id).origin.path.to_string();
+    let (path_a, path_b) = (path(first_a), path(first_b));
+    let at = timeline.get(first_b).at;
+    let mut finding = Finding::new("clock-offset-suspected", Severity::Warning, timeline.get(first_a).at.min(at));
+    finding.metric("source_a", Value::Text(path_a.clone()));
+    finding.metric("source_b", Value::Text(path_b.clone()));
+    finding.metric("offset_s", Value::Seconds(measured));
+    #[allow(clippy::cast_possible_truncation)]
+    let minutes = (whole / 60.0) as i64;
+    finding.metric(
+        "offset_hours",
+        Value::Text(format!("{}{}:{:02}", if minutes < 0 { "-" } else { "+" }, minutes.abs() / 60, minutes.abs() % 60)),
+    );
+    finding.metric("matched_pairs", Value::Count(offsets.len() as u64));
+    finding.derive("offset_s", "median over matched activations of (time in source_b − time in source_a)");
+    for (_, a, b) in offsets.iter().take(3) {
+        finding.evidence.extend([*a, *b]);
+    }
+    finding.evidence.sort_unstable();
+    finding.evidence.dedup();
+
+    // Which zone would make them agree: source_b read in a zone `whole` seconds further east, or
+    // source_a read in a zone `whole` seconds further west — for whichever was read as wall time.
+    let zones = &context.settings.source_zones;
+    let mut fixes = Vec::new();
+    #[allow(clippy::cast_possible_truncation)]
+    let shift = whole as i32;
+    for (source, path, sign) in [(source_b, &path_b, 1), (source_a, &path_a, -1)] {
+        if let Some(Some(declared)) = zones.get(source) {
+            let wanted = declared.offset_from_utc_datetime(&at.naive_utc()).fix().local_minus_utc() + sign * shift;
+            let names = zones_with_offset(at, wanted);
+            if !names.is_empty() {
+                fixes.push(format!(
+                    "{path} was read as {declared}; if it was written in UTC{} ({}) the sources agree",
+                    offset_label(wanted),
+                    names.join(", ")
+                ));
+                finding.metric(if sign == 1 { "zone_for_b" } else { "zone_for_a" }, Value::Text(names[0].clone()));
+            }
+        }
+    }
+    for fix in &fixes {
+        finding.note(fix.clone());
+    }
+    if fixes.is_empty() {
+        finding.note("neither source was read as wall-clock time (both carry offsets or epoch times): one of the clocks that wrote them was off");
+    }
+    finding.note("matched: activations of the same job id seen by both sources (log job-active, events-stream active, ledger round-started), nearest pair per activation");
+    let fix_text = fixes.first().map_or(String::new(), |f| format!(": {f}"));
+    finding.summary = format!(
+        "{{source_b}} and {{source_a}} disagree by {} ({{matched_pairs}} matched job activations, median {{offset_s}}): a time-zone mix-up is likely{fix_text}.",
+        format_duration(whole.abs())
+    );
+    Some(finding)
+}
+
+fn offset_label(seconds: i32) -> String {
+    let sign = if seconds < 0 { '-' } else { '+' };
+    let minutes = seconds.abs() / 60;
+    format!("{sign}{:02}:{:02}", minutes / 60, minutes % 60)
+}
+
+/// IANA zones at `offset` seconds east of UTC at `at`: well-known ones first, at most four.
+fn zones_with_offset(at: DateTime<Utc>, offset: i32) -> Vec<String> {
+    let matches = |tz: &Tz| tz.offset_from_utc_datetime(&at.naive_utc()).fix().local_minus_utc() == offset;
+    let mut names: Vec<String> = WELL_KNOWN
+        .iter()
+        .filter_map(|n| n.parse::<Tz>().ok())
+        .filter(matches)
+        .map(|tz| tz.name().to_string())
+        .collect();
+    if names.is_empty() {
+        names.extend(
+            chrono_tz::TZ_VARIANTS
+                .iter()
+                .filter(|tz| tz.name().contains('/') && !tz.name().starts_with("Etc/") && matches(tz))
+                .take(3)
+                .map(|tz| tz.name().to_string()),
+        );
+    }
+    names.truncate(4);
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::Settings;
+    use crate::model::{Event, LockParams, Origin, Timeline};
+
+    fn event(source: usize, channel: Channel, when: &str, kind: EventKind, job: &str) -> Event {
+        let path = if source == 0 { "ledger.csv" } else { "server.log" };
+        let origin = Origin { channel, source, path: path.into(), line: 1, raw: String::new() };
+        let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
+        event.job_id = Some(job.into());
+        event
+    }
+
+    fn detect(log_shift_hours: i64, log_zone: Tz) -> Vec<Finding> {
+        let mut events = Vec::new();
+        for (i, minute) in [12, 33, 54].iter().enumerate() {
+            let job = format!("j{i}");
+            events.push(event(
+                0,
+                Channel::Ledger,
+                &format!("2026-10-07T00:{minute}:03Z"),
+                EventKind::RoundStarted,
+                &job,
+            ));
+            let hour = log_shift_hours;
+            events.push(event(
+                1,
+                Channel::Log,
+                &format!("2026-10-07T{hour:02}:{minute}:00Z"),
+                EventKind::JobActive,
+                &job,
+            ));
+        }
+        let timeline = Timeline::new(events);
+        let params = LockParams::default();
+        let settings = Settings { duplicate_window_s: None, source_zones: vec![Some(chrono_tz::UTC), Some(log_zone)] };
+        ClockOffsetSuspected.detect(&Context::new(&timeline, &params, &settings))
+    }
+
+    #[test]
+    fn a_kst_log_read_as_utc_is_named_with_the_zone_that_fixes_it() {
+        let findings = detect(9, chrono_tz::UTC);
+        assert_eq!(findings.len(), 1);
+        let f = &findings[0];
+        assert_eq!(f.get("offset_s"), Some(&Value::Seconds(32_397.0)));
+        assert_eq!(f.get("offset_hours"), Some(&Value::Text("+9:00".into())));
+        assert_eq!(f.get("zone_for_b"), Some(&Value::Text("Asia/Seoul".into())));
+        assert!(
+            f.notes[0].contains("server.log was read as UTC; if it was written in UTC+09:00 (Asia/Seoul, Asia/Tokyo)"),
+            "{:?}",
+            f.notes
+        );
+    }
+
+    #[test]
+    fn seconds_of_lag_between_sources_are_not_a_zone_problem() {
+        assert!(detect(0, chrono_tz::UTC).is_empty());
+    }
+}

@@ -1,0 +1,712 @@
+// Stages a job-queue incident with a real Redis and real BullMQ worker processes, then exports the
+// evidence leasetrace reads, and what the harness itself observed, into OUTDIR.
+//
+//   node harness.mjs stalled|stalled-limit|clean OUTDIR
+//
+// It starts its own redis-server on a random loopback port (its own temp dir, no persistence),
+// runs worker.mjs processes (separate Node processes, so they can be SIGKILLed), and stops
+// everything it started, even on failure. Exit 0 with the files written; non-zero with a message
+// on stderr otherwise.
+//
+// OUTDIR receives: ledger.csv and server.log (written by the workers), events.json and events.txt
+// (XRANGE of bull:<queue>:events, as JSON and as redis-cli prints it), jobs.jsonl (HGETALL of every
+// job hash), bullmq.json (the lock parameters), leasetrace.toml (the case manifest), observed.json
+// (what the harness saw: epoch ms and ids) and harness/ (worker stdout and stderr, redis log).
+
+import { spawn, execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const QUEUE = 'pr-review';
+const SWEEP = 'pr-review-sweep';
+const BULLMQ_VERSION = JSON.parse(readFileSync(join(HERE, 'node_modules/bullmq/package.json'), 'utf8')).version;
+
+const SCENARIOS = {
+  // A repeatable sweep; the second round's worker is SIGKILLed right after activation and a new
+  // worker starts at once; BullMQ's stalled check re-queues the round after the lock expires, and
+  // the re-run overlaps the next regular round: both select and review the same PR.
+  stalled: {
+    params: { lockDuration: 4000, stalledInterval: 1000, maxStalledCount: 1 },
+    every: 6000,
+    scanMs: 500,
+    reviewMs: 3000,
+    run: stalledScenario,
+  },
+  // A plain job (not repeatable) killed twice before its first renewal: with maxStalledCount 1 the
+  // second stall records the deferred failure and the next worker fails the job without calling
+  // the processor.
+  'stalled-limit': {
+    params: { lockDuration: 3000, stalledInterval: 500, maxStalledCount: 1 },
+    run: stalledLimitScenario,
+  },
+  // The repeatable sweep runs four rounds, each shorter than the period, with a graceful restart
+  // (SIGTERM, worker.close()) between the second and the third.
+  clean: {
+    params: { lockDuration: 4000, stalledInterval: 1000, maxStalledCount: 1 },
+    every: 3000,
+    scanMs: 300,
+    reviewMs: 700,
+    run: cleanScenario,
+  },
+};
+
+/** How long after BullMQ's activation (processedOn) the harness SIGKILLs the worker. */
+const KILL_AFTER_MS = 150;
+/** Every wait is bounded; the whole run is too. */
+const OVERALL_TIMEOUT_MS = 90_000;
+
+// ---------------------------------------------------------------- process bookkeeping
+
+const children = new Set();
+
+function killAll() {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        child.kill('SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+process.on('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
+class HarnessError extends Error {}
+
+function fail(message) {
+  throw new HarnessError(message);
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function track(child, name) {
+  children.add(child);
+  child.exited = new Promise((resolve) => {
+    child.on('exit', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal, at: Date.now() });
+    });
+  });
+  child.on('error', (error) => {
+    process.stderr.write(`harness: ${name}: ${error.message}\n`);
+  });
+  return child;
+}
+
+// ---------------------------------------------------------------- redis
+
+async function startRedis(dir) {
+  const { default: IORedis } = await import('ioredis');
+  for (let attempt = 1; attempt <= 10; attempt += 1) {
+    const port = 20000 + Math.floor(Math.random() * 20001);
+    const logFile = join(dir, `redis-${port}.log`);
+    const child = track(
+      spawn(
+        'redis-server',
+        [
+          '--port', String(port),
+          '--bind', '127.0.0.1',
+          '--save', '',
+          '--appendonly', 'no',
+          '--dir', dir,
+          '--daemonize', 'no',
+          '--logfile', logFile,
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      ),
+      'redis-server',
+    );
+    const client = new IORedis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    client.on('error', () => {});
+    const deadline = Date.now() + 5000;
+    let ready = false;
+    while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
+      try {
+        if (client.status !== 'ready') {
+          await client.connect();
+        }
+        // The server we started, not someone else's on that port.
+        const info = await client.info('server');
+        if (new RegExp(`process_id:${child.pid}\\b`).test(info)) {
+          ready = true;
+          break;
+        }
+        fail(`port ${port} answers but it is not our redis-server`);
+      } catch (error) {
+        if (error instanceof HarnessError) {
+          break;
+        }
+        client.disconnect();
+        await sleep(50);
+      }
+    }
+    if (ready) {
+      return { port, child, client, logFile };
+    }
+    client.disconnect();
+    child.kill('SIGKILL');
+    await child.exited;
+  }
+  fail('could not start redis-server on a loopback port (10 attempts); is redis-server installed? run tests/e2e/setup.sh');
+}
+
+// ---------------------------------------------------------------- workers
+
+class Workers {
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.list = [];
+    this.events = [];
+    this.waiters = [];
+  }
+
+  start(extra = {}) {
+    const { ctx } = this;
+    const index = this.list.length + 1;
+    const config = {
+      port: ctx.port,
+      queue: QUEUE,
+      outdir: ctx.outdir,
+      concurrency: 2,
+      ...ctx.scenario.params,
+      scanMs: ctx.scenario.scanMs,
+      reviewMs: ctx.scenario.reviewMs,
+      ...extra,
+    };
+    const spawnedAt = Date.now();
+    const child = track(
+      spawn(process.execPath, [join(HERE, 'worker.mjs'), JSON.stringify(config)], {
+        cwd: HERE,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+      `worker ${index}`,
+    );
+    const worker = { index, child, pid: child.pid, spawnedAt, events: [] };
+    this.list.push(worker);
+    const stdoutFile = join(ctx.harnessDir, `worker-${index}.stdout`);
+    const stderrFile = join(ctx.harnessDir, `worker-${index}.stderr`);
+    let buffer = '';
+    child.stdout.on('data', (chunk) => {
+      appendFileSync(stdoutFile, chunk);
+      buffer += chunk.toString('utf8');
+      let newline;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        if (line.trim() === '') continue;
+        let event;
+        try {
+          event = JSON.parse(line);
+        } catch {
+          process.stderr.write(`harness: worker ${index} wrote a non-JSON line: ${line}\n`);
+          continue;
+        }
+        event.worker = index;
+        event.receivedAt = Date.now();
+        worker.events.push(event);
+        this.events.push(event);
+        this.wake();
+      }
+    });
+    child.stderr.on('data', (chunk) => appendFileSync(stderrFile, chunk));
+    child.exited.then(() => this.wake());
+    return worker;
+  }
+
+  wake() {
+    for (const waiter of [...this.waiters]) {
+      const found = this.events.find(waiter.predicate);
+      if (found) {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        clearTimeout(waiter.timer);
+        waiter.resolve(found);
+      }
+    }
+  }
+
+  /** The first reported event (already seen or future) matching the predicate. */
+  waitFor(what, predicate, timeoutMs) {
+    const found = this.events.find(predicate);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const waiter = { predicate, resolve };
+      waiter.timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        reject(new HarnessError(`timed out after ${timeoutMs} ms waiting for ${what}; worker events so far:\n${this.events.map((e) => JSON.stringify(e)).join('\n')}`));
+      }, timeoutMs);
+      this.waiters.push(waiter);
+    });
+  }
+
+  async kill(worker) {
+    const killedAt = Date.now();
+    worker.child.kill('SIGKILL');
+    const exit = await worker.child.exited;
+    if (exit.signal !== 'SIGKILL') {
+      fail(`worker ${worker.index} (pid ${worker.pid}) did not die of SIGKILL: ${JSON.stringify(exit)}`);
+    }
+    worker.killedAt = killedAt;
+    return killedAt;
+  }
+
+  /** Graceful stop (SIGTERM → worker.close()), SIGKILL after 10 s. */
+  async stop(worker) {
+    if (worker.child.exitCode !== null || worker.child.signalCode !== null) return;
+    worker.child.kill('SIGTERM');
+    const timeout = sleep(10_000).then(() => 'timeout');
+    if ((await Promise.race([worker.child.exited, timeout])) === 'timeout') {
+      process.stderr.write(`harness: worker ${worker.index} did not close within 10 s; SIGKILL\n`);
+      worker.child.kill('SIGKILL');
+      await worker.child.exited;
+    }
+    worker.stoppedAt = Date.now();
+  }
+
+  async stopAll() {
+    await Promise.all(this.list.map((w) => this.stop(w)));
+  }
+
+  summary() {
+    return this.list.map((w) => {
+      const start = w.events.find((e) => e.ev === 'start');
+      return {
+        index: w.index,
+        pid: w.pid,
+        started_at: start ? start.at : null,
+        killed_at: w.killedAt ?? null,
+        stopped_at: w.stoppedAt ?? null,
+      };
+    });
+  }
+}
+
+// ---------------------------------------------------------------- queue helpers
+
+async function makeQueue(ctx) {
+  const { Queue } = await import('bullmq');
+  const queue = new Queue(QUEUE, { connection: { host: '127.0.0.1', port: ctx.port } });
+  await queue.waitUntilReady();
+  return queue;
+}
+
+async function seedApp(ctx) {
+  const prs = [];
+  for (let n = 4401; n <= 4430; n += 1) prs.push(`PR-${n}`);
+  await ctx.redis.rpush('app:prs', ...prs);
+}
+
+function jobKey(id) {
+  return `bull:${QUEUE}:${id}`;
+}
+
+async function readEvents(redis) {
+  const entries = await redis.xrange(`bull:${QUEUE}:events`, '-', '+');
+  return entries.map(([id, flat]) => {
+    const fields = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]] = String(flat[i + 1]);
+    return { id, fields };
+  });
+}
+
+const idMs = (id) => Number(id.split('-')[0]);
+
+/** Kills a worker KILL_AFTER_MS after BullMQ activated the job, checking the kill came before
+ * the first possible lock renewal (processedOn + lockRenewTime / 2). */
+async function killAfterActivation(ctx, workers, worker, active) {
+  const { lockDuration } = ctx.scenario.params;
+  const renewEarliest = active.processedOn + lockDuration / 4;
+  const hashProcessedOn = Number(await ctx.redis.hget(jobKey(active.jobId), 'processedOn'));
+  const wait = active.processedOn + KILL_AFTER_MS - Date.now();
+  if (wait > 0) await sleep(wait);
+  const killedAt = await workers.kill(worker);
+  const pttl = await ctx.redis.pttl(`${jobKey(active.jobId)}:lock`);
+  const checkedAt = Date.now();
+  if (killedAt >= renewEarliest) {
+    fail(`the kill came ${killedAt - active.processedOn} ms after activation, not before the first possible renewal (${lockDuration / 4} ms): the machine is too slow for this scenario`);
+  }
+  if (pttl <= 0) {
+    fail(`after the kill the lock of ${active.jobId} has PTTL ${pttl}: expected it to be held`);
+  }
+  return {
+    processedOn: hashProcessedOn,
+    killedAt,
+    lockPttlAfterKill: pttl,
+    lockExpiresAt: checkedAt + pttl,
+  };
+}
+
+// ---------------------------------------------------------------- scenarios
+
+async function stalledScenario(ctx, workers) {
+  const { every } = ctx.scenario;
+  const w1 = workers.start();
+  await workers.waitFor('worker 1 ready', (e) => e.worker === 1 && e.ev === 'ready', 15_000);
+  const queue = await makeQueue(ctx);
+  await queue.upsertJobScheduler(SWEEP, { every }, { name: SWEEP, data: {} });
+
+  // Round 1 runs cleanly; round 2 is the one we kill.
+  const first = await workers.waitFor('the first round to become active', (e) => e.ev === 'active', 10_000);
+  const second = await workers.waitFor(
+    'the second round to become active',
+    (e) => e.ev === 'active' && e.jobId !== first.jobId,
+    every + 10_000,
+  );
+  const killed = await killAfterActivation(ctx, workers, w1, second);
+  const w2 = workers.start();
+  const w2Start = await workers.waitFor('worker 2 start', (e) => e.worker === w2.index && e.ev === 'start', 10_000);
+
+  // BullMQ recovers the job itself (stalled check) and worker 2 re-runs it; the next regular round
+  // starts meanwhile.
+  const rerun = await workers.waitFor(
+    'the re-run of the stalled job',
+    (e) => e.worker === w2.index && e.ev === 'active' && e.jobId === second.jobId,
+    ctx.scenario.params.lockDuration + 3 * ctx.scenario.params.stalledInterval + 5000,
+  );
+  const rerunProcessedOn = Number(await ctx.redis.hget(jobKey(second.jobId), 'processedOn'));
+  const next = await workers.waitFor(
+    'the next regular round',
+    (e) => e.ev === 'active' && e.jobId !== first.jobId && e.jobId !== second.jobId,
+    every + 10_000,
+  );
+  const rerunProcessor = await workers.waitFor('the re-run round to start', (e) => e.ev === 'processor' && e.jobId === second.jobId && e.worker === w2.index, 5000);
+  const rerunFinished = await workers.waitFor('the re-run round to finish', (e) => e.ev === 'finished' && e.jobId === second.jobId, 20_000);
+  const nextFinished = await workers.waitFor('the next round to finish', (e) => e.ev === 'finished' && e.jobId === next.jobId, 20_000);
+  await workers.stopAll();
+  await queue.close();
+
+  const events = await readEvents(ctx.redis);
+  const ofJob = (id, kind) => events.filter((e) => e.fields.jobId === id && e.fields.event === kind);
+  const activations = ofJob(second.jobId, 'active');
+  const stalledEvents = ofJob(second.jobId, 'stalled');
+  if (activations.length !== 2) fail(`expected 2 active events for ${second.jobId} in the stream, found ${activations.length}`);
+  if (stalledEvents.length !== 1) fail(`expected 1 stalled event for ${second.jobId} in the stream, found ${stalledEvents.length}`);
+
+  // Selections by round: the re-run and the next round must have taken the same PR.
+  const selections = workers.events.filter((e) => e.ev === 'selected');
+  const byItem = new Map();
+  for (const s of selections) byItem.set(s.item, [...(byItem.get(s.item) ?? []), s]);
+  const twice = [...byItem.entries()].filter(([, list]) => list.length > 1);
+  const rerunRun = rerunFinished.runId;
+  const nextRun = nextFinished.runId;
+  const dupA = selections.find((s) => s.runId === rerunRun);
+  const dupB = selections.find((s) => s.runId === nextRun);
+  if (!dupA || !dupB || dupA.item !== dupB.item) {
+    fail(`the re-run (${rerunRun}) and the next round (${nextRun}) did not select the same PR: ${JSON.stringify(selections)}`);
+  }
+  const [a, b] = dupA.at <= dupB.at ? [dupA, dupB] : [dupB, dupA];
+  const nextStart = workers.events.find((e) => e.ev === 'processor' && e.jobId === next.jobId);
+  if (!(rerunProcessor.at < nextStart.at && nextStart.at < rerunFinished.at)) {
+    fail(`the next round did not start while the re-run was running: re-run ${rerunProcessor.at}..${rerunFinished.at}, next ${nextStart.at}`);
+  }
+  const reviews = (await ctx.redis.lrange('app:reviews', 0, -1)).map((r) => JSON.parse(r));
+  const killedRun = workers.events.find((e) => e.ev === 'marked-failed' && e.jobId === second.jobId);
+  return {
+    job_id: second.jobId,
+    job_name: second.name,
+    first_job_id: first.jobId,
+    activated_at: killed.processedOn,
+    active_logged_at: second.at,
+    killed_at: killed.killedAt,
+    killed_pid: w1.pid,
+    lock_pttl_after_kill: killed.lockPttlAfterKill,
+    lock_expires_at: killed.lockExpiresAt,
+    restart_at: w2Start.at,
+    restart_pid: w2.pid,
+    stalled_event_at: idMs(stalledEvents[0].id),
+    stalled_event_id: stalledEvents[0].id,
+    rerun_at: idMs(activations[1].id),
+    rerun_event_id: activations[1].id,
+    rerun_processed_on: rerunProcessedOn,
+    rerun_logged_at: rerun.at,
+    run_id: killedRun ? killedRun.runId : null,
+    run_marked_failed_at: killedRun ? killedRun.at : null,
+    rerun_run_id: rerunRun,
+    rerun_started_at: rerunProcessor.at,
+    rerun_finished_at: rerunFinished.at,
+    next_job_id: next.jobId,
+    next_run_id: nextRun,
+    next_activated_at: next.processedOn,
+    next_started_at: nextStart.at,
+    next_finished_at: nextFinished.at,
+    duplicate_item: a.item,
+    duplicate_run_a: a.runId,
+    duplicate_run_b: b.runId,
+    duplicate_selected_a_at: a.at,
+    duplicate_selected_b_at: b.at,
+    duplicate_delta_ms: b.at - a.at,
+    duplicate_effects_posted: reviews.filter((r) => r.item === a.item).length,
+    items_selected_twice: twice.map(([item]) => item),
+  };
+}
+
+async function stalledLimitScenario(ctx, workers) {
+  const name = 'pr-review-backfill';
+  const w1 = workers.start();
+  await workers.waitFor('worker 1 ready', (e) => e.worker === 1 && e.ev === 'ready', 15_000);
+  const queue = await makeQueue(ctx);
+  // A long round: every run of the processor is killed during its scan.
+  const job = await queue.add(name, { scanMs: 30_000, reviewMs: 1000 });
+  const jobId = job.id;
+  const { lockDuration, stalledInterval } = ctx.scenario.params;
+  const recoverWithin = lockDuration + 3 * stalledInterval + 5000;
+
+  const active1 = await workers.waitFor('the job to become active', (e) => e.ev === 'active' && e.jobId === jobId, 10_000);
+  const kill1 = await killAfterActivation(ctx, workers, w1, active1);
+  const w2 = workers.start();
+  const w2Start = await workers.waitFor('worker 2 start', (e) => e.worker === w2.index && e.ev === 'start', 10_000);
+
+  const active2 = await workers.waitFor('the job to become active again (worker 2)', (e) => e.worker === w2.index && e.ev === 'active' && e.jobId === jobId, recoverWithin);
+  await workers.waitFor('worker 2 to call the processor', (e) => e.worker === w2.index && e.ev === 'processor' && e.jobId === jobId, 5000);
+  const kill2 = await killAfterActivation(ctx, workers, w2, active2);
+  const w3 = workers.start();
+  const w3Start = await workers.waitFor('worker 3 start', (e) => e.worker === w3.index && e.ev === 'start', 10_000);
+
+  // BullMQ moves the job back once more, with the deferred failure; worker 3 takes it and fails it.
+  const deadline = Date.now() + recoverWithin;
+  let hash;
+  for (;;) {
+    hash = await ctx.redis.hgetall(jobKey(jobId));
+    if (hash.finishedOn) break;
+    if (Date.now() > deadline) fail(`job ${jobId} was not failed within ${recoverWithin} ms after the second kill: ${JSON.stringify(hash)}`);
+    await sleep(50);
+  }
+  // Let worker 3 settle (a processor call would show now), then stop it.
+  await sleep(500);
+  await workers.stopAll();
+  await queue.close();
+
+  const failedIn = await ctx.redis.zscore(`bull:${QUEUE}:failed`, jobId);
+  if (failedIn === null) fail(`job ${jobId} is not in the failed set`);
+  const events = await readEvents(ctx.redis);
+  const ofJob = (kind) => events.filter((e) => e.fields.jobId === jobId && e.fields.event === kind);
+  const activations = ofJob('active');
+  const stalled = ofJob('stalled');
+  const failed = ofJob('failed');
+  if (activations.length !== 3) fail(`expected 3 active events for job ${jobId}, found ${activations.length}`);
+  if (stalled.length !== 2) fail(`expected 2 stalled events for job ${jobId}, found ${stalled.length}`);
+  if (failed.length !== 1) fail(`expected 1 failed event for job ${jobId}, found ${failed.length}`);
+  const calls = workers.events.filter((e) => e.ev === 'processor' && e.jobId === jobId);
+  const w3Calls = calls.filter((e) => e.worker === w3.index);
+  if (w3Calls.length !== 0) fail(`worker 3 called the processor for job ${jobId}: ${JSON.stringify(w3Calls)}`);
+  const w3Active = workers.events.find((e) => e.worker === w3.index && e.ev === 'active' && e.jobId === jobId);
+
+  return {
+    job_id: jobId,
+    job_name: name,
+    activated_at: kill1.processedOn,
+    killed_at: kill1.killedAt,
+    killed_pid: w1.pid,
+    lock_expires_at: kill1.lockExpiresAt,
+    restart_at: w2Start.at,
+    restart_pid: w2.pid,
+    stalled_event_at: idMs(stalled[0].id),
+    second_activated_at: kill2.processedOn,
+    second_killed_at: kill2.killedAt,
+    second_killed_pid: w2.pid,
+    second_lock_expires_at: kill2.lockExpiresAt,
+    second_restart_at: w3Start.at,
+    second_restart_pid: w3.pid,
+    second_stalled_event_at: idMs(stalled[1].id),
+    third_activated_at: idMs(activations[2].id),
+    third_active_logged: Boolean(w3Active),
+    failed_at: Number(hash.finishedOn),
+    failed_event_at: idMs(failed[0].id),
+    failed_reason: hash.failedReason,
+    deferred_failure: hash.defa ?? null,
+    stalled_counter: Number(hash.stc ?? 0),
+    attempts_started: Number(hash.ats ?? 0),
+    attempts_made: Number(hash.atm ?? 0),
+    processor_calls: calls.map((e) => ({ pid: e.pid, at: e.at })),
+    processor_called_on_failure: false,
+  };
+}
+
+async function cleanScenario(ctx, workers) {
+  const { every } = ctx.scenario;
+  const w1 = workers.start();
+  await workers.waitFor('worker 1 ready', (e) => e.worker === 1 && e.ev === 'ready', 15_000);
+  const queue = await makeQueue(ctx);
+  await queue.upsertJobScheduler(SWEEP, { every }, { name: SWEEP, data: {} });
+
+  const finished = (n) => workers.waitFor(`${n} finished rounds`, () => workers.events.filter((e) => e.ev === 'finished').length >= n, n * every + 10_000);
+  await finished(2);
+  // A deploy between rounds: graceful stop, new process.
+  await workers.stop(w1);
+  const w2 = workers.start();
+  await workers.waitFor('worker 2 ready', (e) => e.worker === w2.index && e.ev === 'ready', 15_000);
+  await finished(4);
+  await workers.stopAll();
+  await queue.close();
+
+  const rounds = workers.events.filter((e) => e.ev === 'finished').map((e) => e.runId);
+  const starts = workers.events.filter((e) => e.ev === 'processor');
+  const ends = workers.events.filter((e) => e.ev === 'finished');
+  for (let i = 1; i < starts.length; i += 1) {
+    const previousEnd = ends.find((e) => e.jobId === starts[i - 1].jobId);
+    if (previousEnd && previousEnd.at > starts[i].at) fail(`rounds overlapped: ${JSON.stringify(starts)} ${JSON.stringify(ends)}`);
+  }
+  const items = workers.events.filter((e) => e.ev === 'selected').map((e) => e.item);
+  if (new Set(items).size !== items.length) fail(`an item was selected twice: ${items}`);
+  return {
+    run_ids: rounds,
+    job_ids: [...new Set(starts.map((e) => e.jobId))],
+    items_selected: items,
+    restart_at: workers.events.find((e) => e.worker === w2.index && e.ev === 'start').at,
+    restart_pid: w2.pid,
+  };
+}
+
+// ---------------------------------------------------------------- export
+
+async function exportEvidence(ctx, observedScenario) {
+  const { outdir, redis, port, scenario } = ctx;
+  const events = await readEvents(redis);
+  writeFileSync(join(outdir, 'events.json'), `${JSON.stringify(events, null, 2)}\n`);
+  // redis-cli prints raw values, one per line, when its stdout is not a terminal.
+  const text = execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'XRANGE', `bull:${QUEUE}:events`, '-', '+'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  writeFileSync(join(outdir, 'events.txt'), text);
+
+  const jobs = [];
+  let cursor = '0';
+  const keys = new Set();
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `bull:${QUEUE}:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of batch) keys.add(key);
+  } while (cursor !== '0');
+  for (const key of [...keys].sort()) {
+    if ((await redis.type(key)) !== 'hash') continue;
+    const fields = await redis.hgetall(key);
+    // Job hashes: a name and a creation timestamp. The job scheduler's own hash
+    // (bull:<queue>:repeat:<scheduler id>) also has a name but no timestamp.
+    if (fields.name === undefined || fields.timestamp === undefined) continue;
+    jobs.push({ key, fields });
+  }
+  jobs.sort((x, y) => Number(x.fields.timestamp) - Number(y.fields.timestamp) || x.key.localeCompare(y.key));
+  writeFileSync(join(outdir, 'jobs.jsonl'), jobs.map((j) => JSON.stringify(j)).join('\n') + '\n');
+
+  const { lockDuration, stalledInterval, maxStalledCount } = scenario.params;
+  writeFileSync(
+    join(outdir, 'bullmq.json'),
+    `${JSON.stringify({ lockDuration, stalledInterval, maxStalledCount, version: BULLMQ_VERSION }, null, 2)}\n`,
+  );
+  writeFileSync(
+    join(outdir, 'leasetrace.toml'),
+    [
+      '# Staged by tests/e2e/harness.mjs with real BullMQ workers and Redis.',
+      'display_tz = "Asia/Seoul"',
+      '',
+      '[[sources]]',
+      'kind = "ledger"',
+      'path = "ledger.csv"',
+      'tz = "UTC"',
+      '',
+      '[[sources]]',
+      'kind = "log"',
+      'path = "server.log"',
+      'tz = "Asia/Seoul"',
+      '',
+      '[[sources]]',
+      'kind = "bullmq-events"',
+      'path = "events.json"',
+      `queue = "${QUEUE}"`,
+      '',
+      '[[sources]]',
+      'kind = "bullmq-jobs"',
+      'path = "jobs.jsonl"',
+      '',
+      '[[sources]]',
+      'kind = "bullmq-params"',
+      'path = "bullmq.json"',
+      '',
+    ].join('\n'),
+  );
+  const redisVersion = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? null;
+  const observed = {
+    scenario: ctx.name,
+    queue: QUEUE,
+    bullmq_version: BULLMQ_VERSION,
+    redis_version: redisVersion,
+    params: { ...scenario.params, every: scenario.every ?? null, scan_ms: scenario.scanMs ?? null, review_ms: scenario.reviewMs ?? null, kill_after_ms: KILL_AFTER_MS },
+    started_at: ctx.startedAt,
+    finished_at: Date.now(),
+    workers: ctx.workers.summary(),
+    ...observedScenario,
+  };
+  writeFileSync(join(outdir, 'observed.json'), `${JSON.stringify(observed, null, 2)}\n`);
+  return observed;
+}
+
+// ---------------------------------------------------------------- main
+
+async function main() {
+  const [name, outArg] = process.argv.slice(2);
+  const scenario = SCENARIOS[name];
+  if (!scenario || !outArg) {
+    process.stderr.write(`usage: node harness.mjs ${Object.keys(SCENARIOS).join('|')} OUTDIR\n`);
+    process.exit(2);
+  }
+  if (BULLMQ_VERSION !== '5.81.5') fail(`node_modules has bullmq ${BULLMQ_VERSION}, expected 5.81.5: run tests/e2e/setup.sh`);
+  const outdir = resolve(outArg);
+  mkdirSync(outdir, { recursive: true });
+  const harnessDir = join(outdir, 'harness');
+  mkdirSync(harnessDir, { recursive: true });
+  writeFileSync(join(outdir, 'ledger.csv'), 'at,run_id,job_id,slot,sweep,event,item,worker,status,detail\n');
+  writeFileSync(join(outdir, 'server.log'), '');
+  const redisDir = mkdtempSync(join(tmpdir(), 'leasetrace-e2e-redis-'));
+  const ctx = { name, scenario, outdir, harnessDir, startedAt: Date.now() };
+  let redisInfo;
+  try {
+    redisInfo = await startRedis(redisDir);
+    ctx.port = redisInfo.port;
+    ctx.redis = redisInfo.client;
+    await seedApp(ctx);
+    ctx.workers = new Workers(ctx);
+    const observedScenario = await scenario.run(ctx, ctx.workers);
+    await ctx.workers.stopAll();
+    const observed = await exportEvidence(ctx, observedScenario);
+    process.stdout.write(`${JSON.stringify({ scenario: name, outdir, seconds: (observed.finished_at - observed.started_at) / 1000 })}\n`);
+  } finally {
+    killAll();
+    if (redisInfo) {
+      redisInfo.client.disconnect();
+      try {
+        writeFileSync(join(harnessDir, 'redis.log'), readFileSync(redisInfo.logFile));
+      } catch {
+        // no log
+      }
+    }
+    rmSync(redisDir, { recursive: true, force: true });
+  }
+}
+
+const overall = setTimeout(() => {
+  process.stderr.write(`harness: gave up after ${OVERALL_TIMEOUT_MS / 1000} s\n`);
+  killAll();
+  process.exit(1);
+}, OVERALL_TIMEOUT_MS);
+
+main()
+  .then(() => {
+    clearTimeout(overall);
+    process.exit(0);
+  })
+  .catch((error) => {
+    process.stderr.write(`harness: ${error instanceof HarnessError ? error.message : error?.stack ?? error}\n`);
+    killAll();
+    process.exit(1);
+  });
