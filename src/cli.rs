@@ -32,6 +32,14 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Severity::Warning)]
         fail_on: Severity,
     },
+    /// Look at the files of a case folder and write a leasetrace.toml for you to review.
+    Init {
+        /// The folder holding the exports.
+        case: PathBuf,
+        /// Replace an existing leasetrace.toml.
+        #[arg(long)]
+        force: bool,
+    },
     /// Print the documentation of a finding (or list them all).
     Explain {
         /// A finding code such as stalled-rerun; omit to list every code.

@@ -8,6 +8,7 @@ pub mod config;
 pub mod detect;
 pub mod error;
 pub mod ingest;
+pub mod init;
 pub mod model;
 pub mod render;
 pub mod time;

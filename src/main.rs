@@ -36,6 +36,12 @@ fn run(cli: &Cli) -> Result<u8, Error> {
         Command::Analyze(args) => (args, View::Analyze),
         Command::Check { case, fail_on } => (case, View::Check(*fail_on)),
         Command::Explain { code } => return explain(code.as_deref()),
+        Command::Init { case, force } => {
+            let report = leasetrace::init::run(case, *force)?;
+            let mut out = io::stdout().lock();
+            let _ = out.write_all(report.as_bytes()).and_then(|()| out.flush());
+            return Ok(0);
+        }
     };
     let config = Config::build(args)?;
     let report = build_report(&config, view)?;

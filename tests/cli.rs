@@ -11,6 +11,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod e2e;
+
 const INCIDENT: &str = "fixtures/incident-2026-10-07";
 const CLEAN: &str = "fixtures/clean-sweeps";
 
@@ -617,4 +619,36 @@ fn shuffled_sources_give_the_same_findings() {
             .collect()
     };
     assert_eq!(strip(&shuffled), strip(&sorted));
+}
+
+// ---------------------------------------------------------------- init
+
+#[test]
+fn init_writes_a_manifest_that_leaves_the_log_zone_to_the_user() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["ledger.csv", "server.log", "bullmq.json"] {
+        std::fs::copy(format!("{root}/{INCIDENT}/{file}"), dir.path().join(file)).unwrap();
+    }
+    std::fs::write(dir.path().join("notes.bin"), [0u8, 1, 2, 3]).unwrap();
+    let case = dir.path().to_str().unwrap();
+    let run = leasetrace(&["init", case]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("ZONE UNDECIDED"), "{}", run.stdout);
+    assert!(run.stdout.contains("notes.bin"), "left-out files are listed: {}", run.stdout);
+
+    // Until the zone is declared, analysis stops and says where to declare it.
+    let analyze = leasetrace(&["analyze", case]).run();
+    assert_eq!(analyze.code, 2);
+    assert!(analyze.stderr.contains("tz = \"...\" for this source in"), "{}", analyze.stderr);
+
+    // Declared on the command line, the written manifest reproduces the incident.
+    let report = leasetrace(&["analyze", case, "--log-tz", "Asia/Seoul", "--format", "json"]).run().json();
+    let mut found = kinds(&report);
+    found.sort();
+    assert_eq!(found, ["duplicate-selection", "stalled-rerun", "sweep-overlap"]);
+
+    let again = leasetrace(&["init", case]).run();
+    assert_eq!(again.code, 2, "an existing manifest is not replaced without --force");
+    assert_eq!(leasetrace(&["init", case, "--force"]).run().code, 0);
 }
