@@ -56,7 +56,8 @@ pub fn inspect(folder: &Path) -> Result<Inspection> {
     let mut skipped = Vec::new();
     for path in entries {
         let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        if name == MANIFEST || name.starts_with('.') || name.ends_with(".md") {
+        let is_doc = Path::new(&name).extension().is_some_and(|e| e.eq_ignore_ascii_case("md"));
+        if name == MANIFEST || name.starts_with('.') || is_doc {
             continue;
         }
         match guess(&path, &name) {
@@ -117,7 +118,7 @@ fn guess(path: &Path, name: &str) -> std::result::Result<Guess, String> {
         if format.sniff(first) {
             let zone = match format.name() {
                 "nestjs" => Zone::Undecided("NestJS writes local time without an offset".into()),
-                _ => json_time_zone(&record),
+                _ => json_time_zone(record.as_ref()),
             };
             return Ok(make(SourceKind::Log, format.name(), zone));
         }
@@ -170,7 +171,7 @@ fn ledger_zone(time: Option<&str>) -> Zone {
 }
 
 /// pino writes epoch milliseconds; winston writes whatever its timestamp format produced.
-fn json_time_zone(record: &Option<Value>) -> Zone {
+fn json_time_zone(record: Option<&Value>) -> Zone {
     let Some(Value::Object(object)) = record else { return Zone::NotNeeded };
     match object.get("timestamp").or_else(|| object.get("time")) {
         Some(Value::String(text)) => match time::parse_field(text) {
