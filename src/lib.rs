@@ -40,6 +40,9 @@ pub fn build_report(config: &Config, view: View) -> Result<Report> {
     };
     let mut assumptions = config.assumptions.clone();
     assumptions.extend(coverage_gaps(&inputs));
+    if view != View::Timeline {
+        assumptions.extend(detect::models_applied(&params));
+    }
     for (name, value, origin) in params.entries() {
         if matches!(origin, model::ParamOrigin::Default | model::ParamOrigin::HalfOfLockDuration) {
             let unit = if name == "maxStalledCount" { "" } else { " ms" };

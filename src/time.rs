@@ -231,7 +231,8 @@ fn parse_datetime(b: &[u8]) -> Result<(Stamp, usize), String> {
 /// are refused rather than guessed: without the day period a day-first date cannot be told apart.
 pub fn parse_en_us_datetime(text: &str) -> Result<(Stamp, usize), String> {
     let b = text.as_bytes();
-    let shown: String = text.chars().take(26).collect();
+    // The date and time, not the log line after them (NestJS pads the level with spaces).
+    let shown: String = text.split("  ").next().unwrap_or_default().chars().take(26).collect();
     let bad =
         |what: &str| format!("malformed timestamp '{shown}': {what}; expected the en-US form MM/DD/YYYY, h:mm:ss AM");
     // 1 or 2 digits, then `sep`; returns the value and the position after `sep`.

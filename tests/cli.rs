@@ -11,7 +11,6 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-mod e2e;
 
 const INCIDENT: &str = "fixtures/incident-2026-10-07";
 const CLEAN: &str = "fixtures/clean-sweeps";

@@ -95,3 +95,14 @@ pub fn analyze(context: &Context) -> Vec<Finding> {
 pub fn find(code: &str) -> Option<&'static dyn Detector> {
     DETECTORS.iter().copied().find(|d| d.code() == code)
 }
+
+/// The BullMQ behaviour models the analysis applied, for the report: they follow the version in
+/// the lock parameters, and say so when it was not given.
+pub fn models_applied(params: &LockParams) -> Vec<String> {
+    let version = params.version.as_deref();
+    let named = version.map_or("BullMQ version not given".to_string(), |v| format!("BullMQ {v}"));
+    vec![
+        format!("{named}: lock renewal model: {}", stalled_rerun::RenewalModel::for_version(version).describe()),
+        format!("{named}: stall-limit model: {}", stalled_limit_exceeded::failure_model(version).0),
+    ]
+}

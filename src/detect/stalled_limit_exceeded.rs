@@ -20,7 +20,7 @@ pub const STALLED_LIMIT_REASON: &str = "job stalled more than allowable limit";
 pub struct StalledLimitExceeded;
 
 /// How the BullMQ version in use fails a job over the stall limit.
-fn failure_model(version: Option<&str>) -> (&'static str, Option<bool>) {
+pub fn failure_model(version: Option<&str>) -> (&'static str, Option<bool>) {
     let parsed = version.and_then(|v| {
         let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
         Some((parts.next()??, parts.next().flatten().unwrap_or(0), parts.next().flatten().unwrap_or(0)))

@@ -76,9 +76,7 @@ impl EventFormat for Pino {
 fn pino_severe(level: Option<&Value>) -> bool {
     match level {
         Some(Value::Number(number)) => number.as_f64().is_some_and(|n| n >= 50.0),
-        Some(Value::String(label)) => {
-            label.eq_ignore_ascii_case("error") || label.eq_ignore_ascii_case("fatal")
-        }
+        Some(Value::String(label)) => label.eq_ignore_ascii_case("error") || label.eq_ignore_ascii_case("fatal"),
         _ => false,
     }
 }
@@ -107,14 +105,11 @@ pub fn sniff_json(first_line: &str, keys: &[&str], time_key: &str) -> bool {
     match serde_json::from_str::<Map<String, Value>>(first_line) {
         Ok(object) => {
             keys.iter().all(|key| object.contains_key(*key))
-                && matches!(
-                    object.get(time_key),
-                    Some(Value::Number(_) | Value::String(_))
-                )
+                && matches!(object.get(time_key), Some(Value::Number(_) | Value::String(_)))
         }
-        Err(error) if error.is_eof() => ["level", time_key]
-            .iter()
-            .all(|key| first_line.contains(&format!("\"{key}\":"))),
+        Err(error) if error.is_eof() => {
+            ["level", time_key].iter().all(|key| first_line.contains(&format!("\"{key}\":")))
+        }
         Err(_) => false,
     }
 }
@@ -130,13 +125,7 @@ pub fn read_json_lines(
 ) -> Result<()> {
     let path: Arc<str> = spec.display_path().into();
     let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
-    let JsonDialect {
-        format,
-        time_key,
-        message_key,
-        example,
-        ..
-    } = dialect;
+    let JsonDialect { format, time_key, message_key, example, .. } = dialect;
     let mut lines = Lines::new(input);
     let mut stamped = 0u64;
     while let Some((line, text)) = lines.next_line(&spec.path)? {
@@ -149,9 +138,7 @@ pub fn read_json_lines(
             Error::input(
                 &spec.path,
                 Some(line),
-                format!(
-                    "not a JSON object: {error}; expected one {format} record per line, like {example}"
-                ),
+                format!("not a JSON object: {error}; expected one {format} record per line, like {example}"),
             )
         })?;
         let Some(value) = object.get(*time_key) else {
@@ -161,9 +148,8 @@ pub fn read_json_lines(
             );
             continue;
         };
-        let stamp = json_stamp(value).map_err(|reason| {
-            Error::input(&spec.path, Some(line), format!("key '{time_key}': {reason}"))
-        })?;
+        let stamp = json_stamp(value)
+            .map_err(|reason| Error::input(&spec.path, Some(line), format!("key '{time_key}': {reason}")))?;
         stamped += 1;
         let message = match object.get(*message_key) {
             Some(Value::String(text)) => text.clone(),
@@ -175,6 +161,7 @@ pub fn read_json_lines(
             raw: text,
             stamp,
             severe: (dialect.severe)(object.get("level")),
+            rules_text: &message,
             message: &message,
             fields: json_fields(&object),
         };
@@ -197,9 +184,7 @@ fn json_stamp(value: &Value) -> std::result::Result<Stamp, String> {
     match value {
         Value::Number(number) => time::parse_field(&number.to_string()),
         Value::String(text) => time::parse_field(text),
-        other => Err(format!(
-            "expected epoch milliseconds or an ISO 8601 string, found {other}"
-        )),
+        other => Err(format!("expected epoch milliseconds or an ISO 8601 string, found {other}")),
     }
 }
 
@@ -213,9 +198,7 @@ pub fn json_fields(object: &Map<String, Value>) -> Classified {
     for (field, keys) in FIELD_KEYS {
         let specific = keys.iter().filter(|key| !GENERIC_KEYS.contains(key));
         let generic = keys.iter().filter(|key| GENERIC_KEYS.contains(key));
-        let value = specific
-            .chain(generic)
-            .find_map(|key| lookup(object, key).and_then(field_text));
+        let value = specific.chain(generic).find_map(|key| lookup(object, key).and_then(field_text));
         *slot(&mut fields, field) = value;
     }
     fields
@@ -223,10 +206,7 @@ pub fn json_fields(object: &Map<String, Value>) -> Classified {
 
 fn lookup<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     let find = |object: &'a Map<String, Value>, key: &str| {
-        object
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(key))
-            .map(|(_, value)| value)
+        object.iter().find(|(name, _)| name.eq_ignore_ascii_case(key)).map(|(_, value)| value)
     };
     if let Some(value) = find(object, key) {
         return Some(value);
@@ -270,7 +250,10 @@ pub struct Entry<'a> {
     pub stamp: Stamp,
     /// Logged at error level or worse.
     pub severe: bool,
-    /// What the rules classify.
+    /// What the rules classify: the message (pino, winston) or, like a text log line after its
+    /// timestamp, level, context and message (NestJS).
+    pub rules_text: &'a str,
+    /// The message alone: the detail of an error event.
     pub message: &'a str,
     /// Fields the line carries outside its message; they win over `key=value` in the message.
     pub fields: Classified,
@@ -289,13 +272,13 @@ pub fn emit(
 ) -> Result<()> {
     let line = entry.line;
     if matches!(entry.stamp, Stamp::Local(_)) && spec.tz.is_none() {
-        return Err(Error::input(
-            &spec.path,
-            Some(line),
-            time::ZoneProblem::Undeclared.explain(&spec.tz_fix),
-        ));
+        return Err(Error::input(&spec.path, Some(line), time::ZoneProblem::Undeclared.explain(&spec.tz_fix)));
     }
-    let found = rules.classify(entry.message);
+    let mut found = rules.classify(entry.rules_text);
+    if found.detail.as_deref() == Some(entry.rules_text.trim()) {
+        // The rules' detail of an error is the whole text; the message alone is set below.
+        found.detail = None;
+    }
     let kind = match found.kind {
         Some(kind) => kind,
         None if entry.severe => EventKind::Error,
@@ -337,13 +320,7 @@ pub fn emit(
     if kind == EventKind::Error && fields.detail.is_none() && !entry.message.trim().is_empty() {
         fields.detail = Some(entry.message.trim().to_string());
     }
-    let origin = Origin {
-        channel: Channel::Log,
-        source,
-        path: path.clone(),
-        line,
-        raw: entry.raw.to_string(),
-    };
+    let origin = Origin { channel: Channel::Log, source, path: path.clone(), line, raw: entry.raw.to_string() };
     let mut event = Event::new(at, kind, origin);
     event.job_id = fields.job_id;
     event.job_name = fields.job_name;
@@ -363,31 +340,15 @@ mod tests {
     use std::path::PathBuf;
 
     fn read(text: &str, tz: Option<chrono_tz::Tz>) -> Result<(Vec<Event>, InputSummary)> {
-        let spec = SourceSpec::new(
-            SourceKind::Log,
-            PathBuf::from("api.log"),
-            tz,
-            "tz in [[log]]".into(),
-        );
+        let spec = SourceSpec::new(SourceKind::Log, PathBuf::from("api.log"), tz, "tz in [[log]]".into());
         let mut events = Vec::new();
         let mut summary = InputSummary::new("api.log", "log", "pino", tz);
-        Pino.read(
-            &spec,
-            0,
-            Box::new(std::io::Cursor::new(text.to_string())),
-            &mut events,
-            &mut summary,
-        )?;
+        Pino.read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)?;
         Ok((events, summary))
     }
 
     fn counts(summary: &InputSummary) -> (u64, u64, u64, u64) {
-        (
-            summary.lines,
-            summary.events,
-            summary.ignored,
-            summary.rejected,
-        )
+        (summary.lines, summary.used, summary.ignored, summary.rejected)
     }
 
     // Lines written by pino 10.4.0 (`pino({ level: 'debug', base: { pid, hostname: 'api-1' } })`,
@@ -404,20 +365,14 @@ mod tests {
         let active = &events[0];
         assert_eq!(active.kind, EventKind::JobActive);
         assert_eq!(active.at.to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
-        assert_eq!(
-            active.job_id.as_deref(),
-            Some("repeat:pr-review-sweep:1791333180000")
-        );
+        assert_eq!(active.job_id.as_deref(), Some("repeat:pr-review-sweep:1791333180000"));
         assert_eq!(active.queue.as_deref(), Some("pr-review"));
         assert_eq!(active.job_name.as_deref(), Some("pr-review-sweep"));
         assert_eq!(active.worker.as_deref(), Some("41877"));
         assert_eq!(active.origin.channel, Channel::Log);
         assert_eq!(active.origin.raw, ACTIVE);
         assert_eq!(events[1].kind, EventKind::JobFailed);
-        assert_eq!(
-            events[1].detail.as_deref(),
-            Some("connect ECONNREFUSED 10.0.3.7:443")
-        );
+        assert_eq!(events[1].detail.as_deref(), Some("connect ECONNREFUSED 10.0.3.7:443"));
     }
 
     #[test]
@@ -442,10 +397,7 @@ mod tests {
         assert_eq!(counts(&summary), (3, 1, 2, 0));
         assert_eq!(summary.ignored_by_reason["noise"], 2);
         assert_eq!(events[0].kind, EventKind::Error);
-        assert_eq!(
-            events[0].detail.as_deref(),
-            Some("Request failed with status code 502")
-        );
+        assert_eq!(events[0].detail.as_deref(), Some("Request failed with status code 502"));
         assert_eq!(events[0].item.as_deref(), Some("PR-4412"));
         // pino 10.4.0 `logger.fatal(new Error('boom'))`: msg is the error's message.
         let fatal = r#"{"level":60,"time":1791333180000,"pid":41877,"hostname":"vm","name":"pr-review-worker","err":{"type":"Error","message":"boom","stack":"Error: boom"},"msg":"boom"}"#;
@@ -463,18 +415,11 @@ mod tests {
         let text = format!("{ACTIVE}\n\n{DECOY}\n{no_msg}\n{no_time}\n{no_id}\n{ERROR}\n");
         let (events, summary) = read(&text, None).unwrap();
         assert_eq!(counts(&summary), (7, 2, 3, 2));
-        assert_eq!(
-            summary.lines,
-            summary.events + summary.ignored + summary.rejected
-        );
+        assert_eq!(summary.lines, summary.used + summary.ignored + summary.rejected);
         assert_eq!(events.len(), 2);
         assert_eq!(summary.ignored_by_reason["blank"], 1);
         assert_eq!(summary.rejections[0].line, 5);
-        assert!(
-            summary.rejections[0].reason.starts_with("no 'time' key"),
-            "{}",
-            summary.rejections[0].reason
-        );
+        assert!(summary.rejections[0].reason.starts_with("no 'time' key"), "{}", summary.rejections[0].reason);
         assert_eq!(summary.rejections[1].line, 6);
     }
 
@@ -483,10 +428,7 @@ mod tests {
         // pino with a custom `timestamp: () => `,"time":"${...}"`` writing local time.
         let local = r#"{"level":30,"time":"2026-10-07 09:33:00.004","pid":41877,"msg":"job active","jobId":"7"}"#;
         let error = read(local, None).unwrap_err().to_string();
-        assert!(
-            error.starts_with("api.log:1: timestamp has no UTC offset"),
-            "{error}"
-        );
+        assert!(error.starts_with("api.log:1: timestamp has no UTC offset"), "{error}");
         assert!(error.contains("tz in [[log]]"), "{error}");
         let (events, _) = read(local, Some(chrono_tz::Asia::Seoul)).unwrap();
         assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
@@ -494,25 +436,29 @@ mod tests {
 
     #[test]
     fn malformed_lines_are_errors_with_their_line() {
-        let error = read(&format!("{ACTIVE}\n{{\"level\":30,\"time\":17913\n"), None)
-            .unwrap_err()
-            .to_string();
+        let error = read(&format!("{ACTIVE}\n{{\"level\":30,\"time\":17913\n"), None).unwrap_err().to_string();
         assert!(error.starts_with("api.log:2: not a JSON object"), "{error}");
         assert!(error.contains("expected one pino record per line"), "{error}");
-        let error = read(
-            &format!("{ACTIVE}\n{}\n", ACTIVE.replace("1791333180004", "\"soon\"")),
-            None,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            error.starts_with("api.log:2: key 'time': malformed timestamp"),
-            "{error}"
-        );
-        let error = read(r#"{"level":30,"msg":"job active"}"#, None)
+        let error = read(&format!("{ACTIVE}\n{}\n", ACTIVE.replace("1791333180004", "\"soon\"")), None)
             .unwrap_err()
             .to_string();
+        assert!(error.starts_with("api.log:2: key 'time': malformed timestamp"), "{error}");
+        let error = read(r#"{"level":30,"msg":"job active"}"#, None).unwrap_err().to_string();
         assert!(error.starts_with("api.log:1: no line has a 'time' key"), "{error}");
+    }
+
+    #[test]
+    fn content_comes_before_the_log_ending() {
+        let spec = SourceSpec::new(SourceKind::Log, PathBuf::from("api.log"), None, String::new());
+        let chosen = |first: &str| super::super::choose_format(&spec, first).unwrap().name();
+        assert_eq!(chosen(ACTIVE), "pino");
+        assert_eq!(
+            chosen(r#"{"level":"info","message":"job active","timestamp":"2026-10-07T00:33:00.000Z"}"#),
+            "winston"
+        );
+        assert_eq!(chosen("[Nest] 41877  - 10/07/2026, 9:33:00 AM     LOG [BullWorker] job active id=7"), "nestjs");
+        assert_eq!(chosen("2026-10-07 09:33:00.004 INFO [worker] job active id=7"), "text");
+        assert_eq!(chosen("> app@1.0.0 start"), "text");
     }
 
     #[test]

@@ -72,9 +72,7 @@ fn winston_severe(level: Option<&Value>) -> bool {
         return false;
     };
     let level = strip_ansi(level);
-    ["error", "crit", "alert", "emerg", "fatal"]
-        .iter()
-        .any(|severe| level.eq_ignore_ascii_case(severe))
+    ["error", "crit", "alert", "emerg", "fatal"].iter().any(|severe| level.eq_ignore_ascii_case(severe))
 }
 
 #[cfg(test)]
@@ -84,21 +82,10 @@ mod tests {
     use std::path::PathBuf;
 
     fn read(text: &str, tz: Option<chrono_tz::Tz>) -> Result<(Vec<Event>, InputSummary)> {
-        let spec = SourceSpec::new(
-            SourceKind::Log,
-            PathBuf::from("app.log"),
-            tz,
-            "--log-tz".into(),
-        );
+        let spec = SourceSpec::new(SourceKind::Log, PathBuf::from("app.log"), tz, "--log-tz".into());
         let mut events = Vec::new();
         let mut summary = InputSummary::new("app.log", "log", "winston", tz);
-        Winston.read(
-            &spec,
-            0,
-            Box::new(std::io::Cursor::new(text.to_string())),
-            &mut events,
-            &mut summary,
-        )?;
+        Winston.read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)?;
         Ok((events, summary))
     }
 
@@ -110,29 +97,21 @@ mod tests {
     const ERROR: &str = r#"{"context":"ReviewClient","level":"error","message":"Request failed with status code 502","pid":41877,"pr":"PR-4412","service":"pr-review","stack":"Error: Request failed with status code 502\n    at ReviewClient.post (/app/dist/review-client.js:41:13)","status":502,"timestamp":"2026-10-07T00:33:09.552Z"}"#;
     const FAILED: &str = r#"{"context":"BullWorker","failedReason":"connect ECONNREFUSED 10.0.3.7:443","jobId":"repeat:pr-review-sweep:1791333300000","level":"warn","message":"job failed","pid":41877,"queue":"pr-review","service":"pr-review","timestamp":"2026-10-07T00:35:02.900Z"}"#;
     // winston 3.19.0, `format.timestamp({ format: 'YYYY-MM-DD HH:mm:ss' })`, run with TZ=Asia/Seoul.
-    const LOCAL: &str = r#"{"jobId":"7","level":"info","message":"job active","queue":"pr-review","timestamp":"2026-10-07 09:33:00"}"#;
+    const LOCAL: &str =
+        r#"{"jobId":"7","level":"info","message":"job active","queue":"pr-review","timestamp":"2026-10-07 09:33:00"}"#;
 
     #[test]
     fn job_lines_take_ids_from_keys_and_iso_needs_no_zone() {
         let (events, summary) = read(&format!("{ACTIVE}\n{DECOY}\n{FAILED}\n"), None).unwrap();
-        assert_eq!(
-            (summary.lines, summary.events, summary.ignored),
-            (3, 2, 1)
-        );
+        assert_eq!((summary.lines, summary.used, summary.ignored), (3, 2, 1));
         assert_eq!(events[0].kind, EventKind::JobActive);
         assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
-        assert_eq!(
-            events[0].job_id.as_deref(),
-            Some("repeat:pr-review-sweep:1791333180000")
-        );
+        assert_eq!(events[0].job_id.as_deref(), Some("repeat:pr-review-sweep:1791333180000"));
         assert_eq!(events[0].job_name.as_deref(), Some("pr-review-sweep"));
         assert_eq!(events[0].queue.as_deref(), Some("pr-review"));
         assert_eq!(events[0].worker.as_deref(), Some("41877"));
         assert_eq!(events[1].kind, EventKind::JobFailed);
-        assert_eq!(
-            events[1].detail.as_deref(),
-            Some("connect ECONNREFUSED 10.0.3.7:443")
-        );
+        assert_eq!(events[1].detail.as_deref(), Some("connect ECONNREFUSED 10.0.3.7:443"));
     }
 
     #[test]
@@ -141,12 +120,9 @@ mod tests {
         // keeps no message at all.
         let bare = r#"{"level":"error","timestamp":"2026-10-07T00:33:00.000Z"}"#;
         let (events, summary) = read(&format!("{ERROR}\n{bare}\n"), None).unwrap();
-        assert_eq!(summary.events, 2);
+        assert_eq!(summary.used, 2);
         assert_eq!(events[0].kind, EventKind::Error);
-        assert_eq!(
-            events[0].detail.as_deref(),
-            Some("Request failed with status code 502")
-        );
+        assert_eq!(events[0].detail.as_deref(), Some("Request failed with status code 502"));
         assert_eq!(events[0].item.as_deref(), Some("PR-4412"));
         assert_eq!(events[1].kind, EventKind::Error);
         assert_eq!(events[1].detail, None);
@@ -155,10 +131,7 @@ mod tests {
     #[test]
     fn local_timestamps_need_the_declared_zone() {
         let error = read(LOCAL, None).unwrap_err().to_string();
-        assert!(
-            error.starts_with("app.log:1: timestamp has no UTC offset"),
-            "{error}"
-        );
+        assert!(error.starts_with("app.log:1: timestamp has no UTC offset"), "{error}");
         assert!(error.contains("--log-tz"), "{error}");
         let (events, _) = read(LOCAL, Some(chrono_tz::Asia::Seoul)).unwrap();
         assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00+00:00");
@@ -180,20 +153,10 @@ mod tests {
         let no_time = r#"{"jobId":"9","level":"info","message":"job active"}"#;
         let text = format!("{ACTIVE}\n{no_time}\n\n{DECOY}\n{ERROR}\n");
         let (_, summary) = read(&text, None).unwrap();
-        assert_eq!(
-            (
-                summary.lines,
-                summary.events,
-                summary.ignored,
-                summary.rejected
-            ),
-            (5, 2, 2, 1)
-        );
+        assert_eq!((summary.lines, summary.used, summary.ignored, summary.rejected), (5, 2, 2, 1));
         assert_eq!(summary.rejections[0].line, 2);
         assert!(summary.rejections[0].reason.starts_with("no 'timestamp' key"));
-        let error = read(&format!("{ACTIVE}\ninfo: job active\n"), None)
-            .unwrap_err()
-            .to_string();
+        let error = read(&format!("{ACTIVE}\ninfo: job active\n"), None).unwrap_err().to_string();
         assert!(error.starts_with("app.log:2: not a JSON object"), "{error}");
         assert!(error.contains("one winston record per line"), "{error}");
     }

@@ -13,7 +13,10 @@ pub mod ledger;
 pub mod ledger_csv;
 pub mod ledger_jsonl;
 pub mod lines;
+pub mod log_nestjs;
+pub mod log_pino;
 pub mod log_rules;
+pub mod log_winston;
 pub mod server_log;
 
 use std::collections::BTreeMap;
@@ -137,6 +140,9 @@ pub static FORMATS: &[&dyn EventFormat] = &[
     &bullmq_events::XrangeJson,
     &bullmq_events::XrangeText,
     &bullmq_jobs::HgetallJson,
+    &log_pino::Pino,
+    &log_winston::Winston,
+    &log_nestjs::NestJs,
 ];
 
 /// Opens a source: a file or `-` for standard input, gzip-compressed or not (by content).
@@ -168,6 +174,11 @@ pub fn choose_format(spec: &SourceSpec, first_line: &str) -> Result<&'static dyn
                 format!("unknown {} format '{name}': expected one of {}", spec.kind.name(), names.join(", ")),
             )
         });
+    }
+    // Formats without file endings (pino, winston, nestjs) are known only by their content, which
+    // is distinctive: they are tried first, so that a `.log` file of pino lines is read as pino.
+    if let Some(format) = candidates.clone().find(|f| f.extensions().is_empty() && f.sniff(first_line)) {
+        return Ok(format);
     }
     let file_name = spec.path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
     let file_name = file_name.strip_suffix(".gz").unwrap_or(&file_name);
