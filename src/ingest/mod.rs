@@ -56,7 +56,15 @@ impl SourceKind {
     }
 
     pub fn from_name(name: &str) -> Option<SourceKind> {
-        [SourceKind::Ledger, SourceKind::Log, SourceKind::BullmqParams].into_iter().find(|kind| kind.name() == name)
+        [
+            SourceKind::Ledger,
+            SourceKind::Log,
+            SourceKind::BullmqParams,
+            SourceKind::BullmqEvents,
+            SourceKind::BullmqJobs,
+        ]
+        .into_iter()
+        .find(|kind| kind.name() == name)
     }
 }
 
