@@ -274,10 +274,11 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
     // without running the processor: the second activation is then not a re-run of the work.
     let next_outcome = job_events.iter().copied().find(|&id| {
         let event = timeline.get(id);
-        event.at >= rerun_at
-            && id != second
-            && matches!(event.kind, EventKind::JobActive | EventKind::JobCompleted | EventKind::JobFailed)
-            && event.origin.channel != Channel::JobHash
+        // The same activation seen by another channel (a log line of the stream's `active`) is
+        // not a later activation.
+        let later_activation = event.kind == EventKind::JobActive && event.origin.channel == rerun.origin.channel;
+        let outcome = matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed);
+        event.at >= rerun_at && id != second && (later_activation || outcome) && event.origin.channel != Channel::JobHash
     });
     let failed_at_once = next_outcome.is_some_and(|id| {
         let event = timeline.get(id);
@@ -459,6 +460,29 @@ mod tests {
             &params(30_000),
         );
         assert_eq!(findings[0].get("rerun_in_stalled_window"), Some(&Value::Flag(false)));
+    }
+
+    #[test]
+    fn a_job_failed_at_once_over_the_stall_limit_did_not_rerun_the_processor() {
+        let in_stream = |line, when, kind, detail: Option<&str>| {
+            let mut e = event(line, when, kind, Some("j"));
+            e.origin.channel = Channel::EventsStream;
+            e.detail = detail.map(str::to_string);
+            e
+        };
+        let findings = run(
+            vec![
+                in_stream(1, "2026-10-07T00:33:00Z", EventKind::JobActive, None),
+                in_stream(2, "2026-10-07T00:34:00Z", EventKind::JobActive, None),
+                // The worker's own log line of the same activation comes a moment later.
+                event(3, "2026-10-07T00:34:00.002Z", EventKind::JobActive, Some("j")),
+                in_stream(4, "2026-10-07T00:34:00.005Z", EventKind::JobFailed, Some("job stalled more than allowable limit")),
+            ],
+            &params(30_000),
+        );
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].get("processor_reran"), Some(&Value::Flag(false)));
+        assert!(findings[0].summary.contains("failed at once"));
     }
 
     #[test]
