@@ -313,7 +313,8 @@ pub fn format_duration(seconds: f64) -> String {
     let sign = if seconds < 0.0 { "-" } else { "" };
     let seconds = seconds.abs();
     if seconds < 60.0 {
-        let text = format!("{seconds:.2}");
+        // Hundredths are what people compare (0.66 s); below a second milliseconds still count.
+        let text = if seconds < 1.0 { format!("{seconds:.3}") } else { format!("{seconds:.2}") };
         let text = text.trim_end_matches('0').trim_end_matches('.');
         return format!("{sign}{text} s");
     }
@@ -456,6 +457,8 @@ mod tests {
     fn durations_read_like_a_postmortem() {
         assert_eq!(format_duration(934.0), "15 min 34 s");
         assert_eq!(format_duration(0.66), "0.66 s");
+        assert_eq!(format_duration(0.004), "0.004 s");
+        assert_eq!(format_duration(1.354), "1.35 s");
         assert_eq!(format_duration(266.0), "4 min 26 s");
         assert_eq!(format_duration(3723.0), "1 h 2 min 3 s");
         assert_eq!(format_duration(30.0), "30 s");

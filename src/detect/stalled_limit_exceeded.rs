@@ -97,23 +97,33 @@ fn finding(context: &Context, job_id: &str, failures: &[EventId]) -> Finding {
         .iter()
         .filter(|&&id| Some(timeline.get(id).origin.channel.activation_rank()) == stall_channel_best)
         .count();
-    let last_activation = job_events
+    // The last activation before the failure, from the most authoritative channel that saw one.
+    let activations: Vec<EventId> = job_events
         .iter()
         .copied()
         .filter(|&id| {
             let event = timeline.get(id);
             event.kind == EventKind::JobActive && event.at <= failed.at && event.origin.channel != Channel::JobHash
         })
+        .collect();
+    let best_rank = activations.iter().map(|&id| timeline.get(id).origin.channel.activation_rank()).min();
+    let last_activation = activations
+        .into_iter()
+        .filter(|&id| Some(timeline.get(id).origin.channel.activation_rank()) == best_rank)
         .max_by_key(|&id| timeline.get(id).at);
     let logged = failures.iter().any(|&id| timeline.get(id).origin.channel == Channel::Log);
 
     let mut finding = Finding::new("stalled-limit-exceeded", Severity::Error, failed.at);
     finding.metric("job_id", Value::Text(job_id.to_string()));
-    if let Some(name) = &failed.job_name {
-        finding.metric("job_name", Value::Text(name.clone()));
+    // The stream's `failed` entry carries no name: any record of the job may.
+    let known = |pick: fn(&crate::model::Event) -> Option<&String>| {
+        pick(failed).or_else(|| job_events.iter().find_map(|&id| pick(timeline.get(id)))).cloned()
+    };
+    if let Some(name) = known(|e| e.job_name.as_ref()) {
+        finding.metric("job_name", Value::Text(name));
     }
-    if let Some(queue) = &failed.queue {
-        finding.metric("queue", Value::Text(queue.clone()));
+    if let Some(queue) = known(|e| e.queue.as_ref()) {
+        finding.metric("queue", Value::Text(queue));
     }
     finding.metric("failed_at", Value::Time(failed.at));
     finding.metric("reason", Value::Text(failed.detail.clone().unwrap_or_default()));

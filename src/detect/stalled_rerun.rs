@@ -278,7 +278,10 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
         // not a later activation.
         let later_activation = event.kind == EventKind::JobActive && event.origin.channel == rerun.origin.channel;
         let outcome = matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed);
-        event.at >= rerun_at && id != second && (later_activation || outcome) && event.origin.channel != Channel::JobHash
+        event.at >= rerun_at
+            && id != second
+            && (later_activation || outcome)
+            && event.origin.channel != Channel::JobHash
     });
     let failed_at_once = next_outcome.is_some_and(|id| {
         let event = timeline.get(id);
@@ -476,7 +479,12 @@ mod tests {
                 in_stream(2, "2026-10-07T00:34:00Z", EventKind::JobActive, None),
                 // The worker's own log line of the same activation comes a moment later.
                 event(3, "2026-10-07T00:34:00.002Z", EventKind::JobActive, Some("j")),
-                in_stream(4, "2026-10-07T00:34:00.005Z", EventKind::JobFailed, Some("job stalled more than allowable limit")),
+                in_stream(
+                    4,
+                    "2026-10-07T00:34:00.005Z",
+                    EventKind::JobFailed,
+                    Some("job stalled more than allowable limit"),
+                ),
             ],
             &params(30_000),
         );
