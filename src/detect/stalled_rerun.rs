@@ -60,20 +60,26 @@ impl RenewalModel {
     }
 }
 
-/// How long after the lock expires a stalled check can move the job: with
-/// `stalledInterval ≤ lockDuration` the job was already marked by the check before expiry, so the
-/// first check after expiry moves it; otherwise marking may take one more interval.
+/// How long after the lock expires a stalled check can move the job.
+///
+/// A check only moves a job that the previous effective check marked, and effective checks are
+/// one to two `stalledInterval`s apart: each worker tries again `stalledInterval` after its last
+/// check, but the queue-wide `stalled-check` key it set lives exactly that long, so the retry often
+/// finds it still set and does nothing (seen on BullMQ 5.81.5 with a real Redis: moves up to
+/// 1.63 × stalledInterval after expiry). So the first effective check after expiry comes within
+/// 2 × stalledInterval; if the lock is shorter than that, the check before expiry may predate the
+/// last lock write and marking takes up to another 2 × stalledInterval.
 pub fn detection_delay_ms(params: &LockParams) -> (i64, &'static str) {
     let interval = to_i64(params.stalled_interval);
-    if params.stalled_interval <= params.lock_duration {
+    if params.stalled_interval.saturating_mul(2) <= params.lock_duration {
         (
-            interval,
-            "stalledInterval ≤ lockDuration: the check before expiry had already marked the job, so the first check after expiry moves it",
+            2 * interval,
+            "2 × stalledInterval ≤ lockDuration: the job was marked by a check before expiry, and the first effective check after expiry, at most 2 × stalledInterval later (a retry that finds the previous check's stalled-check key still set does nothing), moves it",
         )
     } else {
         (
-            2 * interval,
-            "stalledInterval > lockDuration: the job may be marked only by the first check after expiry and moved by the next",
+            4 * interval,
+            "2 × stalledInterval > lockDuration: the check before expiry may predate the last lock write, so marking and moving may take two effective checks, each up to 2 × stalledInterval apart",
         )
     }
 }
@@ -225,7 +231,8 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
     finding.metric("stalled_check_window_start_at", Value::Time(window_start));
     finding.metric("stalled_check_window_end_at", Value::Time(window_end));
     let basis = if died_before_renewal { "lock_expired_at" } else { "lock_expired_latest_at" };
-    let factor = if delay_ms == to_i64(params.stalled_interval) { "stalledInterval" } else { "2 × stalledInterval" };
+    let factor =
+        if delay_ms == 2 * to_i64(params.stalled_interval) { "2 × stalledInterval" } else { "4 × stalledInterval" };
     finding.derive("stalled_check_window_end_at", format!("{basis} + {factor} ({})", seconds(delay_ms)));
     finding.note(delay_reason);
 
@@ -416,7 +423,7 @@ mod tests {
         assert_eq!(f.get("first_renewal_due_at"), Some(&Value::Time(at("2026-10-07T00:42:49Z"))));
         assert_eq!(f.get("lock_expired_at"), Some(&Value::Time(at("2026-10-07T00:52:38Z"))));
         assert_eq!(f.get("restart_to_rerun_s"), Some(&Value::Seconds(934.0)));
-        assert_eq!(f.get("stalled_check_window_end_at"), Some(&Value::Time(at("2026-10-07T00:53:08Z"))));
+        assert_eq!(f.get("stalled_check_window_end_at"), Some(&Value::Time(at("2026-10-07T00:53:38Z"))));
         assert_eq!(f.get("rerun_in_stalled_window"), Some(&Value::Flag(true)));
         assert_eq!(f.get("stalled_logged"), Some(&Value::Flag(false)));
         assert_eq!(f.evidence, vec![0, 1, 2]);

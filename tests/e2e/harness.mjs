@@ -12,9 +12,15 @@
 // (XRANGE of bull:<queue>:events, as JSON and as redis-cli prints it), jobs.jsonl (HGETALL of every
 // job hash), bullmq.json (the lock parameters), leasetrace.toml (the case manifest), observed.json
 // (what the harness saw: epoch ms and ids) and harness/ (worker stdout and stderr, redis log).
+//
+// observed.json also lists when BullMQ's stalled checks were effective (`stalled_checks_at`, from
+// Redis keyspace notifications on the queue's `stalled-check` key, which only an effective check
+// sets). LEASETRACE_E2E_MONITOR=1 also records Redis MONITOR (harness/monitor.log) and lists every
+// stalled-check attempt (`stalled_check_attempts`: when, and whether it was effective or skipped
+// because the `stalled-check` key was still set).
 
 import { spawn, execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,9 +36,12 @@ const SCENARIOS = {
   // the re-run overlaps the next regular round: both select and review the same PR.
   stalled: {
     params: { lockDuration: 4000, stalledInterval: 1000, maxStalledCount: 1 },
-    every: 6000,
+    // The re-run starts 4-6 s after the killed activation (lock expiry + one or two stalled
+    // checks); the next slot comes 7 s after it; selections are 0.5 s into a round and the review
+    // is posted 3.5 s later, so both rounds select the PR before either has posted it.
+    every: 7000,
     scanMs: 500,
-    reviewMs: 3000,
+    reviewMs: 3500,
     run: stalledScenario,
   },
   // A plain job (not repeatable) killed twice before its first renewal: with maxStalledCount 1 the
@@ -74,7 +83,13 @@ function killAll() {
   }
 }
 
-process.on('exit', killAll);
+/** The redis-server's own temp dir, removed on every way out. */
+let redisDir = null;
+
+process.on('exit', () => {
+  killAll();
+  if (redisDir) rmSync(redisDir, { recursive: true, force: true });
+});
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
     killAll();
@@ -123,7 +138,7 @@ async function startRedis(dir) {
           '--daemonize', 'no',
           '--logfile', logFile,
         ],
-        { stdio: ['ignore', 'ignore', 'pipe'] },
+        { stdio: 'ignore' },
       ),
       'redis-server',
     );
@@ -152,6 +167,16 @@ async function startRedis(dir) {
       }
     }
     if (ready) {
+      // Should this harness be SIGKILLed, nothing would stop its redis-server: a watchdog does.
+      // (On any other exit the harness ends the watchdog first, then the server.)
+      track(
+        spawn(
+          'sh',
+          ['-c', 'while kill -0 "$0" 2>/dev/null; do sleep 1; done; kill -9 "$1" 2>/dev/null; rm -rf "$2"', String(process.pid), String(child.pid), dir],
+          { stdio: 'ignore' },
+        ),
+        'redis watchdog',
+      );
       return { port, child, client, logFile };
     }
     client.disconnect();
@@ -425,6 +450,7 @@ async function stalledScenario(ctx, workers) {
     restart_pid: w2.pid,
     stalled_event_at: idMs(stalledEvents[0].id),
     stalled_event_id: stalledEvents[0].id,
+    expiry_to_stalled_ms: idMs(stalledEvents[0].id) - killed.lockExpiresAt,
     rerun_at: idMs(activations[1].id),
     rerun_event_id: activations[1].id,
     rerun_processed_on: rerunProcessedOn,
@@ -511,6 +537,7 @@ async function stalledLimitScenario(ctx, workers) {
     restart_at: w2Start.at,
     restart_pid: w2.pid,
     stalled_event_at: idMs(stalled[0].id),
+    expiry_to_stalled_ms: idMs(stalled[0].id) - kill1.lockExpiresAt,
     second_activated_at: kill2.processedOn,
     second_killed_at: kill2.killedAt,
     second_killed_pid: w2.pid,
@@ -518,6 +545,7 @@ async function stalledLimitScenario(ctx, workers) {
     second_restart_at: w3Start.at,
     second_restart_pid: w3.pid,
     second_stalled_event_at: idMs(stalled[1].id),
+    second_expiry_to_stalled_ms: idMs(stalled[1].id) - kill2.lockExpiresAt,
     third_activated_at: idMs(activations[2].id),
     third_active_logged: Boolean(w3Active),
     failed_at: Number(hash.finishedOn),
@@ -568,6 +596,35 @@ async function cleanScenario(ctx, workers) {
 }
 
 // ---------------------------------------------------------------- export
+
+/** Records when a stalled check was effective: only then does BullMQ's script SET the queue's
+ * `stalled-check` key (PX stalledInterval); a check that finds the key still set does nothing. */
+async function watchStalledChecks(ctx) {
+  const { default: IORedis } = await import('ioredis');
+  ctx.stalledChecksAt = [];
+  await ctx.redis.config('SET', 'notify-keyspace-events', 'K$');
+  const subscriber = new IORedis({ host: '127.0.0.1', port: ctx.port, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  subscriber.on('error', () => {});
+  subscriber.on('message', (_channel, message) => {
+    if (message === 'set') ctx.stalledChecksAt.push(Date.now());
+  });
+  await subscriber.subscribe(`__keyspace@0__:bull:${QUEUE}:stalled-check`);
+  ctx.subscriber = subscriber;
+}
+
+/** Stalled-check attempts seen by MONITOR: the script first tests the `stalled-check` key and,
+ * only when it is gone, sets it again (PX stalledInterval) and does the check. */
+function stalledChecks(monitorLog) {
+  const checks = [];
+  for (const line of monitorLog.split('\n')) {
+    const match = /^(\d+)\.(\d{6}) \[\d+ lua\] "(exists|set)" "bull:[^"]*:stalled-check"/i.exec(line);
+    if (!match) continue;
+    const at = Number(match[1]) * 1000 + Math.floor(Number(match[2]) / 1000);
+    if (match[3].toLowerCase() === 'exists') checks.push({ at, effective: false });
+    else if (checks.length > 0) checks[checks.length - 1].effective = true;
+  }
+  return checks;
+}
 
 async function exportEvidence(ctx, observedScenario) {
   const { outdir, redis, port, scenario } = ctx;
@@ -636,6 +693,12 @@ async function exportEvidence(ctx, observedScenario) {
     ].join('\n'),
   );
   const redisVersion = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? null;
+  let monitored = {};
+  if (ctx.monitor) {
+    ctx.monitor.kill('SIGTERM');
+    await ctx.monitor.exited;
+    monitored = { stalled_check_attempts: stalledChecks(readFileSync(join(ctx.harnessDir, 'monitor.log'), 'utf8')) };
+  }
   const observed = {
     scenario: ctx.name,
     queue: QUEUE,
@@ -645,7 +708,9 @@ async function exportEvidence(ctx, observedScenario) {
     started_at: ctx.startedAt,
     finished_at: Date.now(),
     workers: ctx.workers.summary(),
+    stalled_checks_at: ctx.stalledChecksAt,
     ...observedScenario,
+    ...monitored,
   };
   writeFileSync(join(outdir, 'observed.json'), `${JSON.stringify(observed, null, 2)}\n`);
   return observed;
@@ -667,13 +732,23 @@ async function main() {
   mkdirSync(harnessDir, { recursive: true });
   writeFileSync(join(outdir, 'ledger.csv'), 'at,run_id,job_id,slot,sweep,event,item,worker,status,detail\n');
   writeFileSync(join(outdir, 'server.log'), '');
-  const redisDir = mkdtempSync(join(tmpdir(), 'leasetrace-e2e-redis-'));
+  redisDir = mkdtempSync(join(tmpdir(), 'leasetrace-e2e-redis-'));
   const ctx = { name, scenario, outdir, harnessDir, startedAt: Date.now() };
   let redisInfo;
   try {
     redisInfo = await startRedis(redisDir);
     ctx.port = redisInfo.port;
     ctx.redis = redisInfo.client;
+    await watchStalledChecks(ctx);
+    if (process.env.LEASETRACE_E2E_MONITOR) {
+      const fd = openSync(join(harnessDir, 'monitor.log'), 'w');
+      ctx.monitor = track(
+        spawn('redis-cli', ['-h', '127.0.0.1', '-p', String(ctx.port), 'monitor'], { stdio: ['ignore', fd, 'ignore'] }),
+        'redis-cli monitor',
+      );
+      closeSync(fd);
+      await sleep(200);
+    }
     await seedApp(ctx);
     ctx.workers = new Workers(ctx);
     const observedScenario = await scenario.run(ctx, ctx.workers);
@@ -682,6 +757,7 @@ async function main() {
     process.stdout.write(`${JSON.stringify({ scenario: name, outdir, seconds: (observed.finished_at - observed.started_at) / 1000 })}\n`);
   } finally {
     killAll();
+    ctx.subscriber?.disconnect();
     if (redisInfo) {
       redisInfo.client.disconnect();
       try {
@@ -691,6 +767,7 @@ async function main() {
       }
     }
     rmSync(redisDir, { recursive: true, force: true });
+    redisDir = null;
   }
 }
 

@@ -270,6 +270,12 @@ process.on('SIGTERM', async () => {
   }
 });
 
+// A worker outlives nothing: if the harness that started it is gone, stop at once.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) process.kill(process.pid, 'SIGKILL');
+}, 1000).unref();
+
 worker.run().catch((error) => {
   process.stderr.write(`worker.run failed: ${error?.stack ?? error}\n`);
   process.exit(1);

@@ -1,0 +1,322 @@
+//! Real BullMQ, end to end: `tests/e2e/harness.mjs` stages each incident with a real Redis and real
+//! BullMQ 5.81.5 worker processes (SIGKILLed where the scenario says), exports the evidence (ledger,
+//! KST server log, the events stream, job hashes, lock parameters) and what it observed itself
+//! (`observed.json`, epoch ms and ids). The tests run the real binary on that folder and compare
+//! its figures with the observations, never with constants: the timings differ on every run.
+//!
+//! Needs bash, Node 18+ and npm; `tests/e2e/setup.sh` installs redis-server (apt-get) and bullmq
+//! (npm) when missing. A missing tool or a failed setup fails the test with the reason; nothing is
+//! skipped. The scenarios run one at a time (they depend on timing), about 10–20 s each.
+//! `LEASETRACE_E2E_KEEP=1` keeps the staged folders (their paths are printed).
+
+use std::sync::{Mutex, PoisonError};
+
+use chrono::{DateTime, Utc};
+
+use super::*;
+
+/// The scenarios share the machine's two cores and depend on timing: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// A staged incident: the case folder and the harness's own observations.
+struct Staged {
+    dir: tempfile::TempDir,
+    observed: Value,
+}
+
+impl Staged {
+    fn path(&self) -> &str {
+        self.dir.path().to_str().expect("a UTF-8 temp path")
+    }
+
+    /// An epoch-ms observation.
+    fn ms(&self, key: &str) -> i64 {
+        self.observed[key]
+            .as_i64()
+            .unwrap_or_else(|| panic!("observed.json has no integer '{key}':\n{:#}", self.observed))
+    }
+
+    fn text(&self, key: &str) -> &str {
+        self.observed[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("observed.json has no string '{key}':\n{:#}", self.observed))
+    }
+
+    fn param(&self, key: &str) -> i64 {
+        self.observed["params"][key]
+            .as_i64()
+            .unwrap_or_else(|| panic!("observed.json has no params.{key}:\n{:#}", self.observed))
+    }
+
+    /// `analyze --format json` on the staged case; exit 0 expected.
+    fn analyze(&self) -> Value {
+        let run = leasetrace(&["analyze", self.path(), "--format", "json"]).run();
+        assert_eq!(run.code, 0, "analyze failed on the staged case {}:\n{}", self.path(), run.stderr);
+        run.json()
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if std::env::var_os("LEASETRACE_E2E_KEEP").is_some() {
+            let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().expect("a temp dir"));
+            eprintln!("e2e: kept {}", dir.keep().display());
+        }
+    }
+}
+
+fn output_text(output: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Runs `tests/e2e/setup.sh`, then the harness for `scenario`; panics with the reason if either fails.
+fn stage(scenario: &str) -> Staged {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let setup = Command::new("bash")
+        .arg(root.join("tests/e2e/setup.sh"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("e2e setup: cannot run `bash tests/e2e/setup.sh`: {e}"));
+    assert!(
+        setup.status.success(),
+        "e2e setup failed: `bash tests/e2e/setup.sh` exited with {}; the real-BullMQ tests need redis-server, \
+         Node and npm (see tests/e2e/setup.sh)\n{}",
+        setup.status,
+        output_text(&setup)
+    );
+
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let harness = Command::new("node")
+        .arg(root.join("tests/e2e/harness.mjs"))
+        .arg(scenario)
+        .arg(dir.path())
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("e2e: cannot run `node tests/e2e/harness.mjs` (is Node installed?): {e}"));
+    if !harness.status.success() {
+        let kept = dir.keep();
+        panic!(
+            "e2e: the '{scenario}' harness failed ({}); its files (worker output under harness/) are kept in {}\n{}",
+            harness.status,
+            kept.display(),
+            output_text(&harness)
+        );
+    }
+    let text = std::fs::read_to_string(dir.path().join("observed.json"))
+        .unwrap_or_else(|e| panic!("e2e: the '{scenario}' harness wrote no observed.json: {e}"));
+    let observed: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("observed.json is not JSON ({e}):\n{text}"));
+    assert_eq!(observed["scenario"], scenario, "observed.json is from another scenario");
+    assert_eq!(observed["bullmq_version"], "5.81.5", "the harness ran another BullMQ");
+    Staged { dir, observed }
+}
+
+fn time(value: &Value, what: &str) -> DateTime<Utc> {
+    value
+        .as_str()
+        .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+        .map_or_else(|| panic!("{what} is not an RFC 3339 time: {value}"), |t| t.with_timezone(&Utc))
+}
+
+fn epoch(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).expect("an epoch-ms time in range")
+}
+
+/// `metrics[name]` is a time within `tolerance_ms` of the observed epoch-ms `expected`.
+fn assert_near(finding: &Value, name: &str, expected: i64, tolerance_ms: i64, observed_as: &str) {
+    let actual = time(&finding["metrics"][name], &format!("metrics.{name}"));
+    let off = (actual - epoch(expected)).num_milliseconds();
+    assert!(
+        off.abs() <= tolerance_ms,
+        "metrics.{name} = {actual} is {off} ms from the observed {observed_as} ({}); tolerance {tolerance_ms} ms\n{finding:#}",
+        epoch(expected)
+    );
+}
+
+/// The one finding of `kind` whose `metrics[key]` is `value`.
+fn finding_where<'a>(report: &'a Value, kind: &str, key: &str, value: &str) -> &'a Value {
+    let matching: Vec<&Value> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["kind"] == kind && f["metrics"][key] == value)
+        .collect();
+    assert_eq!(
+        matching.len(),
+        1,
+        "expected one {kind} finding with {key} = {value}, found {}; findings: {:?}\n{:#}",
+        matching.len(),
+        kinds(report),
+        report["findings"]
+    );
+    matching[0]
+}
+
+fn seconds(ms: i64) -> f64 {
+    f64::from(i32::try_from(ms).expect("a duration of less than 24 days")) / 1000.0
+}
+
+/// Every source of the staged case was read, BullMQ's own records included, and nothing rejected.
+fn assert_all_sources_read(staged: &Staged, report: &Value) {
+    let inputs = report["inputs"].as_array().expect("inputs");
+    for kind in ["ledger", "log", "bullmq-events", "bullmq-jobs", "bullmq-params"] {
+        let input = inputs
+            .iter()
+            .find(|i| i["kind"] == kind)
+            .unwrap_or_else(|| panic!("the report of {} has no {kind} input:\n{inputs:#?}", staged.path()));
+        assert!(input["events"].as_u64().unwrap_or(0) > 0, "nothing read from the {kind} source:\n{input:#}");
+        assert_eq!(input["rejected"], 0, "the {kind} source had rejected lines:\n{input:#}");
+    }
+}
+
+// ---------------------------------------------------------------- scenarios
+
+#[test]
+fn e2e_stalled_sweep_rerun_overlaps_the_next_round() {
+    let staged = stage("stalled");
+    let report = staged.analyze();
+    let job_id = staged.text("job_id");
+    let lock_duration = staged.param("lockDuration");
+
+    assert_all_sources_read(&staged, &report);
+    let stalled = finding_where(&report, "stalled-rerun", "job_id", job_id);
+    // BullMQ's own activation time (processedOn, read from the job hash right after activation).
+    assert_near(stalled, "activated_at", staged.ms("activated_at"), 100, "processedOn of the first activation");
+    // The new worker process, started right after the SIGKILL.
+    assert_near(stalled, "restart_at", staged.ms("restart_at"), 100, "start of the new worker");
+    let killed_after = staged.ms("killed_at") - staged.ms("activated_at");
+    assert_eq!(
+        stalled["metrics"]["died_before_first_renewal"], true,
+        "killed {killed_after} ms after activation\n{stalled:#}"
+    );
+    let activated = time(&stalled["metrics"]["activated_at"], "activated_at");
+    let expired = time(&stalled["metrics"]["lock_expired_at"], "lock_expired_at");
+    assert_eq!(
+        (expired - activated).num_milliseconds(),
+        lock_duration,
+        "lock_expired_at = activated_at + lockDuration\n{stalled:#}"
+    );
+    assert_near(
+        stalled,
+        "lock_expired_at",
+        staged.ms("activated_at") + lock_duration,
+        100,
+        "processedOn + lockDuration",
+    );
+    // Redis's own view: PTTL of the lock key read right after the kill.
+    assert_near(stalled, "lock_expired_at", staged.ms("lock_expires_at"), 100, "lock expiry from PTTL");
+    // BullMQ's stalled check moved the job; worker 2 activated it again.
+    assert_near(stalled, "rerun_at", staged.ms("rerun_at"), 100, "second `active` in the events stream");
+    let expiry = staged.ms("lock_expires_at");
+    let checks: Vec<String> = staged.observed["stalled_checks_at"]
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .filter_map(Value::as_i64)
+                .filter(|at| (expiry - 3000..=staged.ms("rerun_at")).contains(at))
+                .map(|at| format!("{:+}", at - expiry))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        stalled["metrics"]["rerun_in_stalled_window"],
+        true,
+        "BullMQ moved the job {} ms after the lock expired (stalledInterval {} ms); its effective stalled checks, \
+         in ms from the expiry: {checks:?}\n{stalled:#}",
+        staged.ms("stalled_event_at") - expiry,
+        staged.param("stalledInterval")
+    );
+    assert_eq!(stalled["metrics"]["run_id"], staged.text("run_id"), "{stalled:#}");
+    assert_eq!(stalled["metrics"]["rerun_run_id"], staged.text("rerun_run_id"), "{stalled:#}");
+
+    // The re-run round started before the next regular round, which started while it ran.
+    let overlap = finding_where(&report, "sweep-overlap", "run_a", staged.text("rerun_run_id"));
+    assert_eq!(overlap["metrics"]["run_b"], staged.text("next_run_id"), "{overlap:#}");
+    assert_eq!(overlap["metrics"]["a_is_rerun"], true, "{overlap:#}");
+
+    let item = staged.text("duplicate_item");
+    let duplicate = finding_where(&report, "duplicate-selection", "item", item);
+    let metrics = &duplicate["metrics"];
+    assert_eq!(
+        (metrics["run_a"].as_str(), metrics["run_b"].as_str()),
+        (Some(staged.text("duplicate_run_a")), Some(staged.text("duplicate_run_b"))),
+        "{duplicate:#}"
+    );
+    let delta = metrics["delta_s"].as_f64().unwrap_or_else(|| panic!("delta_s is not a number\n{duplicate:#}"));
+    let expected = seconds(staged.ms("duplicate_delta_ms"));
+    assert!((delta - expected).abs() <= 0.05, "delta_s {delta} vs observed {expected} s\n{duplicate:#}");
+    assert_eq!(metrics["effects_posted"], staged.observed["duplicate_effects_posted"], "{duplicate:#}");
+    assert_eq!(duplicate["severity"], "error", "both rounds posted the review\n{duplicate:#}");
+
+    let check = leasetrace(&["check", staged.path()]).run();
+    assert_eq!(check.code, 1, "check must fail on the staged incident:\n{}{}", check.stdout, check.stderr);
+}
+
+#[test]
+fn e2e_stalled_limit_fails_the_job_without_running_the_processor() {
+    let staged = stage("stalled-limit");
+    assert_eq!(
+        staged.observed["failed_reason"], "job stalled more than allowable limit",
+        "BullMQ failed the job for another reason:\n{:#}",
+        staged.observed
+    );
+    let report = staged.analyze();
+    let job_id = staged.text("job_id");
+    assert_all_sources_read(&staged, &report);
+    let exceeded = finding_where(&report, "stalled-limit-exceeded", "job_id", job_id);
+    assert_near(exceeded, "failed_at", staged.ms("failed_at"), 100, "finishedOn of the job hash");
+    assert_eq!(exceeded["metrics"]["logged"], false, "the app has no `failed` listener\n{exceeded:#}");
+    assert_eq!(exceeded["metrics"]["stalls_seen"], staged.observed["stalled_counter"], "{exceeded:#}");
+    assert_eq!(exceeded["severity"], "error", "{exceeded:#}");
+
+    // Two stalls, two reruns by activation; only the first reran the processor.
+    let reruns: Vec<&Value> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["kind"] == "stalled-rerun" && f["metrics"]["job_id"] == job_id)
+        .collect();
+    for (observed_as, rerun_key, processor_ran) in
+        [("second activation", "second_activated_at", true), ("third activation", "third_activated_at", false)]
+    {
+        let expected = epoch(staged.ms(rerun_key));
+        let rerun = reruns
+            .iter()
+            .find(|f| (time(&f["metrics"]["rerun_at"], "rerun_at") - expected).num_milliseconds().abs() <= 100)
+            .unwrap_or_else(|| {
+                panic!("no stalled-rerun of job {job_id} with rerun_at at the {observed_as} ({expected}):\n{reruns:#?}")
+            });
+        assert_eq!(
+            rerun["metrics"]["processor_reran"],
+            processor_ran,
+            "the {observed_as}: the harness saw the processor called {} times (worker 3: never)\n{rerun:#}",
+            staged.observed["processor_calls"].as_array().map_or(0, Vec::len)
+        );
+    }
+
+    let check = leasetrace(&["check", staged.path(), "--fail-on", "error"]).run();
+    assert_eq!(check.code, 1, "check --fail-on error must fail:\n{}{}", check.stdout, check.stderr);
+}
+
+#[test]
+fn e2e_clean_sweeps_give_no_finding() {
+    let staged = stage("clean");
+    let run = leasetrace(&["check", staged.path(), "--fail-on", "info", "--format", "json"]).run();
+    assert_ne!(run.code, 2, "check could not read the staged case {}:\n{}", staged.path(), run.stderr);
+    let report = run.json();
+    assert_all_sources_read(&staged, &report);
+    assert_eq!(
+        report["findings"].as_array().map(Vec::len),
+        Some(0),
+        "a clean day has no finding: {:?}\n{:#}",
+        kinds(&report),
+        report["findings"]
+    );
+    assert_eq!(run.code, 0, "check --fail-on info passes on clean rounds:\n{}", run.stderr);
+}
