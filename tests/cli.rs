@@ -15,6 +15,9 @@ mod e2e;
 
 const INCIDENT: &str = "fixtures/incident-2026-10-07";
 const CLEAN: &str = "fixtures/clean-sweeps";
+/// Exports of real BullMQ runs, written by tests/e2e/harness.mjs and kept as fixtures.
+const REAL_STALLED: &str = "fixtures/bullmq-5.81.5-stalled";
+const REAL_LIMIT: &str = "fixtures/bullmq-5.81.5-stalled-limit";
 
 /// A finished run of the binary.
 struct Run {
@@ -526,7 +529,12 @@ fn golden(name: &str, actual: &str) {
 
 #[test]
 fn golden_outputs_per_fixture_and_format() {
-    for (case, label) in [(INCIDENT, "incident-2026-10-07"), (CLEAN, "clean-sweeps")] {
+    for (case, label) in [
+        (INCIDENT, "incident-2026-10-07"),
+        (CLEAN, "clean-sweeps"),
+        (REAL_STALLED, "bullmq-5.81.5-stalled"),
+        (REAL_LIMIT, "bullmq-5.81.5-stalled-limit"),
+    ] {
         for format in ["table", "json"] {
             let run = leasetrace(&["analyze", case, "--format", format]).run();
             assert_eq!(run.code, 0, "{}", run.stderr);
@@ -651,4 +659,46 @@ fn init_writes_a_manifest_that_leaves_the_log_zone_to_the_user() {
     let again = leasetrace(&["init", case]).run();
     assert_eq!(again.code, 2, "an existing manifest is not replaced without --force");
     assert_eq!(leasetrace(&["init", case, "--force"]).run().code, 0);
+}
+
+// ---------------------------------------------------------------- exports of real BullMQ runs
+
+#[test]
+fn redis_cli_text_and_json_exports_of_the_same_stream_read_the_same() {
+    for case in [REAL_STALLED, REAL_LIMIT] {
+        let events = |file: &str| -> Vec<(Value, Value, Value, Value)> {
+            let path = format!("{case}/{file}");
+            let run = leasetrace(&["timeline", "--events", &path, "--queue", "pr-review", "--format", "json"]).run();
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            let report = run.json();
+            let input = &report["inputs"][0];
+            assert_eq!(input["rejected"], 0, "{path}");
+            report["timeline"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| (e["at"].clone(), e["kind"].clone(), e["job_id"].clone(), e["detail"].clone()))
+                .collect()
+        };
+        let from_json = events("events.json");
+        assert!(from_json.len() > 10, "{case}: the stream has the run's events");
+        assert_eq!(events("events.txt"), from_json, "{case}");
+    }
+}
+
+#[test]
+fn a_real_stall_is_in_the_stream_but_not_in_the_log() {
+    let report = leasetrace(&["analyze", REAL_STALLED, "--format", "json"]).run().json();
+    let observed: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/{REAL_STALLED}/observed.json", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    )
+    .unwrap();
+    let metrics = &finding(&report, "stalled-rerun")["metrics"];
+    assert_eq!(metrics["job_id"], observed["job_id"]);
+    assert_eq!(metrics["stalled_in_stream"], true);
+    assert_eq!(metrics["stalled_logged"], false);
+    assert_eq!(metrics["rerun_in_stalled_window"], true);
+    let mut found = kinds(&report);
+    found.sort();
+    assert_eq!(found, ["duplicate-selection", "stalled-rerun", "sweep-overlap"]);
 }
