@@ -12,6 +12,8 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 mod e2e;
+mod lease;
+mod retry;
 
 const INCIDENT: &str = "fixtures/incident-2026-10-07";
 const CLEAN: &str = "fixtures/clean-sweeps";

@@ -80,10 +80,52 @@ pub const FIELDS: &[Field] = &[
     Field { name: "queue", defaults: &["queue", "queue_name"], required: false, meaning: "the queue of the job" },
     Field {
         name: "detail",
-        defaults: &["detail", "reason", "message", "error"],
+        defaults: &["detail", "reason", "message", "error", "cause"],
         required: false,
-        meaning: "free text: failure reason, note",
+        meaning: "free text: failure reason or cause, note",
     },
+    Field {
+        name: "generation",
+        defaults: &["generation", "gen", "fencing_token", "fence", "lease_generation"],
+        required: false,
+        meaning: "lease ledgers: the fencing number the actor held (incremented on every claim)",
+    },
+    Field {
+        name: "lease_until",
+        defaults: &["lease_until", "lease_expires_at", "expires_at", "locked_until"],
+        required: false,
+        meaning: "lease ledgers: until when the lease is valid after this row (the store's clock)",
+    },
+    Field {
+        name: "attempt",
+        defaults: &["attempt", "attempts", "attempts_made", "try"],
+        required: false,
+        meaning: "which attempt of the job this is (1-based)",
+    },
+    Field {
+        name: "outcome",
+        defaults: &["outcome", "result", "accepted"],
+        required: false,
+        meaning: "whether the store accepted the claim, heartbeat, completion or effect (see outcome values)",
+    },
+    Field {
+        name: "key",
+        defaults: &["idempotency_key", "dedupe_key", "key"],
+        required: false,
+        meaning: "the idempotency key sent with an external effect",
+    },
+    Field {
+        name: "payload_hash",
+        defaults: &["payload_hash", "payload_sha", "body_hash"],
+        required: false,
+        meaning: "a hash of the external effect's payload",
+    },
+];
+
+/// Outcome-column values, after lower-casing: accepted by the store (or delivered), or not.
+pub const OUTCOME_VALUES: &[(bool, &[&str])] = &[
+    (true, &["accepted", "ok", "true", "yes", "applied", "success", "succeeded", "delivered", "1"]),
+    (false, &["rejected", "refused", "false", "no", "conflict", "denied", "stale", "deduplicated", "duplicate", "0"]),
 ];
 
 /// Event-column values understood by default, after lower-casing and turning `-` and spaces
@@ -93,7 +135,11 @@ pub const EVENT_VALUES: &[(EventKind, &[&str])] = &[
     (EventKind::ItemSelected, &["item_selected", "pr_selected", "selected", "select"]),
     (EventKind::EffectPosted, &["effect_posted", "review_posted", "posted", "effect"]),
     (EventKind::RoundFinished, &["round_finished", "run_finished", "finished", "done", "completed", "succeeded"]),
-    (EventKind::RoundFailed, &["round_failed", "run_failed", "failed", "error"]),
+    (EventKind::RoundFailed, &["round_failed", "run_failed", "failed", "error", "attempt_failed"]),
+    (EventKind::LeaseClaimed, &["lease_claimed", "claim", "claimed", "acquire", "take"]),
+    (EventKind::LeaseExtended, &["lease_extended", "heartbeat", "extend", "renew"]),
+    (EventKind::LeaseCompleted, &["lease_completed", "complete", "completion", "result_written", "commit"]),
+    (EventKind::JobDead, &["job_dead", "dead", "quarantined", "dead_lettered"]),
 ];
 
 /// For each field, the column name to read it from (if the ledger has one).
@@ -228,6 +274,35 @@ pub fn record_to_event(
     if let Some(slot) = field("slot") {
         event.slot = Some(parse_time(spec, line, columns.column("slot").unwrap_or("slot"), &slot)?);
     }
+    if let Some(until) = field("lease_until") {
+        event.lease_until =
+            Some(parse_time(spec, line, columns.column("lease_until").unwrap_or("lease_until"), &until)?);
+    }
+    for (name, slot) in [("generation", &mut event.generation), ("attempt", &mut event.attempt)] {
+        if let Some(text) = field(name) {
+            let Ok(number) = text.parse::<u64>() else {
+                let column = columns.column(name).unwrap_or(name);
+                return Ok(Outcome::Rejected(format!("{name} '{text}' in column '{column}' is not a whole number")));
+            };
+            *slot = Some(number);
+        }
+    }
+    if let Some(text) = field("outcome") {
+        let value = text.to_lowercase();
+        let Some(accepted) = OUTCOME_VALUES.iter().find(|(_, names)| names.contains(&value.as_str())).map(|(a, _)| *a)
+        else {
+            let column = columns.column("outcome").unwrap_or("outcome");
+            return Ok(Outcome::Rejected(format!(
+                "unknown outcome '{text}' in column '{column}': expected accepted or rejected (see docs/inputs.md)"
+            )));
+        };
+        event.accepted = Some(accepted);
+        if matches!(value.as_str(), "deduplicated" | "duplicate") {
+            event.detail = Some(event.detail.take().map_or_else(|| value.clone(), |d| format!("{d}; {value}")));
+        }
+    }
+    event.key = field("key");
+    event.payload_hash = field("payload_hash");
     Ok(Outcome::Event(Box::new(event)))
 }
 
@@ -267,7 +342,8 @@ mod tests {
         assert_eq!(event_kind("Round-Started", &none), Some(EventKind::RoundStarted));
         assert_eq!(event_kind("FAILED", &none), Some(EventKind::RoundFailed));
         assert_eq!(event_kind("review posted", &none), Some(EventKind::EffectPosted));
-        assert_eq!(event_kind("heartbeat", &none), None);
+        assert_eq!(event_kind("ping", &none), None);
+        assert_eq!(event_kind("heartbeat", &none), Some(EventKind::LeaseExtended));
         let extra = BTreeMap::from([
             ("begin".to_string(), "round-started".to_string()),
             ("end".to_string(), "round_finished".to_string()),

@@ -141,7 +141,7 @@ mod tests {
             "at,run_id,job_id,slot,event,item,status\n\
              2026-10-07T00:33:03.120Z,r1,repeat:s:1,2026-10-07T00:33:00Z,round_started,,RUNNING\n\
              2026-10-07T00:54:05.700Z,r1,repeat:s:1,2026-10-07T00:33:00Z,item_selected,PR-4412,\n\
-             2026-10-07T00:54:06.000Z,r1,,,heartbeat,,\n",
+             2026-10-07T00:54:06.000Z,r1,,,ping,,\n",
         )
         .unwrap();
         assert_eq!(events.len(), 2);
@@ -150,7 +150,7 @@ mod tests {
         assert_eq!(events[0].slot.unwrap().to_rfc3339(), "2026-10-07T00:33:00+00:00");
         assert_eq!((summary.lines, summary.used, summary.ignored, summary.rejected), (4, 2, 1, 1));
         assert_eq!(summary.rejections[0].line, 4);
-        assert!(summary.rejections[0].reason.contains("unknown event 'heartbeat'"));
+        assert!(summary.rejections[0].reason.contains("unknown event 'ping'"));
     }
 
     #[test]

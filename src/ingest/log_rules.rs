@@ -31,6 +31,21 @@ pub struct BuiltinRule {
 // A verb must end a word and not start a `key=value` pair (`active=3` is a metric, not an event).
 pub fn builtin_rules() -> Vec<BuiltinRule> {
     vec![
+        // BullMQ's own errors when a late worker tries to finish a job whose lock it lost
+        // (`finishedErrors` in BullMQ's src/classes/finished-errors.ts, scripts.ts before v6).
+        BuiltinRule {
+            name: "bullmq-lock-refused",
+            pattern: r"\b(?:Missing lock for job (?P<job_id>[^\s.]+(?:\.[^\s.]+)*)\. (?P<detail>\S+)|Lock mismatch for job (?P<job_id2>[^\s.]+(?:\.[^\s.]+)*)\. Cmd (?P<detail2>\S+) from \S+)",
+            example: "Error: Missing lock for job 42. moveToFinished",
+            yields: Yields::Kind(EventKind::LockRefused),
+        },
+        // BullMQ ≥ 5.33: the worker's `error` event when a renewal finds the lock gone.
+        BuiltinRule {
+            name: "bullmq-renewal-failed",
+            pattern: r"\bcould not renew lock for job (?P<job_id>\S+)",
+            example: "ERROR [BullWorker] could not renew lock for job 42",
+            yields: Yields::Kind(EventKind::Error),
+        },
         BuiltinRule {
             name: "job-verb",
             pattern: r"(?i)\bjob\b(?:\s+(?P<token>[^\s=]+))?\s+(?P<verb>active|completed|failed|stalled)(?:$|[\s.:,;!)\]])",
@@ -174,6 +189,12 @@ impl RuleSet {
                 found.set(name, value.as_str().to_string());
             }
         }
+        // Built-in alternatives capture the same field under a numbered name.
+        for (alias, name) in [("job_id2", "job_id"), ("detail2", "detail")] {
+            if let Some(value) = captures.name(alias) {
+                found.set(name, value.as_str().to_string());
+            }
+        }
         for pair in self.pairs.captures_iter(message) {
             let key = pair["key"].to_ascii_lowercase();
             let value = unquote(&pair["value"]);
@@ -232,6 +253,21 @@ mod tests {
 
         let found = builtin().classify("WARN stalled job 42 queue=pr-review");
         assert_eq!(found.kind, Some(EventKind::JobStalled));
+        assert_eq!(found.job_id.as_deref(), Some("42"));
+    }
+
+    #[test]
+    fn bullmq_lock_errors_are_recognised_with_their_job() {
+        let found =
+            builtin().classify("ERROR [BullWorker] Error: Missing lock for job repeat:s:1791333180000. moveToFinished");
+        assert_eq!(found.kind, Some(EventKind::LockRefused));
+        assert_eq!(found.job_id.as_deref(), Some("repeat:s:1791333180000"));
+        assert_eq!(found.detail.as_deref(), Some("moveToFinished"));
+        let found = builtin().classify("WARN Lock mismatch for job 42. Cmd moveToFinished from active");
+        assert_eq!(found.kind, Some(EventKind::LockRefused));
+        assert_eq!(found.job_id.as_deref(), Some("42"));
+        let found = builtin().classify("ERROR [BullWorker] could not renew lock for job 42");
+        assert_eq!(found.kind, Some(EventKind::Error));
         assert_eq!(found.job_id.as_deref(), Some("42"));
     }
 

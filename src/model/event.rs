@@ -44,12 +44,22 @@ pub enum EventKind {
     EffectPosted,
     /// A round ended normally.
     RoundFinished,
-    /// A round was marked failed.
+    /// A round was marked failed (in a lease ledger: one attempt failed, with its cause).
     RoundFailed,
+    /// A worker tried to claim a job's lease (accepted or rejected by the store).
+    LeaseClaimed,
+    /// A worker tried to extend its lease (a heartbeat; accepted or rejected).
+    LeaseExtended,
+    /// A worker tried to write its result / mark the job done (accepted or rejected).
+    LeaseCompleted,
+    /// The job was given up: attempts exhausted, dead-lettered or quarantined.
+    JobDead,
+    /// BullMQ refused a late worker's finishing call (`Missing lock for job …`, `Lock mismatch …`).
+    LockRefused,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 17] = [
+    pub const ALL: [EventKind; 22] = [
         EventKind::ProcessStart,
         EventKind::JobAdded,
         EventKind::JobWaiting,
@@ -67,6 +77,11 @@ impl EventKind {
         EventKind::EffectPosted,
         EventKind::RoundFinished,
         EventKind::RoundFailed,
+        EventKind::LeaseClaimed,
+        EventKind::LeaseExtended,
+        EventKind::LeaseCompleted,
+        EventKind::JobDead,
+        EventKind::LockRefused,
     ];
 
     pub fn name(self) -> &'static str {
@@ -88,6 +103,11 @@ impl EventKind {
             EventKind::EffectPosted => "effect-posted",
             EventKind::RoundFinished => "round-finished",
             EventKind::RoundFailed => "round-failed",
+            EventKind::LeaseClaimed => "lease-claimed",
+            EventKind::LeaseExtended => "lease-extended",
+            EventKind::LeaseCompleted => "lease-completed",
+            EventKind::JobDead => "job-dead",
+            EventKind::LockRefused => "lock-refused",
         }
     }
 
@@ -152,6 +172,18 @@ pub struct Event {
     pub worker: Option<String>,
     /// Failure reason, status or error text.
     pub detail: Option<String>,
+    /// Lease ledgers: the fencing number the actor held (incremented on every claim).
+    pub generation: Option<u64>,
+    /// Lease ledgers: until when the lease is valid after this event (the store's clock).
+    pub lease_until: Option<DateTime<Utc>>,
+    /// Which attempt of the job this is (1-based).
+    pub attempt: Option<u64>,
+    /// Whether the store accepted the claim, extension, completion or effect (`None`: not said).
+    pub accepted: Option<bool>,
+    /// Idempotency key sent with an external effect.
+    pub key: Option<String>,
+    /// Hash of an external effect's payload.
+    pub payload_hash: Option<String>,
     pub origin: Origin,
 }
 
@@ -168,6 +200,12 @@ impl Event {
             item: None,
             worker: None,
             detail: None,
+            generation: None,
+            lease_until: None,
+            attempt: None,
+            accepted: None,
+            key: None,
+            payload_hash: None,
             origin,
         }
     }

@@ -76,6 +76,18 @@ pub struct WireEvent<'a> {
     worker: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     detail: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generation: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lease_until: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempt: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    accepted: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload_hash: Option<&'a str>,
     raw: &'a str,
 }
 
@@ -111,6 +123,12 @@ pub fn wire_event(event: &Event) -> WireEvent<'_> {
         item: event.item.as_deref(),
         worker: event.worker.as_deref(),
         detail: event.detail.as_deref(),
+        generation: event.generation,
+        lease_until: event.lease_until.map(format_rfc3339),
+        attempt: event.attempt,
+        accepted: event.accepted,
+        key: event.key.as_deref(),
+        payload_hash: event.payload_hash.as_deref(),
         raw: &event.origin.raw,
     }
 }

@@ -65,6 +65,18 @@ fn ids(event: &Event) -> String {
             parts.push(format!("{label}={value}"));
         }
     }
+    if let Some(generation) = event.generation {
+        parts.push(format!("gen={generation}"));
+    }
+    if let Some(attempt) = event.attempt {
+        parts.push(format!("attempt={attempt}"));
+    }
+    if let Some(accepted) = event.accepted {
+        parts.push(if accepted { "accepted".into() } else { "REJECTED".into() });
+    }
+    if let Some(key) = &event.key {
+        parts.push(format!("key={key}"));
+    }
     parts.join(" ")
 }
 
