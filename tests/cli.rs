@@ -113,7 +113,11 @@ fn incident_2026_10_07_overlap_and_duplicate_selection() {
     let report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
     let mut found = kinds(&report);
     found.sort();
-    assert_eq!(found, ["duplicate-selection", "stalled-rerun", "sweep-overlap"], "nothing else");
+    assert_eq!(
+        found,
+        ["duplicate-selection", "lock-headroom", "stalled-rerun", "sweep-overlap", "unlogged-stall"],
+        "nothing else"
+    );
 
     let overlap = &finding(&report, "sweep-overlap")["metrics"];
     assert_eq!((overlap["run_a"].as_str(), overlap["run_b"].as_str()), (Some("run-0933-b"), Some("run-0954-a")));
@@ -130,6 +134,28 @@ fn incident_2026_10_07_overlap_and_duplicate_selection() {
     assert_eq!(metrics["delta_s"], 0.66);
     assert_eq!(metrics["effects_posted"], 2);
     assert_eq!(duplicate["severity"], "error", "the same review was posted twice");
+}
+
+#[test]
+fn incident_2026_10_07_lock_headroom_and_the_missing_stalled_listener() {
+    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
+    let headroom = finding(&report, "lock-headroom");
+    assert_eq!(headroom["severity"], "info");
+    let metrics = &headroom["metrics"];
+    assert_eq!(metrics["job_name"], "pr-review-sweep");
+    // The 09:12 round: job active 09:12:00.008, job completed 09:24:37.095.
+    assert_eq!(metrics["max_s"], 757.087);
+    assert_eq!(metrics["longest_job_id"], "repeat:pr-review-sweep:1791331920000");
+    let ratio = metrics["max_ratio"].as_f64().unwrap();
+    assert!((0.64..0.65).contains(&ratio), "the seed's 64%: {ratio}");
+    assert_eq!(metrics["samples"], 5, "the killed run has no end and is left out");
+    assert_eq!(metrics["could_outlive_lock"], false);
+
+    let unlogged = &finding(&report, "unlogged-stall")["metrics"];
+    assert_eq!(unlogged["job_id"], "repeat:pr-review-sweep:1791333180000");
+    assert_eq!(unlogged["proven_by"], "timing");
+    assert_eq!(unlogged["recovered_at"], "2026-10-07T00:53:00.000Z");
+    assert_eq!(unlogged["gap_s"], 1200.0);
 }
 
 #[test]
@@ -262,7 +288,8 @@ fn check_exit_codes_follow_the_threshold() {
     assert_eq!(leasetrace(&["check", INCIDENT, "--fail-on", "error"]).run().code, 1, "duplicate-selection is an error");
     assert_eq!(leasetrace(&["check", INCIDENT, "--fail-on", "info"]).run().code, 1);
     let run = leasetrace(&["check", INCIDENT, "--format", "json"]).run();
-    assert_eq!(run.json()["check"]["failing"], 3);
+    // stalled-rerun, unlogged-stall, sweep-overlap, duplicate-selection; lock-headroom is info.
+    assert_eq!(run.json()["check"]["failing"], 4);
     assert_eq!(leasetrace(&["analyze", INCIDENT]).run().code, 0, "analyze reports, it does not judge");
 }
 
@@ -511,7 +538,7 @@ fn a_jsonl_ledger_reads_like_the_csv_one() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let mut found = kinds(&run.json());
     found.sort();
-    assert_eq!(found, ["duplicate-selection", "stalled-rerun", "sweep-overlap"]);
+    assert_eq!(found, ["duplicate-selection", "lock-headroom", "stalled-rerun", "sweep-overlap", "unlogged-stall"]);
 }
 
 // ---------------------------------------------------------------- golden outputs
@@ -654,9 +681,8 @@ fn init_writes_a_manifest_that_leaves_the_log_zone_to_the_user() {
 
     // Declared on the command line, the written manifest reproduces the incident.
     let report = leasetrace(&["analyze", case, "--log-tz", "Asia/Seoul", "--format", "json"]).run().json();
-    let mut found = kinds(&report);
-    found.sort();
-    assert_eq!(found, ["duplicate-selection", "stalled-rerun", "sweep-overlap"]);
+    let manifest_report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
+    assert_eq!(kinds(&report), kinds(&manifest_report));
 
     let again = leasetrace(&["init", case]).run();
     assert_eq!(again.code, 2, "an existing manifest is not replaced without --force");
@@ -700,7 +726,16 @@ fn a_real_stall_is_in_the_stream_but_not_in_the_log() {
     assert_eq!(metrics["stalled_in_stream"], true);
     assert_eq!(metrics["stalled_logged"], false);
     assert_eq!(metrics["rerun_in_stalled_window"], true);
+    let unlogged = &finding(&report, "unlogged-stall")["metrics"];
+    assert_eq!(unlogged["proven_by"], "events-stream");
+    assert_eq!(unlogged["recovered_at"].as_str().map(|t| t[..19].to_string()), observed_stall_second(&observed));
     let mut found = kinds(&report);
     found.sort();
-    assert_eq!(found, ["duplicate-selection", "stalled-rerun", "sweep-overlap"]);
+    assert_eq!(found, ["duplicate-selection", "lock-headroom", "stalled-rerun", "sweep-overlap", "unlogged-stall"]);
+}
+
+/// The observed `stalled` event time as `YYYY-MM-DDTHH:MM:SS` (UTC).
+fn observed_stall_second(observed: &Value) -> Option<String> {
+    let millis = observed["stalled_event_at"].as_i64()?;
+    chrono::DateTime::from_timestamp_millis(millis).map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string())
 }

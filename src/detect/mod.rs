@@ -7,15 +7,17 @@
 
 pub mod clock_offset;
 pub mod duplicate_selection;
+pub mod lock_headroom;
 pub mod stalled_limit_exceeded;
 pub mod stalled_rerun;
 pub mod sweep_overlap;
+pub mod unlogged_stall;
 
 use std::collections::BTreeMap;
 
 use crate::model::rounds::{self, Attempt, Round};
 use crate::model::timeline::EventId;
-use crate::model::{Channel, Finding, LockParams, Timeline};
+use crate::model::{Channel, EventKind, Finding, LockParams, Timeline};
 
 /// Settings that shape detection, validated before analysis starts.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -67,6 +69,32 @@ impl<'a> Context<'a> {
     }
 }
 
+impl Context<'_> {
+    /// Consecutive activations of one job with no completion or failure between them: the second
+    /// is a recovery of the first (a stalled rerun), not a retry or a repeat. A ledger
+    /// `round-failed` does not end a job: the application marking its run failed does not release
+    /// BullMQ's lock.
+    pub fn recoveries(&self) -> Vec<(&str, EventId, EventId)> {
+        let mut found = Vec::new();
+        for (job_id, attempts) in &self.attempts {
+            let events = self.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+            for pair in attempts.windows(2) {
+                let (from, to) = (self.timeline.get(pair[0].activated).at, self.timeline.get(pair[1].activated).at);
+                let ended = events.iter().any(|&id| {
+                    let event = self.timeline.get(id);
+                    matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished)
+                        && from <= event.at
+                        && event.at <= to
+                });
+                if !ended {
+                    found.push((job_id.as_str(), pair[0].activated, pair[1].activated));
+                }
+            }
+        }
+        found
+    }
+}
+
 pub trait Detector: Sync {
     /// The stable finding code, e.g. `stalled-rerun`.
     fn code(&self) -> &'static str;
@@ -83,6 +111,8 @@ pub static DETECTORS: &[&dyn Detector] = &[
     &sweep_overlap::SweepOverlap,
     &duplicate_selection::DuplicateSelection,
     &clock_offset::ClockOffsetSuspected,
+    &unlogged_stall::UnloggedStall,
+    &lock_headroom::LockHeadroom,
 ];
 
 /// Runs every detector; findings come out ordered by time, then code, for stable reports.

@@ -1,0 +1,228 @@
+//! `lock-headroom`: how long jobs actually ran, against `lockDuration`.
+//!
+//! The question a postmortem asks after a stalled rerun is "was the lock too short?". BullMQ
+//! renews locks while the processor runs, so a long job alone never loses its lock; only a job
+//! that keeps the event loop from renewing for longer than `lockDuration − lockRenewTime/2` (the
+//! most a lock can have left when a renewal is missed) would. The observed durations bound that
+//! risk: if even the longest run, blocking from start to end, stays under that limit, the lock
+//! length did not cause the rerun.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use crate::model::timeline::EventId;
+use crate::model::{Channel, EventKind, Finding, Severity, Value};
+use crate::time::seconds_between;
+
+use super::{Context, Detector};
+
+pub struct LockHeadroom;
+
+/// Reported without a stall in the group when the longest run reaches this share of the lock.
+pub const REPORT_RATIO: f64 = 0.5;
+
+/// One observed run of a job: activation to its completion or failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub job_id: String,
+    pub group: String,
+    pub started: EventId,
+    pub ended: EventId,
+    pub seconds: f64,
+}
+
+/// Every run whose end was seen, from the job's activations (see `rounds::attempts`) to the first
+/// completion, failure or finished round of the same job before its next activation.
+pub fn runs(context: &Context) -> Vec<Run> {
+    let timeline = context.timeline;
+    let mut out = Vec::new();
+    for (job_id, attempts) in &context.attempts {
+        let events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+        let group = events
+            .iter()
+            .find_map(|&id| timeline.get(id).job_name.clone())
+            .or_else(|| events.iter().find_map(|&id| timeline.get(id).queue.clone()))
+            .unwrap_or_else(|| "(unnamed)".to_string());
+        for (index, attempt) in attempts.iter().enumerate() {
+            let start: DateTime<Utc> = timeline.get(attempt.activated).at;
+            let next = attempts.get(index + 1).map(|a| timeline.get(a.activated).at);
+            let ends: Vec<EventId> = events
+                .iter()
+                .copied()
+                .filter(|&id| {
+                    let e = timeline.get(id);
+                    matches!(e.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished)
+                        && e.origin.channel != Channel::JobHash
+                        && e.at > start
+                        && next.is_none_or(|n| e.at <= n)
+                })
+                .collect();
+            // The end as seen by the channel that saw the start, so both ends share one clock.
+            let channel = timeline.get(attempt.activated).origin.channel;
+            let end =
+                ends.iter().copied().find(|&id| timeline.get(id).origin.channel == channel).or(ends.first().copied());
+            if let Some(end) = end {
+                out.push(Run {
+                    job_id: job_id.clone(),
+                    group: group.clone(),
+                    started: attempt.activated,
+                    ended: end,
+                    seconds: seconds_between(start, timeline.get(end).at),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Nearest-rank percentile of sorted values.
+pub fn percentile(sorted: &[f64], share: f64) -> f64 {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+    let rank = ((share * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+impl Detector for LockHeadroom {
+    fn code(&self) -> &'static str {
+        "lock-headroom"
+    }
+
+    fn doc(&self) -> &'static str {
+        include_str!("../../docs/findings/lock-headroom.md")
+    }
+
+    fn detect(&self, context: &Context) -> Vec<Finding> {
+        let timeline = context.timeline;
+        let stalled_jobs: Vec<&str> = context.recoveries().into_iter().map(|(job, _, _)| job).collect();
+        let mut groups: BTreeMap<String, Vec<Run>> = BTreeMap::new();
+        for run in runs(context) {
+            groups.entry(run.group.clone()).or_default().push(run);
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let lock_s = context.params.lock_duration as f64 / 1000.0;
+        #[allow(clippy::cast_precision_loss)]
+        let renew_s = context.params.lock_renew_time as f64 / 1000.0;
+        let blocking_limit_s = lock_s - renew_s / 2.0;
+        let mut findings = Vec::new();
+        for (group, runs) in groups {
+            let mut seconds: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
+            seconds.sort_by(f64::total_cmp);
+            let max = *seconds.last().expect("groups are not empty");
+            let stalled_here = runs.iter().any(|r| stalled_jobs.contains(&r.job_id.as_str()));
+            if max / lock_s < REPORT_RATIO && !stalled_here {
+                continue;
+            }
+            let longest = runs.iter().max_by(|a, b| a.seconds.total_cmp(&b.seconds)).expect("not empty");
+            let could_outlive = max > blocking_limit_s;
+            let severity = if could_outlive { Severity::Warning } else { Severity::Info };
+            let mut finding = Finding::new("lock-headroom", severity, timeline.get(longest.ended).at);
+            finding.metric("job_name", Value::Text(group.clone()));
+            finding.metric("samples", Value::Count(seconds.len() as u64));
+            finding.metric("median_s", Value::Seconds(percentile(&seconds, 0.5)));
+            finding.metric("p95_s", Value::Seconds(percentile(&seconds, 0.95)));
+            finding.metric("max_s", Value::Seconds(max));
+            finding.metric("longest_job_id", Value::Text(longest.job_id.clone()));
+            finding.metric("lock_duration_s", Value::Seconds(lock_s));
+            finding.metric("max_ratio", Value::Ratio(max / lock_s));
+            finding.metric("p95_ratio", Value::Ratio(percentile(&seconds, 0.95) / lock_s));
+            finding.metric("blocking_limit_s", Value::Seconds(blocking_limit_s));
+            finding.metric("could_outlive_lock", Value::Flag(could_outlive));
+            finding.derive("max_ratio", "max_s / lockDuration");
+            finding.derive("blocking_limit_s", "lockDuration − lockRenewTime/2: the lock left after a missed renewal");
+            finding.evidence.extend([longest.started, longest.ended]);
+            finding.note("a run is a job's activation to its completion or failure (the time its lock had to cover); runs whose end was not seen are left out");
+            finding.note("BullMQ renews the lock while the processor runs: a run longer than lockDuration is safe unless it keeps the event loop from renewing for longer than blocking_limit_s");
+            if stalled_here {
+                finding.note(
+                    "a job of this group was recovered from a stall: see stalled-rerun for how its lock was lost",
+                );
+            }
+            let verdict = if could_outlive {
+                "a run that blocked its event loop for as long as the longest one would have lost its lock: lockDuration could have caused a rerun"
+            } else {
+                "even a run that blocked its event loop from start to end would have kept its lock: lockDuration did not cause a rerun"
+            };
+            finding.summary = format!(
+                "{{job_name}}: {{samples}} runs took median {{median_s}}, p95 {{p95_s}}, max {{max_s}} ({{max_ratio}} of lockDuration {{lock_duration_s}}); {verdict}."
+            );
+            findings.push(finding);
+        }
+        findings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::Settings;
+    use crate::model::params::ParamOverrides;
+    use crate::model::{Event, LockParams, Origin, Timeline};
+
+    fn event(line: u64, when: &str, kind: EventKind, job: &str) -> Event {
+        let origin = Origin { channel: Channel::Log, source: 0, path: "server.log".into(), line, raw: String::new() };
+        let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
+        event.job_id = Some(job.into());
+        event.job_name = Some("sweep".into());
+        event
+    }
+
+    fn detect(events: Vec<Event>, lock_ms: u64) -> Vec<Finding> {
+        let timeline = Timeline::new(events);
+        let params = LockParams::resolve(
+            &ParamOverrides { lock_duration: Some(lock_ms), ..ParamOverrides::default() },
+            &ParamOverrides::default(),
+        );
+        let settings = Settings::default();
+        LockHeadroom.detect(&Context::new(&timeline, &params, &settings))
+    }
+
+    fn runs_of(seconds: &[u32]) -> Vec<Event> {
+        let mut events = Vec::new();
+        for (i, s) in seconds.iter().enumerate() {
+            let job = format!("j{i}");
+            let start = format!("2026-10-07T0{i}:00:00Z");
+            let end = format!("2026-10-07T0{i}:{:02}:{:02}Z", s / 60, s % 60);
+            events.push(event(1, &start, EventKind::JobActive, &job));
+            events.push(event(2, &end, EventKind::JobCompleted, &job));
+        }
+        events
+    }
+
+    #[test]
+    fn the_longest_run_against_the_lock() {
+        // 64% of a 1,178 s lock: reported, and the lock was long enough.
+        let findings = detect(runs_of(&[200, 754, 300]), 1_178_000);
+        assert_eq!(findings.len(), 1);
+        let f = &findings[0];
+        assert_eq!(f.get("max_s"), Some(&Value::Seconds(754.0)));
+        assert_eq!(f.get("median_s"), Some(&Value::Seconds(300.0)));
+        assert_eq!(f.get("samples"), Some(&Value::Count(3)));
+        assert_eq!(f.get("blocking_limit_s"), Some(&Value::Seconds(883.5)));
+        assert_eq!(f.get("could_outlive_lock"), Some(&Value::Flag(false)));
+        assert_eq!(f.severity, Severity::Info);
+        assert!(matches!(f.get("max_ratio"), Some(Value::Ratio(r)) if (r - 0.64).abs() < 0.001));
+    }
+
+    #[test]
+    fn short_runs_without_a_stall_are_not_reported() {
+        // Just under half of the lock: nothing to say.
+        assert!(detect(runs_of(&[200, 588]), 1_178_000).is_empty());
+    }
+
+    #[test]
+    fn a_run_past_the_blocking_limit_is_a_warning() {
+        let findings = detect(runs_of(&[900]), 1_178_000);
+        assert_eq!(findings[0].severity, Severity::Warning);
+        assert_eq!(findings[0].get("could_outlive_lock"), Some(&Value::Flag(true)));
+    }
+
+    #[test]
+    #[allow(clippy::float_cmp)]
+    fn nearest_rank_percentiles() {
+        let sorted: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(percentile(&sorted, 0.95), 19.0);
+        assert_eq!(percentile(&sorted, 0.5), 10.0);
+        assert_eq!(percentile(&[7.0], 0.95), 7.0);
+    }
+}

@@ -1,0 +1,177 @@
+//! `unlogged-stall`: BullMQ recovered a stalled job and no server log line says so.
+//!
+//! BullMQ emits `stalled` on the worker whose check moved the job; unless the application listens
+//! for it, the recovery leaves no line in the logs and a responder has to rebuild it from timing,
+//! as the 2026-10-07 postmortem did. A stall is proven either by BullMQ's events stream (a
+//! `stalled` entry) or by timing (two activations of one job with no completion or failure
+//! between). Reported only when logs were read at all: without logs there is nothing to miss.
+
+use crate::model::timeline::EventId;
+use crate::model::{Channel, EventKind, Finding, Severity, Value};
+use crate::time::seconds_between;
+
+use super::{Context, Detector};
+
+pub struct UnloggedStall;
+
+/// A log line within this many seconds of the stream's `stalled` entry counts as logging it
+/// (listeners log asynchronously, and server and Redis clocks differ slightly).
+const LOG_SLACK_S: i64 = 60;
+
+pub const MISSING_LISTENER: &str =
+    "worker.on('stalled', (jobId, prev) => …) on every worker, logging the queue, job name and job id";
+
+impl Detector for UnloggedStall {
+    fn code(&self) -> &'static str {
+        "unlogged-stall"
+    }
+
+    fn doc(&self) -> &'static str {
+        include_str!("../../docs/findings/unlogged-stall.md")
+    }
+
+    fn detect(&self, context: &Context) -> Vec<Finding> {
+        let timeline = context.timeline;
+        if !timeline.events().iter().any(|e| e.origin.channel == Channel::Log) {
+            return Vec::new();
+        }
+        let logged_stall = |job_id: &str, from: chrono::DateTime<chrono::Utc>, to: chrono::DateTime<chrono::Utc>| {
+            context.job_events.get(job_id).is_some_and(|ids| {
+                ids.iter().any(|&id| {
+                    let e = timeline.get(id);
+                    e.kind == EventKind::JobStalled && e.origin.channel == Channel::Log && from <= e.at && e.at <= to
+                })
+            })
+        };
+        let mut findings = Vec::new();
+        // Proven by BullMQ's own record.
+        let mut from_stream: Vec<(&str, EventId)> = Vec::new();
+        for (job_id, ids) in &context.job_events {
+            for &id in ids {
+                let e = timeline.get(id);
+                if e.kind != EventKind::JobStalled || e.origin.channel != Channel::EventsStream {
+                    continue;
+                }
+                from_stream.push((job_id, id));
+                let slack = chrono::Duration::seconds(LOG_SLACK_S);
+                if !logged_stall(job_id, e.at - slack, e.at + slack) {
+                    findings.push(finding(context, job_id, e.at, "events-stream", vec![id]));
+                }
+            }
+        }
+        // Proven by timing, where the stream does not already show the stall.
+        for (job_id, first, second) in context.recoveries() {
+            let (from, to) = (timeline.get(first).at, timeline.get(second).at);
+            let in_stream = from_stream
+                .iter()
+                .any(|&(j, id)| j == job_id && from <= timeline.get(id).at && timeline.get(id).at <= to);
+            if in_stream || logged_stall(job_id, from, to) {
+                continue;
+            }
+            findings.push(finding(context, job_id, to, "timing", vec![first, second]));
+        }
+        findings
+    }
+}
+
+fn finding(
+    context: &Context,
+    job_id: &str,
+    at: chrono::DateTime<chrono::Utc>,
+    proven_by: &str,
+    evidence: Vec<EventId>,
+) -> Finding {
+    let timeline = context.timeline;
+    let mut finding = Finding::new("unlogged-stall", Severity::Warning, at);
+    finding.metric("job_id", Value::Text(job_id.to_string()));
+    let events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+    if let Some(name) = events.iter().find_map(|&id| timeline.get(id).job_name.clone()) {
+        finding.metric("job_name", Value::Text(name));
+    }
+    if let Some(queue) = events.iter().find_map(|&id| timeline.get(id).queue.clone()) {
+        finding.metric("queue", Value::Text(queue));
+    }
+    finding.metric("recovered_at", Value::Time(at));
+    finding.metric("proven_by", Value::Text(proven_by.to_string()));
+    finding.metric("missing_listener", Value::Text(MISSING_LISTENER.to_string()));
+    if proven_by == "timing" {
+        let (first, second) = (timeline.get(evidence[0]).at, timeline.get(evidence[1]).at);
+        finding.metric("activated_at", Value::Time(first));
+        finding.metric("gap_s", Value::Seconds(seconds_between(first, second)));
+        finding.derive("gap_s", "recovered_at − activated_at");
+        finding.note("proven by timing: the job became active again with no completion or failure between (see stalled-rerun for the lock arithmetic)");
+        finding.summary = "Job {job_id} was recovered from a stall at {recovered_at} ({gap_s} after its activation at {activated_at}), shown only by timing: no server log line records the stall, because no worker logs BullMQ's stalled event. Add {missing_listener}.".into();
+    } else {
+        finding.note(format!(
+            "proven by BullMQ's events stream; no log line of this job's stall within {LOG_SLACK_S} s of it"
+        ));
+        finding.summary = "BullMQ's events stream shows job {job_id} stalled and recovered at {recovered_at}, but no server log line records it: no worker logs BullMQ's stalled event. Add {missing_listener}.".into();
+    }
+    finding.evidence = evidence;
+    finding
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::Settings;
+    use crate::model::{Event, LockParams, Origin, Timeline};
+    use chrono::{DateTime, Utc};
+
+    fn event(channel: Channel, line: u64, when: &str, kind: EventKind) -> Event {
+        let origin = Origin { channel, source: 0, path: "x".into(), line, raw: String::new() };
+        let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
+        event.job_id = Some("j".into());
+        event
+    }
+
+    fn detect(events: Vec<Event>) -> Vec<Finding> {
+        let timeline = Timeline::new(events);
+        let params = LockParams::default();
+        let settings = Settings::default();
+        UnloggedStall.detect(&Context::new(&timeline, &params, &settings))
+    }
+
+    #[test]
+    fn a_rerun_without_a_stalled_line_is_unlogged_by_timing() {
+        let findings = detect(vec![
+            event(Channel::Log, 1, "2026-10-07T00:33:00Z", EventKind::JobActive),
+            event(Channel::Log, 2, "2026-10-07T00:53:00Z", EventKind::JobActive),
+        ]);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].get("proven_by"), Some(&Value::Text("timing".into())));
+        assert_eq!(findings[0].get("gap_s"), Some(&Value::Seconds(1200.0)));
+    }
+
+    #[test]
+    fn a_logged_stall_is_not_a_finding() {
+        let findings = detect(vec![
+            event(Channel::Log, 1, "2026-10-07T00:33:00Z", EventKind::JobActive),
+            event(Channel::Log, 2, "2026-10-07T00:52:59Z", EventKind::JobStalled),
+            event(Channel::Log, 3, "2026-10-07T00:53:00Z", EventKind::JobActive),
+            event(Channel::EventsStream, 1, "2026-10-07T00:52:58Z", EventKind::JobStalled),
+        ]);
+        assert!(findings.is_empty(), "{findings:?}");
+    }
+
+    #[test]
+    fn a_stream_stall_without_a_log_line_is_one_finding_not_two() {
+        let findings = detect(vec![
+            event(Channel::EventsStream, 1, "2026-10-07T00:33:00Z", EventKind::JobActive),
+            event(Channel::EventsStream, 2, "2026-10-07T00:52:58Z", EventKind::JobStalled),
+            event(Channel::EventsStream, 3, "2026-10-07T00:53:00Z", EventKind::JobActive),
+            event(Channel::Log, 9, "2026-10-07T00:33:00Z", EventKind::JobActive),
+        ]);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].get("proven_by"), Some(&Value::Text("events-stream".into())));
+    }
+
+    #[test]
+    fn without_any_log_there_is_nothing_to_miss() {
+        let findings = detect(vec![
+            event(Channel::EventsStream, 1, "2026-10-07T00:33:00Z", EventKind::JobActive),
+            event(Channel::EventsStream, 2, "2026-10-07T00:52:58Z", EventKind::JobStalled),
+        ]);
+        assert!(findings.is_empty());
+    }
+}
