@@ -32,6 +32,21 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Severity::Warning)]
         fail_on: Severity,
     },
+    /// BullMQ lock arithmetic for one job: renewals, expiry, stalled-check window, and a what-if
+    /// table over other lockDuration values (give a CASE to weigh it against observed runs).
+    Lock {
+        #[command(flatten)]
+        case: CaseArgs,
+        /// When the job became active: RFC 3339 (2026-10-07T00:33:00Z), or local time with --tz.
+        #[arg(long, value_name = "TIME")]
+        activated_at: String,
+        /// When its process died (e.g. the restart), same forms.
+        #[arg(long, value_name = "TIME")]
+        died_at: Option<String>,
+        /// lockDuration values (ms) for the what-if table, comma-separated. Default: L/4, L/2, L, 2L.
+        #[arg(long, value_name = "MS,MS,...", value_delimiter = ',')]
+        what_if: Vec<u64>,
+    },
     /// Look at the files of a case folder and write a leasetrace.toml for you to review.
     Init {
         /// The folder holding the exports.

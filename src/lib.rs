@@ -9,6 +9,7 @@ pub mod detect;
 pub mod error;
 pub mod ingest;
 pub mod init;
+pub mod lock_plan;
 pub mod model;
 pub mod render;
 pub mod time;
@@ -71,4 +72,55 @@ fn coverage_gaps(inputs: &[model::InputSummary]) -> Vec<String> {
             })
         })
         .collect()
+}
+
+/// `leasetrace lock`: the lock arithmetic for one job, rendered as `args.format` asks. With a case
+/// (or sources given by flags), its observed runs feed the what-if table and its manifest gives the
+/// zone; without one, only the lock parameters file and flags are read.
+pub fn lock_report(args: &cli::CaseArgs, activated: &str, died: Option<&str>, what_if: &[u64]) -> Result<String> {
+    let has_sources = args.case.is_some() || !args.ledger.is_empty() || !args.log.is_empty() || !args.events.is_empty();
+    let (params, runs, tz) = if has_sources {
+        let config = Config::build(args)?;
+        let report = build_report(&config, View::Timeline)?;
+        let context = detect::Context::new(&report.timeline, &report.params, &config.settings);
+        let runs: Vec<f64> = detect::lock_headroom::runs(&context).iter().map(|r| r.seconds).collect();
+        (report.params.clone(), runs, config.display_tz)
+    } else {
+        let file = match &args.params {
+            Some(path) => ingest::bullmq_params::read(path)?.0,
+            None => model::params::ParamOverrides::default(),
+        };
+        let flags = model::params::ParamOverrides {
+            lock_duration: args.lock_duration,
+            lock_renew_time: args.lock_renew_time,
+            stalled_interval: args.stalled_interval,
+            max_stalled_count: args.max_stalled_count,
+            version: args.bullmq_version.clone(),
+        };
+        let tz = args
+            .tz
+            .as_deref()
+            .map(|z| time::parse_zone(z).map_err(|e| error::Error::usage(format!("--tz: {e}"))))
+            .transpose()?;
+        (LockParams::resolve(&file, &flags), Vec::new(), tz.unwrap_or(chrono_tz::UTC))
+    };
+    let zone_given = args.tz.is_some() || has_sources;
+    let instant = |flag: &str, text: &str| -> Result<chrono::DateTime<chrono::Utc>> {
+        let stamp = time::parse_field(text).map_err(|e| error::Error::usage(format!("{flag}: {e}")))?;
+        stamp
+            .to_utc(zone_given.then_some(tz))
+            .map_err(|p| error::Error::usage(format!("{flag} '{text}': {}", p.explain("--tz"))))
+    };
+    let question = lock_plan::Question {
+        activated_at: instant("--activated-at", activated)?,
+        died_at: died.map(|d| instant("--died-at", d)).transpose()?,
+        params: params.clone(),
+        what_if: what_if.to_vec(),
+        runs,
+    };
+    let plan = lock_plan::plan(&question);
+    Ok(match args.format.as_str() {
+        "json" => lock_plan::render_json(&plan),
+        _ => lock_plan::render_table(&plan, &params, tz, question.runs.len()),
+    })
 }

@@ -36,6 +36,12 @@ fn run(cli: &Cli) -> Result<u8, Error> {
         Command::Analyze(args) => (args, View::Analyze),
         Command::Check { case, fail_on } => (case, View::Check(*fail_on)),
         Command::Explain { code } => return explain(code.as_deref()),
+        Command::Lock { case, activated_at, died_at, what_if } => {
+            let text = leasetrace::lock_report(case, activated_at, died_at.as_deref(), what_if)?;
+            let mut out = io::stdout().lock();
+            let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+            return Ok(0);
+        }
         Command::Init { case, force } => {
             let report = leasetrace::init::run(case, *force)?;
             let mut out = io::stdout().lock();

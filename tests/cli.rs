@@ -739,3 +739,60 @@ fn observed_stall_second(observed: &Value) -> Option<String> {
     let millis = observed["stalled_event_at"].as_i64()?;
     chrono::DateTime::from_timestamp_millis(millis).map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string())
 }
+
+// ---------------------------------------------------------------- lock
+
+#[test]
+fn lock_replays_the_incident_forwards_and_weighs_other_lock_durations() {
+    let run = leasetrace(&[
+        "lock",
+        INCIDENT,
+        "--activated-at",
+        "2026-10-07 09:33:00",
+        "--died-at",
+        "2026-10-07T00:37:26Z",
+        "--what-if",
+        "300000,1178000",
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let plan = run.json();
+    assert_eq!(plan["first_renewal_earliest_at"], "2026-10-07T00:37:54.500Z");
+    assert_eq!(plan["first_renewal_due_at"], "2026-10-07T00:42:49.000Z");
+    assert_eq!(plan["lock_expired_at"], "2026-10-07T00:52:38.000Z");
+    assert_eq!(plan["stalled_check_earliest_at"], "2026-10-07T00:52:38.000Z");
+    assert_eq!(plan["stalled_check_latest_at"], "2026-10-07T00:53:38.000Z");
+    let rows = plan["what_if"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    // A 300 s lock renewed every 75 s: a crash is recovered 225–360 s later, but the 09:12 round
+    // (757 s) would outlive it if it blocked the event loop.
+    assert_eq!(rows[0]["lock_duration_ms"], 300_000);
+    assert_eq!(rows[0]["recovery_min_s"], 225.0);
+    assert_eq!(rows[0]["recovery_max_s"], 360.0);
+    assert!(rows[0]["runs_over_limit"].as_f64().unwrap() > 0.0);
+    assert_eq!(rows[1]["blocking_limit_s"], 883.5);
+    assert_eq!(rows[1]["runs_over_limit"], 0.0);
+
+    let table =
+        leasetrace(&["lock", INCIDENT, "--activated-at", "2026-10-07 09:33:00", "--died-at", "2026-10-07 09:37:26"])
+            .run();
+    assert!(table.stdout.contains("lock_expired_at             2026-10-07 09:52:38"), "{}", table.stdout);
+    assert!(table.stdout.contains("1178000 ms (now)"), "{}", table.stdout);
+}
+
+#[test]
+fn lock_without_a_zone_for_a_local_time_says_which_flag_to_pass() {
+    let run = leasetrace(&["lock", "--activated-at", "2026-10-07 09:33:00"]).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("--tz"), "{}", run.stderr);
+    let run =
+        leasetrace(&["lock", "--activated-at", "2026-10-07 09:33:00", "--tz", "Asia/Seoul", "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.json()["first_renewal_due_at"],
+        "2026-10-07T00:33:15.000Z",
+        "BullMQ v5 defaults: 30 s lock, renewal due at +15 s"
+    );
+}
