@@ -311,7 +311,7 @@ mod tests {
         question.died_at = Some(at("2026-10-07T01:00:00Z"));
         let plan = plan(&question);
         assert_eq!(plan.lock_expired_at, None);
-        assert_eq!(plan.lock_expired_earliest_at.as_deref(), Some("2026-10-07T01:14:45.750Z"));
+        assert_eq!(plan.lock_expired_earliest_at.as_deref(), Some("2026-10-07T01:14:43.500Z"));
         assert_eq!(plan.lock_expired_latest_at.as_deref(), Some("2026-10-07T01:19:38.000Z"));
     }
 }

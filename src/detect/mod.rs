@@ -3,13 +3,24 @@
 //! Each finding is one file with one `Detector`; `DETECTORS` is the only list of them, and
 //! `explain`, the docs check and the report all read it. A detector reads the timeline, the lock
 //! parameters and the analysis settings, and writes findings. It knows nothing of files, flags or
-//! printing, and it reasons from times and ids, never from the order of lines.
+//! printing, and it reasons from times and ids, never from the order of lines. Two files are not
+//! findings but readings several detectors share: `lease` (the lease an owner held at a moment, from
+//! a lease ledger) and `retries` (a job's attempts and the causes of their failures).
 
 pub mod clock_offset;
+pub mod duplicate_effect;
 pub mod duplicate_selection;
+pub mod early_takeover;
+pub mod lease;
 pub mod lock_headroom;
+pub mod retries;
+pub mod retry_exhausted;
+pub mod retry_storm;
+pub mod stale_completion;
+pub mod stale_heartbeat;
 pub mod stalled_limit_exceeded;
 pub mod stalled_rerun;
+pub mod stuck_running;
 pub mod sweep_overlap;
 pub mod unlogged_stall;
 
@@ -113,6 +124,13 @@ pub static DETECTORS: &[&dyn Detector] = &[
     &clock_offset::ClockOffsetSuspected,
     &unlogged_stall::UnloggedStall,
     &lock_headroom::LockHeadroom,
+    &stale_completion::StaleCompletion,
+    &stale_heartbeat::StaleHeartbeat,
+    &early_takeover::EarlyTakeover,
+    &duplicate_effect::DuplicateEffect,
+    &retry_exhausted::RetryExhausted,
+    &retry_storm::RetryStorm,
+    &stuck_running::StuckRunning,
 ];
 
 /// Runs every detector; findings come out ordered by time, then code, for stable reports.

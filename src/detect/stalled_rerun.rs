@@ -304,6 +304,18 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
         finding.note("BullMQ failed the job for exceeding maxStalledCount as soon as it was taken again: the processor did not run (see stalled-limit-exceeded)");
     }
 
+    let cause = lost_lock_cause(context, job_id, (first, second), expiry_earliest, restart);
+    finding.metric("lost_lock_cause", Value::Text(cause.name().to_string()));
+    if let LostLockCause::LivedOn { seen } = &cause {
+        let last = seen.iter().map(|&id| timeline.get(id).at).max();
+        if let Some(last) = last {
+            finding.metric("old_worker_last_seen_at", Value::Time(last));
+        }
+        // The first few signs of life and the last one are enough to see it.
+        finding.evidence.extend(seen.iter().take(5).chain(seen.last()));
+    }
+    finding.note(cause.remedy());
+
     attach_rounds(context, job_id, activated_at, rerun_at, &mut finding);
     finding.note("activation is the time the job-active record was written; BullMQ set the lock a few milliseconds earlier, when it moved the job to active");
 
@@ -317,18 +329,129 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
     } else {
         "re-run from the start at {rerun_at}"
     };
+    let cause_text = cause.summary();
     finding.summary = match (restart_at, died_before_renewal) {
         (Some(_), true) => format!(
-            "Job {{job_id}} was {taken}: its process restarted at {{restart_at}}, {{activation_to_restart_s}} after activation at {{activated_at}} and before the first lock renewal ({{first_renewal_earliest_at}}–{{first_renewal_due_at}}); the lock expired at {{lock_expired_at}}, {{restart_to_rerun_s}} passed from restart to rerun; {stall_text}."
+            "Job {{job_id}} was {taken}: its process restarted at {{restart_at}}, {{activation_to_restart_s}} after activation at {{activated_at}} and before the first lock renewal ({{first_renewal_earliest_at}}–{{first_renewal_due_at}}); the lock expired at {{lock_expired_at}}, {{restart_to_rerun_s}} passed from restart to rerun; {stall_text}.{cause_text}"
         ),
         (Some(_), false) => format!(
-            "Job {{job_id}} was {taken} after its process restarted at {{restart_at}} ({{activation_to_restart_s}} after activation at {{activated_at}}); renewals may have extended the lock, so it expired between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}}; {stall_text}."
+            "Job {{job_id}} was {taken} after its process restarted at {{restart_at}} ({{activation_to_restart_s}} after activation at {{activated_at}}); renewals may have extended the lock, so it expired between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}}; {stall_text}.{cause_text}"
         ),
         (None, _) => format!(
-            "Job {{job_id}} was {taken} without a recorded restart (activated at {{activated_at}}): its lock ran out between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}} while the process may have lived on without renewing it; {stall_text}."
+            "Job {{job_id}} was {taken} without a recorded restart (activated at {{activated_at}}): its lock ran out between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}} while the process may have lived on without renewing it; {stall_text}.{cause_text}"
         ),
     };
     Some(finding)
+}
+
+/// Why the first run lost its lock, as far as the evidence goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LostLockCause {
+    /// A process start followed the activation before the rerun, and the old worker wrote nothing
+    /// after the lock could first expire.
+    ProcessDied,
+    /// The old worker still wrote after the lock could first expire (these events): it was alive
+    /// but did not renew.
+    LivedOn { seen: Vec<EventId> },
+    /// Neither: no restart, and no sign of the old worker after expiry.
+    Unknown,
+}
+
+impl LostLockCause {
+    pub fn name(&self) -> &'static str {
+        match self {
+            LostLockCause::ProcessDied => "process-died",
+            LostLockCause::LivedOn { .. } => "lived-on-without-renewing",
+            LostLockCause::Unknown => "unknown",
+        }
+    }
+
+    fn summary(&self) -> String {
+        match self {
+            LostLockCause::ProcessDied => {
+                " The lock was lost because the process died: it restarted, and the old worker wrote nothing after the lock expired.".to_string()
+            }
+            LostLockCause::LivedOn { seen } => format!(
+                " The old worker lived on without renewing the lock: it still wrote {} event(s) after the lock expired, the last at {{old_worker_last_seen_at}}.",
+                seen.len()
+            ),
+            LostLockCause::Unknown => {
+                " Why the lock was lost is not in the evidence: no restart was logged and the old worker was not seen after the lock expired.".to_string()
+            }
+        }
+    }
+
+    fn remedy(&self) -> &'static str {
+        match self {
+            LostLockCause::ProcessDied => {
+                "lost_lock_cause process-died: remedy: shut down gracefully (on SIGTERM await worker.close() within a grace period longer than the longest job, so that running jobs finish and release their locks) and detect stalls sooner (a shorter lockDuration and stalledInterval bound how long a dead process's job waits)"
+            }
+            LostLockCause::LivedOn { .. } => {
+                "lost_lock_cause lived-on-without-renewing: the process was alive but its renewals did not get through (a blocked event loop or an unreachable Redis): remedy: move blocking or CPU-bound work off the event loop (sandboxed processor, worker thread) or lengthen lockDuration beyond the longest stall; shortening the lock would make it worse"
+            }
+            LostLockCause::Unknown => {
+                "lost_lock_cause unknown: log a pid= on every line and the worker's error event (could not renew lock for job <id>), so that a dead process can be told from a live one that stopped renewing"
+            }
+        }
+    }
+}
+
+/// Decides between a dead process and a live one that stopped renewing. The old worker is the
+/// activation's `worker` (pid), else the worker of another channel's record of the same
+/// activation (within a second). Signs of life after the lock's earliest expiry are any event of
+/// that worker (unless a restart line reuses the same id), and the job's own lock errors (`could
+/// not renew lock`, `Missing lock`) that name no other worker and come before the rerun's own
+/// lock could expire: until then only a worker that had lost the lock earlier can get them.
+fn lost_lock_cause(
+    context: &Context,
+    job_id: &str,
+    (first, second): (EventId, EventId),
+    expiry_earliest: DateTime<Utc>,
+    restart: Option<EventId>,
+) -> LostLockCause {
+    let timeline = context.timeline;
+    let activation = timeline.get(first);
+    let rerun_at = timeline.get(second).at;
+    let job_events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+    let worker = activation.worker.clone().or_else(|| {
+        job_events.iter().find_map(|&id| {
+            let event = timeline.get(id);
+            let same_activation = event.kind == EventKind::JobActive
+                && seconds_between(activation.at, event.at).abs() <= 1.0
+                && event.at < rerun_at;
+            event.worker.clone().filter(|_| same_activation)
+        })
+    });
+    let reused = worker.as_deref().is_some_and(|w| {
+        timeline.events().iter().any(|e| {
+            e.kind == EventKind::ProcessStart
+                && e.worker.as_deref() == Some(w)
+                && activation.at < e.at
+                && e.at <= rerun_at
+        })
+    });
+    let rerun_lock_end = plus_millis(rerun_at, to_i64(context.params.lock_duration));
+    let mut seen: Vec<EventId> = timeline
+        .ids()
+        .filter(|(_, e)| e.at >= expiry_earliest)
+        .filter(|(_, e)| {
+            let by_old_worker = !reused && worker.is_some() && e.worker == worker;
+            let lock_error = e.job_id.as_deref() == Some(job_id)
+                && super::lease::bullmq_refusal(e).is_some()
+                && e.at < rerun_lock_end
+                && (e.worker.is_none() || e.worker == worker);
+            by_old_worker || lock_error
+        })
+        .map(|(id, _)| id)
+        .collect();
+    seen.sort_unstable();
+    if !seen.is_empty() {
+        LostLockCause::LivedOn { seen }
+    } else if restart.is_some() {
+        LostLockCause::ProcessDied
+    } else {
+        LostLockCause::Unknown
+    }
 }
 
 /// Adds the ledger's rounds for the two activations: how the application recorded the lost run
@@ -498,6 +621,81 @@ mod tests {
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].get("processor_reran"), Some(&Value::Flag(false)));
         assert!(findings[0].summary.contains("failed at once"));
+    }
+
+    fn by(mut event: Event, worker: &str) -> Event {
+        event.worker = Some(worker.to_string());
+        event
+    }
+
+    #[test]
+    fn a_restart_and_silence_from_the_old_pid_mean_the_process_died() {
+        let findings = run(
+            vec![
+                by(event(1, "2026-10-07T00:33:00Z", EventKind::JobActive, Some("j")), "41877"),
+                by(event(2, "2026-10-07T00:37:19Z", EventKind::Error, None), "41877"),
+                by(event(3, "2026-10-07T00:37:26Z", EventKind::ProcessStart, None), "52117"),
+                by(event(4, "2026-10-07T00:53:00Z", EventKind::JobActive, Some("j")), "52117"),
+            ],
+            &params(1_178_000),
+        );
+        let f = &findings[0];
+        assert_eq!(f.get("lost_lock_cause"), Some(&Value::Text("process-died".into())));
+        assert_eq!(f.get("old_worker_last_seen_at"), None);
+        assert!(f.summary.contains("because the process died"), "{}", f.summary);
+        assert!(f.notes.iter().any(|n| n.contains("await worker.close()")));
+        assert_eq!(f.evidence, vec![0, 2, 3], "the cause adds no evidence");
+    }
+
+    #[test]
+    fn the_old_worker_still_writing_after_expiry_lived_on_without_renewing() {
+        let mut renewal = event(3, "2026-10-07T00:00:45Z", EventKind::Error, Some("j"));
+        renewal.detail = Some("could not renew lock for job j".into());
+        let mut refused = by(event(5, "2026-10-07T00:01:20Z", EventKind::LockRefused, Some("j")), "100");
+        refused.detail = Some("moveToFinished".into());
+        let findings = run(
+            vec![
+                by(event(1, "2026-10-07T00:00:00Z", EventKind::JobActive, Some("j")), "100"),
+                by(event(2, "2026-10-07T00:00:20Z", EventKind::JobProgress, Some("j")), "100"),
+                renewal,
+                by(event(4, "2026-10-07T00:01:00Z", EventKind::JobActive, Some("j")), "200"),
+                refused,
+            ],
+            &params(30_000),
+        );
+        let f = &findings[0];
+        assert_eq!(f.get("lost_lock_cause"), Some(&Value::Text("lived-on-without-renewing".into())));
+        assert_eq!(f.get("old_worker_last_seen_at"), Some(&Value::Time(at("2026-10-07T00:01:20Z"))));
+        assert!(f.summary.contains("still wrote 2 event(s) after the lock expired"), "{}", f.summary);
+        assert!(f.notes.iter().any(|n| n.contains("off the event loop")));
+        assert_eq!(f.evidence, vec![0, 2, 3, 4], "the progress line at +20 s came before the expiry");
+    }
+
+    #[test]
+    fn no_restart_and_no_sign_of_the_old_worker_is_unknown() {
+        let findings = run(
+            vec![
+                by(event(1, "2026-10-07T00:00:00Z", EventKind::JobActive, Some("j")), "100"),
+                by(event(2, "2026-10-07T00:01:00Z", EventKind::JobActive, Some("j")), "200"),
+            ],
+            &params(30_000),
+        );
+        assert_eq!(findings[0].get("lost_lock_cause"), Some(&Value::Text("unknown".into())));
+        assert!(findings[0].summary.contains("not in the evidence"));
+    }
+
+    #[test]
+    fn a_restarted_process_reusing_the_pid_is_not_the_old_worker() {
+        let findings = run(
+            vec![
+                by(event(1, "2026-10-07T00:00:00Z", EventKind::JobActive, Some("j")), "1"),
+                by(event(2, "2026-10-07T00:00:05Z", EventKind::ProcessStart, None), "1"),
+                by(event(3, "2026-10-07T00:00:40Z", EventKind::Error, None), "1"),
+                by(event(4, "2026-10-07T00:01:00Z", EventKind::JobActive, Some("j")), "1"),
+            ],
+            &params(30_000),
+        );
+        assert_eq!(findings[0].get("lost_lock_cause"), Some(&Value::Text("process-died".into())));
     }
 
     #[test]

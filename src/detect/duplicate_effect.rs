@@ -1,0 +1,336 @@
+//! `duplicate-effect`: one job delivered the same external effect more than once.
+//!
+//! Fencing a late worker's result does not take back what it already sent: a worker that posts a
+//! notification and dies before recording it leaves a job that the next owner runs again, and the
+//! receiver gets the effect twice unless both deliveries carry the same idempotency key. So the
+//! finding is about the key, not the count: no key and a fresh key per retry are both errors (the
+//! receiver cannot tell), the same key is info (the receiver could deduplicate), and the same key
+//! with a different payload is an error whether or not the receiver refused it.
+//!
+//! "The same effect" is deliberately narrow: `effect-posted` rows of one job id (a run id when the
+//! row has no job id) for one item. Two different jobs or rounds acting on one item are two logical
+//! tasks that both chose it: that is `duplicate-selection`, which sees the selections too.
+
+use std::collections::BTreeMap;
+
+use crate::model::timeline::EventId;
+use crate::model::{Event, EventKind, Finding, Severity, Value};
+use crate::time::seconds_between;
+
+use super::{Context, Detector};
+
+pub struct DuplicateEffect;
+
+/// How the deliveries of one effect used idempotency keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyPolicy {
+    /// No delivery carried a key.
+    None,
+    /// Every delivery carried a key, each a different one.
+    NewKeyPerRetry,
+    /// Every delivery carried the same key and the same payload (or no payload hash).
+    SameKey,
+    /// Every delivery carried the same key, with more than one payload hash.
+    SameKeyDifferentPayload,
+    /// Some deliveries with a key and some without, or keys partly repeated.
+    Mixed,
+}
+
+impl KeyPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyPolicy::None => "none",
+            KeyPolicy::NewKeyPerRetry => "new-key-per-retry",
+            KeyPolicy::SameKey => "same-key",
+            KeyPolicy::SameKeyDifferentPayload => "same-key-different-payload",
+            KeyPolicy::Mixed => "mixed",
+        }
+    }
+}
+
+/// Whether the receiver's answer says it recognised a repeat (outcome `deduplicated` or
+/// `duplicate`; the ledger reader keeps that word in the detail).
+fn answered_duplicate(event: &Event) -> bool {
+    event.detail.as_deref().is_some_and(|d| {
+        let d = d.to_ascii_lowercase();
+        d.contains("deduplicated") || d.contains("duplicate")
+    })
+}
+
+impl Detector for DuplicateEffect {
+    fn code(&self) -> &'static str {
+        "duplicate-effect"
+    }
+
+    fn doc(&self) -> &'static str {
+        include_str!("../../docs/findings/duplicate-effect.md")
+    }
+
+    fn detect(&self, context: &Context) -> Vec<Finding> {
+        let timeline = context.timeline;
+        // (is the task a job, task id, item) → deliveries in time order.
+        let mut effects: BTreeMap<(bool, &str, Option<&str>), Vec<EventId>> = BTreeMap::new();
+        for (id, event) in timeline.ids() {
+            if event.kind != EventKind::EffectPosted {
+                continue;
+            }
+            let task = match (event.job_id.as_deref(), event.run_id.as_deref()) {
+                (Some(job), _) => (true, job),
+                (None, Some(run)) => (false, run),
+                (None, None) => continue,
+            };
+            effects.entry((task.0, task.1, event.item.as_deref())).or_default().push(id);
+        }
+        effects
+            .into_iter()
+            .filter(|(_, deliveries)| deliveries.len() >= 2)
+            .filter_map(|((is_job, task, item), deliveries)| duplicate(context, is_job, task, item, &deliveries))
+            .collect()
+    }
+}
+
+fn duplicate(context: &Context, is_job: bool, task: &str, item: Option<&str>, ids: &[EventId]) -> Option<Finding> {
+    let timeline = context.timeline;
+    let deliveries: Vec<&Event> = ids.iter().map(|&id| timeline.get(id)).collect();
+    let applied = deliveries.iter().filter(|e| e.accepted != Some(false)).count();
+    let mut keys: Vec<&str> = deliveries.iter().filter_map(|e| e.key.as_deref()).collect();
+    let keyed = keys.len();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut hashes: Vec<&str> = deliveries.iter().filter_map(|e| e.payload_hash.as_deref()).collect();
+    hashes.sort_unstable();
+    hashes.dedup();
+    let policy = if keyed == 0 {
+        KeyPolicy::None
+    } else if keyed < deliveries.len() {
+        KeyPolicy::Mixed
+    } else if keys.len() == deliveries.len() {
+        KeyPolicy::NewKeyPerRetry
+    } else if keys.len() == 1 && hashes.len() > 1 {
+        KeyPolicy::SameKeyDifferentPayload
+    } else if keys.len() == 1 {
+        KeyPolicy::SameKey
+    } else {
+        KeyPolicy::Mixed
+    };
+    // Without a shared key the receiver cannot have recognised a repeat: the effect happened twice
+    // only if it accepted two deliveries (a delivery it refused, a 503 say, did not happen).
+    let reported = match policy {
+        KeyPolicy::SameKey | KeyPolicy::SameKeyDifferentPayload => true,
+        KeyPolicy::None | KeyPolicy::NewKeyPerRetry | KeyPolicy::Mixed => applied >= 2,
+    };
+    if !reported {
+        return None;
+    }
+    let severity = if policy == KeyPolicy::SameKey { Severity::Info } else { Severity::Error };
+    let (first, second, last) = (deliveries[0], deliveries[1], deliveries[deliveries.len() - 1]);
+    let deduplicated = deliveries[1..].iter().filter(|e| e.accepted == Some(false) || answered_duplicate(e)).count();
+
+    let mut finding = Finding::new("duplicate-effect", severity, second.at);
+    finding.metric(if is_job { "job_id" } else { "run_id" }, Value::Text(task.to_string()));
+    if let Some(item) = item {
+        finding.metric("item", Value::Text(item.to_string()));
+    }
+    finding.metric("key_policy", Value::Text(policy.name().to_string()));
+    finding.metric("deliveries", Value::Count(deliveries.len() as u64));
+    finding.metric("accepted_by_receiver", Value::Count(applied as u64));
+    finding.metric("receiver_deduplicated", Value::Count(deduplicated as u64));
+    finding.metric("distinct_keys", Value::Count(keys.len() as u64));
+    finding.metric("payload_hashes", Value::Count(hashes.len() as u64));
+    finding.metric("first_at", Value::Time(first.at));
+    finding.metric("second_at", Value::Time(second.at));
+    finding.metric("gap_s", Value::Seconds(seconds_between(first.at, second.at)));
+    finding.derive("gap_s", "second_at − first_at");
+    if deliveries.len() > 2 {
+        finding.metric("last_at", Value::Time(last.at));
+    }
+    let mut workers: Vec<&str> = Vec::new();
+    for worker in deliveries.iter().filter_map(|e| e.worker.as_deref()) {
+        if !workers.contains(&worker) {
+            workers.push(worker);
+        }
+    }
+    if !workers.is_empty() {
+        finding.metric("workers", Value::Text(workers.join(", ")));
+    }
+    let mut rejected_text = String::new();
+    if policy == KeyPolicy::SameKeyDifferentPayload {
+        // Every delivery whose payload differs from the first one's must have been refused.
+        let differing: Vec<&&Event> =
+            deliveries.iter().filter(|e| e.payload_hash.is_some() && e.payload_hash != first.payload_hash).collect();
+        let refused = differing.iter().all(|e| e.accepted == Some(false));
+        finding.metric("different_payload_rejected", Value::Flag(refused));
+        rejected_text = if refused {
+            "the receiver refused the different payload, as it must; the sender computed a different payload for the same logical request".to_string()
+        } else {
+            "the receiver did NOT refuse the different payload: it accepted a changed request under a key it had already answered".to_string()
+        };
+    }
+    finding.evidence.extend(ids);
+    finding.note(format!(
+        "same effect: effect-posted rows with the same {} and the same item (or both without an item); two jobs or rounds posting for one item are duplicate-selection's",
+        if is_job { "job id" } else { "run id (the rows have no job id)" }
+    ));
+    if policy == KeyPolicy::SameKey && deduplicated == 0 {
+        finding.note("the receiver answered every delivery as accepted: if it returned the stored result that is deduplication, but the ledger cannot show it; record the receiver's answer (deduplicated) to be sure");
+    }
+    if deliveries.iter().any(|e| e.accepted.is_none()) {
+        finding.note("some deliveries have no outcome: they are counted as accepted by the receiver");
+    }
+
+    let subject = if is_job { "Job {job_id}" } else { "Run {run_id}" };
+    let what = if item.is_some() { "the effect for {item}" } else { "its effect" };
+    let when = "at {first_at} and again at {second_at} ({gap_s} later)";
+    finding.summary = match policy {
+        KeyPolicy::None => format!(
+            "{subject} delivered {what} {{deliveries}} times without an idempotency key, {when}: the receiver accepted {{accepted_by_receiver}} and could not tell them apart."
+        ),
+        KeyPolicy::NewKeyPerRetry => format!(
+            "{subject} delivered {what} {{deliveries}} times with a new idempotency key each time ({{distinct_keys}} keys), {when}: the keys cannot deduplicate anything, and the receiver accepted {{accepted_by_receiver}}."
+        ),
+        KeyPolicy::Mixed => format!(
+            "{subject} delivered {what} {{deliveries}} times, not all under one idempotency key ({{distinct_keys}} key(s)), {when}: the receiver accepted {{accepted_by_receiver}}."
+        ),
+        KeyPolicy::SameKey => format!(
+            "{subject} delivered {what} {{deliveries}} times under the same idempotency key, {when}: the receiver could deduplicate; it answered {{receiver_deduplicated}} repeat(s) as deduplicated or refused."
+        ),
+        KeyPolicy::SameKeyDifferentPayload => format!(
+            "{subject} delivered {what} {{deliveries}} times under the same idempotency key with {{payload_hashes}} different payloads, {when}: {rejected_text}."
+        ),
+    };
+    Some(finding)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::Settings;
+    use crate::model::{Channel, LockParams, Origin, Timeline};
+    use chrono::{DateTime, Utc};
+
+    struct Row {
+        at: &'static str,
+        job: Option<&'static str>,
+        run: Option<&'static str>,
+        item: Option<&'static str>,
+        key: Option<&'static str>,
+        hash: Option<&'static str>,
+        accepted: Option<bool>,
+        detail: Option<&'static str>,
+    }
+
+    const ROW: Row = Row {
+        at: "2026-12-01T00:00:00Z",
+        job: Some("job-1"),
+        run: None,
+        item: None,
+        key: None,
+        hash: None,
+        accepted: None,
+        detail: None,
+    };
+
+    fn detect(rows: &[Row]) -> Vec<Finding> {
+        let events = rows
+            .iter()
+            .enumerate()
+            .map(|(n, r)| {
+                let origin = Origin {
+                    channel: Channel::Ledger,
+                    source: 0,
+                    path: "ledger.csv".into(),
+                    line: n as u64 + 2,
+                    raw: String::new(),
+                };
+                let at = DateTime::parse_from_rfc3339(r.at).unwrap().with_timezone(&Utc);
+                let mut event = Event::new(at, EventKind::EffectPosted, origin);
+                event.job_id = r.job.map(str::to_string);
+                event.run_id = r.run.map(str::to_string);
+                event.item = r.item.map(str::to_string);
+                event.key = r.key.map(str::to_string);
+                event.payload_hash = r.hash.map(str::to_string);
+                event.accepted = r.accepted;
+                event.detail = r.detail.map(str::to_string);
+                event
+            })
+            .collect();
+        let timeline = Timeline::new(events);
+        let params = LockParams::default();
+        let settings = Settings::default();
+        DuplicateEffect.detect(&Context::new(&timeline, &params, &settings))
+    }
+
+    fn text(f: &Finding, name: &str) -> String {
+        match f.get(name) {
+            Some(Value::Text(t)) => t.clone(),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn two_deliveries_without_a_key_are_an_error() {
+        let found = detect(&[ROW, Row { at: "2026-12-01T00:00:11.500Z", ..ROW }]);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].severity, Severity::Error);
+        assert_eq!(text(&found[0], "key_policy"), "none");
+        assert_eq!(found[0].get("deliveries"), Some(&Value::Count(2)));
+        assert_eq!(found[0].get("gap_s"), Some(&Value::Seconds(11.5)));
+    }
+
+    #[test]
+    fn a_new_key_per_retry_is_an_error_and_the_same_key_is_info() {
+        let found =
+            detect(&[Row { key: Some("k-1"), ..ROW }, Row { at: "2026-12-01T00:00:12Z", key: Some("k-2"), ..ROW }]);
+        assert_eq!((found[0].severity, text(&found[0], "key_policy")), (Severity::Error, "new-key-per-retry".into()));
+        assert_eq!(found[0].get("distinct_keys"), Some(&Value::Count(2)));
+
+        let found = detect(&[
+            Row { key: Some("k-1"), hash: Some("h1"), accepted: Some(true), ..ROW },
+            Row {
+                at: "2026-12-01T00:00:12Z",
+                key: Some("k-1"),
+                hash: Some("h1"),
+                accepted: Some(false),
+                detail: Some("deduplicated"),
+                ..ROW
+            },
+        ]);
+        assert_eq!((found[0].severity, text(&found[0], "key_policy")), (Severity::Info, "same-key".into()));
+        assert_eq!(found[0].get("receiver_deduplicated"), Some(&Value::Count(1)));
+        assert_eq!(found[0].get("accepted_by_receiver"), Some(&Value::Count(1)));
+    }
+
+    #[test]
+    fn the_same_key_with_another_payload_is_an_error_saying_whether_it_was_refused() {
+        let rows = |second: Option<bool>| {
+            detect(&[
+                Row { key: Some("k-1"), hash: Some("h1"), accepted: Some(true), ..ROW },
+                Row { at: "2026-12-01T00:00:12Z", key: Some("k-1"), hash: Some("h2"), accepted: second, ..ROW },
+            ])
+        };
+        let refused = rows(Some(false));
+        assert_eq!(refused[0].severity, Severity::Error);
+        assert_eq!(text(&refused[0], "key_policy"), "same-key-different-payload");
+        assert_eq!(refused[0].get("different_payload_rejected"), Some(&Value::Flag(true)));
+        assert_eq!(rows(Some(true))[0].get("different_payload_rejected"), Some(&Value::Flag(false)));
+    }
+
+    #[test]
+    fn a_refused_first_delivery_without_a_key_happened_once() {
+        let found = detect(&[Row { accepted: Some(false), ..ROW }, Row { at: "2026-12-01T00:00:12Z", ..ROW }]);
+        assert!(found.is_empty());
+    }
+
+    #[test]
+    fn different_jobs_or_items_are_different_effects() {
+        assert!(detect(&[ROW, Row { job: Some("job-2"), ..ROW }]).is_empty(), "that is duplicate-selection's");
+        assert!(detect(&[Row { item: Some("PR-1"), ..ROW }, Row { item: Some("PR-2"), ..ROW }]).is_empty());
+        // Without a job id the run is the task.
+        let found = detect(&[
+            Row { job: None, run: Some("r1"), item: Some("PR-1"), ..ROW },
+            Row { job: None, run: Some("r1"), item: Some("PR-1"), at: "2026-12-01T00:00:01Z", ..ROW },
+        ]);
+        assert_eq!(text(&found[0], "run_id"), "r1");
+        assert_eq!(text(&found[0], "item"), "PR-1");
+    }
+}
