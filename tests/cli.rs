@@ -796,3 +796,24 @@ fn lock_without_a_zone_for_a_local_time_says_which_flag_to_pass() {
         "BullMQ v5 defaults: 30 s lock, renewal due at +15 s"
     );
 }
+
+// ---------------------------------------------------------------- near misses of the BullMQ findings
+
+#[test]
+fn a_logged_stall_is_not_an_unlogged_stall() {
+    let report = leasetrace(&["analyze", "fixtures/near-miss/unlogged-stall", "--format", "json"]).run().json();
+    let mut found = kinds(&report);
+    found.sort();
+    assert_eq!(found, ["duplicate-selection", "lock-headroom", "stalled-rerun", "sweep-overlap"]);
+    assert_eq!(finding(&report, "stalled-rerun")["metrics"]["stalled_logged"], true);
+}
+
+#[test]
+fn one_stall_within_the_limit_and_an_ordinary_failure_are_not_stalled_limit_exceeded() {
+    let report = leasetrace(&["analyze", "fixtures/near-miss/stalled-limit-exceeded", "--format", "json"]).run().json();
+    assert!(!kinds(&report).contains(&"stalled-limit-exceeded".to_string()), "{:?}", kinds(&report));
+    let rerun = &finding(&report, "stalled-rerun")["metrics"];
+    assert_eq!(rerun["job_id"], "7");
+    assert_eq!(rerun["stalled_in_stream"], true);
+    assert_eq!(rerun["processor_reran"], true);
+}
