@@ -322,13 +322,7 @@ pub fn emit(
     }
     let origin = Origin { channel: Channel::Log, source, path: path.clone(), line, raw: entry.raw.to_string() };
     let mut event = Event::new(at, kind, origin);
-    event.job_id = fields.job_id;
-    event.job_name = fields.job_name;
-    event.queue = fields.queue;
-    event.run_id = fields.run_id;
-    event.item = fields.item;
-    event.worker = fields.worker;
-    event.detail = fields.detail;
+    fields.fill(&mut event);
     summary.used();
     events.push(event);
     Ok(())

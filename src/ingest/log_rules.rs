@@ -101,6 +101,17 @@ pub struct Classified {
 }
 
 impl Classified {
+    /// Moves the ids and detail found on a line into its event.
+    pub fn fill(self, event: &mut crate::model::Event) {
+        event.job_id = self.job_id;
+        event.job_name = self.job_name;
+        event.queue = self.queue;
+        event.run_id = self.run_id;
+        event.item = self.item;
+        event.worker = self.worker;
+        event.detail = self.detail;
+    }
+
     fn set(&mut self, field: &str, value: String) {
         let slot = match field {
             "job_id" => &mut self.job_id,

@@ -85,13 +85,7 @@ impl EventFormat for ServerLog {
             let origin =
                 Origin { channel: crate::model::Channel::Log, source, path: path.clone(), line, raw: text.to_string() };
             let mut event = Event::new(at, kind, origin);
-            event.job_id = found.job_id;
-            event.job_name = found.job_name;
-            event.queue = found.queue;
-            event.run_id = found.run_id;
-            event.item = found.item;
-            event.worker = found.worker;
-            event.detail = found.detail;
+            found.fill(&mut event);
             summary.used();
             events.push(event);
         }
