@@ -120,6 +120,73 @@ pub fn leading_stamp(line: &str) -> Leading {
     }
 }
 
+/// What the start of a log line looks like, judged from its bytes alone (no calendar): the cheap
+/// check every line gets. Only lines that matter are then parsed in full by `leading_stamp`, so a
+/// date that has the right shape but impossible values (month 13) is caught only on those lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Empty or whitespace only.
+    Blank,
+    /// Does not start like a date: a continuation line.
+    Absent,
+    /// Starts like a date but is not shaped like `YYYY-MM-DD HH:MM:SS[.f][offset]`.
+    Malformed,
+    /// A timestamp; `true` when it carries an offset (`Z`, `+09:00`).
+    Stamped(bool),
+}
+
+pub fn stamp_shape(line: &[u8]) -> Shape {
+    let Some(&first) = line.first() else { return Shape::Blank };
+    if first.is_ascii_whitespace() {
+        return if line.iter().all(u8::is_ascii_whitespace) { Shape::Blank } else { Shape::Absent };
+    }
+    let start = usize::from(first == b'[');
+    let b = &line[start..];
+    if !looks_like_date(b) {
+        return Shape::Absent;
+    }
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let is = |i: usize, c: u8| b.get(i) == Some(&c);
+    let digits_ok = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18].iter().all(|&i| digit(i));
+    let separators_ok = is(7, b'-') && matches!(b.get(10), Some(b'T' | b't' | b' ')) && is(13, b':') && is(16, b':');
+    if !(digits_ok && separators_ok) {
+        return Shape::Malformed;
+    }
+    let mut at = 19;
+    if matches!(b.get(at), Some(b'.' | b',')) && digit(at + 1) {
+        at += 1;
+        while digit(at) {
+            at += 1;
+        }
+    }
+    let offset = match b.get(at) {
+        Some(b'Z' | b'z') => {
+            at += 1;
+            true
+        }
+        Some(b'+' | b'-') if digit(at + 1) && digit(at + 2) => {
+            at += 3;
+            if is(at, b':') && digit(at + 1) && digit(at + 2) {
+                at += 3;
+            } else if digit(at) && digit(at + 1) {
+                at += 2;
+            }
+            true
+        }
+        _ => false,
+    };
+    if start == 1 {
+        if !is(at, b']') {
+            return Shape::Malformed;
+        }
+        at += 1;
+    }
+    match b.get(at) {
+        None | Some(b' ' | b'\t' | b'|' | b',' | b'\r') => Shape::Stamped(offset),
+        Some(_) => Shape::Malformed,
+    }
+}
+
 /// Parses a whole field (a ledger cell): RFC 3339 / ISO 8601 with or without offset, or an epoch
 /// count (seconds when below 10^11, milliseconds otherwise; a fraction is allowed).
 pub fn parse_field(text: &str) -> Result<Stamp, String> {
@@ -158,9 +225,11 @@ fn digits(b: &[u8], at: usize, n: usize) -> Option<u32> {
 
 /// `YYYY-MM-DD[T ]HH:MM:SS[.frac][Z|±HH:MM|±HHMM|±HH]`; returns the stamp and bytes used.
 fn parse_datetime(b: &[u8]) -> Result<(Stamp, usize), String> {
-    let shown = String::from_utf8_lossy(&b[..b.len().min(32)]).into_owned();
-    let bad =
-        |what: &str| format!("malformed timestamp '{shown}': {what}; expected YYYY-MM-DD HH:MM:SS[.fff][Z|±HH:MM]");
+    // The quoted text is only built when there is an error to report: this runs on every line.
+    let bad = |what: &str| {
+        let shown = String::from_utf8_lossy(&b[..b.len().min(32)]);
+        format!("malformed timestamp '{shown}': {what}; expected YYYY-MM-DD HH:MM:SS[.fff][Z|±HH:MM]")
+    };
     let (Some(year), Some(month), Some(day)) = (digits(b, 0, 4), digits(b, 5, 2), digits(b, 8, 2)) else {
         return Err(bad("date is not YYYY-MM-DD"));
     };
@@ -384,6 +453,34 @@ mod tests {
         assert!(matches!(leading_stamp("2026-10-07 09:33:00x"), Leading::Malformed(_)));
         assert_eq!(leading_stamp("    at Worker.run (worker.js:10:3)"), Leading::Absent);
         assert_eq!(leading_stamp(""), Leading::Absent);
+    }
+
+    #[test]
+    fn the_cheap_shape_check_agrees_with_the_parser_on_shape() {
+        for (line, shape) in [
+            ("2026-10-07 09:33:00.012 INFO x", Shape::Stamped(false)),
+            ("[2026-10-07T09:33:00.5+09:00] x", Shape::Stamped(true)),
+            ("2026-10-07T00:33:00Z x", Shape::Stamped(true)),
+            ("2026-10-07 09:33:00+0900 x", Shape::Stamped(true)),
+            ("2026-10-07 09:33:00", Shape::Stamped(false)),
+            ("2026-10-07 9:33:00 x", Shape::Malformed),
+            ("2026-10-07 09:33:00x", Shape::Malformed),
+            ("[2026-10-07 09:33:00 x", Shape::Malformed),
+            ("    at Worker.run (worker.js:10:3)", Shape::Absent),
+            ("GET /healthz", Shape::Absent),
+            ("", Shape::Blank),
+            ("  \t", Shape::Blank),
+        ] {
+            assert_eq!(stamp_shape(line.as_bytes()), shape, "{line:?}");
+            let parsed = leading_stamp(line);
+            match shape {
+                Shape::Stamped(_) => assert!(matches!(parsed, Leading::Found(..)), "{line:?}"),
+                Shape::Malformed => assert!(matches!(parsed, Leading::Malformed(_)), "{line:?}"),
+                Shape::Absent | Shape::Blank => assert_eq!(parsed, Leading::Absent, "{line:?}"),
+            }
+        }
+        // Impossible values with the right shape are left to the full parse of the lines that matter.
+        assert_eq!(stamp_shape(b"2026-13-07 09:33:00 x"), Shape::Stamped(false));
     }
 
     #[test]

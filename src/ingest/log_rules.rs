@@ -5,6 +5,7 @@
 //! only the matching rule's captures are then extracted. Fields come from the rule's named
 //! captures and from `key=value` pairs on the line (see `FIELD_KEYS`).
 
+use aho_corasick::AhoCorasick;
 use regex::{Regex, RegexSet};
 
 use crate::error::{Error, Result};
@@ -24,6 +25,9 @@ enum Yields {
 pub struct BuiltinRule {
     pub name: &'static str,
     pub pattern: &'static str,
+    /// Words one of which every line the rule matches contains (ASCII case-insensitive): the
+    /// prefilter that keeps the regexes off the noise.
+    pub literals: &'static [&'static str],
     pub example: &'static str,
     yields: Yields,
 }
@@ -35,6 +39,7 @@ pub fn builtin_rules() -> Vec<BuiltinRule> {
         // (`finishedErrors` in BullMQ's src/classes/finished-errors.ts, scripts.ts before v6).
         BuiltinRule {
             name: "bullmq-lock-refused",
+            literals: &["missing lock for job", "lock mismatch for job"],
             pattern: r"\b(?:Missing lock for job (?P<job_id>[^\s.]+(?:\.[^\s.]+)*)\. (?P<detail>\S+)|Lock mismatch for job (?P<job_id2>[^\s.]+(?:\.[^\s.]+)*)\. Cmd (?P<detail2>\S+) from \S+)",
             example: "Error: Missing lock for job 42. moveToFinished",
             yields: Yields::Kind(EventKind::LockRefused),
@@ -42,30 +47,35 @@ pub fn builtin_rules() -> Vec<BuiltinRule> {
         // BullMQ ≥ 5.33: the worker's `error` event when a renewal finds the lock gone.
         BuiltinRule {
             name: "bullmq-renewal-failed",
+            literals: &["could not renew lock"],
             pattern: r"\bcould not renew lock for job (?P<job_id>\S+)",
             example: "ERROR [BullWorker] could not renew lock for job 42",
             yields: Yields::Kind(EventKind::Error),
         },
         BuiltinRule {
             name: "job-verb",
+            literals: &["job"],
             pattern: r"(?i)\bjob\b(?:\s+(?P<token>[^\s=]+))?\s+(?P<verb>active|completed|failed|stalled)(?:$|[\s.:,;!)\]])",
             example: "job active queue=pr-review name=pr-review-sweep id=repeat:pr-review-sweep:1791333180000",
             yields: Yields::JobVerb,
         },
         BuiltinRule {
             name: "verb-job",
+            literals: &["job"],
             pattern: r"(?i)\b(?P<verb>stalled|failed|completed)\s+job\b(?:\s+(?P<token>[^\s=]+)(?:$|[\s.:,;!)\]]))?",
             example: "stalled job repeat:pr-review-sweep:1791333180000 queue=pr-review",
             yields: Yields::JobVerb,
         },
         BuiltinRule {
             name: "process-start",
+            literals: &["server", "application", "app", "service", "process", "listening"],
             pattern: r"(?i)\b(?:server|application|app|service|process)\s+(?:is\s+)?(?:started|starting|listening|booting|booted)\b|\blistening on\b|\bNest application successfully started\b",
             example: "server starting pid=52117 version=3.18.2",
             yields: Yields::Kind(EventKind::ProcessStart),
         },
         BuiltinRule {
             name: "error-level",
+            literals: &["error", "fatal"],
             pattern: r"\b(?:ERROR|FATAL)\b|\blevel=(?:error|fatal)\b",
             example: "ERROR [ReviewClient] POST /reviews failed status=502",
             yields: Yields::Kind(EventKind::Error),
@@ -138,6 +148,9 @@ pub struct RuleSet {
     any: RegexSet,
     rules: Vec<Rule>,
     pairs: Regex,
+    /// With built-in rules only: a line containing none of their literals is noise, decided by
+    /// one automaton pass instead of the regexes. `None` when user rules must see every line.
+    prefilter: Option<AhoCorasick>,
 }
 
 impl RuleSet {
@@ -167,11 +180,29 @@ impl RuleSet {
             }
         }
         let any = RegexSet::new(rules.iter().map(|r| r.regex.as_str())).expect("each rule compiled alone");
+        let prefilter = (builtin && user.is_empty()).then(|| {
+            let literals: Vec<&str> = builtin_rules().iter().flat_map(|r| r.literals.iter().copied()).collect();
+            // Searched over an ASCII-lowercased copy of the text: a case-sensitive automaton of
+            // lowercase literals is several times faster than a case-insensitive one.
+            let lowercase: Vec<String> = literals.iter().map(|l| l.to_ascii_lowercase()).collect();
+            // Leftmost-first matching lets the automaton use its SIMD prefilter (about 10 GB/s
+            // here, against under 1 GB/s with standard matching); any match will do.
+            AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+                .build(lowercase)
+                .expect("built-in literals build an automaton")
+        });
         let pairs = Regex::new(
             r#"(?:^|[\s,;(\[{])(?P<key>[A-Za-z_][A-Za-z0-9_.]*)=(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;)\]}]+)"#,
         )
         .expect("key=value regex is valid");
-        Ok(RuleSet { any, rules, pairs })
+        Ok(RuleSet { any, rules, pairs, prefilter })
+    }
+
+    /// The automaton of the built-in rules' literals (lowercase: search an ASCII-lowercased copy),
+    /// when only built-in rules apply: a line without a match is noise whatever else it says.
+    pub fn prefilter(&self) -> Option<&AhoCorasick> {
+        self.prefilter.as_ref()
     }
 
     /// Classifies one message (the line after its timestamp and the blanks that follow it, so
@@ -179,6 +210,9 @@ impl RuleSet {
     pub fn classify(&self, message: &str) -> Classified {
         let message = message.trim_start();
         let mut found = Classified::default();
+        if self.prefilter.as_ref().is_some_and(|words| !words.is_match(&message.to_ascii_lowercase())) {
+            return found;
+        }
         let Some(index) = self.any.matches(message).iter().next() else {
             return found;
         };
@@ -280,6 +314,21 @@ mod tests {
         let found = builtin().classify("ERROR [BullWorker] could not renew lock for job 42");
         assert_eq!(found.kind, Some(EventKind::Error));
         assert_eq!(found.job_id.as_deref(), Some("42"));
+    }
+
+    #[test]
+    fn every_built_in_rule_carries_the_literals_its_matches_contain() {
+        for rule in builtin_rules() {
+            let example = rule.example.to_ascii_lowercase();
+            assert!(rule.literals.iter().any(|l| example.contains(l)), "{}: example lacks its literals", rule.name);
+            assert!(Regex::new(rule.pattern).unwrap().is_match(rule.example), "{}: example does not match", rule.name);
+        }
+        // Without any of the literals a line is noise before any regex runs.
+        assert_eq!(builtin().classify("INFO GET /healthz 200 1ms").kind, None);
+        // A user rule sees every line: no prefilter then.
+        let user = vec![RuleSpec { event: "job-active".into(), pattern: r"took (?P<job_id>\d+)".into() }];
+        let rules = RuleSet::new(&user, true, "x").unwrap();
+        assert_eq!(rules.classify("INFO took 42").kind, Some(EventKind::JobActive));
     }
 
     #[test]

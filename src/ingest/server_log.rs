@@ -9,9 +9,8 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::model::{Event, InputSummary, Origin};
-use crate::time::{self, Leading};
+use crate::time::{self, Leading, Shape};
 
-use super::lines::Lines;
 use super::log_rules::RuleSet;
 use super::{EventFormat, SourceKind, SourceSpec};
 
@@ -44,52 +43,30 @@ impl EventFormat for ServerLog {
     ) -> Result<()> {
         let path: Arc<str> = spec.display_path().into();
         let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
-        let mut lines = Lines::new(input);
-        let mut stamped = 0u64;
-        while let Some((line, text)) = lines.next_line(&spec.path)? {
-            summary.lines += 1;
-            if text.trim().is_empty() {
-                summary.ignore("blank");
-                continue;
-            }
-            let (stamp, rest) = match time::leading_stamp(text) {
-                Leading::Found(stamp, rest) => (stamp, rest),
-                Leading::Absent => {
-                    summary.ignore("continuation");
-                    continue;
-                }
-                Leading::Malformed(reason) => {
-                    return Err(Error::input(&spec.path, Some(line), reason));
-                }
-            };
-            stamped += 1;
-            if matches!(stamp, time::Stamp::Local(_)) && spec.tz.is_none() {
-                return Err(Error::input(&spec.path, Some(line), time::ZoneProblem::Undeclared.explain(&spec.tz_fix)));
-            }
-            let message = &text[rest..];
-            let found = rules.classify(message);
-            let Some(kind) = found.kind else {
-                summary.ignore("noise");
-                continue;
-            };
-            let at = stamp
-                .to_utc(spec.tz)
-                .map_err(|problem| Error::input(&spec.path, Some(line), problem.explain(&spec.tz_fix)))?;
-            if kind.name().starts_with("job-") && found.job_id.is_none() {
-                summary.reject(
-                    line,
-                    format!("{} line without a job id (expected id=<job id> or 'job <id> ...')", kind.name()),
-                );
-                continue;
-            }
-            let origin =
-                Origin { channel: crate::model::Channel::Log, source, path: path.clone(), line, raw: text.to_string() };
-            let mut event = Event::new(at, kind, origin);
-            found.fill(&mut event);
-            summary.used();
-            events.push(event);
+        let mut chunks = Chunks::new(input);
+        let mut scan = Scan {
+            spec,
+            source,
+            path,
+            rules: &rules,
+            line: 0,
+            stamped: 0,
+            blank: 0,
+            continuation: 0,
+            noise: 0,
+            lowercase: Vec::new(),
+        };
+        while let Some(region) = chunks.next_region(&spec.path)? {
+            scan.region(region, events, summary)?;
         }
-        if summary.lines > 0 && stamped == 0 {
+        summary.lines = scan.line;
+        for (reason, count) in [("blank", scan.blank), ("continuation", scan.continuation), ("noise", scan.noise)] {
+            if count > 0 {
+                summary.ignored += count;
+                *summary.ignored_by_reason.entry(reason.to_string()).or_default() += count;
+            }
+        }
+        if scan.line > 0 && scan.stamped == 0 {
             return Err(Error::input(
                 &spec.path,
                 Some(1),
@@ -98,6 +75,173 @@ impl EventFormat for ServerLog {
         }
         Ok(())
     }
+}
+
+/// Reads the input in large blocks and hands out regions that end at a line boundary, so that a
+/// whole block can be searched at once instead of line by line.
+struct Chunks {
+    input: Box<dyn BufRead>,
+    buffer: Vec<u8>,
+    /// Bytes of `buffer` that belong to the region handed out last (consumed on the next call).
+    handed: usize,
+    done: bool,
+}
+
+const CHUNK: usize = 1 << 20;
+
+impl Chunks {
+    fn new(input: Box<dyn BufRead>) -> Self {
+        Chunks { input, buffer: Vec::with_capacity(CHUNK), handed: 0, done: false }
+    }
+
+    fn next_region(&mut self, path: &std::path::Path) -> Result<Option<&[u8]>> {
+        self.buffer.drain(..self.handed);
+        self.handed = 0;
+        loop {
+            if let Some(last) = memchr::memrchr(b'\n', &self.buffer)
+                && (self.buffer.len() >= CHUNK || self.done)
+            {
+                self.handed = last + 1;
+                return Ok(Some(&self.buffer[..self.handed]));
+            }
+            if self.done {
+                if self.buffer.is_empty() {
+                    return Ok(None);
+                }
+                // The last line has no line ending.
+                self.handed = self.buffer.len();
+                return Ok(Some(&self.buffer[..self.handed]));
+            }
+            let old = self.buffer.len();
+            self.buffer.resize(old + CHUNK, 0);
+            let read = self
+                .input
+                .read(&mut self.buffer[old..])
+                .map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+            self.buffer.truncate(old + read);
+            if read == 0 {
+                self.done = true;
+            }
+        }
+    }
+}
+
+/// The state of one log's scan: counts, and what the lines that matter need.
+struct Scan<'a> {
+    spec: &'a SourceSpec,
+    source: usize,
+    path: Arc<str>,
+    rules: &'a RuleSet,
+    line: u64,
+    stamped: u64,
+    blank: u64,
+    continuation: u64,
+    noise: u64,
+    /// Reused buffer for the lowercased region the prefilter searches.
+    lowercase: Vec<u8>,
+}
+
+impl Scan<'_> {
+    /// One region of whole lines. Every line gets the cheap shape check; only lines that contain
+    /// one of the rules' literals (all lines, with user rules) are decoded, parsed and classified.
+    fn region(&mut self, region: &[u8], events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<()> {
+        if let Some(at) = memchr::memchr(0, region) {
+            let line = self.line + memchr::memchr_iter(b'\n', &region[..at]).count() as u64 + 1;
+            return Err(binary(self.spec, line));
+        }
+        let hits: Option<Vec<usize>> = self.rules.prefilter().map(|words| {
+            self.lowercase.clear();
+            self.lowercase.extend_from_slice(region);
+            self.lowercase.make_ascii_lowercase();
+            words.find_iter(&self.lowercase).map(|m| m.start()).collect()
+        });
+        let mut next_hit = 0usize;
+        let mut start = 0usize;
+        let ends = memchr::memchr_iter(b'\n', region).chain((region.last() != Some(&b'\n')).then_some(region.len()));
+        for end in ends {
+            self.line += 1;
+            let text = &region[start..end];
+            let line_start = start;
+            start = end + 1;
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            let hit = match &hits {
+                None => true,
+                Some(hits) => {
+                    while hits.get(next_hit).is_some_and(|&h| h < line_start) {
+                        next_hit += 1;
+                    }
+                    hits.get(next_hit).is_some_and(|&h| h < end)
+                }
+            };
+            match time::stamp_shape(text) {
+                Shape::Blank => self.blank += 1,
+                Shape::Absent => self.continuation += 1,
+                Shape::Malformed => {
+                    let reason = match time::leading_stamp(&String::from_utf8_lossy(text)) {
+                        Leading::Malformed(reason) => reason,
+                        _ => "malformed timestamp".to_string(),
+                    };
+                    return Err(Error::input(&self.spec.path, Some(self.line), reason));
+                }
+                Shape::Stamped(has_offset) => {
+                    self.stamped += 1;
+                    if !has_offset && self.spec.tz.is_none() {
+                        let problem = time::ZoneProblem::Undeclared.explain(&self.spec.tz_fix);
+                        return Err(Error::input(&self.spec.path, Some(self.line), problem));
+                    }
+                    if !hit || !self.line_that_matters(text, events, summary)? {
+                        self.noise += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses and classifies a stamped line; `false` when it is noise after all.
+    fn line_that_matters(&mut self, bytes: &[u8], events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<bool> {
+        let (spec, line) = (self.spec, self.line);
+        let text = std::str::from_utf8(bytes).map_err(|_| binary(spec, line))?;
+        let (stamp, rest) = match time::leading_stamp(text) {
+            Leading::Found(stamp, rest) => (stamp, rest),
+            Leading::Malformed(reason) => return Err(Error::input(&spec.path, Some(line), reason)),
+            Leading::Absent => return Ok(false),
+        };
+        let found = self.rules.classify(&text[rest..]);
+        let Some(kind) = found.kind else {
+            return Ok(false);
+        };
+        let at = stamp
+            .to_utc(spec.tz)
+            .map_err(|problem| Error::input(&spec.path, Some(line), problem.explain(&spec.tz_fix)))?;
+        if kind.name().starts_with("job-") && found.job_id.is_none() {
+            summary.reject(
+                line,
+                format!("{} line without a job id (expected id=<job id> or 'job <id> ...')", kind.name()),
+            );
+            return Ok(true);
+        }
+        let origin = Origin {
+            channel: crate::model::Channel::Log,
+            source: self.source,
+            path: self.path.clone(),
+            line,
+            raw: text.to_string(),
+        };
+        let mut event = Event::new(at, kind, origin);
+        found.fill(&mut event);
+        summary.used();
+        events.push(event);
+        Ok(true)
+    }
+}
+
+fn binary(spec: &SourceSpec, line: u64) -> Error {
+    Error::input(
+        &spec.path,
+        Some(line),
+        "binary data (not UTF-8 text): expected a text export; is this the right file?",
+    )
 }
 
 #[cfg(test)]
