@@ -817,3 +817,27 @@ fn one_stall_within_the_limit_and_an_ordinary_failure_are_not_stalled_limit_exce
     assert_eq!(rerun["stalled_in_stream"], true);
     assert_eq!(rerun["processor_reran"], true);
 }
+
+#[test]
+fn the_clock_offset_fixture_names_the_zone_that_fixes_it() {
+    let report = leasetrace(&["analyze", "fixtures/clock-offset-suspected", "--format", "json"]).run().json();
+    let metrics = &finding(&report, "clock-offset-suspected")["metrics"];
+    assert_eq!(metrics["offset_hours"], "+9:00");
+    assert_eq!(metrics["zone_for_b"], "Asia/Seoul");
+    assert_eq!(metrics["matched_pairs"], 6);
+}
+
+#[test]
+fn an_early_takeover_is_an_error_with_how_early() {
+    let run = leasetrace(&["check", "fixtures/early-takeover", "--fail-on", "error", "--format", "json"]).run();
+    assert_eq!(run.code, 1);
+    let report = run.json();
+    let metrics = &finding(&report, "early-takeover")["metrics"];
+    assert_eq!(metrics["previous_owner"], "worker-a");
+    assert_eq!(metrics["new_owner"], "worker-b");
+    assert_eq!(metrics["previous_lease_until"], "2026-10-01T00:00:17.000Z");
+    assert_eq!(metrics["claimed_at"], "2026-10-01T00:00:12.000Z");
+    assert_eq!(metrics["early_by_s"], 5.0);
+    assert_eq!(finding(&report, "early-takeover")["severity"], "error");
+    assert_eq!(finding(&report, "stale-completion")["metrics"]["accepted"], false);
+}
