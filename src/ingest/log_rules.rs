@@ -179,7 +179,8 @@ impl RuleSet {
                 rules.push(Rule { regex, yields: rule.yields });
             }
         }
-        let any = RegexSet::new(rules.iter().map(|r| r.regex.as_str())).expect("each rule compiled alone");
+        let any = RegexSet::new(rules.iter().map(|r| r.regex.as_str()))
+            .map_err(|e| Error::usage(format!("{source}: the log rules together are too large to combine: {e}")))?;
         let prefilter = (builtin && user.is_empty()).then(|| {
             let literals: Vec<&str> = builtin_rules().iter().flat_map(|r| r.literals.iter().copied()).collect();
             // Searched over an ASCII-lowercased copy of the text: a case-sensitive automaton of
