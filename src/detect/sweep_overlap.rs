@@ -24,18 +24,20 @@ impl Detector for SweepOverlap {
         let timeline = context.timeline;
         let rounds = &context.rounds;
         let mut findings = Vec::new();
-        for (later_index, later) in rounds.iter().enumerate() {
+        // Rounds come sorted by start: keep only those still running, so a long ledger is one pass.
+        let mut running: Vec<&Round> = Vec::new();
+        for later in rounds {
             let later_start = later.start_at(timeline);
-            for earlier in &rounds[..later_index] {
+            running.retain(|earlier| later_start < earlier.end_at(timeline));
+            for earlier in &running {
                 if earlier.sweep != later.sweep || earlier.run_id == later.run_id {
                     continue;
                 }
-                let (earlier_start, earlier_end) = (earlier.start_at(timeline), earlier.end_at(timeline));
-                if !(earlier_start < later_start && later_start < earlier_end) {
-                    continue;
+                if earlier.start_at(timeline) < later_start {
+                    findings.push(overlap(timeline, rounds, earlier, later));
                 }
-                findings.push(overlap(timeline, rounds, earlier, later));
             }
+            running.push(later);
         }
         findings
     }
