@@ -4,7 +4,7 @@
 //! still running: neither round could have seen the other's work as done. A fixed window in
 //! seconds can be set instead.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use crate::model::timeline::EventId;
 use crate::model::{EventKind, Finding, Round, Severity, Value};
@@ -38,23 +38,25 @@ impl Detector for DuplicateSelection {
             // Each round counts with its first selection of the item; every pair of rounds is
             // judged on its own, so A–B far apart does not hide B–C close together.
             selections.sort_by_key(|(id, _)| *id);
-            let mut firsts: Vec<(EventId, &Round)> = Vec::new();
-            for (id, round) in selections {
-                if !firsts.iter().any(|(_, r)| r.run_id == round.run_id) {
-                    firsts.push((id, round));
+            let mut seen: HashSet<&str> = HashSet::new();
+            // Earlier first selections that can still pair with a later one: once a round has
+            // ended (or a selection fell out of the fixed window) it cannot pair with anything
+            // later, so an item picked by thousands of rounds over a long ledger stays one pass.
+            let mut open: Vec<(EventId, &Round)> = Vec::new();
+            for (later, later_round) in selections {
+                if !seen.insert(later_round.run_id.as_str()) {
+                    continue;
                 }
-            }
-            for (later_index, &(later, later_round)) in firsts.iter().enumerate() {
                 let later_at = timeline.get(later).at;
-                for &(earlier, earlier_round) in &firsts[..later_index] {
-                    let close = match context.settings.duplicate_window_s {
-                        Some(window) => seconds_between(timeline.get(earlier).at, later_at) <= window,
-                        None => earlier_round.is_running_at(timeline, later_at),
-                    };
-                    if close {
-                        findings.push(duplicate(context, item, (earlier, earlier_round), (later, later_round)));
-                    }
+                let close = |(earlier, earlier_round): &(EventId, &Round)| match context.settings.duplicate_window_s {
+                    Some(window) => seconds_between(timeline.get(*earlier).at, later_at) <= window,
+                    None => earlier_round.is_running_at(timeline, later_at),
+                };
+                open.retain(close);
+                for &(earlier, earlier_round) in &open {
+                    findings.push(duplicate(context, item, (earlier, earlier_round), (later, later_round)));
                 }
+                open.push((later, later_round));
             }
         }
         findings

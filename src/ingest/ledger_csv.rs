@@ -44,7 +44,7 @@ impl EventFormat for LedgerCsv {
         let mut reader =
             csv::ReaderBuilder::new().delimiter(delimiter).has_headers(false).flexible(false).from_reader(input);
         let mut record = csv::ByteRecord::new();
-        let mut columns: Option<(Columns, Vec<String>)> = None;
+        let mut columns: Option<(Columns, std::collections::HashMap<String, usize>)> = None;
         loop {
             let line = reader.position().line();
             match reader.read_byte_record(&mut record) {
@@ -55,13 +55,16 @@ impl EventFormat for LedgerCsv {
             let line = record.position().map_or(line, csv::Position::line);
             let cells = decode(spec, line, &record)?;
             summary.lines += 1;
-            let Some((columns, header)) = &columns else {
+            let Some((columns, index)) = &columns else {
                 let header: Vec<String> = cells.iter().map(|c| c.trim().to_string()).collect();
-                columns = Some((Columns::resolve(spec, &header, line)?, header));
+                // Column positions once, not a search of the header for every cell of every row.
+                let index: std::collections::HashMap<String, usize> =
+                    header.iter().enumerate().rev().map(|(i, name)| (name.clone(), i)).collect();
+                columns = Some((Columns::resolve(spec, &header, line)?, index));
                 summary.ignore("header");
                 continue;
             };
-            let get = |name: &str| header.iter().position(|h| h == name).and_then(|i| cells.get(i).cloned());
+            let get = |name: &str| index.get(name).and_then(|&i| cells.get(i).cloned());
             let raw = cells.join(if delimiter == b'\t' { "\t" } else { "," });
             let origin = Origin { channel: crate::model::Channel::Ledger, source, path: path.clone(), line, raw };
             match ledger::record_to_event(spec, columns, &get, origin)? {
