@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# CI smoke check of the performance benchmark (docs/performance.md): generate the 100 MB log +
+# 200 k ledger rows case (cached under target/bench/ while bench/gen_case.py is unchanged), then run
+# bench/run.py for 3 rounds with --check-ratios: every answer must be right (leasetrace, rg, the
+# Python script), and the ratios must stay within the generous CI thresholds stated in
+# bench/run.py. Never compares absolute seconds.
+#
+# Environment: LEASETRACE_BIN=path skips `cargo build --release` and benchmarks that binary;
+# BENCH_DIR=dir puts the case and the JSON results elsewhere (default target/bench).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v rg >/dev/null 2>&1 || need_apt+=(ripgrep)
+[ -x /usr/bin/time ] || need_apt+=(time)
+python3 -c 'import zoneinfo; zoneinfo.ZoneInfo("Asia/Seoul")' >/dev/null 2>&1 || need_apt+=(tzdata)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+        sudo=""
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo="sudo"
+    else
+        echo "bench/smoke.sh: missing ${need_apt[*]}; install them (apt-get install ${need_apt[*]}) or run as root" >&2
+        exit 2
+    fi
+    echo "bench/smoke.sh: installing ${need_apt[*]}" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+bench_dir=${BENCH_DIR:-target/bench}
+case_dir="$bench_dir/smoke-100mb-200k-seed1"
+gen_args=(--log-mb 100 --ledger-rows 200000 --seed 1)
+
+if [ -z "${LEASETRACE_BIN:-}" ]; then
+    cargo build --release --quiet
+    bin=target/release/leasetrace
+else
+    bin=$LEASETRACE_BIN
+fi
+
+# Regenerate when the generator or its arguments changed (same arguments -> same bytes).
+stamp="$(sha256sum bench/gen_case.py | cut -d' ' -f1) ${gen_args[*]}"
+if [ "$(cat "$case_dir/.stamp" 2>/dev/null)" != "$stamp" ]; then
+    rm -rf "$case_dir"
+    python3 bench/gen_case.py "$case_dir" "${gen_args[@]}"
+    echo "$stamp" > "$case_dir/.stamp"
+fi
+
+python3 bench/run.py "$case_dir" --rounds 3 --binary "$bin" --check-ratios --json "$bench_dir/smoke.json"
