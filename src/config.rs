@@ -144,7 +144,7 @@ impl Config {
             for key in source.events.values() {
                 if crate::ingest::ledger::mapping_target(key).is_none() {
                     return Err(Error::usage(format!(
-                        "{place}: events maps to '{key}': expected one of round-started, item-selected, effect-posted, round-finished, round-failed"
+                        "{place}: events maps to '{key}': expected one of round-started, item-selected, effect-posted, round-finished, round-failed, lease-claimed, lease-extended, lease-completed, job-dead"
                     )));
                 }
             }
