@@ -28,6 +28,7 @@ was wrong (or, with --check-ratios, when a ratio misses the CI thresholds below)
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -254,6 +255,7 @@ def main() -> int:
     ap.add_argument("--check-ratios", action="store_true",
                     help=f"fail unless leasetrace/rg <= {CI_MAX_LEASETRACE_OVER_RG:g} and python/leasetrace >= {CI_MIN_PYTHON_OVER_LEASETRACE:g}")
     ap.add_argument("--timeout", type=float, default=None, help="kill a command after this many seconds (a failure)")
+    ap.add_argument("--label", default=None, help="a note stored in the JSON (e.g. which commit the binary was built from)")
     args = ap.parse_args()
 
     case = args.case.resolve()
@@ -290,7 +292,9 @@ def main() -> int:
     print(f"case {case}: server.log {log_bytes / 1e6:.1f} MB ({exp['server_log']['lines']} lines, "
           f"{exp['relevant_lines']} relevant), ledger.csv {ledger_bytes / 1e6:.1f} MB ({exp['ledger']['rows']} rows)")
     print(f"machine: {info['nproc']} CPUs, {info['cpu']}, {info['mem_gib']} GiB; {info['rg']}; Python {info['python']}")
-    print(f"binary: {binary}")
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
+    binary_sha = hashlib.sha256(binary.read_bytes()).hexdigest()
+    print(f"binary: {binary} ({version}, sha256 {binary_sha[:12]})" + (f"; {args.label}" if args.label else ""))
     run(["cat", str(log), str(ledger)], False, None)   # warm the page cache
 
     results = {name: [] for name, _, _ in commands}
@@ -396,8 +400,10 @@ def main() -> int:
             "sizes": {"log_bytes": log_bytes, "ledger_bytes": ledger_bytes, "log_lines": exp["server_log"]["lines"],
                       "relevant_lines": exp["relevant_lines"], "ledger_rows": exp["ledger"]["rows"]},
             "machine": info,
-            "binary": {"path": str(binary), "mtime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(binary.stat().st_mtime))},
-            "repo": git_state(),
+            "label": args.label,
+            "binary": {"path": str(binary), "version": version, "sha256": binary_sha,
+                       "mtime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(binary.stat().st_mtime))},
+            "repo_at_run": git_state(),
             "rounds": args.rounds,
             "order": [name for name, _, _ in commands],
             "summary": summary,
