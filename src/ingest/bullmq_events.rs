@@ -149,7 +149,7 @@ impl EventFormat for XrangeJson {
         &self,
         spec: &SourceSpec,
         source: usize,
-        mut input: Box<dyn BufRead>,
+        mut input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
@@ -242,7 +242,7 @@ impl EventFormat for XrangeText {
         &self,
         spec: &SourceSpec,
         source: usize,
-        input: Box<dyn BufRead>,
+        input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {

@@ -58,7 +58,7 @@ impl EventFormat for HgetallJson {
         &self,
         spec: &SourceSpec,
         source: usize,
-        mut input: Box<dyn BufRead>,
+        mut input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {

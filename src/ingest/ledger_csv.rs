@@ -35,7 +35,7 @@ impl EventFormat for LedgerCsv {
         &self,
         spec: &SourceSpec,
         source: usize,
-        mut input: Box<dyn BufRead>,
+        mut input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
@@ -79,7 +79,7 @@ impl EventFormat for LedgerCsv {
     }
 }
 
-fn detect_delimiter(spec: &SourceSpec, input: &mut Box<dyn BufRead>) -> u8 {
+fn detect_delimiter(spec: &SourceSpec, input: &mut Box<dyn BufRead + Send>) -> u8 {
     let name = spec.path.to_string_lossy().to_lowercase();
     let name = name.strip_suffix(".gz").unwrap_or(&name);
     if std::path::Path::new(name).extension().is_some_and(|ext| ext == "tsv") {

@@ -35,7 +35,7 @@ impl EventFormat for LedgerJsonl {
         &self,
         spec: &SourceSpec,
         source: usize,
-        input: Box<dyn BufRead>,
+        input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {

@@ -6,13 +6,13 @@ use std::path::Path;
 use crate::error::{Error, Result};
 
 pub struct Lines {
-    input: Box<dyn BufRead>,
+    input: Box<dyn BufRead + Send>,
     buffer: Vec<u8>,
     number: u64,
 }
 
 impl Lines {
-    pub fn new(input: Box<dyn BufRead>) -> Self {
+    pub fn new(input: Box<dyn BufRead + Send>) -> Self {
         Lines { input, buffer: Vec::with_capacity(256), number: 0 }
     }
 

@@ -60,7 +60,7 @@ impl EventFormat for NestJs {
         &self,
         spec: &SourceSpec,
         source: usize,
-        input: Box<dyn BufRead>,
+        input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {

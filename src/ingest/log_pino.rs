@@ -64,7 +64,7 @@ impl EventFormat for Pino {
         &self,
         spec: &SourceSpec,
         source: usize,
-        input: Box<dyn BufRead>,
+        input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
@@ -119,7 +119,7 @@ pub fn read_json_lines(
     dialect: &JsonDialect,
     spec: &SourceSpec,
     source: usize,
-    input: Box<dyn BufRead>,
+    input: Box<dyn BufRead + Send>,
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
 ) -> Result<()> {

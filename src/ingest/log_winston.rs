@@ -58,7 +58,7 @@ impl EventFormat for Winston {
         &self,
         spec: &SourceSpec,
         source: usize,
-        input: Box<dyn BufRead>,
+        input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {

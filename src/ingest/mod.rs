@@ -133,7 +133,7 @@ pub trait EventFormat: Sync {
         &self,
         spec: &SourceSpec,
         source: usize,
-        input: Box<dyn BufRead>,
+        input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()>;
@@ -154,8 +154,8 @@ pub static FORMATS: &[&dyn EventFormat] = &[
 ];
 
 /// Opens a source: a file or `-` for standard input, gzip-compressed or not (by content).
-pub fn open(path: &Path) -> Result<Box<dyn BufRead>> {
-    let raw: Box<dyn Read> = if path == Path::new("-") {
+pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    let raw: Box<dyn Read + Send> = if path == Path::new("-") {
         Box::new(std::io::stdin())
     } else {
         Box::new(File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?)
@@ -212,32 +212,48 @@ pub fn choose_format(spec: &SourceSpec, first_line: &str) -> Result<&'static dyn
 
 /// Reads every event source of a case, in order.
 pub fn read_sources(specs: &[SourceSpec]) -> Result<(Vec<Event>, Vec<InputSummary>)> {
+    // Sources are independent until the timeline merges them: each is read on its own thread, and
+    // the results are combined in source order, so the output does not depend on which finished
+    // first (and the first failing source, in order, is the error reported).
+    let results: Vec<Result<(Vec<Event>, InputSummary)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> =
+            specs.iter().enumerate().map(|(index, spec)| scope.spawn(move || read_source(index, spec))).collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
     let mut events = Vec::new();
     let mut summaries = Vec::new();
-    for (index, spec) in specs.iter().enumerate() {
-        let mut input = open(&spec.path)?;
-        let first_line = peek_first_line(&mut input, &spec.path)?;
-        let format = choose_format(spec, &first_line)?;
-        let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
-        let before = events.len();
-        format.read(spec, index, input, &mut events, &mut summary)?;
-        let read = &events[before..];
-        summary.events = read.len() as u64;
-        summary.first_at = read.iter().map(|e| e.at).min();
-        summary.last_at = read.iter().map(|e| e.at).max();
-        if summary.lines == 0 {
-            return Err(Error::input(
-                &spec.path,
-                None,
-                format!("file is empty: expected a {} with at least one line", spec.kind.name()),
-            ));
-        }
+    for result in results {
+        let (read, summary) = result?;
+        events.extend(read);
         summaries.push(summary);
     }
     Ok((events, summaries))
 }
 
-fn peek_first_line(input: &mut Box<dyn BufRead>, path: &Path) -> Result<String> {
+fn read_source(index: usize, spec: &SourceSpec) -> Result<(Vec<Event>, InputSummary)> {
+    let mut input = open(&spec.path)?;
+    let first_line = peek_first_line(&mut input, &spec.path)?;
+    let format = choose_format(spec, &first_line)?;
+    let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
+    let mut events = Vec::new();
+    format.read(spec, index, input, &mut events, &mut summary)?;
+    summary.events = events.len() as u64;
+    summary.first_at = events.iter().map(|e| e.at).min();
+    summary.last_at = events.iter().map(|e| e.at).max();
+    if summary.lines == 0 {
+        return Err(Error::input(
+            &spec.path,
+            None,
+            format!("file is empty: expected a {} with at least one line", spec.kind.name()),
+        ));
+    }
+    Ok((events, summary))
+}
+
+fn peek_first_line(input: &mut Box<dyn BufRead + Send>, path: &Path) -> Result<String> {
     let buffer = input.fill_buf().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
     let text = String::from_utf8_lossy(buffer);
     let first = text.lines().map(str::trim).find(|line| !line.is_empty());

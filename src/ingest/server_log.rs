@@ -37,7 +37,7 @@ impl EventFormat for ServerLog {
         &self,
         spec: &SourceSpec,
         source: usize,
-        input: Box<dyn BufRead>,
+        input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
@@ -80,7 +80,7 @@ impl EventFormat for ServerLog {
 /// Reads the input in large blocks and hands out regions that end at a line boundary, so that a
 /// whole block can be searched at once instead of line by line.
 struct Chunks {
-    input: Box<dyn BufRead>,
+    input: Box<dyn BufRead + Send>,
     buffer: Vec<u8>,
     /// Bytes of `buffer` that belong to the region handed out last (consumed on the next call).
     handed: usize,
@@ -90,7 +90,7 @@ struct Chunks {
 const CHUNK: usize = 1 << 20;
 
 impl Chunks {
-    fn new(input: Box<dyn BufRead>) -> Self {
+    fn new(input: Box<dyn BufRead + Send>) -> Self {
         Chunks { input, buffer: Vec::with_capacity(CHUNK), handed: 0, done: false }
     }
 
