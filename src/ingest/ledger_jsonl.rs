@@ -3,9 +3,9 @@
 use std::io::BufRead;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::{Event, InputSummary, Origin};
 
 use super::ledger::{self, Columns, Outcome};
@@ -48,13 +48,7 @@ impl EventFormat for LedgerJsonl {
                 summary.ignore("blank");
                 continue;
             }
-            let object: Map<String, Value> = serde_json::from_str(text).map_err(|error| {
-                Error::input(
-                    &spec.path,
-                    Some(line),
-                    format!("not a JSON object: {error}; expected one ledger record per line"),
-                )
-            })?;
+            let object = super::lines::json_object(&spec.path, line, text, "one ledger record per line")?;
             let keys: Vec<String> = object.keys().cloned().collect();
             if !validated {
                 // The first record shows whether the mapping fits at all: a missing required

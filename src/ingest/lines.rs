@@ -3,6 +3,8 @@
 use std::io::BufRead;
 use std::path::Path;
 
+use serde_json::{Map, Value};
+
 use crate::error::{Error, Result};
 
 pub struct Lines {
@@ -40,4 +42,11 @@ impl Lines {
 
 fn binary(path: &Path, line: u64) -> Error {
     Error::input(path, Some(line), "binary data (not UTF-8 text): expected a text export; is this the right file?")
+}
+
+/// One line of a JSON Lines file as an object, or an error naming the line and what a record of
+/// this file should look like (`expected`, e.g. "one ledger record per line").
+pub fn json_object(path: &Path, line: u64, text: &str, expected: &str) -> Result<Map<String, Value>> {
+    serde_json::from_str(text)
+        .map_err(|error| Error::input(path, Some(line), format!("not a JSON object: {error}; expected {expected}")))
 }

@@ -134,13 +134,12 @@ pub fn read_json_lines(
             summary.ignore("blank");
             continue;
         }
-        let object: Map<String, Value> = serde_json::from_str(text).map_err(|error| {
-            Error::input(
-                &spec.path,
-                Some(line),
-                format!("not a JSON object: {error}; expected one {format} record per line, like {example}"),
-            )
-        })?;
+        let object = super::lines::json_object(
+            &spec.path,
+            line,
+            text,
+            &format!("one {format} record per line, like {example}"),
+        )?;
         let Some(value) = object.get(*time_key) else {
             summary.reject(
                 line,
