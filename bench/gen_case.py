@@ -61,17 +61,22 @@ from pathlib import Path
 #: events in a generated log (job verb lines, process start, ERROR level). Decoys never match it.
 RELEVANT_PATTERN = r"job (active|completed|failed|stalled) |server starting |ERROR "
 
-#: leasetrace's built-in log rules (src/ingest/log_rules.rs, docs/inputs.md section 5). The
-#: generator checks every distinct message it writes against them: a relevant line must match one,
-#: a noise line none. (Python's `re` reads these Rust patterns the same way for ASCII text.)
+#: leasetrace's built-in log rules (src/ingest/log_rules.rs, docs/inputs.md section 5), copied
+#: verbatim. The generator checks every distinct message it writes against them: a relevant line
+#: must match one, a noise line none. Python's `re` has no `(?-u:\b)`; `rust_to_python` turns it
+#: into `\b`, which with re.ASCII is the same ASCII word boundary.
 BUILTIN_RULES = [
-    r"\b(?:Missing lock for job (?P<job_id>[^\s.]+(?:\.[^\s.]+)*)\. (?P<detail>\S+)|Lock mismatch for job (?P<job_id2>[^\s.]+(?:\.[^\s.]+)*)\. Cmd (?P<detail2>\S+) from \S+)",
-    r"\bcould not renew lock for job (?P<job_id>\S+)",
-    r"(?i)\bjob\b(?:\s+(?P<token>[^\s=]+))?\s+(?P<verb>active|completed|failed|stalled)(?:$|[\s.:,;!)\]])",
-    r"(?i)\b(?P<verb>stalled|failed|completed)\s+job\b(?:\s+(?P<token>[^\s=]+)(?:$|[\s.:,;!)\]]))?",
-    r"(?i)\b(?:server|application|app|service|process)\s+(?:is\s+)?(?:started|starting|listening|booting|booted)\b|\blistening on\b|\bNest application successfully started\b",
-    r"\b(?:ERROR|FATAL)\b|\blevel=(?:error|fatal)\b",
+    r"(?-u:\b)(?:Missing lock for job (?P<job_id>[^\s.]+(?:\.[^\s.]+)*)\. (?P<detail>\S+)|Lock mismatch for job (?P<job_id2>[^\s.]+(?:\.[^\s.]+)*)\. Cmd (?P<detail2>\S+) from \S+)",
+    r"(?-u:\b)could not renew lock for job (?P<job_id>\S+)",
+    r"(?-u:\b)(?:job|Job|JOB)(?-u:\b)(?:\s+(?P<token>[^\s=]+))?\s+(?P<verb>active|completed|failed|stalled|Active|Completed|Failed|Stalled|ACTIVE|COMPLETED|FAILED|STALLED)(?:$|[\s.:,;!)\]])",
+    r"(?-u:\b)(?P<verb>stalled|failed|completed|Stalled|Failed|Completed|STALLED|FAILED|COMPLETED)\s+(?:job|Job|JOB)(?-u:\b)(?:\s+(?P<token>[^\s=]+)(?:$|[\s.:,;!)\]]))?",
+    r"(?-u:\b)(?:server|application|app|service|process|Server|Application|App|Service|Process|SERVER|APPLICATION|APP|SERVICE|PROCESS)\s+(?:(?:is|Is|IS)\s+)?(?:started|starting|listening|booting|booted|Started|Starting|Listening|Booting|Booted|STARTED|STARTING|LISTENING|BOOTING|BOOTED)(?-u:\b)|(?-u:\b)(?:listening|Listening|LISTENING) (?:on|On|ON)(?-u:\b)|(?-u:\b)Nest application successfully started(?-u:\b)",
+    r"(?-u:\b)(?:ERROR|FATAL)(?-u:\b)|(?-u:\b)level=(?:error|fatal)(?-u:\b)",
 ]
+
+
+def rust_to_python(pattern: str) -> str:
+    return pattern.replace(r"(?-u:\b)", r"\b")
 
 SEC = 1000
 MIN = 60 * SEC
@@ -607,7 +612,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     relevant_re = re.compile(RELEVANT_PATTERN)
-    rules = [re.compile(p) for p in BUILTIN_RULES]
+    rules = [re.compile(rust_to_python(p), re.ASCII) for p in BUILTIN_RULES]
 
     def is_event(msg: str) -> bool:
         return any(r.search(msg) for r in rules)

@@ -214,7 +214,7 @@ fn epoch(text: &str) -> Result<Stamp, String> {
         .ok_or_else(|| format!("epoch value out of range: '{text}'"))
 }
 
-fn looks_like_date(b: &[u8]) -> bool {
+pub fn looks_like_date(b: &[u8]) -> bool {
     b.len() >= 5 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-'
 }
 

@@ -54,7 +54,7 @@ impl EventFormat for ServerLog {
             blank: 0,
             continuation: 0,
             noise: 0,
-            lowercase: Vec::new(),
+            first_stamp_checked: false,
         };
         while let Some(region) = chunks.next_region(&spec.path)? {
             scan.region(region, events, summary)?;
@@ -137,61 +137,104 @@ struct Scan<'a> {
     blank: u64,
     continuation: u64,
     noise: u64,
-    /// Reused buffer for the lowercased region the prefilter searches.
-    lowercase: Vec<u8>,
+    /// Whether a line that starts like a timestamp has had the full check (shape and zone).
+    first_stamp_checked: bool,
 }
 
 impl Scan<'_> {
-    /// One region of whole lines. Every line gets the cheap shape check; only lines that contain
-    /// one of the rules' literals (all lines, with user rules) are decoded, parsed and classified.
+    /// One region of whole lines. The rules' candidate regex is searched over the whole region;
+    /// the lines it does not touch only get counted (a look at their first bytes says blank,
+    /// continuation or noise), and each line it touches is parsed and classified in full.
     fn region(&mut self, region: &[u8], events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<()> {
         if let Some(at) = memchr::memchr(0, region) {
             let line = self.line + memchr::memchr_iter(b'\n', &region[..at]).count() as u64 + 1;
             return Err(binary(self.spec, line));
         }
-        let hits: Option<Vec<usize>> = self.rules.prefilter().map(|words| {
-            self.lowercase.clear();
-            self.lowercase.extend_from_slice(region);
-            self.lowercase.make_ascii_lowercase();
-            words.find_iter(&self.lowercase).map(|m| m.start()).collect()
-        });
-        let mut next_hit = 0usize;
-        let mut start = 0usize;
-        let ends = memchr::memchr_iter(b'\n', region).chain((region.last() != Some(&b'\n')).then_some(region.len()));
-        for end in ends {
-            self.line += 1;
-            let text = &region[start..end];
-            let line_start = start;
-            start = end + 1;
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
-            let hit = match &hits {
-                None => true,
-                Some(hits) => {
-                    while hits.get(next_hit).is_some_and(|&h| h < line_start) {
-                        next_hit += 1;
-                    }
-                    hits.get(next_hit).is_some_and(|&h| h < end)
-                }
+        let mut position = 0;
+        while position < region.len() {
+            let Some(hit) = self.rules.candidates().find_at(region, position) else {
+                return self.count_lines(&region[position..]);
             };
-            match time::stamp_shape(text) {
-                Shape::Blank => self.blank += 1,
-                Shape::Absent => self.continuation += 1,
-                Shape::Malformed => {
-                    let reason = match time::leading_stamp(&String::from_utf8_lossy(text)) {
-                        Leading::Malformed(reason) => reason,
-                        _ => "malformed timestamp".to_string(),
-                    };
+            let start = memchr::memrchr(b'\n', &region[position..hit.start()]).map_or(position, |i| position + i + 1);
+            self.count_lines(&region[position..start])?;
+            let end = memchr::memchr(b'\n', &region[start..]).map_or(region.len(), |i| start + i);
+            self.line += 1;
+            self.candidate_line(&region[start..end], events, summary)?;
+            position = end + 1;
+        }
+        Ok(())
+    }
+
+    /// Lines no rule can match: counted as blank, continuation (no leading timestamp) or noise.
+    /// Only the first line that starts like a timestamp is checked in full, for its shape and
+    /// its zone: a log whose zone is undeclared fails on its first entry, matched or not.
+    fn count_lines(&mut self, lines: &[u8]) -> Result<()> {
+        let mut start = 0;
+        while start < lines.len() {
+            let end = memchr::memchr(b'\n', &lines[start..]).map_or(lines.len(), |i| start + i);
+            let text = &lines[start..end];
+            start = end + 1;
+            self.line += 1;
+            match text.first() {
+                None | Some(b'\r') if text.len() <= 1 => self.blank += 1,
+                Some(first) if first.is_ascii_whitespace() => {
+                    if text.iter().all(u8::is_ascii_whitespace) {
+                        self.blank += 1;
+                    } else {
+                        self.continuation += 1;
+                    }
+                }
+                Some(b'0'..=b'9' | b'[') if time::looks_like_date(text.strip_prefix(b"[").unwrap_or(text)) => {
+                    if !self.first_stamp_checked {
+                        self.check_stamp(text)?;
+                    }
+                    self.stamped += 1;
+                    self.noise += 1;
+                }
+                _ => self.continuation += 1,
+            }
+        }
+        Ok(())
+    }
+
+    fn check_stamp(&mut self, text: &[u8]) -> Result<bool> {
+        match time::stamp_shape(text.strip_suffix(b"\r").unwrap_or(text)) {
+            Shape::Malformed => {
+                let reason = match time::leading_stamp(&String::from_utf8_lossy(text)) {
+                    Leading::Malformed(reason) => reason,
+                    _ => "malformed timestamp".to_string(),
+                };
+                Err(Error::input(&self.spec.path, Some(self.line), reason))
+            }
+            Shape::Stamped(has_offset) => {
+                if !has_offset && self.spec.tz.is_none() {
+                    let problem = time::ZoneProblem::Undeclared.explain(&self.spec.tz_fix);
+                    return Err(Error::input(&self.spec.path, Some(self.line), problem));
+                }
+                if !self.first_stamp_checked
+                    && let Leading::Malformed(reason) = time::leading_stamp(&String::from_utf8_lossy(text))
+                {
                     return Err(Error::input(&self.spec.path, Some(self.line), reason));
                 }
-                Shape::Stamped(has_offset) => {
-                    self.stamped += 1;
-                    if !has_offset && self.spec.tz.is_none() {
-                        let problem = time::ZoneProblem::Undeclared.explain(&self.spec.tz_fix);
-                        return Err(Error::input(&self.spec.path, Some(self.line), problem));
-                    }
-                    if !hit || !self.line_that_matters(text, events, summary)? {
-                        self.noise += 1;
-                    }
+                self.first_stamp_checked = true;
+                Ok(true)
+            }
+            Shape::Blank | Shape::Absent => Ok(false),
+        }
+    }
+
+    /// A line the candidate regex touched: a line that matters unless it is not an entry or no
+    /// rule matches its message after all.
+    fn candidate_line(&mut self, text: &[u8], events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<()> {
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        match time::stamp_shape(text) {
+            Shape::Blank => self.blank += 1,
+            Shape::Absent => self.continuation += 1,
+            Shape::Malformed | Shape::Stamped(_) => {
+                self.check_stamp(text)?;
+                self.stamped += 1;
+                if !self.line_that_matters(text, events, summary)? {
+                    self.noise += 1;
                 }
             }
         }
@@ -207,7 +250,7 @@ impl Scan<'_> {
             Leading::Malformed(reason) => return Err(Error::input(&spec.path, Some(line), reason)),
             Leading::Absent => return Ok(false),
         };
-        let found = self.rules.classify(&text[rest..]);
+        let found = self.rules.classify_candidate(&text[rest..]);
         let Some(kind) = found.kind else {
             return Ok(false);
         };
@@ -288,6 +331,29 @@ mod tests {
     fn lines_with_offsets_need_no_declared_zone() {
         let (events, _) = read("2026-10-07T00:33:00Z INFO job active id=7\n", None).unwrap();
         assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00+00:00");
+    }
+
+    #[test]
+    fn the_zone_is_checked_on_the_first_entry_even_when_it_is_noise() {
+        let error = read("2026-10-07 09:33:00 INFO GET /healthz 200\n", None).unwrap_err().to_string();
+        assert!(error.starts_with("server.log:1: timestamp has no UTC offset"), "{error}");
+        let error = read("2026-13-45 09:33:00 INFO GET /healthz 200\n", Some(chrono_tz::UTC)).unwrap_err().to_string();
+        assert!(error.starts_with("server.log:1:"), "{error}");
+    }
+
+    #[test]
+    fn a_candidate_running_past_its_line_does_not_hide_the_next_line() {
+        // `job\s+<token>\s+<verb>` could run from "job" at the end of line 1 into line 2: line 1
+        // is classified (noise), and line 2 is still found and classified on its own.
+        let (events, summary) = read(
+            "2026-10-07 09:33:00.000 INFO next job\n2026-10-07 09:33:01.000 INFO job 7 active queue=q\n",
+            Some(chrono_tz::UTC),
+        )
+        .unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].origin.line, 2);
+        assert_eq!(events[0].job_id.as_deref(), Some("7"));
+        assert_eq!((summary.lines, summary.used, summary.ignored_by_reason["noise"]), (2, 1, 1));
     }
 
     #[test]
