@@ -16,6 +16,10 @@ use crate::model::Severity;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// No progress bars on stderr (they are drawn only when stderr is a terminal anyway).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]

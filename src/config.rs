@@ -15,6 +15,7 @@ use crate::detect::Settings;
 use crate::error::{Error, Result};
 use crate::ingest::{RuleSpec, SourceKind, SourceSpec};
 use crate::model::params::ParamOverrides;
+use crate::progress::Progress;
 use crate::time::parse_zone;
 
 /// The manifest file looked for in a case folder.
@@ -29,6 +30,9 @@ pub struct Config {
     pub settings: Settings,
     pub assumptions: Vec<String>,
     pub format: String,
+    /// Not from the arguments of a case: the binary sets it from `--quiet` and whether stderr is a
+    /// terminal. Hidden when built here.
+    pub progress: Progress,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -240,6 +244,7 @@ impl Config {
             settings: Settings { duplicate_window_s, source_zones },
             assumptions,
             format: args.format.clone(),
+            progress: Progress::hidden(),
         })
     }
 }

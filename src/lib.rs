@@ -11,6 +11,7 @@ pub mod ingest;
 pub mod init;
 pub mod lock_plan;
 pub mod model;
+pub mod progress;
 pub mod render;
 pub mod time;
 
@@ -21,7 +22,7 @@ use model::{LockParams, Report, Timeline};
 
 /// Reads every source of a case and builds the report for `view`.
 pub fn build_report(config: &Config, view: View) -> Result<Report> {
-    let (events, mut inputs) = ingest::read_sources(&config.sources)?;
+    let (events, mut inputs) = ingest::read_sources(&config.sources, &config.progress)?;
     let file_params = match &config.params_path {
         Some(path) => {
             let (overrides, summary) = ingest::bullmq_params::read(path)?;
@@ -76,11 +77,18 @@ fn coverage_gaps(inputs: &[model::InputSummary]) -> Vec<String> {
 
 /// `leasetrace lock`: the lock arithmetic for one job, rendered as `args.format` asks. With a case
 /// (or sources given by flags), its observed runs feed the what-if table and its manifest gives the
-/// zone; without one, only the lock parameters file and flags are read.
-pub fn lock_report(args: &cli::CaseArgs, activated: &str, died: Option<&str>, what_if: &[u64]) -> Result<String> {
+/// zone; without one, only the lock parameters file and flags are read. `progress` is for those
+/// sources.
+pub fn lock_report(
+    args: &cli::CaseArgs,
+    activated: &str,
+    died: Option<&str>,
+    what_if: &[u64],
+    progress: &progress::Progress,
+) -> Result<String> {
     let has_sources = args.case.is_some() || !args.ledger.is_empty() || !args.log.is_empty() || !args.events.is_empty();
     let (params, runs, tz) = if has_sources {
-        let config = Config::build(args)?;
+        let config = Config { progress: progress.clone(), ..Config::build(args)? };
         let report = build_report(&config, View::Timeline)?;
         let context = detect::Context::new(&report.timeline, &report.params, &config.settings);
         let runs: Vec<f64> = detect::lock_headroom::runs(&context).iter().map(|r| r.seconds).collect();

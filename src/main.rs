@@ -11,6 +11,7 @@ use leasetrace::cli::{Cli, Command};
 use leasetrace::config::Config;
 use leasetrace::error::Error;
 use leasetrace::model::report::View;
+use leasetrace::progress::Progress;
 use leasetrace::{build_report, detect, render};
 
 fn main() -> ExitCode {
@@ -31,13 +32,14 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> Result<u8, Error> {
+    let progress = Progress::on_stderr(cli.quiet);
     let (args, view) = match &cli.command {
         Command::Timeline(args) => (args, View::Timeline),
         Command::Analyze(args) => (args, View::Analyze),
         Command::Check { case, fail_on } => (case, View::Check(*fail_on)),
         Command::Explain { code } => return explain(code.as_deref()),
         Command::Lock { case, activated_at, died_at, what_if } => {
-            let text = leasetrace::lock_report(case, activated_at, died_at.as_deref(), what_if)?;
+            let text = leasetrace::lock_report(case, activated_at, died_at.as_deref(), what_if, &progress)?;
             let mut out = io::stdout().lock();
             let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
             return Ok(0);
@@ -49,7 +51,7 @@ fn run(cli: &Cli) -> Result<u8, Error> {
             return Ok(0);
         }
     };
-    let config = Config::build(args)?;
+    let config = Config { progress, ..Config::build(args)? };
     let report = build_report(&config, view)?;
     let mut out = io::stdout().lock();
     let written = render::find(&config.format)

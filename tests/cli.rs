@@ -323,6 +323,37 @@ fn the_same_input_gives_byte_identical_reports() {
     assert_eq!(first, second);
 }
 
+#[test]
+fn no_progress_output_when_stderr_is_not_a_terminal_or_with_quiet() {
+    // Under `cargo test` stderr is a pipe: no bar, with or without --quiet, and the report is
+    // the same bytes in every case, whether -q comes before or after the subcommand.
+    let plain = leasetrace(&["analyze", INCIDENT]).run();
+    let quiet = leasetrace(&["analyze", INCIDENT, "--quiet"]).run();
+    let short_first = leasetrace(&["-q", "analyze", INCIDENT]).run();
+    for run in [&plain, &quiet, &short_first] {
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(run.stderr, "", "stderr carries no progress output");
+    }
+    assert_eq!(quiet.stdout, plain.stdout);
+    assert_eq!(short_first.stdout, plain.stdout);
+    // A gzip source and stdin (the spinner's case) are just as silent.
+    let log = std::fs::read(format!("{}/{INCIDENT}/server.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let gz: PathBuf = dir.path().join("server.log.gz");
+    let mut encoder = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
+    encoder.write_all(&log).unwrap();
+    encoder.finish().unwrap();
+    let ledger = std::fs::read(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let args = ["timeline", "--ledger", "-", "--log", gz.to_str().unwrap(), "--log-tz", "Asia/Seoul"];
+    let piped = leasetrace(&args).stdin(&ledger).run();
+    let piped_quiet = leasetrace(&[&args[..], &["--quiet"]].concat()).stdin(&ledger).run();
+    for run in [&piped, &piped_quiet] {
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(run.stderr, "");
+    }
+    assert_eq!(piped_quiet.stdout, piped.stdout);
+}
+
 // ---------------------------------------------------------------- bad input
 
 fn case_with(files: &[(&str, &[u8])], manifest: &str) -> tempfile::TempDir {

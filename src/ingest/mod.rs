@@ -28,6 +28,7 @@ use chrono_tz::Tz;
 
 use crate::error::{Error, Result};
 use crate::model::{Event, InputSummary};
+use crate::progress::{Progress, SourceBar};
 
 /// What a source is evidence of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,19 +156,34 @@ pub static FORMATS: &[&dyn EventFormat] = &[
 
 /// Opens a source: a file or `-` for standard input, gzip-compressed or not (by content).
 pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
-    let raw: Box<dyn Read + Send> = if path == Path::new("-") {
-        Box::new(std::io::stdin())
+    open_counted(path, &Progress::hidden()).map(|(input, _)| input)
+}
+
+/// As `open`, with a progress bar for the source when `progress` shows any. The bar goes when the
+/// returned `SourceBar` is dropped, so the caller keeps it for as long as it reads.
+pub fn open_counted(path: &Path, progress: &Progress) -> Result<(Box<dyn BufRead + Send>, Option<SourceBar>)> {
+    let (raw, bar): (Box<dyn Read + Send>, _) = if path == Path::new("-") {
+        (Box::new(std::io::stdin()), progress.source("stdin", None))
     } else {
-        Box::new(File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?)
+        let file = File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        // A FIFO or a device has no meaningful length: it gets a spinner, like stdin.
+        let size = file.metadata().ok().filter(std::fs::Metadata::is_file).map(|m| m.len());
+        (Box::new(file), progress.source(&path.display().to_string(), size))
+    };
+    // Counted before the gzip decoder, so that a compressed file's bar ends at its size on disk.
+    let raw: Box<dyn Read + Send> = match &bar {
+        Some(bar) => Box::new(bar.count(raw)),
+        None => raw,
     };
     let mut reader = BufReader::with_capacity(1 << 16, raw);
     let magic = reader.fill_buf().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-    if magic.starts_with(&[0x1f, 0x8b]) {
+    let input: Box<dyn BufRead + Send> = if magic.starts_with(&[0x1f, 0x8b]) {
         let decoder = flate2::bufread::MultiGzDecoder::new(reader);
-        Ok(Box::new(BufReader::with_capacity(1 << 16, decoder)))
+        Box::new(BufReader::with_capacity(1 << 16, decoder))
     } else {
-        Ok(Box::new(reader))
-    }
+        Box::new(reader)
+    };
+    Ok((input, bar))
 }
 
 /// Picks the parser for a source: the declared format, else the file ending, else the content.
@@ -210,14 +226,17 @@ pub fn choose_format(spec: &SourceSpec, first_line: &str) -> Result<&'static dyn
     ))
 }
 
-/// Reads every event source of a case, in order.
-pub fn read_sources(specs: &[SourceSpec]) -> Result<(Vec<Event>, Vec<InputSummary>)> {
+/// Reads every event source of a case, in order, each with its own bar when `progress` shows any.
+pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Event>, Vec<InputSummary>)> {
     // Sources are independent until the timeline merges them: each is read on its own thread, and
     // the results are combined in source order, so the output does not depend on which finished
     // first (and the first failing source, in order, is the error reported).
     let results: Vec<Result<(Vec<Event>, InputSummary)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> =
-            specs.iter().enumerate().map(|(index, spec)| scope.spawn(move || read_source(index, spec))).collect();
+        let handles: Vec<_> = specs
+            .iter()
+            .enumerate()
+            .map(|(index, spec)| scope.spawn(move || read_source(index, spec, progress)))
+            .collect();
         handles
             .into_iter()
             .map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
@@ -233,8 +252,9 @@ pub fn read_sources(specs: &[SourceSpec]) -> Result<(Vec<Event>, Vec<InputSummar
     Ok((events, summaries))
 }
 
-fn read_source(index: usize, spec: &SourceSpec) -> Result<(Vec<Event>, InputSummary)> {
-    let mut input = open(&spec.path)?;
+fn read_source(index: usize, spec: &SourceSpec, progress: &Progress) -> Result<(Vec<Event>, InputSummary)> {
+    // `_bar` lives to the end of the function: its bar is cleared when this source is done.
+    let (mut input, _bar) = open_counted(&spec.path, progress)?;
     let first_line = peek_first_line(&mut input, &spec.path)?;
     let format = choose_format(spec, &first_line)?;
     let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
