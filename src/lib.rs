@@ -51,7 +51,18 @@ pub fn build_report(config: &Config, view: View) -> Result<Report> {
             assumptions.push(format!("{name} = {value}{unit}: {}", origin.describe()));
         }
     }
-    Ok(Report { view, display_tz: config.display_tz, inputs, params, assumptions, timeline, findings })
+    let mut report = Report {
+        view,
+        display_tz: config.display_tz,
+        inputs,
+        params,
+        assumptions,
+        timeline,
+        findings,
+        read_back: std::collections::HashMap::new(),
+    };
+    report.read_back = ingest::read_back::read_back(&config.sources, &report.timeline, &report.shown_events())?;
+    Ok(report)
 }
 
 /// BullMQ trims its events stream (about 10,000 entries by default): when the stream starts after

@@ -222,7 +222,7 @@ mod tests {
 
     fn event(source: usize, channel: Channel, when: &str, kind: EventKind, job: &str) -> Event {
         let path = if source == 0 { "ledger.csv" } else { "server.log" };
-        let origin = Origin { channel, source, path: path.into(), line: 1, raw: String::new() };
+        let origin = Origin { channel, source, path: path.into(), line: 1, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
         event.job_id = Some(job.into());
         event

@@ -240,17 +240,17 @@ mod tests {
                     source: 0,
                     path: "ledger.csv".into(),
                     line: n as u64 + 2,
-                    raw: String::new(),
+                    raw: crate::model::Raw::default(),
                 };
                 let at = DateTime::parse_from_rfc3339(r.at).unwrap().with_timezone(&Utc);
                 let mut event = Event::new(at, EventKind::EffectPosted, origin);
-                event.job_id = r.job.map(str::to_string);
-                event.run_id = r.run.map(str::to_string);
-                event.item = r.item.map(str::to_string);
-                event.key = r.key.map(str::to_string);
-                event.payload_hash = r.hash.map(str::to_string);
+                event.job_id = r.job.map(crate::model::Text::from);
+                event.run_id = r.run.map(crate::model::Text::from);
+                event.item = r.item.map(crate::model::Text::from);
+                event.key = r.key.map(crate::model::Text::from);
+                event.payload_hash = r.hash.map(crate::model::Text::from);
                 event.accepted = r.accepted;
-                event.detail = r.detail.map(str::to_string);
+                event.detail = r.detail.map(crate::model::Text::from);
                 event
             })
             .collect();

@@ -79,8 +79,8 @@ fn duplicate(context: &Context, item: &str, earlier: (EventId, &Round), later: (
     let severity = if both_posted { Severity::Error } else { Severity::Warning };
     let mut finding = Finding::new("duplicate-selection", severity, b.at);
     finding.metric("item", Value::Text(item.to_string()));
-    finding.metric("run_a", Value::Text(earlier.1.run_id.clone()));
-    finding.metric("run_b", Value::Text(later.1.run_id.clone()));
+    finding.metric("run_a", Value::Text(earlier.1.run_id.to_string()));
+    finding.metric("run_b", Value::Text(later.1.run_id.to_string()));
     finding.metric("selected_a_at", Value::Time(a.at));
     finding.metric("selected_b_at", Value::Time(b.at));
     finding.metric("delta_s", Value::Seconds(seconds_between(a.at, b.at)));
@@ -121,11 +121,11 @@ mod tests {
             source: 0,
             path: "ledger.csv".into(),
             line,
-            raw: String::new(),
+            raw: crate::model::Raw::default(),
         };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
-        event.run_id = Some(run.to_string());
-        event.item = item.map(str::to_string);
+        event.run_id = Some(crate::model::Text::from(run));
+        event.item = item.map(crate::model::Text::from);
         event
     }
 

@@ -72,7 +72,7 @@ fn takeover(
     let mut finding = Finding::new("early-takeover", Severity::Error, claim.at);
     finding.metric("job_id", Value::Text(job_id.to_string()));
     if let Some(owner) = &holder.worker {
-        finding.metric("previous_owner", Value::Text(owner.clone()));
+        finding.metric("previous_owner", Value::Text(owner.to_string()));
     }
     if let Some(generation) = holder.generation {
         finding.metric("previous_generation", Value::Count(generation));
@@ -80,7 +80,7 @@ fn takeover(
     finding.metric("previous_lease_until", Value::Time(until));
     finding.metric("previous_lease_set_at", Value::Time(timeline.get(previous.set_by).at));
     if let Some(owner) = &claim.worker {
-        finding.metric("new_owner", Value::Text(owner.clone()));
+        finding.metric("new_owner", Value::Text(owner.to_string()));
     }
     if let Some(generation) = claim.generation {
         finding.metric("new_generation", Value::Count(generation));

@@ -239,9 +239,9 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: &str, writes: &[(
     };
     let mut finding = Finding::new(kind.code, severity, write.at);
     finding.metric("job_id", Value::Text(job_id.to_string()));
-    let owner = write.worker.clone();
+    let owner = write.worker;
     if let Some(owner) = &owner {
-        finding.metric("owner", Value::Text(owner.clone()));
+        finding.metric("owner", Value::Text(owner.to_string()));
     }
     if let Some(generation) = write.generation {
         finding.metric("generation", Value::Count(generation));
@@ -249,10 +249,9 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: &str, writes: &[(
     if let Some(current) = judgement.current_generation {
         finding.metric("current_generation", Value::Count(current));
     }
-    let current_owner =
-        judgement.current.filter(|_| judgement.superseded).and_then(|id| timeline.get(id).worker.clone());
+    let current_owner = judgement.current.filter(|_| judgement.superseded).and_then(|id| timeline.get(id).worker);
     if let Some(current_owner) = &current_owner {
-        finding.metric("current_owner", Value::Text(current_owner.clone()));
+        finding.metric("current_owner", Value::Text(current_owner.to_string()));
     }
     let until = judgement.own.as_ref().and_then(|g| g.until);
     if let Some(until) = until {
@@ -356,7 +355,7 @@ fn note_current_owner(
     };
     let timeline = context.timeline;
     let holder = timeline.get(current);
-    let job_events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+    let job_events = context.events_of_job(job_id);
     let own_write = job_events.iter().copied().find(|&id| {
         let event = timeline.get(id);
         id > current
@@ -388,14 +387,14 @@ fn bullmq_finding(context: &Context, kind: &WriteKind, job_id: &str, refusals: &
     let mut finding = Finding::new(kind.code, Severity::Info, first.at);
     finding.metric("job_id", Value::Text(job_id.to_string()));
     if let Some(owner) = &first.worker {
-        finding.metric("owner", Value::Text(owner.clone()));
+        finding.metric("owner", Value::Text(owner.to_string()));
     }
     finding.metric("written_at", Value::Time(first.at));
     finding.metric("accepted", Value::Flag(false));
     let renewal = first.kind == EventKind::Error;
-    let command = if renewal { Some("extendLock".to_string()) } else { first.detail.clone() };
+    let command = if renewal { Some("extendLock".into()) } else { first.detail };
     if let Some(command) = &command {
-        finding.metric("command", Value::Text(command.clone()));
+        finding.metric("command", Value::Text(command.to_string()));
     }
     finding.metric("stale_because", Value::Text("lock lost".to_string()));
     finding.metric("rejected_count", Value::Count(refusals.len() as u64));
@@ -437,11 +436,16 @@ pub(crate) mod tests {
         until: Option<f64>,
         accepted: Option<bool>,
     ) -> Event {
-        let origin =
-            Origin { channel: Channel::Ledger, source: 0, path: "ledger.csv".into(), line, raw: String::new() };
+        let origin = Origin {
+            channel: Channel::Ledger,
+            source: 0,
+            path: "ledger.csv".into(),
+            line,
+            raw: crate::model::Raw::default(),
+        };
         let mut event = Event::new(t(at), kind, origin);
         event.job_id = Some("job-1".into());
-        event.worker = Some(worker.to_string());
+        event.worker = Some(crate::model::Text::from(worker));
         event.generation = generation;
         event.lease_until = until.map(t);
         event.accepted = accepted;
@@ -460,7 +464,7 @@ pub(crate) mod tests {
         let params = LockParams::default();
         let settings = Settings::default();
         let context = Context::new(&timeline, &params, &settings);
-        Judgement::of(&context, &context.job_events["job-1"], row)
+        Judgement::of(&context, context.events_of_job("job-1"), row)
     }
 
     #[test]
@@ -494,7 +498,7 @@ pub(crate) mod tests {
         let params = LockParams::default();
         let settings = Settings::default();
         let context = Context::new(&timeline, &params, &settings);
-        let grant = Grant::as_of(&context, &context.job_events["job-1"], 0, 4);
+        let grant = Grant::as_of(&context, context.events_of_job("job-1"), 0, 4);
         assert_eq!((grant.set_by, grant.until), (1, Some(t(17.0))), "the refused heartbeat does not count");
         assert_eq!(grant.released_by, Some(3));
     }

@@ -38,12 +38,12 @@ pub fn runs(context: &Context) -> Vec<Run> {
     let timeline = context.timeline;
     let mut out = Vec::new();
     for (job_id, attempts) in &context.attempts {
-        let events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+        let events = context.events_of_job(job_id);
         let group = events
             .iter()
-            .find_map(|&id| timeline.get(id).job_name.clone())
-            .or_else(|| events.iter().find_map(|&id| timeline.get(id).queue.clone()))
-            .unwrap_or_else(|| "(unnamed)".to_string());
+            .find_map(|&id| timeline.get(id).job_name)
+            .or_else(|| events.iter().find_map(|&id| timeline.get(id).queue))
+            .map_or_else(|| "(unnamed)".to_string(), |name| name.to_string());
         for (index, attempt) in attempts.iter().enumerate() {
             let start: DateTime<Utc> = timeline.get(attempt.activated).at;
             let next = attempts.get(index + 1).map(|a| timeline.get(a.activated).at);
@@ -64,7 +64,7 @@ pub fn runs(context: &Context) -> Vec<Run> {
                 ends.iter().copied().find(|&id| timeline.get(id).origin.channel == channel).or(ends.first().copied());
             if let Some(end) = end {
                 out.push(Run {
-                    job_id: job_id.clone(),
+                    job_id: job_id.to_string(),
                     group: group.clone(),
                     started: attempt.activated,
                     ended: end,
@@ -160,7 +160,13 @@ mod tests {
     use crate::model::{Event, LockParams, Origin, Timeline};
 
     fn event(line: u64, when: &str, kind: EventKind, job: &str) -> Event {
-        let origin = Origin { channel: Channel::Log, source: 0, path: "server.log".into(), line, raw: String::new() };
+        let origin = Origin {
+            channel: Channel::Log,
+            source: 0,
+            path: "server.log".into(),
+            line,
+            raw: crate::model::Raw::default(),
+        };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
         event.job_id = Some(job.into());
         event.job_name = Some("sweep".into());

@@ -24,11 +24,11 @@ pub mod stuck_running;
 pub mod sweep_overlap;
 pub mod unlogged_stall;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::model::rounds::{self, Attempt, Round};
 use crate::model::timeline::EventId;
-use crate::model::{Channel, EventKind, Finding, LockParams, Timeline};
+use crate::model::{Channel, EventKind, Finding, LockParams, Text, Timeline};
 
 /// Settings that shape detection, validated before analysis starts.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -47,9 +47,9 @@ pub struct Context<'a> {
     pub params: &'a LockParams,
     pub settings: &'a Settings,
     pub rounds: Vec<Round>,
-    pub attempts: BTreeMap<String, Vec<Attempt>>,
+    pub attempts: BTreeMap<Text, Vec<Attempt>>,
     /// Every event that names a job, by job id, in time order.
-    pub job_events: BTreeMap<String, Vec<EventId>>,
+    pub job_events: HashMap<Text, Vec<EventId>>,
     /// The first entry of BullMQ's events stream, when one was read: the stream is trimmed, so
     /// it cannot speak for anything earlier.
     pub stream_from: Option<chrono::DateTime<chrono::Utc>>,
@@ -57,10 +57,10 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     pub fn new(timeline: &'a Timeline, params: &'a LockParams, settings: &'a Settings) -> Self {
-        let mut job_events: BTreeMap<String, Vec<EventId>> = BTreeMap::new();
+        let mut job_events: HashMap<Text, Vec<EventId>> = HashMap::new();
         for (id, event) in timeline.ids() {
-            if let Some(job_id) = &event.job_id {
-                job_events.entry(job_id.clone()).or_default().push(id);
+            if let Some(job_id) = event.job_id {
+                job_events.entry(job_id).or_default().push(id);
             }
         }
         Context {
@@ -81,6 +81,16 @@ impl<'a> Context<'a> {
 }
 
 impl Context<'_> {
+    /// The events that name `job_id`, in time order (none: empty).
+    pub fn events_of_job(&self, job_id: &str) -> &[EventId] {
+        ustr::existing_ustr(job_id).and_then(|job| self.job_events.get(&job)).map_or(&[], Vec::as_slice)
+    }
+
+    /// The job's activations from its best channel (see `rounds::attempts`), in time order.
+    pub fn attempts_of_job(&self, job_id: &str) -> &[Attempt] {
+        ustr::existing_ustr(job_id).and_then(|job| self.attempts.get(&job)).map_or(&[], Vec::as_slice)
+    }
+
     /// Consecutive activations of one job with no completion or failure between them: the second
     /// is a recovery of the first (a stalled rerun), not a retry or a repeat. A ledger
     /// `round-failed` does not end a job: the application marking its run failed does not release

@@ -138,17 +138,13 @@ pub fn classify(reason: &str) -> CauseClass {
 
 /// Whether the job left any record outside the ledger: then BullMQ ran it.
 fn seen_by_queue(context: &Context, job_id: &str) -> bool {
-    context
-        .job_events
-        .get(job_id)
+    Some(context.events_of_job(job_id))
         .is_some_and(|ids| ids.iter().any(|&id| context.timeline.get(id).origin.channel != Channel::Ledger))
 }
 
 /// Whether the job has lease rows (claims): then its attempts are its accepted claims.
 pub fn is_lease_job(context: &Context, job_id: &str) -> bool {
-    context
-        .job_events
-        .get(job_id)
+    Some(context.events_of_job(job_id))
         .is_some_and(|ids| ids.iter().any(|&id| context.timeline.get(id).kind == EventKind::LeaseClaimed))
 }
 
@@ -156,7 +152,8 @@ pub fn is_lease_job(context: &Context, job_id: &str) -> bool {
 /// counts as accepted) for a lease job, else its activations from the best channel.
 pub fn starts(context: &Context, job_id: &str) -> Vec<EventId> {
     if is_lease_job(context, job_id) {
-        return context.job_events[job_id]
+        return context
+            .events_of_job(job_id)
             .iter()
             .copied()
             .filter(|&id| {
@@ -165,16 +162,14 @@ pub fn starts(context: &Context, job_id: &str) -> Vec<EventId> {
             })
             .collect();
     }
-    context.attempts.get(job_id).map(|attempts| attempts.iter().map(|a| a.activated).collect()).unwrap_or_default()
+    context.attempts_of_job(job_id).iter().map(|a| a.activated).collect()
 }
 
 /// The job's failures, in time order, from one channel: for a job BullMQ saw, its `job-failed`
 /// records from the most direct channel that has any (events stream, log, ledger, job hash);
 /// otherwise the ledger's failed-attempt rows.
 pub fn failures(context: &Context, job_id: &str) -> Vec<EventId> {
-    let Some(ids) = context.job_events.get(job_id) else {
-        return Vec::new();
-    };
+    let ids = context.events_of_job(job_id);
     let timeline = context.timeline;
     if seen_by_queue(context, job_id) {
         let failed: Vec<EventId> =
@@ -194,7 +189,7 @@ pub fn failures(context: &Context, job_id: &str) -> Vec<EventId> {
 /// Whether BullMQ recorded a stall of the job in `(from, to]`: a re-activation after it is a
 /// recovery, not a retry.
 pub fn stalled_between(context: &Context, job_id: &str, from: DateTime<Utc>, to: DateTime<Utc>) -> bool {
-    context.job_events.get(job_id).is_some_and(|ids| {
+    Some(context.events_of_job(job_id)).is_some_and(|ids| {
         ids.iter().any(|&id| {
             let event = context.timeline.get(id);
             event.kind == EventKind::JobStalled && from < event.at && event.at <= to
@@ -216,11 +211,11 @@ pub fn reason(event: &Event) -> String {
 
 /// The job's name and queue, from any record of it.
 pub fn name_and_queue(context: &Context, job_id: &str) -> (Option<String>, Option<String>) {
-    let ids = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+    let ids = context.events_of_job(job_id);
     let timeline = context.timeline;
     (
-        ids.iter().find_map(|&id| timeline.get(id).job_name.clone()),
-        ids.iter().find_map(|&id| timeline.get(id).queue.clone()),
+        ids.iter().find_map(|&id| timeline.get(id).job_name.map(|n| n.to_string())),
+        ids.iter().find_map(|&id| timeline.get(id).queue.map(|q| q.to_string())),
     )
 }
 

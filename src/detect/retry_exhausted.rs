@@ -196,7 +196,7 @@ fn attempts(
     lease_job: bool,
 ) -> Vec<Ran> {
     let timeline = context.timeline;
-    let events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+    let events = context.events_of_job(job_id);
     let mut used = vec![false; failures.len()];
     let mut ran = Vec::new();
     for (index, &start) in starts.iter().enumerate() {
@@ -273,13 +273,18 @@ mod tests {
     }
 
     fn row(line: u64, when: &str, kind: EventKind, worker: &str, attempt: Option<u64>, detail: Option<&str>) -> Event {
-        let origin =
-            Origin { channel: Channel::Ledger, source: 0, path: "ledger.csv".into(), line, raw: String::new() };
+        let origin = Origin {
+            channel: Channel::Ledger,
+            source: 0,
+            path: "ledger.csv".into(),
+            line,
+            raw: crate::model::Raw::default(),
+        };
         let mut event = Event::new(at(when), kind, origin);
         event.job_id = Some("job-9".into());
-        event.worker = Some(worker.to_string());
+        event.worker = Some(crate::model::Text::from(worker));
         event.attempt = attempt;
-        event.detail = detail.map(str::to_string);
+        event.detail = detail.map(crate::model::Text::from);
         if kind == EventKind::LeaseClaimed {
             event.accepted = Some(true);
             event.lease_until = Some(at(when) + chrono::Duration::seconds(10));
@@ -349,11 +354,11 @@ mod tests {
                 source: 1,
                 path: "events.json".into(),
                 line,
-                raw: String::new(),
+                raw: crate::model::Raw::default(),
             };
             let mut event = Event::new(at(when), kind, origin);
             event.job_id = Some("7".into());
-            event.detail = Some(detail.to_string());
+            event.detail = Some(crate::model::Text::from(detail));
             event
         };
         let found = detect(vec![

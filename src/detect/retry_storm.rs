@@ -45,7 +45,7 @@ impl Detector for RetryStorm {
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
-        let mut jobs: Vec<&str> = context.job_events.keys().map(String::as_str).collect();
+        let mut jobs: Vec<&str> = context.job_events.keys().map(ustr::Ustr::as_str).collect();
         jobs.sort_unstable();
         let mut findings = Vec::new();
         for job_id in jobs {
@@ -223,8 +223,8 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
                 by_channel.entry(event.origin.channel).or_default().push(Retry {
                     id,
                     at: event.at,
-                    worker: worker.clone(),
-                    job_id: job_id.clone(),
+                    worker: worker.to_string(),
+                    job_id: job_id.to_string(),
                 });
             }
         }
@@ -295,12 +295,17 @@ mod tests {
     }
 
     fn row(when: &str, kind: EventKind, job: &str, worker: &str, detail: Option<&str>) -> Event {
-        let origin =
-            Origin { channel: Channel::Ledger, source: 0, path: "ledger.csv".into(), line: 0, raw: String::new() };
+        let origin = Origin {
+            channel: Channel::Ledger,
+            source: 0,
+            path: "ledger.csv".into(),
+            line: 0,
+            raw: crate::model::Raw::default(),
+        };
         let mut event = Event::new(at(when), kind, origin);
-        event.job_id = Some(job.to_string());
-        event.worker = Some(worker.to_string());
-        event.detail = detail.map(str::to_string);
+        event.job_id = Some(crate::model::Text::from(job));
+        event.worker = Some(crate::model::Text::from(worker));
+        event.detail = detail.map(crate::model::Text::from);
         if kind == EventKind::LeaseClaimed {
             event.accepted = Some(true);
         }
@@ -401,7 +406,7 @@ mod tests {
                 source: 1,
                 path: "e.json".into(),
                 line: 0,
-                raw: String::new(),
+                raw: crate::model::Raw::default(),
             };
             let mut event = Event::new(at(when), kind, origin);
             event.job_id = Some("1".into());

@@ -86,7 +86,7 @@ fn finding(context: &Context, job_id: &str, failures: &[EventId]) -> Finding {
         })
         .expect("a finding has at least one failure");
     let failed = timeline.get(primary);
-    let job_events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+    let job_events = context.events_of_job(job_id);
     let stalls: Vec<EventId> = job_events
         .iter()
         .copied()
@@ -116,17 +116,17 @@ fn finding(context: &Context, job_id: &str, failures: &[EventId]) -> Finding {
     let mut finding = Finding::new("stalled-limit-exceeded", Severity::Error, failed.at);
     finding.metric("job_id", Value::Text(job_id.to_string()));
     // The stream's `failed` entry carries no name: any record of the job may.
-    let known = |pick: fn(&crate::model::Event) -> Option<&String>| {
-        pick(failed).or_else(|| job_events.iter().find_map(|&id| pick(timeline.get(id)))).cloned()
+    let known = |pick: fn(&crate::model::Event) -> Option<crate::model::Text>| {
+        pick(failed).or_else(|| job_events.iter().find_map(|&id| pick(timeline.get(id))))
     };
-    if let Some(name) = known(|e| e.job_name.as_ref()) {
-        finding.metric("job_name", Value::Text(name));
+    if let Some(name) = known(|e| e.job_name) {
+        finding.metric("job_name", Value::Text(name.to_string()));
     }
-    if let Some(queue) = known(|e| e.queue.as_ref()) {
-        finding.metric("queue", Value::Text(queue));
+    if let Some(queue) = known(|e| e.queue) {
+        finding.metric("queue", Value::Text(queue.to_string()));
     }
     finding.metric("failed_at", Value::Time(failed.at));
-    finding.metric("reason", Value::Text(failed.detail.clone().unwrap_or_default()));
+    finding.metric("reason", Value::Text(failed.detail.map(|d| d.to_string()).unwrap_or_default()));
     finding.metric("stalls_seen", Value::Count(stalls_counted as u64));
     finding.metric("max_stalled_count", Value::Count(params.max_stalled_count));
     if let Some(id) = last_activation {
@@ -172,10 +172,10 @@ mod tests {
     use chrono::{DateTime, Utc};
 
     fn event(channel: Channel, line: u64, when: &str, kind: EventKind, detail: Option<&str>) -> Event {
-        let origin = Origin { channel, source: 0, path: "events.json".into(), line, raw: String::new() };
+        let origin = Origin { channel, source: 0, path: "events.json".into(), line, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
         event.job_id = Some("42".into());
-        event.detail = detail.map(str::to_string);
+        event.detail = detail.map(crate::model::Text::from);
         event
     }
 

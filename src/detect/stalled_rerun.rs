@@ -123,7 +123,7 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
     let activation = timeline.get(first);
     let rerun = timeline.get(second);
     let (activated_at, rerun_at) = (activation.at, rerun.at);
-    let job_events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+    let job_events = context.events_of_job(job_id);
 
     // A completion or failure between the activations makes the second one a retry or a repeat,
     // not a recovery. A ledger `round-failed` does not count: the application marking its run
@@ -159,11 +159,11 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
 
     let mut finding = Finding::new("stalled-rerun", Severity::Warning, rerun_at);
     finding.metric("job_id", Value::Text(job_id.to_string()));
-    if let Some(name) = activation.job_name.clone().or_else(|| rerun.job_name.clone()) {
-        finding.metric("job_name", Value::Text(name));
+    if let Some(name) = activation.job_name.or(rerun.job_name) {
+        finding.metric("job_name", Value::Text(name.to_string()));
     }
-    if let Some(queue) = activation.queue.clone().or_else(|| rerun.queue.clone()) {
-        finding.metric("queue", Value::Text(queue));
+    if let Some(queue) = activation.queue.or(rerun.queue) {
+        finding.metric("queue", Value::Text(queue.to_string()));
     }
     finding.metric("activated_at", Value::Time(activated_at));
     finding.evidence.push(first);
@@ -412,14 +412,14 @@ fn lost_lock_cause(
     let timeline = context.timeline;
     let activation = timeline.get(first);
     let rerun_at = timeline.get(second).at;
-    let job_events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
-    let worker = activation.worker.clone().or_else(|| {
+    let job_events = context.events_of_job(job_id);
+    let worker = activation.worker.or_else(|| {
         job_events.iter().find_map(|&id| {
             let event = timeline.get(id);
             let same_activation = event.kind == EventKind::JobActive
                 && seconds_between(activation.at, event.at).abs() <= 1.0
                 && event.at < rerun_at;
-            event.worker.clone().filter(|_| same_activation)
+            event.worker.filter(|_| same_activation)
         })
     });
     let reused = worker.as_deref().is_some_and(|w| {
@@ -471,7 +471,7 @@ fn attach_rounds(
     });
     let again = of_job.clone().find(|r| r.start_at(timeline) >= rerun_at);
     if let Some(round) = lost {
-        finding.metric("run_id", Value::Text(round.run_id.clone()));
+        finding.metric("run_id", Value::Text(round.run_id.to_string()));
         finding.evidence.extend(round.started);
         finding.evidence.extend(round.ended);
         if let Some(ended) = round.ended {
@@ -482,7 +482,7 @@ fn attach_rounds(
         }
     }
     if let Some(round) = again {
-        finding.metric("rerun_run_id", Value::Text(round.run_id.clone()));
+        finding.metric("rerun_run_id", Value::Text(round.run_id.to_string()));
         finding.evidence.extend(round.started);
     }
     finding.evidence.sort_unstable();
@@ -506,10 +506,10 @@ mod tests {
             source: 0,
             path: "server.log".into(),
             line,
-            raw: String::new(),
+            raw: crate::model::Raw::default(),
         };
         let mut event = Event::new(at(when), kind, origin);
-        event.job_id = job.map(str::to_string);
+        event.job_id = job.map(crate::model::Text::from);
         event
     }
 
@@ -600,7 +600,7 @@ mod tests {
         let in_stream = |line, when, kind, detail: Option<&str>| {
             let mut e = event(line, when, kind, Some("j"));
             e.origin.channel = Channel::EventsStream;
-            e.detail = detail.map(str::to_string);
+            e.detail = detail.map(crate::model::Text::from);
             e
         };
         let findings = run(
@@ -624,7 +624,7 @@ mod tests {
     }
 
     fn by(mut event: Event, worker: &str) -> Event {
-        event.worker = Some(worker.to_string());
+        event.worker = Some(crate::model::Text::from(worker));
         event
     }
 

@@ -30,7 +30,7 @@ struct Running {
     label: String,
     what: &'static str,
     since: EventId,
-    owner: Option<String>,
+    owner: Option<crate::model::Text>,
     /// When its lease or lock ran out, if the evidence says; with the formula.
     expiry: Option<(DateTime<Utc>, &'static str)>,
     evidence: Vec<EventId>,
@@ -71,7 +71,7 @@ impl Detector for StuckRunning {
 /// of that claim and the owner's accepted extensions.
 fn lease_job(context: &Context, job_id: &str) -> Option<Running> {
     let timeline = context.timeline;
-    let ids = &context.job_events[job_id];
+    let ids = &context.events_of_job(job_id);
     let claim = ids.iter().copied().rfind(|&id| {
         let event = timeline.get(id);
         event.kind == EventKind::LeaseClaimed && event.accepted != Some(false)
@@ -111,7 +111,7 @@ fn lease_job(context: &Context, job_id: &str) -> Option<Running> {
         label: job_id.to_string(),
         what: "lease",
         since: claim,
-        owner: claimed.worker.clone(),
+        owner: claimed.worker,
         expiry: until.map(|at| (at, "lease_until")),
         evidence,
     })
@@ -164,12 +164,12 @@ fn alive_after(context: &Context, owner: Option<&str>, restart: EventId) -> bool
 /// failure, stall, move to wait or delay, removal, or ledger end row.
 fn queue_job(context: &Context, job_id: &str) -> Option<Running> {
     let timeline = context.timeline;
-    let activation = context.attempts.get(job_id)?.last()?.activated;
+    let activation = context.attempts_of_job(job_id).last()?.activated;
     let active = timeline.get(activation);
     if active.origin.channel == Channel::Ledger {
         return None;
     }
-    let ended = context.job_events[job_id].iter().any(|&id| {
+    let ended = context.events_of_job(job_id).iter().any(|&id| {
         let event = timeline.get(id);
         let finished = matches!(
             event.kind,
@@ -187,11 +187,11 @@ fn queue_job(context: &Context, job_id: &str) -> Option<Running> {
         return None;
     }
     // The same activation as another channel saw it may name the worker (a log line's pid).
-    let owner = active.worker.clone().or_else(|| {
-        context.job_events[job_id].iter().find_map(|&id| {
+    let owner = active.worker.or_else(|| {
+        context.events_of_job(job_id).iter().find_map(|&id| {
             let event = timeline.get(id);
             let same = event.kind == EventKind::JobActive && seconds_between(active.at, event.at).abs() <= 1.0;
-            event.worker.clone().filter(|_| same)
+            event.worker.filter(|_| same)
         })
     });
     let restart = restart_after(context, active.at, active).filter(|&id| !alive_after(context, owner.as_deref(), id));
@@ -235,10 +235,10 @@ fn rounds(context: &Context) -> Vec<Running> {
         let mut evidence = vec![started];
         evidence.extend(restart);
         found.push(Running {
-            label: round.run_id.clone(),
+            label: round.run_id.to_string(),
             what: "round",
             since: started,
-            owner: start.worker.clone(),
+            owner: start.worker,
             expiry: restart.map(|id| lock_expiry(context, start.at, timeline.get(id))),
             evidence,
         });
@@ -317,10 +317,10 @@ mod tests {
     }
 
     fn event(channel: Channel, when: &str, kind: EventKind, job: Option<&str>, worker: &str) -> Event {
-        let origin = Origin { channel, source: 0, path: "x".into(), line: 0, raw: String::new() };
+        let origin = Origin { channel, source: 0, path: "x".into(), line: 0, raw: crate::model::Raw::default() };
         let mut event = Event::new(at(when), kind, origin);
-        event.job_id = job.map(str::to_string);
-        event.worker = Some(worker.to_string());
+        event.job_id = job.map(crate::model::Text::from);
+        event.worker = Some(crate::model::Text::from(worker));
         event
     }
 

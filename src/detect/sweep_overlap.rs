@@ -58,10 +58,10 @@ fn overlap(timeline: &Timeline, rounds: &[Round], earlier: &Round, later: &Round
     let later_start = later.start_at(timeline);
     let overlap_end = earlier.end_at(timeline).min(later.end_at(timeline));
     let mut finding = Finding::new("sweep-overlap", Severity::Warning, later_start);
-    finding.metric("run_a", Value::Text(earlier.run_id.clone()));
-    finding.metric("run_b", Value::Text(later.run_id.clone()));
+    finding.metric("run_a", Value::Text(earlier.run_id.to_string()));
+    finding.metric("run_b", Value::Text(later.run_id.to_string()));
     if let Some(sweep) = &later.sweep {
-        finding.metric("sweep", Value::Text(sweep.clone()));
+        finding.metric("sweep", Value::Text(sweep.to_string()));
     }
     if let Some(slot) = earlier.slot {
         finding.metric("slot_a", Value::Time(slot));
@@ -119,10 +119,10 @@ mod tests {
             source: 0,
             path: "ledger.csv".into(),
             line,
-            raw: String::new(),
+            raw: crate::model::Raw::default(),
         };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
-        event.run_id = Some(run.to_string());
+        event.run_id = Some(crate::model::Text::from(run));
         event
     }
 

@@ -36,7 +36,7 @@ impl Detector for UnloggedStall {
             return Vec::new();
         }
         let logged_stall = |job_id: &str, from: chrono::DateTime<chrono::Utc>, to: chrono::DateTime<chrono::Utc>| {
-            context.job_events.get(job_id).is_some_and(|ids| {
+            Some(context.events_of_job(job_id)).is_some_and(|ids| {
                 ids.iter().any(|&id| {
                     let e = timeline.get(id);
                     e.kind == EventKind::JobStalled && e.origin.channel == Channel::Log && from <= e.at && e.at <= to
@@ -84,12 +84,12 @@ fn finding(
     let timeline = context.timeline;
     let mut finding = Finding::new("unlogged-stall", Severity::Warning, at);
     finding.metric("job_id", Value::Text(job_id.to_string()));
-    let events = context.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
-    if let Some(name) = events.iter().find_map(|&id| timeline.get(id).job_name.clone()) {
-        finding.metric("job_name", Value::Text(name));
+    let events = context.events_of_job(job_id);
+    if let Some(name) = events.iter().find_map(|&id| timeline.get(id).job_name) {
+        finding.metric("job_name", Value::Text(name.to_string()));
     }
-    if let Some(queue) = events.iter().find_map(|&id| timeline.get(id).queue.clone()) {
-        finding.metric("queue", Value::Text(queue));
+    if let Some(queue) = events.iter().find_map(|&id| timeline.get(id).queue) {
+        finding.metric("queue", Value::Text(queue.to_string()));
     }
     finding.metric("recovered_at", Value::Time(at));
     finding.metric("proven_by", Value::Text(proven_by.to_string()));
@@ -119,7 +119,7 @@ mod tests {
     use chrono::{DateTime, Utc};
 
     fn event(channel: Channel, line: u64, when: &str, kind: EventKind) -> Event {
-        let origin = Origin { channel, source: 0, path: "x".into(), line, raw: String::new() };
+        let origin = Origin { channel, source: 0, path: "x".into(), line, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
         event.job_id = Some("j".into());
         event

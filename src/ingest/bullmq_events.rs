@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::model::{Channel, Event, EventKind, InputSummary, Origin};
+use crate::model::{Channel, Event, EventKind, InputSummary, Origin, Raw, Text};
 
 use super::lines::Lines;
 use super::{EventFormat, SourceKind, SourceSpec};
@@ -65,7 +65,7 @@ fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
 }
 
 /// Turns an entry into an event, or says why it is not one.
-fn to_event(spec: &SourceSpec, source: usize, path: &Arc<str>, entry: Entry) -> Result<Option<Event>> {
+fn to_event(spec: &SourceSpec, source: usize, path: &Arc<str>, entry: &Entry) -> Result<Option<Event>> {
     let at = stream_time(&entry.id).ok_or_else(|| {
         Error::input(
             &spec.path,
@@ -83,19 +83,26 @@ fn to_event(spec: &SourceSpec, source: usize, path: &Arc<str>, entry: Entry) -> 
     let Some(kind) = EVENT_NAMES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k) else {
         return Ok(None);
     };
-    let origin =
-        Origin { channel: Channel::EventsStream, source, path: path.clone(), line: entry.line, raw: entry.raw };
+    let origin = Origin {
+        channel: Channel::EventsStream,
+        source,
+        path: path.clone(),
+        line: entry.line,
+        raw: Raw::text(&entry.raw),
+    };
     let mut event = Event::new(at, kind, origin);
-    event.job_id = field(&entry.fields, "jobId").map(str::to_string);
-    event.job_name = field(&entry.fields, "name").map(str::to_string);
-    event.queue.clone_from(&spec.queue);
+    event.job_id = field(&entry.fields, "jobId").map(Text::from);
+    event.job_name = field(&entry.fields, "name").map(Text::from);
+    event.queue = spec.queue.as_deref().map(Text::from);
     event.detail = match kind {
-        EventKind::JobFailed => field(&entry.fields, "failedReason").map(str::to_string),
+        EventKind::JobFailed => field(&entry.fields, "failedReason").map(Text::from),
         EventKind::JobWaiting | EventKind::JobActive | EventKind::JobCompleted => {
-            field(&entry.fields, "prev").map(|prev| format!("prev={prev}"))
+            field(&entry.fields, "prev").map(|prev| Text::from(format!("prev={prev}").as_str()))
         }
-        EventKind::JobRetriesExhausted => field(&entry.fields, "attemptsMade").map(|n| format!("attemptsMade={n}")),
-        EventKind::JobDelayed => field(&entry.fields, "delay").map(|d| format!("delay={d}")),
+        EventKind::JobRetriesExhausted => {
+            field(&entry.fields, "attemptsMade").map(|n| Text::from(format!("attemptsMade={n}").as_str()))
+        }
+        EventKind::JobDelayed => field(&entry.fields, "delay").map(|d| Text::from(format!("delay={d}").as_str())),
         _ => None,
     };
     event.slot = event.job_id.as_deref().and_then(super::bullmq_jobs::repeat_slot);
@@ -106,7 +113,7 @@ fn accept(
     spec: &SourceSpec,
     source: usize,
     path: &Arc<str>,
-    entry: Entry,
+    entry: &Entry,
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
 ) -> Result<()> {
@@ -165,7 +172,7 @@ impl EventFormat for XrangeJson {
             for (index, value) in entries.into_iter().enumerate() {
                 summary.lines += 1;
                 let entry = json_entry(spec, index as u64 + 1, &value)?;
-                accept(spec, source, &path, entry, events, summary)?;
+                accept(spec, source, &path, &entry, events, summary)?;
             }
             return Ok(());
         }
@@ -184,7 +191,7 @@ impl EventFormat for XrangeJson {
                 )
             })?;
             let entry = json_entry(spec, line, &value)?;
-            accept(spec, source, &path, entry, events, summary)?;
+            accept(spec, source, &path, &entry, events, summary)?;
         }
         Ok(())
     }
@@ -261,7 +268,7 @@ impl EventFormat for XrangeText {
             let token = token_of(text);
             if pending_field.is_none() && looks_like_stream_id(&token) {
                 if let Some(entry) = current.take() {
-                    accept(spec, source, &path, entry, events, summary)?;
+                    accept(spec, source, &path, &entry, events, summary)?;
                 }
                 current = Some(Entry { id: token, fields: Vec::new(), line, span: 1, raw: text.trim().to_string() });
                 continue;
@@ -292,7 +299,7 @@ impl EventFormat for XrangeText {
             ));
         }
         if let Some(entry) = current.take() {
-            accept(spec, source, &path, entry, events, summary)?;
+            accept(spec, source, &path, &entry, events, summary)?;
         }
         Ok(())
     }

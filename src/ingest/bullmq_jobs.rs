@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::model::{Channel, Event, EventKind, InputSummary, Origin};
+use crate::model::{Channel, Event, EventKind, InputSummary, Origin, Raw, Text};
 
 use super::{EventFormat, SourceKind, SourceSpec};
 
@@ -184,14 +184,14 @@ fn job_events(
             .filter_map(|(label, names)| text_field(fields, names).map(|v| format!("{label}={v}")))
             .collect();
     let make = |at: DateTime<Utc>, kind: EventKind, detail: Option<String>| {
-        let origin = Origin { channel: Channel::JobHash, source, path: path.clone(), line, raw: raw.to_string() };
+        let origin = Origin { channel: Channel::JobHash, source, path: path.clone(), line, raw: Raw::text(raw) };
         let mut event = Event::new(at, kind, origin);
-        event.job_id = Some(job_id.to_string());
-        event.job_name = text_field(fields, &["name"]).map(std::borrow::Cow::into_owned);
-        event.queue = Some(queue.to_string());
-        event.worker = text_field(fields, &["pb"]).map(std::borrow::Cow::into_owned);
+        event.job_id = Some(job_id.into());
+        event.job_name = text_field(fields, &["name"]).as_deref().map(Text::from);
+        event.queue = Some(queue.into());
+        event.worker = text_field(fields, &["pb"]).as_deref().map(Text::from);
         event.slot = repeat_slot(job_id);
-        event.detail = detail;
+        event.detail = detail.as_deref().map(Text::from);
         event
     };
     let mut out = Vec::new();
@@ -224,7 +224,11 @@ fn job_events(
         && last.kind != EventKind::JobFailed
     {
         let note = format!("deferred failure pending: {reason}");
-        last.detail = Some(last.detail.take().map_or(note.clone(), |d| format!("{d}; {note}")));
+        last.detail = Some(
+            last.detail
+                .take()
+                .map_or_else(|| Text::from(note.as_str()), |d| Text::from(format!("{d}; {note}").as_str())),
+        );
     }
     Ok(out)
 }

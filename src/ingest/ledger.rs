@@ -4,12 +4,13 @@
 //! effect, finished, failed. Columns are found by default names (first match, case-insensitive)
 //! unless the user maps them; the table below is documented in docs/inputs.md.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
 use crate::error::{Error, Result};
-use crate::model::{Event, EventKind, Origin};
+use crate::model::{Event, EventKind, Origin, Text};
 use crate::time;
 
 use super::SourceSpec;
@@ -233,76 +234,113 @@ pub enum Outcome {
     Rejected(String),
 }
 
-/// Turns one record into an event. `get` returns the cell of a column by name (empty cells are
-/// `None`). Timestamps that cannot be read are errors, not rejections: a ledger whose times are
-/// wrong cannot be placed on the timeline at all.
-pub fn record_to_event(
+/// A ledger field by its position in `FIELDS`.
+#[derive(Debug, Clone, Copy)]
+pub enum FieldId {
+    Time,
+    Event,
+    Run,
+    Job,
+    Slot,
+    Item,
+    Worker,
+    Status,
+    Sweep,
+    Queue,
+    Detail,
+    Generation,
+    LeaseUntil,
+    Attempt,
+    Outcome,
+    Key,
+    PayloadHash,
+}
+
+impl FieldId {
+    pub fn name(self) -> &'static str {
+        FIELDS[self as usize].name
+    }
+}
+
+/// Turns one record into an event. `get` returns the cell of a field (`None` when the ledger has
+/// no such column); blank cells count as absent. Timestamps that cannot be read are errors, not
+/// rejections: a ledger whose times are wrong cannot be placed on the timeline at all.
+pub fn record_to_event<'r>(
     spec: &SourceSpec,
     columns: &Columns,
-    get: &dyn Fn(&str) -> Option<String>,
+    get: &dyn Fn(FieldId) -> Option<Cow<'r, str>>,
     origin: Origin,
 ) -> Result<Outcome> {
-    let field = |name: &str| columns.column(name).and_then(get).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-    let line = origin.line;
-    let time_column = columns.column("time").unwrap_or("time");
-    let Some(time_text) = field("time") else {
-        return Ok(Outcome::Rejected(format!("empty time in column '{time_column}'")));
+    let field = |id: FieldId| {
+        get(id).and_then(|value| match value {
+            Cow::Borrowed(text) => Some(Cow::Borrowed(text.trim())).filter(|t| !t.is_empty()),
+            Cow::Owned(text) => Some(Cow::<str>::Owned(text.trim().to_string())).filter(|t| !t.is_empty()),
+        })
     };
-    let at = parse_time(spec, line, time_column, &time_text)?;
-    let event_column = columns.column("event").unwrap_or("event");
-    let Some(event_text) = field("event") else {
-        return Ok(Outcome::Rejected(format!("empty event in column '{event_column}'")));
+    let text = |id: FieldId| field(id).map(|value| Text::from(value.as_ref()));
+    let column = |id: FieldId| columns.column(id.name()).unwrap_or(id.name());
+    let line = origin.line;
+    let Some(time_text) = field(FieldId::Time) else {
+        return Ok(Outcome::Rejected(format!("empty time in column '{}'", column(FieldId::Time))));
+    };
+    let at = parse_time(spec, line, column(FieldId::Time), &time_text)?;
+    let Some(event_text) = field(FieldId::Event) else {
+        return Ok(Outcome::Rejected(format!("empty event in column '{}'", column(FieldId::Event))));
     };
     let Some(kind) = event_kind(&event_text, &spec.event_values) else {
         let known: Vec<&str> = EVENT_VALUES.iter().map(|(_, names)| names[0]).collect();
         return Ok(Outcome::Rejected(format!(
-            "unknown event '{event_text}' in column '{event_column}': expected {} (or map it under events in the manifest)",
+            "unknown event '{event_text}' in column '{}': expected {} (or map it under events in the manifest)",
+            column(FieldId::Event),
             known.join(", ")
         )));
     };
     let mut event = Event::new(at, kind, origin);
-    event.run_id = field("run");
-    event.job_id = field("job");
-    event.item = field("item");
-    event.worker = field("worker");
-    event.job_name = field("sweep");
-    event.queue = field("queue");
-    event.detail = match (field("status"), field("detail")) {
-        (Some(status), Some(detail)) => Some(format!("{status}: {detail}")),
-        (status, detail) => status.or(detail),
+    event.run_id = text(FieldId::Run);
+    event.job_id = text(FieldId::Job);
+    event.item = text(FieldId::Item);
+    event.worker = text(FieldId::Worker);
+    event.job_name = text(FieldId::Sweep);
+    event.queue = text(FieldId::Queue);
+    event.detail = match (field(FieldId::Status), field(FieldId::Detail)) {
+        (Some(status), Some(detail)) => Some(Text::from(format!("{status}: {detail}").as_str())),
+        (status, detail) => status.or(detail).map(|value| Text::from(value.as_ref())),
     };
-    if let Some(slot) = field("slot") {
-        event.slot = Some(parse_time(spec, line, columns.column("slot").unwrap_or("slot"), &slot)?);
+    if let Some(slot) = field(FieldId::Slot) {
+        event.slot = Some(parse_time(spec, line, column(FieldId::Slot), &slot)?);
     }
-    if let Some(until) = field("lease_until") {
-        event.lease_until =
-            Some(parse_time(spec, line, columns.column("lease_until").unwrap_or("lease_until"), &until)?);
+    if let Some(until) = field(FieldId::LeaseUntil) {
+        event.lease_until = Some(parse_time(spec, line, column(FieldId::LeaseUntil), &until)?);
     }
-    for (name, slot) in [("generation", &mut event.generation), ("attempt", &mut event.attempt)] {
-        if let Some(text) = field(name) {
+    for (id, slot) in [(FieldId::Generation, &mut event.generation), (FieldId::Attempt, &mut event.attempt)] {
+        if let Some(text) = field(id) {
             let Ok(number) = text.parse::<u64>() else {
-                let column = columns.column(name).unwrap_or(name);
-                return Ok(Outcome::Rejected(format!("{name} '{text}' in column '{column}' is not a whole number")));
+                return Ok(Outcome::Rejected(format!(
+                    "{} '{text}' in column '{}' is not a whole number",
+                    id.name(),
+                    column(id)
+                )));
             };
             *slot = Some(number);
         }
     }
-    if let Some(text) = field("outcome") {
+    if let Some(text) = field(FieldId::Outcome) {
         let value = text.to_lowercase();
         let Some(accepted) = OUTCOME_VALUES.iter().find(|(_, names)| names.contains(&value.as_str())).map(|(a, _)| *a)
         else {
-            let column = columns.column("outcome").unwrap_or("outcome");
             return Ok(Outcome::Rejected(format!(
-                "unknown outcome '{text}' in column '{column}': expected accepted or rejected (see docs/inputs.md)"
+                "unknown outcome '{text}' in column '{}': expected accepted or rejected (see docs/inputs.md)",
+                column(FieldId::Outcome)
             )));
         };
         event.accepted = Some(accepted);
         if matches!(value.as_str(), "deduplicated" | "duplicate") {
-            event.detail = Some(event.detail.take().map_or_else(|| value.clone(), |d| format!("{d}; {value}")));
+            let detail = event.detail.take().map_or_else(|| value.clone(), |d| format!("{d}; {value}"));
+            event.detail = Some(Text::from(detail.as_str()));
         }
     }
-    event.key = field("key");
-    event.payload_hash = field("payload_hash");
+    event.key = text(FieldId::Key);
+    event.payload_hash = text(FieldId::PayloadHash);
     Ok(Outcome::Event(Box::new(event)))
 }
 

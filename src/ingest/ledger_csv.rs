@@ -7,9 +7,11 @@ use std::io::BufRead;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::model::{Event, InputSummary, Origin};
+use std::borrow::Cow;
 
-use super::ledger::{self, Columns, Outcome};
+use crate::model::{Event, InputSummary, Origin, Raw};
+
+use super::ledger::{self, Columns, FIELDS, FieldId, Outcome};
 use super::{EventFormat, SourceKind, SourceSpec};
 
 pub struct LedgerCsv;
@@ -44,7 +46,9 @@ impl EventFormat for LedgerCsv {
         let mut reader =
             csv::ReaderBuilder::new().delimiter(delimiter).has_headers(false).flexible(false).from_reader(input);
         let mut record = csv::ByteRecord::new();
-        let mut columns: Option<(Columns, std::collections::HashMap<String, usize>)> = None;
+        // Per ledger field, the position of its column (resolved once from the header).
+        let mut columns: Option<(Columns, Vec<Option<usize>>)> = None;
+        let separator = if delimiter == b'\t' { "\t" } else { "," };
         loop {
             let line = reader.position().line();
             match reader.read_byte_record(&mut record) {
@@ -52,20 +56,32 @@ impl EventFormat for LedgerCsv {
                 Ok(true) => {}
                 Err(error) => return Err(csv_error(spec, line, &error)),
             }
-            let line = record.position().map_or(line, csv::Position::line);
+            let position = record.position().cloned().unwrap_or_else(csv::Position::new);
+            let line = position.line();
             let cells = decode(spec, line, &record)?;
             summary.lines += 1;
             let Some((columns, index)) = &columns else {
                 let header: Vec<String> = cells.iter().map(|c| c.trim().to_string()).collect();
-                // Column positions once, not a search of the header for every cell of every row.
-                let index: std::collections::HashMap<String, usize> =
-                    header.iter().enumerate().rev().map(|(i, name)| (name.clone(), i)).collect();
-                columns = Some((Columns::resolve(spec, &header, line)?, index));
+                let resolved = Columns::resolve(spec, &header, line)?;
+                let index = FIELDS
+                    .iter()
+                    .map(|field| {
+                        let column = resolved.column(field.name)?;
+                        header.iter().position(|name| name == column)
+                    })
+                    .collect();
+                columns = Some((resolved, index));
                 summary.ignore("header");
                 continue;
             };
-            let get = |name: &str| index.get(name).and_then(|&i| cells.get(i).cloned());
-            let raw = cells.join(if delimiter == b'\t' { "\t" } else { "," });
+            let get = |id: FieldId| index[id as usize].and_then(|i| cells.get(i)).map(|cell| Cow::Borrowed(*cell));
+            let raw = if spec.rereadable {
+                // The record's bytes up to the next record; the line ending is dropped when read back.
+                let len = u32::try_from(reader.position().byte() - position.byte()).unwrap_or(u32::MAX);
+                Raw::Span { offset: position.byte(), len }
+            } else {
+                Raw::text(&cells.join(separator))
+            };
             let origin = Origin { channel: crate::model::Channel::Ledger, source, path: path.clone(), line, raw };
             match ledger::record_to_event(spec, columns, &get, origin)? {
                 Outcome::Event(event) => {
@@ -90,14 +106,15 @@ fn detect_delimiter(spec: &SourceSpec, input: &mut Box<dyn BufRead + Send>) -> u
     if first.contains(&b'\t') && !first.contains(&b',') { b'\t' } else { b',' }
 }
 
-fn decode(spec: &SourceSpec, line: u64, record: &csv::ByteRecord) -> Result<Vec<String>> {
+/// The cells of a record as text, borrowed from it: no copy per cell.
+fn decode<'r>(spec: &SourceSpec, line: u64, record: &'r csv::ByteRecord) -> Result<Vec<&'r str>> {
     record
         .iter()
         .map(|cell| {
             if cell.contains(&0) {
                 return Err(binary(spec, line));
             }
-            std::str::from_utf8(cell).map(str::to_string).map_err(|_| binary(spec, line))
+            std::str::from_utf8(cell).map_err(|_| binary(spec, line))
         })
         .collect()
 }

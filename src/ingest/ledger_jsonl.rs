@@ -1,5 +1,6 @@
 //! Run ledger as JSON Lines: one object per line, keys named like CSV columns.
 
+use std::borrow::Cow;
 use std::io::BufRead;
 use std::sync::Arc;
 
@@ -8,7 +9,7 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::model::{Event, InputSummary, Origin};
 
-use super::ledger::{self, Columns, Outcome};
+use super::ledger::{self, Columns, FieldId, Outcome};
 use super::lines::Lines;
 use super::{EventFormat, SourceKind, SourceSpec};
 
@@ -57,13 +58,13 @@ impl EventFormat for LedgerJsonl {
                 validated = true;
             }
             let columns = &Columns::present(spec, &keys);
-            let get = |name: &str| object.get(name).and_then(scalar);
+            let get = |id: FieldId| columns.column(id.name()).and_then(|key| object.get(key)).and_then(scalar);
             let origin = Origin {
                 channel: crate::model::Channel::Ledger,
                 source,
                 path: path.clone(),
                 line,
-                raw: text.to_string(),
+                raw: crate::model::Raw::text(text),
             };
             match ledger::record_to_event(spec, columns, &get, origin)? {
                 Outcome::Event(event) => {
@@ -77,11 +78,11 @@ impl EventFormat for LedgerJsonl {
     }
 }
 
-fn scalar(value: &Value) -> Option<String> {
+fn scalar(value: &Value) -> Option<Cow<'_, str>> {
     match value {
-        Value::String(text) => Some(text.clone()),
-        Value::Number(number) => Some(number.to_string()),
-        Value::Bool(flag) => Some(flag.to_string()),
+        Value::String(text) => Some(Cow::Borrowed(text)),
+        Value::Number(number) => Some(Cow::Owned(number.to_string())),
+        Value::Bool(flag) => Some(Cow::Owned(flag.to_string())),
         Value::Null | Value::Array(_) | Value::Object(_) => None,
     }
 }

@@ -343,7 +343,8 @@ Error: Request failed with status code 502
         assert_eq!(events[0].kind, EventKind::JobActive);
         assert_eq!(events[0].job_id.as_deref(), Some("repeat:pr-review-sweep:1791333180000"));
         assert_eq!(events[0].queue.as_deref(), Some("pr-review"));
-        assert!(!events[0].origin.raw.contains('\u{1b}'));
+        let crate::model::Raw::Text(raw) = &events[0].origin.raw else { panic!("raw text is kept") };
+        assert!(!raw.contains('\u{1b}'));
         assert_eq!(events[1].kind, EventKind::Error);
         assert_eq!(events[1].detail.as_deref(), Some("Redis connection lost: ECONNRESET"));
     }

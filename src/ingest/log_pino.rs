@@ -319,7 +319,8 @@ pub fn emit(
     if kind == EventKind::Error && fields.detail.is_none() && !entry.message.trim().is_empty() {
         fields.detail = Some(entry.message.trim().to_string());
     }
-    let origin = Origin { channel: Channel::Log, source, path: path.clone(), line, raw: entry.raw.to_string() };
+    let origin =
+        Origin { channel: Channel::Log, source, path: path.clone(), line, raw: crate::model::Raw::text(entry.raw) };
     let mut event = Event::new(at, kind, origin);
     fields.fill(&mut event);
     summary.used();
@@ -363,7 +364,7 @@ mod tests {
         assert_eq!(active.job_name.as_deref(), Some("pr-review-sweep"));
         assert_eq!(active.worker.as_deref(), Some("41877"));
         assert_eq!(active.origin.channel, Channel::Log);
-        assert_eq!(active.origin.raw, ACTIVE);
+        assert_eq!(active.origin.raw, crate::model::Raw::text(ACTIVE));
         assert_eq!(events[1].kind, EventKind::JobFailed);
         assert_eq!(events[1].detail.as_deref(), Some("connect ECONNREFUSED 10.0.3.7:443"));
     }

@@ -11,7 +11,7 @@ use regex::Regex;
 use regex_syntax::hir::{Hir, HirKind, Look};
 
 use crate::error::{Error, Result};
-use crate::model::EventKind;
+use crate::model::{EventKind, Text};
 
 use super::RuleSpec;
 
@@ -109,13 +109,13 @@ pub struct Classified {
 impl Classified {
     /// Moves the ids and detail found on a line into its event.
     pub fn fill(self, event: &mut crate::model::Event) {
-        event.job_id = self.job_id;
-        event.job_name = self.job_name;
-        event.queue = self.queue;
-        event.run_id = self.run_id;
-        event.item = self.item;
-        event.worker = self.worker;
-        event.detail = self.detail;
+        event.job_id = self.job_id.as_deref().map(Text::from);
+        event.job_name = self.job_name.as_deref().map(Text::from);
+        event.queue = self.queue.as_deref().map(Text::from);
+        event.run_id = self.run_id.as_deref().map(Text::from);
+        event.item = self.item.as_deref().map(Text::from);
+        event.worker = self.worker.as_deref().map(Text::from);
+        event.detail = self.detail.as_deref().map(Text::from);
     }
 
     fn set(&mut self, field: &str, value: String) {

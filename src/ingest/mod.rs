@@ -17,6 +17,7 @@ pub mod log_nestjs;
 pub mod log_pino;
 pub mod log_rules;
 pub mod log_winston;
+pub mod read_back;
 pub mod server_log;
 
 use std::collections::BTreeMap;
@@ -97,6 +98,10 @@ pub struct SourceSpec {
     pub builtin_rules: bool,
     /// BullMQ events stream: the queue the stream belongs to (`bull:<queue>:events`).
     pub queue: Option<String>,
+    /// Whether the source is a plain file that can be read again: formats with many events then
+    /// keep only where each line is (`Raw::Span`), and the report reads back the lines it shows.
+    /// Set when the source is opened (false for standard input and compressed files).
+    pub rereadable: bool,
 }
 
 impl SourceSpec {
@@ -112,6 +117,7 @@ impl SourceSpec {
             rules: Vec::new(),
             builtin_rules: true,
             queue: None,
+            rereadable: false,
         }
     }
 
@@ -255,6 +261,7 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
 fn read_source(index: usize, spec: &SourceSpec, progress: &Progress) -> Result<(Vec<Event>, InputSummary)> {
     // `_bar` lives to the end of the function: its bar is cleared when this source is done.
     let (mut input, _bar) = open_counted(&spec.path, progress)?;
+    let spec = &SourceSpec { rereadable: is_rereadable(&spec.path), ..spec.clone() };
     let first_line = peek_first_line(&mut input, &spec.path)?;
     let format = choose_format(spec, &first_line)?;
     let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
@@ -271,6 +278,13 @@ fn read_source(index: usize, spec: &SourceSpec, progress: &Progress) -> Result<(
         ));
     }
     Ok((events, summary))
+}
+
+/// A regular, uncompressed file: its bytes can be read again at the offsets the first read saw.
+fn is_rereadable(path: &Path) -> bool {
+    let Ok(mut file) = File::open(path) else { return false };
+    let mut magic = [0u8; 2];
+    file.metadata().is_ok_and(|m| m.is_file()) && !(file.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b])
 }
 
 fn peek_first_line(input: &mut Box<dyn BufRead + Send>, path: &Path) -> Result<String> {

@@ -8,7 +8,7 @@ use std::io::BufRead;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::model::{Event, InputSummary, Origin};
+use crate::model::{Event, InputSummary, Origin, Raw};
 use crate::time::{self, Leading, Shape};
 
 use super::log_rules::RuleSet;
@@ -55,9 +55,11 @@ impl EventFormat for ServerLog {
             continuation: 0,
             noise: 0,
             first_stamp_checked: false,
+            region_offset: 0,
         };
         while let Some(region) = chunks.next_region(&spec.path)? {
             scan.region(region, events, summary)?;
+            scan.region_offset += region.len() as u64;
         }
         summary.lines = scan.line;
         for (reason, count) in [("blank", scan.blank), ("continuation", scan.continuation), ("noise", scan.noise)] {
@@ -139,6 +141,8 @@ struct Scan<'a> {
     noise: u64,
     /// Whether a line that starts like a timestamp has had the full check (shape and zone).
     first_stamp_checked: bool,
+    /// Byte offset of the current region in the input: events keep where their line is.
+    region_offset: u64,
 }
 
 impl Scan<'_> {
@@ -159,7 +163,8 @@ impl Scan<'_> {
             self.count_lines(&region[position..start])?;
             let end = memchr::memchr(b'\n', &region[start..]).map_or(region.len(), |i| start + i);
             self.line += 1;
-            self.candidate_line(&region[start..end], events, summary)?;
+            let offset = self.region_offset + start as u64;
+            self.candidate_line(&region[start..end], offset, events, summary)?;
             position = end + 1;
         }
         Ok(())
@@ -225,7 +230,13 @@ impl Scan<'_> {
 
     /// A line the candidate regex touched: a line that matters unless it is not an entry or no
     /// rule matches its message after all.
-    fn candidate_line(&mut self, text: &[u8], events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<()> {
+    fn candidate_line(
+        &mut self,
+        text: &[u8],
+        offset: u64,
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<()> {
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         match time::stamp_shape(text) {
             Shape::Blank => self.blank += 1,
@@ -233,7 +244,7 @@ impl Scan<'_> {
             Shape::Malformed | Shape::Stamped(_) => {
                 self.check_stamp(text)?;
                 self.stamped += 1;
-                if !self.line_that_matters(text, events, summary)? {
+                if !self.line_that_matters(text, offset, events, summary)? {
                     self.noise += 1;
                 }
             }
@@ -242,7 +253,13 @@ impl Scan<'_> {
     }
 
     /// Parses and classifies a stamped line; `false` when it is noise after all.
-    fn line_that_matters(&mut self, bytes: &[u8], events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<bool> {
+    fn line_that_matters(
+        &mut self,
+        bytes: &[u8],
+        offset: u64,
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<bool> {
         let (spec, line) = (self.spec, self.line);
         let text = std::str::from_utf8(bytes).map_err(|_| binary(spec, line))?;
         let (stamp, rest) = match time::leading_stamp(text) {
@@ -269,7 +286,11 @@ impl Scan<'_> {
             source: self.source,
             path: self.path.clone(),
             line,
-            raw: text.to_string(),
+            raw: if spec.rereadable {
+                Raw::Span { offset, len: u32::try_from(bytes.len()).unwrap_or(u32::MAX) }
+            } else {
+                Raw::text(text)
+            },
         };
         let mut event = Event::new(at, kind, origin);
         found.fill(&mut event);

@@ -1,12 +1,19 @@
 //! One thing that happened, as one source saw it.
 //!
-//! An event never loses its origin: the file, the line and the raw text travel with it, so that
-//! every finding can show the evidence it rests on.
+//! An event never loses its origin: the file, the line and where its raw text is travel with it,
+//! so that every finding can show the evidence it rests on.
+//!
+//! Millions of events are kept at once (a ledger of a sweep that runs every minute), so an event is
+//! small: its ids and texts are interned (`Text`: one copy of each distinct string, compared by
+//! pointer), and its raw text stays in the source file until a report shows it (`Raw`).
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+
+/// An interned string: copying and comparing is a pointer; the text lives once per process.
+pub type Text = ustr::Ustr;
 
 /// What kind of thing happened. The names are the wire names used in JSON and in manifest rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -154,24 +161,47 @@ pub struct Origin {
     pub path: Arc<str>,
     /// 1-based line (for CSV: the physical line the record starts on).
     pub line: u64,
-    pub raw: String,
+    pub raw: Raw,
+}
+
+/// The text of the line (record) an event was read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Raw {
+    /// Bytes `offset..offset + len` of the source file, read back when a report shows the event:
+    /// a gigabyte of log or ledger is not kept in memory for the few lines a report cites.
+    Span { offset: u64, len: u32 },
+    /// The text itself, for input that cannot be read twice (standard input, compressed files)
+    /// and for formats whose events are few.
+    Text(Box<str>),
+}
+
+impl Raw {
+    pub fn text(text: &str) -> Raw {
+        Raw::Text(text.into())
+    }
+}
+
+impl Default for Raw {
+    fn default() -> Self {
+        Raw::Text(Box::default())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     pub at: DateTime<Utc>,
     pub kind: EventKind,
-    pub job_id: Option<String>,
-    pub job_name: Option<String>,
-    pub queue: Option<String>,
-    pub run_id: Option<String>,
+    pub job_id: Option<Text>,
+    pub job_name: Option<Text>,
+    pub queue: Option<Text>,
+    pub run_id: Option<Text>,
     /// The scheduled time of the round this event belongs to.
     pub slot: Option<DateTime<Utc>>,
-    pub item: Option<String>,
+    pub item: Option<Text>,
     /// Who acted: worker name, host or pid, as the source wrote it.
-    pub worker: Option<String>,
+    pub worker: Option<Text>,
     /// Failure reason, status or error text.
-    pub detail: Option<String>,
+    pub detail: Option<Text>,
     /// Lease ledgers: the fencing number the actor held (incremented on every claim).
     pub generation: Option<u64>,
     /// Lease ledgers: until when the lease is valid after this event (the store's clock).
@@ -181,9 +211,9 @@ pub struct Event {
     /// Whether the store accepted the claim, extension, completion or effect (`None`: not said).
     pub accepted: Option<bool>,
     /// Idempotency key sent with an external effect.
-    pub key: Option<String>,
+    pub key: Option<Text>,
     /// Hash of an external effect's payload.
-    pub payload_hash: Option<String>,
+    pub payload_hash: Option<Text>,
     pub origin: Origin,
 }
 

@@ -1,12 +1,12 @@
 //! The finished result of a run, handed to renderers. Nothing here is computed by a renderer.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
-use super::{Finding, LockParams, Severity, Timeline};
+use super::{Finding, LockParams, Raw, Severity, Timeline};
 
 /// How one input was accounted for: every line is used, ignored as noise, or rejected.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -110,6 +110,9 @@ pub struct Report {
     pub assumptions: Vec<String>,
     pub timeline: Timeline,
     pub findings: Vec<Finding>,
+    /// The raw text of the shown events whose text stayed in their file (`Raw::Span`), read back
+    /// once the findings are known.
+    pub read_back: HashMap<usize, String>,
 }
 
 impl Report {
@@ -123,6 +126,14 @@ impl Report {
                 ids.dedup();
                 ids
             }
+        }
+    }
+
+    /// The text of the line (record) an event was read from.
+    pub fn raw(&self, id: usize) -> &str {
+        match &self.timeline.get(id).origin.raw {
+            Raw::Text(text) => text,
+            Raw::Span { .. } => self.read_back.get(&id).map_or("", String::as_str),
         }
     }
 

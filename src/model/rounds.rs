@@ -3,20 +3,20 @@
 //! A round is everything the ledger recorded under one run id. A job attempt is one activation of
 //! one job id. Both are built from ids and times only, never from line order.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 
 use super::timeline::EventId;
-use super::{Channel, EventKind, Timeline};
+use super::{Channel, EventKind, Text, Timeline};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Round {
-    pub run_id: String,
+    pub run_id: Text,
     /// Which periodic sweep the round belongs to (`job_name`, else `queue`); `None` when the
     /// ledger does not say, in which case all such rounds are taken as one sweep.
-    pub sweep: Option<String>,
-    pub job_id: Option<String>,
+    pub sweep: Option<Text>,
+    pub job_id: Option<Text>,
     pub slot: Option<DateTime<Utc>>,
     pub started: Option<EventId>,
     /// The earliest `round-finished` or `round-failed` row.
@@ -46,9 +46,10 @@ impl Round {
 
 /// Groups ledger events by run id, ordered by start time (then run id, for stable output).
 pub fn rounds(timeline: &Timeline) -> Vec<Round> {
-    let mut by_run: BTreeMap<&str, Round> = BTreeMap::new();
+    // Keyed by the interned run id (hashing is a pointer); the order comes from the sort below.
+    let mut by_run: HashMap<Text, Round> = HashMap::new();
     for (id, event) in timeline.ids() {
-        let Some(run_id) = event.run_id.as_deref() else {
+        let Some(run_id) = event.run_id else {
             continue;
         };
         if !matches!(
@@ -62,7 +63,7 @@ pub fn rounds(timeline: &Timeline) -> Vec<Round> {
             continue;
         }
         let round = by_run.entry(run_id).or_insert_with(|| Round {
-            run_id: run_id.to_string(),
+            run_id,
             sweep: None,
             job_id: None,
             slot: None,
@@ -75,10 +76,10 @@ pub fn rounds(timeline: &Timeline) -> Vec<Round> {
         });
         round.last_event = id;
         if round.sweep.is_none() {
-            round.sweep = event.job_name.clone().or_else(|| event.queue.clone());
+            round.sweep = event.job_name.or(event.queue);
         }
         if round.job_id.is_none() {
-            round.job_id.clone_from(&event.job_id);
+            round.job_id = event.job_id;
         }
         if round.slot.is_none() {
             round.slot = event.slot;
@@ -94,14 +95,14 @@ pub fn rounds(timeline: &Timeline) -> Vec<Round> {
         }
     }
     let mut rounds: Vec<Round> = by_run.into_values().collect();
-    rounds.sort_by(|a, b| (a.start_at(timeline), &a.run_id).cmp(&(b.start_at(timeline), &b.run_id)));
+    rounds.sort_by_key(|a| (a.start_at(timeline), a.run_id));
     rounds
 }
 
 /// One activation of a job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attempt {
-    pub job_id: String,
+    pub job_id: Text,
     /// The `job-active` log line, or the ledger's `round-started` row when no log saw the job.
     pub activated: EventId,
 }
@@ -109,10 +110,10 @@ pub struct Attempt {
 /// Activations per job id, in time order, all from one channel: the most authoritative channel
 /// that saw the job active (events stream, then logs, then the ledger's `round-started` rows, then
 /// a job hash's `processedOn`), so that one activation is never counted twice from two sources.
-pub fn attempts(timeline: &Timeline) -> BTreeMap<String, Vec<Attempt>> {
-    let mut best: BTreeMap<String, (u8, Vec<Attempt>)> = BTreeMap::new();
+pub fn attempts(timeline: &Timeline) -> BTreeMap<Text, Vec<Attempt>> {
+    let mut best: HashMap<Text, (u8, Vec<Attempt>)> = HashMap::new();
     for (id, event) in timeline.ids() {
-        let Some(job_id) = event.job_id.as_deref() else {
+        let Some(job_id) = event.job_id else {
             continue;
         };
         let is_activation = match event.kind {
@@ -124,12 +125,12 @@ pub fn attempts(timeline: &Timeline) -> BTreeMap<String, Vec<Attempt>> {
             continue;
         }
         let rank = event.origin.channel.activation_rank();
-        let entry = best.entry(job_id.to_string()).or_insert((rank, Vec::new()));
+        let entry = best.entry(job_id).or_insert((rank, Vec::new()));
         if rank < entry.0 {
             *entry = (rank, Vec::new());
         }
         if rank == entry.0 {
-            entry.1.push(Attempt { job_id: job_id.to_string(), activated: id });
+            entry.1.push(Attempt { job_id, activated: id });
         }
     }
     best.into_iter().map(|(job, (_, attempts))| (job, attempts)).collect()

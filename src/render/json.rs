@@ -109,7 +109,7 @@ struct WireFinding<'a> {
     notes: &'a [String],
 }
 
-pub fn wire_event(event: &Event) -> WireEvent<'_> {
+pub fn wire_event<'a>(event: &'a Event, raw: &'a str) -> WireEvent<'a> {
     WireEvent {
         at: format_rfc3339(event.at),
         kind: event.kind.name(),
@@ -129,7 +129,7 @@ pub fn wire_event(event: &Event) -> WireEvent<'_> {
         accepted: event.accepted,
         key: event.key.as_deref(),
         payload_hash: event.payload_hash.as_deref(),
-        raw: &event.origin.raw,
+        raw,
     }
 }
 
@@ -151,7 +151,7 @@ fn wire_finding<'a>(report: &'a Report, finding: &'a Finding) -> WireFinding<'a>
         severity: finding.severity.name(),
         at: format_rfc3339(finding.at),
         summary: fill_summary(&finding.summary, &finding.metrics, report.display_tz),
-        evidence: finding.evidence.iter().map(|&id| wire_event(report.timeline.get(id))).collect(),
+        evidence: finding.evidence.iter().map(|&id| wire_event(report.timeline.get(id), report.raw(id))).collect(),
         metrics: finding.metrics.iter().map(|(name, value)| ((*name).to_string(), wire_value(value))).collect(),
         arithmetic: finding.derivations.iter().map(|d| Step { result: d.result, formula: &d.formula }).collect(),
         notes: &finding.notes,
@@ -178,7 +178,11 @@ impl Renderer for Json {
                 origins: report.params.entries().iter().map(|(name, _, origin)| (*name, *origin)).collect(),
             },
             assumptions: &report.assumptions,
-            timeline: report.shown_events().into_iter().map(|id| wire_event(report.timeline.get(id))).collect(),
+            timeline: report
+                .shown_events()
+                .into_iter()
+                .map(|id| wire_event(report.timeline.get(id), report.raw(id)))
+                .collect(),
             findings: report.findings.iter().map(|f| wire_finding(report, f)).collect(),
             check: match report.view {
                 View::Check(threshold) => {

@@ -248,7 +248,7 @@ fn render_finding(
             event.origin.line,
             format_datetime(event.at, tz),
             event.kind.name(),
-            clip(&event.origin.raw, 140)
+            clip(report.raw(id), 140)
         )?;
     }
     if !finding.notes.is_empty() {
