@@ -4,10 +4,10 @@
 //! still running: neither round could have seen the other's work as done. A fixed window in
 //! seconds can be set instead.
 
-use std::collections::{BTreeMap, HashSet};
+use ustr::{UstrMap, UstrSet};
 
 use crate::model::timeline::EventId;
-use crate::model::{EventKind, Finding, Round, Severity, Value};
+use crate::model::{EventKind, Finding, Round, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::{Context, Detector};
@@ -25,26 +25,30 @@ impl Detector for DuplicateSelection {
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
-        let mut by_item: BTreeMap<&str, Vec<(EventId, &Round)>> = BTreeMap::new();
+        let mut by_item: UstrMap<Vec<(EventId, &Round)>> = UstrMap::default();
         for round in &context.rounds {
             for &id in &round.selections {
-                if let Some(item) = timeline.get(id).item.as_deref() {
+                if let Some(item) = timeline.get(id).item {
                     by_item.entry(item).or_default().push((id, round));
                 }
             }
         }
+        // Items in text order, for a stable order of findings made at the same time.
+        let mut by_item: Vec<(Text, Vec<(EventId, &Round)>)> = by_item.into_iter().collect();
+        by_item.sort_unstable_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
         let mut findings = Vec::new();
         for (item, mut selections) in by_item {
+            let item = item.as_str();
             // Each round counts with its first selection of the item; every pair of rounds is
             // judged on its own, so A–B far apart does not hide B–C close together.
             selections.sort_by_key(|(id, _)| *id);
-            let mut seen: HashSet<&str> = HashSet::new();
+            let mut seen = UstrSet::default();
             // Earlier first selections that can still pair with a later one: once a round has
             // ended (or a selection fell out of the fixed window) it cannot pair with anything
             // later, so an item picked by thousands of rounds over a long ledger stays one pass.
             let mut open: Vec<(EventId, &Round)> = Vec::new();
             for (later, later_round) in selections {
-                if !seen.insert(later_round.run_id.as_str()) {
+                if !seen.insert(later_round.run_id) {
                     continue;
                 }
                 let later_at = timeline.get(later).at;

@@ -24,7 +24,9 @@ pub mod stuck_running;
 pub mod sweep_overlap;
 pub mod unlogged_stall;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use ustr::UstrMap;
 
 use crate::model::rounds::{self, Attempt, Round};
 use crate::model::timeline::EventId;
@@ -49,7 +51,7 @@ pub struct Context<'a> {
     pub rounds: Vec<Round>,
     pub attempts: BTreeMap<Text, Vec<Attempt>>,
     /// Every event that names a job, by job id, in time order.
-    pub job_events: HashMap<Text, Vec<EventId>>,
+    pub job_events: UstrMap<Vec<EventId>>,
     /// The first entry of BullMQ's events stream, when one was read: the stream is trimmed, so
     /// it cannot speak for anything earlier.
     pub stream_from: Option<chrono::DateTime<chrono::Utc>>,
@@ -57,7 +59,7 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     pub fn new(timeline: &'a Timeline, params: &'a LockParams, settings: &'a Settings) -> Self {
-        let mut job_events: HashMap<Text, Vec<EventId>> = HashMap::new();
+        let mut job_events: UstrMap<Vec<EventId>> = UstrMap::default();
         for (id, event) in timeline.ids() {
             if let Some(job_id) = event.job_id {
                 job_events.entry(job_id).or_default().push(id);
@@ -144,8 +146,33 @@ pub static DETECTORS: &[&dyn Detector] = &[
 ];
 
 /// Runs every detector; findings come out ordered by time, then code, for stable reports.
+///
+/// Detectors only read the context, so they run on every core at once; their findings are
+/// gathered in registry order before the sort, so the report is the same however they were
+/// scheduled.
 pub fn analyze(context: &Context) -> Vec<Finding> {
-    let mut findings: Vec<Finding> = DETECTORS.iter().flat_map(|d| d.detect(context)).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(DETECTORS.len());
+    let mut found: Vec<(usize, Vec<Finding>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(detector) = DETECTORS.get(index) else { break done };
+                        done.push((index, detector.detect(context)));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    found.sort_unstable_by_key(|(index, _)| *index);
+    let mut findings: Vec<Finding> = found.into_iter().flat_map(|(_, findings)| findings).collect();
     findings.sort_by(|a, b| (a.at, a.code).cmp(&(b.at, b.code)));
     findings
 }

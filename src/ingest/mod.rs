@@ -248,12 +248,19 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
             .map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
             .collect()
     });
-    let mut events = Vec::new();
+    let mut reads = Vec::new();
     let mut summaries = Vec::new();
     for result in results {
         let (read, summary) = result?;
-        events.extend(read);
+        reads.push(read);
         summaries.push(summary);
+    }
+    // The largest source's events become the whole list and the others are appended to it: no
+    // second copy of millions of events. The timeline sorts them, so the order here is free.
+    let largest = (0..reads.len()).max_by_key(|&i| reads[i].len()).unwrap_or(0);
+    let mut events = if reads.is_empty() { Vec::new() } else { reads.swap_remove(largest) };
+    for mut read in reads {
+        events.append(&mut read);
     }
     Ok((events, summaries))
 }

@@ -3,7 +3,9 @@
 //! A round is everything the ledger recorded under one run id. A job attempt is one activation of
 //! one job id. Both are built from ids and times only, never from line order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use ustr::UstrMap;
 
 use chrono::{DateTime, Utc};
 
@@ -47,7 +49,7 @@ impl Round {
 /// Groups ledger events by run id, ordered by start time (then run id, for stable output).
 pub fn rounds(timeline: &Timeline) -> Vec<Round> {
     // Keyed by the interned run id (hashing is a pointer); the order comes from the sort below.
-    let mut by_run: HashMap<Text, Round> = HashMap::new();
+    let mut by_run: UstrMap<Round> = UstrMap::default();
     for (id, event) in timeline.ids() {
         let Some(run_id) = event.run_id else {
             continue;
@@ -111,7 +113,7 @@ pub struct Attempt {
 /// that saw the job active (events stream, then logs, then the ledger's `round-started` rows, then
 /// a job hash's `processedOn`), so that one activation is never counted twice from two sources.
 pub fn attempts(timeline: &Timeline) -> BTreeMap<Text, Vec<Attempt>> {
-    let mut best: HashMap<Text, (u8, Vec<Attempt>)> = HashMap::new();
+    let mut best: UstrMap<(u8, Vec<Attempt>)> = UstrMap::default();
     for (id, event) in timeline.ids() {
         let Some(job_id) = event.job_id else {
             continue;
