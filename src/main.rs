@@ -53,7 +53,8 @@ fn run(cli: &Cli) -> Result<u8, Error> {
     };
     let config = Config { progress, ..Config::build(args)? };
     let report = build_report(&config, view)?;
-    let mut out = io::stdout().lock();
+    // Stdout is line-buffered: a timeline of millions of events would be a write per line.
+    let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let written = render::find(&config.format)
         .ok_or_else(|| Error::usage(format!("unknown format '{}'", config.format)))?
         .render(&report, &mut out)

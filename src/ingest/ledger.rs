@@ -14,6 +14,7 @@ use crate::model::{Event, EventKind, Origin, Text};
 use crate::time;
 
 use super::SourceSpec;
+use super::recent::RecentTexts;
 
 /// A ledger field, the default column names tried for it, and whether it is required.
 pub struct Field {
@@ -269,6 +270,7 @@ pub fn record_to_event<'r>(
     spec: &SourceSpec,
     columns: &Columns,
     get: &dyn Fn(FieldId) -> Option<Cow<'r, str>>,
+    recent: &mut RecentTexts,
     origin: Origin,
 ) -> Result<Outcome> {
     let field = |id: FieldId| {
@@ -277,7 +279,7 @@ pub fn record_to_event<'r>(
             Cow::Owned(text) => Some(Cow::<str>::Owned(text.trim().to_string())).filter(|t| !t.is_empty()),
         })
     };
-    let text = |id: FieldId| field(id).map(|value| Text::from(value.as_ref()));
+    let mut text = |id: FieldId| field(id).map(|value| recent.text(&value));
     let column = |id: FieldId| columns.column(id.name()).unwrap_or(id.name());
     let line = origin.line;
     let Some(time_text) = field(FieldId::Time) else {
@@ -304,7 +306,8 @@ pub fn record_to_event<'r>(
     event.queue = text(FieldId::Queue);
     event.detail = match (field(FieldId::Status), field(FieldId::Detail)) {
         (Some(status), Some(detail)) => Some(Text::from(format!("{status}: {detail}").as_str())),
-        (status, detail) => status.or(detail).map(|value| Text::from(value.as_ref())),
+        (Some(_), None) => text(FieldId::Status),
+        (None, _) => text(FieldId::Detail),
     };
     if let Some(slot) = field(FieldId::Slot) {
         event.slot = Some(parse_time(spec, line, column(FieldId::Slot), &slot)?);

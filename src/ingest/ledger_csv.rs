@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use crate::model::{Event, InputSummary, Origin, Raw};
 
 use super::ledger::{self, Columns, FIELDS, FieldId, Outcome};
+use super::recent::RecentTexts;
 use super::{EventFormat, SourceKind, SourceSpec};
 
 pub struct LedgerCsv;
@@ -46,6 +47,7 @@ impl EventFormat for LedgerCsv {
         let mut reader =
             csv::ReaderBuilder::new().delimiter(delimiter).has_headers(false).flexible(false).from_reader(input);
         let mut record = csv::ByteRecord::new();
+        let mut recent = RecentTexts::default();
         // Per ledger field, the position of its column (resolved once from the header).
         let mut columns: Option<(Columns, Vec<Option<usize>>)> = None;
         let separator = if delimiter == b'\t' { "\t" } else { "," };
@@ -83,7 +85,7 @@ impl EventFormat for LedgerCsv {
                 Raw::text(&cells.join(separator))
             };
             let origin = Origin { channel: crate::model::Channel::Ledger, source, path: path.clone(), line, raw };
-            match ledger::record_to_event(spec, columns, &get, origin)? {
+            match ledger::record_to_event(spec, columns, &get, &mut recent, origin)? {
                 Outcome::Event(event) => {
                     summary.used();
                     events.push(*event);
@@ -106,17 +108,22 @@ fn detect_delimiter(spec: &SourceSpec, input: &mut Box<dyn BufRead + Send>) -> u
     if first.contains(&b'\t') && !first.contains(&b',') { b'\t' } else { b',' }
 }
 
-/// The cells of a record as text, borrowed from it: no copy per cell.
+/// The cells of a record as text, borrowed from it: the record is checked once, not per cell.
 fn decode<'r>(spec: &SourceSpec, line: u64, record: &'r csv::ByteRecord) -> Result<Vec<&'r str>> {
-    record
-        .iter()
-        .map(|cell| {
-            if cell.contains(&0) {
-                return Err(binary(spec, line));
-            }
-            std::str::from_utf8(cell).map_err(|_| binary(spec, line))
-        })
-        .collect()
+    let bytes = record.as_slice();
+    if memchr::memchr(0, bytes).is_some() {
+        return Err(binary(spec, line));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| binary(spec, line))?;
+    // Cells are contiguous in the record and split at ASCII delimiters, so every cell boundary
+    // is a character boundary of the checked text.
+    let mut cells = Vec::with_capacity(record.len());
+    let mut start = 0;
+    for cell in record {
+        cells.push(&text[start..start + cell.len()]);
+        start += cell.len();
+    }
+    Ok(cells)
 }
 
 fn binary(spec: &SourceSpec, line: u64) -> Error {

@@ -11,6 +11,7 @@ use crate::model::{Event, InputSummary, Origin};
 
 use super::ledger::{self, Columns, FieldId, Outcome};
 use super::lines::Lines;
+use super::recent::RecentTexts;
 use super::{EventFormat, SourceKind, SourceSpec};
 
 pub struct LedgerJsonl;
@@ -43,6 +44,7 @@ impl EventFormat for LedgerJsonl {
         let path: Arc<str> = spec.display_path().into();
         let mut lines = Lines::new(input);
         let mut validated = false;
+        let mut recent = RecentTexts::default();
         while let Some((line, text)) = lines.next_line(&spec.path)? {
             summary.lines += 1;
             if text.trim().is_empty() {
@@ -66,7 +68,7 @@ impl EventFormat for LedgerJsonl {
                 line,
                 raw: crate::model::Raw::text(text),
             };
-            match ledger::record_to_event(spec, columns, &get, origin)? {
+            match ledger::record_to_event(spec, columns, &get, &mut recent, origin)? {
                 Outcome::Event(event) => {
                     summary.used();
                     events.push(*event);

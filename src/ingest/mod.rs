@@ -18,6 +18,7 @@ pub mod log_pino;
 pub mod log_rules;
 pub mod log_winston;
 pub mod read_back;
+pub mod recent;
 pub mod server_log;
 
 use std::collections::BTreeMap;
