@@ -366,11 +366,13 @@ pub fn mapping_target(name: &str) -> Option<EventKind> {
 }
 
 pub fn event_kind(value: &str, extra: &BTreeMap<String, String>) -> Option<EventKind> {
-    let value = normalize(value);
+    // Most ledgers write the canonical names: no copy for those (this runs on every row).
+    let normalized = value.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+    let value = if normalized { Cow::Borrowed(value) } else { Cow::Owned(normalize(value)) };
     if let Some(kind) = extra.iter().find(|(from, _)| normalize(from) == value).and_then(|(_, to)| mapping_target(to)) {
         return Some(kind);
     }
-    EVENT_VALUES.iter().find(|(_, names)| names.contains(&value.as_str())).map(|(kind, _)| *kind)
+    EVENT_VALUES.iter().find(|(_, names)| names.contains(&value.as_ref())).map(|(kind, _)| *kind)
 }
 
 #[cfg(test)]
