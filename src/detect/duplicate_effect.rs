@@ -11,10 +11,12 @@
 //! row has no job id) for one item. Two different jobs or rounds acting on one item are two logical
 //! tasks that both chose it: that is `duplicate-selection`, which sees the selections too.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::timeline::EventId;
-use crate::model::{Event, EventKind, Finding, Severity, Value};
+use crate::model::{Event, EventKind, Finding, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::{Context, Detector};
@@ -68,24 +70,60 @@ impl Detector for DuplicateEffect {
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
-        // (is the task a job, task id, item) → deliveries in time order.
-        let mut effects: BTreeMap<(bool, &str, Option<&str>), Vec<EventId>> = BTreeMap::new();
+        // The first delivery of each effect, and every delivery of those delivered again: nearly
+        // every effect is delivered once, and needs no list of its own.
+        let mut first: HashMap<Effect, EventId, BuildHasherDefault<TextHasher>> = HashMap::default();
+        let mut repeated: HashMap<Effect, Vec<EventId>, BuildHasherDefault<TextHasher>> = HashMap::default();
         for (id, event) in timeline.ids() {
             if event.kind != EventKind::EffectPosted {
                 continue;
             }
-            let task = match (event.job_id.as_deref(), event.run_id.as_deref()) {
+            let task = match (event.job_id, event.run_id) {
                 (Some(job), _) => (true, job),
                 (None, Some(run)) => (false, run),
                 (None, None) => continue,
             };
-            effects.entry((task.0, task.1, event.item.as_deref())).or_default().push(id);
+            let effect = (task.0, task.1, event.item);
+            match first.entry(effect) {
+                Entry::Vacant(entry) => {
+                    entry.insert(id);
+                }
+                Entry::Occupied(entry) => repeated.entry(effect).or_insert_with(|| vec![*entry.get()]).push(id),
+            }
         }
-        effects
+        // In (kind of task, task id, item) order, as text (`Text` orders by its text).
+        let mut repeated: Vec<(Effect, Vec<EventId>)> = repeated.into_iter().collect();
+        repeated.sort_unstable_by_key(|(effect, _)| *effect);
+        repeated
             .into_iter()
-            .filter(|(_, deliveries)| deliveries.len() >= 2)
-            .filter_map(|((is_job, task, item), deliveries)| duplicate(context, is_job, task, item, &deliveries))
+            .filter_map(|((is_job, task, item), deliveries)| {
+                duplicate(context, is_job, &task, item.as_deref(), &deliveries)
+            })
             .collect()
+    }
+}
+
+/// One effect: (is the task a job, task id, item).
+type Effect = (bool, Text, Option<Text>);
+
+/// Hashes a key made of interned texts by mixing their stored hashes: they are good hashes
+/// already, and hashing a million keys again with SipHash costs more than the rest of the pass.
+#[derive(Default)]
+struct TextHasher(u64);
+
+impl Hasher for TextHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

@@ -4,7 +4,8 @@
 //! still running: neither round could have seen the other's work as done. A fixed window in
 //! seconds can be set instead.
 
-use ustr::{UstrMap, UstrSet};
+use chrono::{DateTime, Utc};
+use ustr::UstrMap;
 
 use crate::model::timeline::EventId;
 use crate::model::{EventKind, Finding, Round, Severity, Text, Value};
@@ -25,46 +26,62 @@ impl Detector for DuplicateSelection {
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
-        let mut by_item: UstrMap<Vec<(EventId, &Round)>> = UstrMap::default();
-        for round in &context.rounds {
+        // Times are read from the events once, here: pairing reads them again and again, and the
+        // events of a million selections do not stay in the cache.
+        let spans: Vec<(DateTime<Utc>, DateTime<Utc>)> =
+            context.rounds.iter().map(|round| (round.start_at(timeline), round.end_at(timeline))).collect();
+        let mut by_item: UstrMap<Vec<Selection>> = UstrMap::default();
+        for (round, &span) in context.rounds.iter().zip(&spans) {
             for &id in &round.selections {
-                if let Some(item) = timeline.get(id).item {
-                    by_item.entry(item).or_default().push((id, round));
+                let event = timeline.get(id);
+                if let Some(item) = event.item {
+                    by_item.entry(item).or_default().push(Selection { id, at: event.at, round, span });
                 }
             }
         }
-        // Items in text order, for a stable order of findings made at the same time.
-        let mut by_item: Vec<(Text, Vec<(EventId, &Round)>)> = by_item.into_iter().collect();
-        by_item.sort_unstable_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
-        let mut findings = Vec::new();
-        for (item, mut selections) in by_item {
-            let item = item.as_str();
+        let mut findings: Vec<(Text, Finding)> = Vec::new();
+        // One list for all items: there are nearly as many items as selections.
+        let mut open: Vec<Selection> = Vec::new();
+        for (item, selections) in &mut by_item {
             // Each round counts with its first selection of the item; every pair of rounds is
-            // judged on its own, so A–B far apart does not hide B–C close together.
-            selections.sort_by_key(|(id, _)| *id);
-            let mut seen = UstrSet::default();
+            // judged on its own, so A–B far apart does not hide B–C close together. (Grouping a
+            // handful of selections by round, by the run id's address, and sorting them back is
+            // cheaper than a set of rounds per item.)
+            selections.sort_unstable_by_key(|selection| (selection.round.run_id.as_char_ptr(), selection.id));
+            selections.dedup_by_key(|selection| selection.round.run_id);
+            selections.sort_unstable_by_key(|selection| selection.id);
             // Earlier first selections that can still pair with a later one: once a round has
             // ended (or a selection fell out of the fixed window) it cannot pair with anything
             // later, so an item picked by thousands of rounds over a long ledger stays one pass.
-            let mut open: Vec<(EventId, &Round)> = Vec::new();
-            for (later, later_round) in selections {
-                if !seen.insert(later_round.run_id) {
-                    continue;
-                }
-                let later_at = timeline.get(later).at;
-                let close = |(earlier, earlier_round): &(EventId, &Round)| match context.settings.duplicate_window_s {
-                    Some(window) => seconds_between(timeline.get(*earlier).at, later_at) <= window,
-                    None => earlier_round.is_running_at(timeline, later_at),
+            open.clear();
+            for &later in selections.iter() {
+                let close = |earlier: &Selection| match context.settings.duplicate_window_s {
+                    Some(window) => seconds_between(earlier.at, later.at) <= window,
+                    None => earlier.span.0 <= later.at && later.at <= earlier.span.1,
                 };
                 open.retain(close);
-                for &(earlier, earlier_round) in &open {
-                    findings.push(duplicate(context, item, (earlier, earlier_round), (later, later_round)));
+                for earlier in &open {
+                    let finding = duplicate(context, item, (earlier.id, earlier.round), (later.id, later.round));
+                    findings.push((*item, finding));
                 }
-                open.push((later, later_round));
+                open.push(later);
             }
         }
-        findings
+        // Items in text order, for a stable order of findings made at the same time (sorting the
+        // findings, not the items: few items have any).
+        findings.sort_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
+        findings.into_iter().map(|(_, finding)| finding).collect()
     }
+}
+
+/// One round's selection of an item, with the round's span (start to known end, see
+/// `Round::is_running_at`).
+#[derive(Clone, Copy)]
+struct Selection<'a> {
+    id: EventId,
+    at: DateTime<Utc>,
+    round: &'a Round,
+    span: (DateTime<Utc>, DateTime<Utc>),
 }
 
 fn duplicate(context: &Context, item: &str, earlier: (EventId, &Round), later: (EventId, &Round)) -> Finding {

@@ -8,7 +8,7 @@
 //! instant the lease ends is on time (the boundary is closed).
 
 use crate::model::timeline::EventId;
-use crate::model::{Event, EventKind, Finding, Severity, Value};
+use crate::model::{Event, EventKind, Finding, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::lease::{self, Grant};
@@ -28,7 +28,10 @@ impl Detector for EarlyTakeover {
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
         let mut findings = Vec::new();
-        for (job_id, job_events) in &context.job_events {
+        if !context.jobs_have(&[EventKind::LeaseClaimed]) {
+            return findings;
+        }
+        for (&job_id, job_events) in &context.job_events {
             for &id in job_events {
                 let claim = timeline.get(id);
                 if claim.kind != EventKind::LeaseClaimed || !lease::granted(claim) {
@@ -61,7 +64,7 @@ fn other_owner(holder: &Event, claim: &Event) -> bool {
 
 fn takeover(
     context: &Context,
-    job_id: &str,
+    job_id: Text,
     previous: &Grant,
     claim_id: EventId,
     until: chrono::DateTime<chrono::Utc>,

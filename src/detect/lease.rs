@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::model::timeline::EventId;
-use crate::model::{Event, EventKind, Finding, Severity, Value};
+use crate::model::{Event, EventKind, Finding, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::Context;
@@ -163,6 +163,9 @@ impl Judgement {
 /// Which lease write a BullMQ refusal stands for: `extendLock` calls and renewal failures are
 /// heartbeats, every other refused command (moveToFinished, moveToDelayed, …) a completion.
 pub fn bullmq_refusal(event: &Event) -> Option<EventKind> {
+    if !matches!(event.kind, EventKind::LockRefused | EventKind::Error) {
+        return None;
+    }
     let detail = event.detail.as_deref().unwrap_or_default().to_ascii_lowercase();
     match event.kind {
         EventKind::LockRefused if detail.contains("extendlock") => Some(EventKind::LeaseExtended),
@@ -188,21 +191,24 @@ pub struct WriteKind {
 }
 
 /// A job and a lease holder in it: (job id, owner, generation).
-type Holder<'a> = (&'a str, Option<&'a str>, Option<u64>);
+type Holder = (Text, Option<Text>, Option<u64>);
 
 /// Every stale write of the kind: accepted (error) and unknown (warning) ones one by one, refused
 /// ones (info) one finding per job and holder, counted.
 pub fn stale_writes(context: &Context, kind: &WriteKind) -> Vec<Finding> {
     let timeline = context.timeline;
     let mut findings = Vec::new();
+    if !context.jobs_have(&[kind.event, EventKind::LockRefused, EventKind::Error]) {
+        return findings;
+    }
     // Refused writes of one job by one holder: a late worker retrying is one story.
     let mut refused: BTreeMap<Holder, Vec<(EventId, Judgement)>> = BTreeMap::new();
-    let mut bullmq: BTreeMap<(&str, Option<&str>), Vec<EventId>> = BTreeMap::new();
-    for (job_id, job_events) in &context.job_events {
+    let mut bullmq: BTreeMap<(Text, Option<Text>), Vec<EventId>> = BTreeMap::new();
+    for (&job_id, job_events) in &context.job_events {
         for &id in job_events {
             let event = timeline.get(id);
             if bullmq_refusal(event) == Some(kind.event) {
-                bullmq.entry((job_id, event.worker.as_deref())).or_default().push(id);
+                bullmq.entry((job_id, event.worker)).or_default().push(id);
                 continue;
             }
             if event.kind != kind.event {
@@ -213,7 +219,7 @@ pub fn stale_writes(context: &Context, kind: &WriteKind) -> Vec<Finding> {
                 continue;
             }
             if event.accepted == Some(false) {
-                refused.entry((job_id, event.worker.as_deref(), event.generation)).or_default().push((id, judgement));
+                refused.entry((job_id, event.worker, event.generation)).or_default().push((id, judgement));
             } else {
                 findings.push(ledger_finding(context, kind, job_id, &[(id, judgement)]));
             }
@@ -228,7 +234,7 @@ pub fn stale_writes(context: &Context, kind: &WriteKind) -> Vec<Finding> {
     findings
 }
 
-fn ledger_finding(context: &Context, kind: &WriteKind, job_id: &str, writes: &[(EventId, Judgement)]) -> Finding {
+fn ledger_finding(context: &Context, kind: &WriteKind, job_id: Text, writes: &[(EventId, Judgement)]) -> Finding {
     let timeline = context.timeline;
     let (first, judgement) = &writes[0];
     let write = timeline.get(*first);
@@ -345,7 +351,7 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: &str, writes: &[(
 fn note_current_owner(
     context: &Context,
     kind: &WriteKind,
-    job_id: &str,
+    job_id: Text,
     write: EventId,
     judgement: &Judgement,
     finding: &mut Finding,
@@ -381,7 +387,7 @@ fn note_current_owner(
     }
 }
 
-fn bullmq_finding(context: &Context, kind: &WriteKind, job_id: &str, refusals: &[EventId]) -> Finding {
+fn bullmq_finding(context: &Context, kind: &WriteKind, job_id: Text, refusals: &[EventId]) -> Finding {
     let timeline = context.timeline;
     let first = timeline.get(refusals[0]);
     let mut finding = Finding::new(kind.code, Severity::Info, first.at);
@@ -464,7 +470,7 @@ pub(crate) mod tests {
         let params = LockParams::default();
         let settings = Settings::default();
         let context = Context::new(&timeline, &params, &settings);
-        Judgement::of(&context, context.events_of_job("job-1"), row)
+        Judgement::of(&context, context.events_of_job("job-1".into()), row)
     }
 
     #[test]
@@ -498,7 +504,7 @@ pub(crate) mod tests {
         let params = LockParams::default();
         let settings = Settings::default();
         let context = Context::new(&timeline, &params, &settings);
-        let grant = Grant::as_of(&context, context.events_of_job("job-1"), 0, 4);
+        let grant = Grant::as_of(&context, context.events_of_job("job-1".into()), 0, 4);
         assert_eq!((grant.set_by, grant.until), (1, Some(t(17.0))), "the refused heartbeat does not count");
         assert_eq!(grant.released_by, Some(3));
     }

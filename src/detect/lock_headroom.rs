@@ -12,8 +12,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, EventKind, Finding, Severity, Value};
+use crate::model::{Channel, EventKind, Finding, Severity, Text, Value};
 use crate::time::seconds_between;
+use ustr::UstrSet;
 
 use super::{Context, Detector};
 
@@ -25,8 +26,8 @@ pub const REPORT_RATIO: f64 = 0.5;
 /// One observed run of a job: activation to its completion or failure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
-    pub job_id: String,
-    pub group: String,
+    pub job_id: Text,
+    pub group: Text,
     pub started: EventId,
     pub ended: EventId,
     pub seconds: f64,
@@ -37,13 +38,14 @@ pub struct Run {
 pub fn runs(context: &Context) -> Vec<Run> {
     let timeline = context.timeline;
     let mut out = Vec::new();
-    for (job_id, attempts) in &context.attempts {
+    let unnamed = Text::from("(unnamed)");
+    for &(job_id, ref attempts) in &context.attempts {
         let events = context.events_of_job(job_id);
         let group = events
             .iter()
             .find_map(|&id| timeline.get(id).job_name)
             .or_else(|| events.iter().find_map(|&id| timeline.get(id).queue))
-            .map_or_else(|| "(unnamed)".to_string(), |name| name.to_string());
+            .unwrap_or(unnamed);
         for (index, attempt) in attempts.iter().enumerate() {
             let start: DateTime<Utc> = timeline.get(attempt.activated).at;
             let next = attempts.get(index + 1).map(|a| timeline.get(a.activated).at);
@@ -64,8 +66,8 @@ pub fn runs(context: &Context) -> Vec<Run> {
                 ends.iter().copied().find(|&id| timeline.get(id).origin.channel == channel).or(ends.first().copied());
             if let Some(end) = end {
                 out.push(Run {
-                    job_id: job_id.to_string(),
-                    group: group.clone(),
+                    job_id,
+                    group,
                     started: attempt.activated,
                     ended: end,
                     seconds: seconds_between(start, timeline.get(end).at),
@@ -94,10 +96,11 @@ impl Detector for LockHeadroom {
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
-        let stalled_jobs: Vec<&str> = context.recoveries().into_iter().map(|(job, _, _)| job).collect();
-        let mut groups: BTreeMap<String, Vec<Run>> = BTreeMap::new();
+        let stalled_jobs: UstrSet = context.recoveries().into_iter().map(|(job, _, _)| job).collect();
+        // Groups in name order (`Text` orders by its text).
+        let mut groups: BTreeMap<Text, Vec<Run>> = BTreeMap::new();
         for run in runs(context) {
-            groups.entry(run.group.clone()).or_default().push(run);
+            groups.entry(run.group).or_default().push(run);
         }
         #[allow(clippy::cast_precision_loss)]
         let lock_s = context.params.lock_duration as f64 / 1000.0;
@@ -109,7 +112,7 @@ impl Detector for LockHeadroom {
             let mut seconds: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
             seconds.sort_by(f64::total_cmp);
             let max = *seconds.last().expect("groups are not empty");
-            let stalled_here = runs.iter().any(|r| stalled_jobs.contains(&r.job_id.as_str()));
+            let stalled_here = runs.iter().any(|r| stalled_jobs.contains(&r.job_id));
             if max / lock_s < REPORT_RATIO && !stalled_here {
                 continue;
             }
@@ -117,12 +120,12 @@ impl Detector for LockHeadroom {
             let could_outlive = max > blocking_limit_s;
             let severity = if could_outlive { Severity::Warning } else { Severity::Info };
             let mut finding = Finding::new("lock-headroom", severity, timeline.get(longest.ended).at);
-            finding.metric("job_name", Value::Text(group.clone()));
+            finding.metric("job_name", Value::Text(group.to_string()));
             finding.metric("samples", Value::Count(seconds.len() as u64));
             finding.metric("median_s", Value::Seconds(percentile(&seconds, 0.5)));
             finding.metric("p95_s", Value::Seconds(percentile(&seconds, 0.95)));
             finding.metric("max_s", Value::Seconds(max));
-            finding.metric("longest_job_id", Value::Text(longest.job_id.clone()));
+            finding.metric("longest_job_id", Value::Text(longest.job_id.to_string()));
             finding.metric("lock_duration_s", Value::Seconds(lock_s));
             finding.metric("max_ratio", Value::Ratio(max / lock_s));
             finding.metric("p95_ratio", Value::Ratio(percentile(&seconds, 0.95) / lock_s));

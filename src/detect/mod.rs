@@ -24,9 +24,7 @@ pub mod stuck_running;
 pub mod sweep_overlap;
 pub mod unlogged_stall;
 
-use std::collections::BTreeMap;
-
-use ustr::UstrMap;
+use ustr::{UstrMap, UstrSet};
 
 use crate::model::rounds::{self, Attempt, Round};
 use crate::model::timeline::EventId;
@@ -49,9 +47,19 @@ pub struct Context<'a> {
     pub params: &'a LockParams,
     pub settings: &'a Settings,
     pub rounds: Vec<Round>,
-    pub attempts: BTreeMap<Text, Vec<Attempt>>,
+    /// Each job's activations (see `rounds::attempts`), in job id order.
+    pub attempts: Vec<(Text, Vec<Attempt>)>,
+    /// Where each job's activations are in `attempts`.
+    attempts_index: UstrMap<usize>,
     /// Every event that names a job, by job id, in time order.
     pub job_events: UstrMap<Vec<EventId>>,
+    /// Jobs with a lease claim: their attempts are their claims (see `retries`).
+    pub lease_jobs: UstrSet,
+    /// Every process start, in time order.
+    pub restarts: Vec<EventId>,
+    /// The kinds of the events that name a job, one bit per kind: a detector that reads only a
+    /// few kinds has nothing to do on a case without them (a BullMQ case has no lease rows).
+    job_kinds: u32,
     /// The first entry of BullMQ's events stream, when one was read: the stream is trimmed, so
     /// it cannot speak for anything earlier.
     pub stream_from: Option<chrono::DateTime<chrono::Utc>>,
@@ -59,48 +67,74 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     pub fn new(timeline: &'a Timeline, params: &'a LockParams, settings: &'a Settings) -> Self {
+        // One pass over the timeline for everything keyed by job: it holds millions of events.
         let mut job_events: UstrMap<Vec<EventId>> = UstrMap::default();
+        let mut lease_jobs = UstrSet::default();
+        let mut restarts = Vec::new();
+        let mut job_kinds = 0;
+        let mut stream_from = None;
         for (id, event) in timeline.ids() {
             if let Some(job_id) = event.job_id {
                 job_events.entry(job_id).or_default().push(id);
+                job_kinds |= kind_bit(event.kind);
+                if event.kind == EventKind::LeaseClaimed {
+                    lease_jobs.insert(job_id);
+                }
+            }
+            if event.kind == EventKind::ProcessStart {
+                restarts.push(id);
+            }
+            // The timeline is in time order: the stream's first event is its earliest.
+            if stream_from.is_none() && event.origin.channel == Channel::EventsStream {
+                stream_from = Some(event.at);
             }
         }
+        let attempts = rounds::attempts(timeline);
+        let attempts_index = attempts.iter().enumerate().map(|(index, (job, _))| (*job, index)).collect();
         Context {
             timeline,
             params,
             settings,
             rounds: rounds::rounds(timeline),
-            attempts: rounds::attempts(timeline),
+            attempts,
+            attempts_index,
             job_events,
-            stream_from: timeline
-                .events()
-                .iter()
-                .filter(|e| e.origin.channel == Channel::EventsStream)
-                .map(|e| e.at)
-                .min(),
+            lease_jobs,
+            restarts,
+            job_kinds,
+            stream_from,
         }
     }
 }
 
+fn kind_bit(kind: EventKind) -> u32 {
+    1 << kind as u32
+}
+
 impl Context<'_> {
     /// The events that name `job_id`, in time order (none: empty).
-    pub fn events_of_job(&self, job_id: &str) -> &[EventId] {
-        ustr::existing_ustr(job_id).and_then(|job| self.job_events.get(&job)).map_or(&[], Vec::as_slice)
+    pub fn events_of_job(&self, job_id: Text) -> &[EventId] {
+        self.job_events.get(&job_id).map_or(&[], Vec::as_slice)
     }
 
     /// The job's activations from its best channel (see `rounds::attempts`), in time order.
-    pub fn attempts_of_job(&self, job_id: &str) -> &[Attempt] {
-        ustr::existing_ustr(job_id).and_then(|job| self.attempts.get(&job)).map_or(&[], Vec::as_slice)
+    pub fn attempts_of_job(&self, job_id: Text) -> &[Attempt] {
+        self.attempts_index.get(&job_id).map_or(&[], |&index| self.attempts[index].1.as_slice())
+    }
+
+    /// Whether any event that names a job is of one of `kinds`.
+    pub fn jobs_have(&self, kinds: &[EventKind]) -> bool {
+        kinds.iter().any(|&kind| self.job_kinds & kind_bit(kind) != 0)
     }
 
     /// Consecutive activations of one job with no completion or failure between them: the second
     /// is a recovery of the first (a stalled rerun), not a retry or a repeat. A ledger
     /// `round-failed` does not end a job: the application marking its run failed does not release
     /// BullMQ's lock.
-    pub fn recoveries(&self) -> Vec<(&str, EventId, EventId)> {
+    pub fn recoveries(&self) -> Vec<(Text, EventId, EventId)> {
         let mut found = Vec::new();
         for (job_id, attempts) in &self.attempts {
-            let events = self.job_events.get(job_id).map_or(&[][..], Vec::as_slice);
+            let events = self.events_of_job(*job_id);
             for pair in attempts.windows(2) {
                 let (from, to) = (self.timeline.get(pair[0].activated).at, self.timeline.get(pair[1].activated).at);
                 let ended = events.iter().any(|&id| {
@@ -110,7 +144,7 @@ impl Context<'_> {
                         && event.at <= to
                 });
                 if !ended {
-                    found.push((job_id.as_str(), pair[0].activated, pair[1].activated));
+                    found.push((*job_id, pair[0].activated, pair[1].activated));
                 }
             }
         }

@@ -15,7 +15,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, Event, EventKind};
+use crate::model::{Channel, Event, EventKind, Text};
 
 use super::Context;
 
@@ -137,20 +137,19 @@ pub fn classify(reason: &str) -> CauseClass {
 }
 
 /// Whether the job left any record outside the ledger: then BullMQ ran it.
-fn seen_by_queue(context: &Context, job_id: &str) -> bool {
+fn seen_by_queue(context: &Context, job_id: Text) -> bool {
     Some(context.events_of_job(job_id))
         .is_some_and(|ids| ids.iter().any(|&id| context.timeline.get(id).origin.channel != Channel::Ledger))
 }
 
 /// Whether the job has lease rows (claims): then its attempts are its accepted claims.
-pub fn is_lease_job(context: &Context, job_id: &str) -> bool {
-    Some(context.events_of_job(job_id))
-        .is_some_and(|ids| ids.iter().any(|&id| context.timeline.get(id).kind == EventKind::LeaseClaimed))
+pub fn is_lease_job(context: &Context, job_id: Text) -> bool {
+    context.lease_jobs.contains(&job_id)
 }
 
 /// The starts of the job's attempts, in time order: accepted claims (a claim without an outcome
 /// counts as accepted) for a lease job, else its activations from the best channel.
-pub fn starts(context: &Context, job_id: &str) -> Vec<EventId> {
+pub fn starts(context: &Context, job_id: Text) -> Vec<EventId> {
     if is_lease_job(context, job_id) {
         return context
             .events_of_job(job_id)
@@ -168,7 +167,7 @@ pub fn starts(context: &Context, job_id: &str) -> Vec<EventId> {
 /// The job's failures, in time order, from one channel: for a job BullMQ saw, its `job-failed`
 /// records from the most direct channel that has any (events stream, log, ledger, job hash);
 /// otherwise the ledger's failed-attempt rows.
-pub fn failures(context: &Context, job_id: &str) -> Vec<EventId> {
+pub fn failures(context: &Context, job_id: Text) -> Vec<EventId> {
     let ids = context.events_of_job(job_id);
     let timeline = context.timeline;
     if seen_by_queue(context, job_id) {
@@ -188,7 +187,7 @@ pub fn failures(context: &Context, job_id: &str) -> Vec<EventId> {
 
 /// Whether BullMQ recorded a stall of the job in `(from, to]`: a re-activation after it is a
 /// recovery, not a retry.
-pub fn stalled_between(context: &Context, job_id: &str, from: DateTime<Utc>, to: DateTime<Utc>) -> bool {
+pub fn stalled_between(context: &Context, job_id: Text, from: DateTime<Utc>, to: DateTime<Utc>) -> bool {
     Some(context.events_of_job(job_id)).is_some_and(|ids| {
         ids.iter().any(|&id| {
             let event = context.timeline.get(id);
@@ -210,7 +209,7 @@ pub fn reason(event: &Event) -> String {
 }
 
 /// The job's name and queue, from any record of it.
-pub fn name_and_queue(context: &Context, job_id: &str) -> (Option<String>, Option<String>) {
+pub fn name_and_queue(context: &Context, job_id: Text) -> (Option<String>, Option<String>) {
     let ids = context.events_of_job(job_id);
     let timeline = context.timeline;
     (

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, Event, EventKind, Finding, Severity, Value};
+use crate::model::{Channel, Event, EventKind, Finding, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::retries::{self, CauseClass};
@@ -35,8 +35,8 @@ fn gives_up(event: &Event) -> bool {
         _ => {
             event.origin.channel == Channel::Ledger
                 && event.detail.as_deref().is_some_and(|d| {
-                    let first = d.split([':', ' ', ';']).next().unwrap_or("").to_ascii_lowercase();
-                    DEAD_STATUSES.contains(&first.as_str())
+                    let first = d.split([':', ' ', ';']).next().unwrap_or("");
+                    DEAD_STATUSES.iter().any(|status| first.eq_ignore_ascii_case(status))
                 })
         }
     }
@@ -52,9 +52,9 @@ impl Detector for RetryExhausted {
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
-        let mut dead: BTreeMap<&str, Vec<EventId>> = BTreeMap::new();
+        let mut dead: BTreeMap<Text, Vec<EventId>> = BTreeMap::new();
         for (id, event) in context.timeline.ids() {
-            if let (true, Some(job_id)) = (gives_up(event), event.job_id.as_deref()) {
+            if let (true, Some(job_id)) = (gives_up(event), event.job_id) {
                 dead.entry(job_id).or_default().push(id);
             }
         }
@@ -69,7 +69,7 @@ struct Ran {
     cause: Option<(String, Option<EventId>)>,
 }
 
-fn exhausted(context: &Context, job_id: &str, markers: &[EventId]) -> Option<Finding> {
+fn exhausted(context: &Context, job_id: Text, markers: &[EventId]) -> Option<Finding> {
     let timeline = context.timeline;
     // BullMQ's own record first, then the log, the ledger, a job hash; the earliest of those.
     let primary = *markers
@@ -188,7 +188,7 @@ fn exhausted(context: &Context, job_id: &str, markers: &[EventId]) -> Option<Fin
 /// and the dead row) is not an attempt.
 fn attempts(
     context: &Context,
-    job_id: &str,
+    job_id: Text,
     starts: &[EventId],
     failures: &[EventId],
     dead_at: DateTime<Utc>,

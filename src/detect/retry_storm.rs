@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, EventKind, Finding, Severity, Value};
+use crate::model::{Channel, EventKind, Finding, Severity, Text, Value};
 use crate::time::{format_duration, seconds_between};
 
 use super::retries::{self, CauseClass};
@@ -45,8 +45,8 @@ impl Detector for RetryStorm {
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
-        let mut jobs: Vec<&str> = context.job_events.keys().map(ustr::Ustr::as_str).collect();
-        jobs.sort_unstable();
+        let mut jobs: Vec<Text> = context.job_events.keys().copied().collect();
+        jobs.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
         let mut findings = Vec::new();
         for job_id in jobs {
             let starts = retries::starts(context, job_id);
@@ -61,7 +61,7 @@ impl Detector for RetryStorm {
 
 /// The delay before each retry: `starts[i] − the last failure since starts[i − 1]`, or `None`
 /// when no failure came between (a takeover, a repeat) or a stall did (a recovery).
-fn retry_delays(context: &Context, job_id: &str, starts: &[EventId], failures: &[EventId]) -> Vec<Option<EventId>> {
+fn retry_delays(context: &Context, job_id: Text, starts: &[EventId], failures: &[EventId]) -> Vec<Option<EventId>> {
     let timeline = context.timeline;
     let mut delays = vec![None];
     for pair in starts.windows(2) {
@@ -77,7 +77,7 @@ fn seconds_list(values: &[f64]) -> String {
     values.iter().map(|&s| format_duration(s)).collect::<Vec<_>>().join(", ")
 }
 
-fn no_backoff(context: &Context, job_id: &str, starts: &[EventId], failures: &[EventId]) -> Option<Finding> {
+fn no_backoff(context: &Context, job_id: Text, starts: &[EventId], failures: &[EventId]) -> Option<Finding> {
     let timeline = context.timeline;
     if starts.len() < STORM_MIN_ATTEMPTS {
         return None;
@@ -147,7 +147,7 @@ fn no_backoff(context: &Context, job_id: &str, starts: &[EventId], failures: &[E
     Some(finding)
 }
 
-fn invalid_input_retried(context: &Context, job_id: &str, starts: &[EventId], failures: &[EventId]) -> Option<Finding> {
+fn invalid_input_retried(context: &Context, job_id: Text, starts: &[EventId], failures: &[EventId]) -> Option<Finding> {
     let timeline = context.timeline;
     let invalid = failures
         .iter()
@@ -183,8 +183,8 @@ fn invalid_input_retried(context: &Context, job_id: &str, starts: &[EventId], fa
 struct Retry {
     id: EventId,
     at: DateTime<Utc>,
-    worker: String,
-    job_id: String,
+    worker: Text,
+    job_id: Text,
 }
 
 /// Retry claims and activations, by channel: for a lease job every claim after its first (taken
@@ -193,7 +193,7 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
     let timeline = context.timeline;
     let mut by_channel: BTreeMap<Channel, Vec<Retry>> = BTreeMap::new();
     for (job_id, ids) in &context.job_events {
-        let candidates: Vec<EventId> = if retries::is_lease_job(context, job_id) {
+        let candidates: Vec<EventId> = if retries::is_lease_job(context, *job_id) {
             ids.iter().copied().filter(|&id| timeline.get(id).kind == EventKind::LeaseClaimed).skip(1).collect()
         } else {
             // Activations from every channel that names its worker (the log, the ledger).
@@ -210,7 +210,7 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
             for activations in per_channel.values() {
                 for pair in activations.windows(2) {
                     let (from, to) = (timeline.get(pair[0]).at, timeline.get(pair[1]).at);
-                    if !retries::stalled_between(context, job_id, from, to) {
+                    if !retries::stalled_between(context, *job_id, from, to) {
                         found.push(pair[1]);
                     }
                 }
@@ -219,12 +219,12 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
         };
         for id in candidates {
             let event = timeline.get(id);
-            if let Some(worker) = &event.worker {
+            if let Some(worker) = event.worker {
                 by_channel.entry(event.origin.channel).or_default().push(Retry {
                     id,
                     at: event.at,
-                    worker: worker.to_string(),
-                    job_id: job_id.to_string(),
+                    worker,
+                    job_id: *job_id,
                 });
             }
         }

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, EventKind, Finding, Severity, Value};
+use crate::model::{Channel, EventKind, Finding, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::{Context, Detector};
@@ -62,11 +62,11 @@ impl Detector for StalledLimitExceeded {
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
         // Every channel that recorded the failure is evidence; one finding per job.
-        let mut by_job: BTreeMap<&str, Vec<EventId>> = BTreeMap::new();
+        let mut by_job: BTreeMap<Text, Vec<EventId>> = BTreeMap::new();
         for (id, event) in timeline.ids() {
             let over_limit = event.kind == EventKind::JobFailed
                 && event.detail.as_deref().is_some_and(|d| d.to_ascii_lowercase().contains(STALLED_LIMIT_REASON));
-            if let (true, Some(job_id)) = (over_limit, event.job_id.as_deref()) {
+            if let (true, Some(job_id)) = (over_limit, event.job_id) {
                 by_job.entry(job_id).or_default().push(id);
             }
         }
@@ -74,7 +74,7 @@ impl Detector for StalledLimitExceeded {
     }
 }
 
-fn finding(context: &Context, job_id: &str, failures: &[EventId]) -> Finding {
+fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
     let timeline = context.timeline;
     let params = context.params;
     // BullMQ's own record (stream, then hash) gives the failure time; a log line comes later.

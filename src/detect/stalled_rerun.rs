@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, Event, EventKind, Finding, LockParams, Severity, Value};
+use crate::model::{Channel, Event, EventKind, Finding, LockParams, Severity, Text, Value};
 use crate::time::{plus_millis, seconds_between};
 
 use super::{Context, Detector};
@@ -108,7 +108,7 @@ impl Detector for StalledRerun {
         let mut findings = Vec::new();
         for (job_id, attempts) in &context.attempts {
             for pair in attempts.windows(2) {
-                if let Some(finding) = rerun(context, job_id, pair[0].activated, pair[1].activated) {
+                if let Some(finding) = rerun(context, *job_id, pair[0].activated, pair[1].activated) {
                     findings.push(finding);
                 }
             }
@@ -117,7 +117,7 @@ impl Detector for StalledRerun {
     }
 }
 
-fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Option<Finding> {
+fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Option<Finding> {
     let timeline = context.timeline;
     let params = context.params;
     let activation = timeline.get(first);
@@ -140,9 +140,11 @@ fn rerun(context: &Context, job_id: &str, first: EventId, second: EventId) -> Op
 
     // The restart that ended the job's process: one in the same log as the activation when that
     // log has one (replicas usually log to their own files), else any.
-    let restarts: Vec<(EventId, &Event)> = timeline
-        .ids()
-        .filter(|(_, e)| e.kind == EventKind::ProcessStart && activated_at < e.at && e.at <= rerun_at)
+    let restarts: Vec<(EventId, &Event)> = context
+        .restarts
+        .iter()
+        .map(|&id| (id, timeline.get(id)))
+        .filter(|(_, e)| activated_at < e.at && e.at <= rerun_at)
         .collect();
     let restart = restarts
         .iter()
@@ -404,7 +406,7 @@ impl LostLockCause {
 /// lock could expire: until then only a worker that had lost the lock earlier can get them.
 fn lost_lock_cause(
     context: &Context,
-    job_id: &str,
+    job_id: Text,
     (first, second): (EventId, EventId),
     expiry_earliest: DateTime<Utc>,
     restart: Option<EventId>,
@@ -423,12 +425,11 @@ fn lost_lock_cause(
         })
     });
     let reused = worker.as_deref().is_some_and(|w| {
-        timeline.events().iter().any(|e| {
-            e.kind == EventKind::ProcessStart
-                && e.worker.as_deref() == Some(w)
-                && activation.at < e.at
-                && e.at <= rerun_at
-        })
+        context
+            .restarts
+            .iter()
+            .map(|&id| timeline.get(id))
+            .any(|e| e.worker.as_deref() == Some(w) && activation.at < e.at && e.at <= rerun_at)
     });
     let rerun_lock_end = plus_millis(rerun_at, to_i64(context.params.lock_duration));
     let mut seen: Vec<EventId> = timeline
@@ -436,7 +437,7 @@ fn lost_lock_cause(
         .filter(|(_, e)| e.at >= expiry_earliest)
         .filter(|(_, e)| {
             let by_old_worker = !reused && worker.is_some() && e.worker == worker;
-            let lock_error = e.job_id.as_deref() == Some(job_id)
+            let lock_error = e.job_id == Some(job_id)
                 && super::lease::bullmq_refusal(e).is_some()
                 && e.at < rerun_lock_end
                 && (e.worker.is_none() || e.worker == worker);
@@ -458,13 +459,13 @@ fn lost_lock_cause(
 /// and its rerun.
 fn attach_rounds(
     context: &Context,
-    job_id: &str,
+    job_id: Text,
     activated_at: DateTime<Utc>,
     rerun_at: DateTime<Utc>,
     finding: &mut Finding,
 ) {
     let timeline = context.timeline;
-    let of_job = context.rounds.iter().filter(|r| r.job_id.as_deref() == Some(job_id));
+    let of_job = context.rounds.iter().filter(|r| r.job_id == Some(job_id));
     let lost = of_job.clone().find(|r| {
         let start = r.start_at(timeline);
         activated_at <= start && start < rerun_at

@@ -17,7 +17,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, Event, EventKind, Finding, Severity, Value};
+use crate::model::{Channel, Event, EventKind, Finding, Severity, Text, Value};
 use crate::time::{format_duration, plus_millis, seconds_between};
 
 use super::stalled_rerun::RenewalModel;
@@ -46,11 +46,12 @@ impl Detector for StuckRunning {
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
-        let Some(end) = context.timeline.events().iter().map(|e| e.at).max() else {
+        // The timeline is in time order: its last event is the latest.
+        let Some(end) = context.timeline.events().last().map(|e| e.at) else {
             return Vec::new();
         };
         let mut running = Vec::new();
-        for job_id in context.job_events.keys() {
+        for &job_id in context.job_events.keys() {
             if retries::is_lease_job(context, job_id) {
                 running.extend(lease_job(context, job_id));
             } else {
@@ -69,7 +70,7 @@ impl Detector for StuckRunning {
 /// A lease job is running when its last accepted claim was not followed by an accepted
 /// completion, a failed-attempt row or a dead row; its lease runs until the latest `lease_until`
 /// of that claim and the owner's accepted extensions.
-fn lease_job(context: &Context, job_id: &str) -> Option<Running> {
+fn lease_job(context: &Context, job_id: Text) -> Option<Running> {
     let timeline = context.timeline;
     let ids = &context.events_of_job(job_id);
     let claim = ids.iter().copied().rfind(|&id| {
@@ -134,12 +135,8 @@ fn lock_expiry(context: &Context, activated_at: DateTime<Utc>, restart: &Event) 
 
 /// The first process start after `after`: in the same source as `near` when that source has one.
 fn restart_after(context: &Context, after: DateTime<Utc>, near: &Event) -> Option<EventId> {
-    let restarts: Vec<EventId> = context
-        .timeline
-        .ids()
-        .filter(|(_, e)| e.kind == EventKind::ProcessStart && e.at > after)
-        .map(|(id, _)| id)
-        .collect();
+    let restarts: Vec<EventId> =
+        context.restarts.iter().copied().filter(|&id| context.timeline.get(id).at > after).collect();
     restarts
         .iter()
         .copied()
@@ -149,20 +146,23 @@ fn restart_after(context: &Context, after: DateTime<Utc>, near: &Event) -> Optio
 
 /// Whether the owner wrote anything after the restart: then it was not the process that died (a
 /// restart line reusing the owner's id is the new process, not a sign of life).
-fn alive_after(context: &Context, owner: Option<&str>, restart: EventId) -> bool {
+fn alive_after(context: &Context, owner: Option<Text>, restart: EventId) -> bool {
     let Some(owner) = owner else {
         return false;
     };
     let restart_event = context.timeline.get(restart);
-    if restart_event.worker.as_deref() == Some(owner) {
+    if restart_event.worker == Some(owner) {
         return false;
     }
-    context.timeline.events().iter().any(|e| e.at > restart_event.at && e.worker.as_deref() == Some(owner))
+    // Only the events after the restart's instant, found by halving: the timeline is in time order.
+    let events = context.timeline.events();
+    let after = events.partition_point(|e| e.at <= restart_event.at);
+    events[after..].iter().any(|e| e.worker == Some(owner))
 }
 
 /// A queue job (BullMQ) is running when nothing followed its last activation: no completion,
 /// failure, stall, move to wait or delay, removal, or ledger end row.
-fn queue_job(context: &Context, job_id: &str) -> Option<Running> {
+fn queue_job(context: &Context, job_id: Text) -> Option<Running> {
     let timeline = context.timeline;
     let activation = context.attempts_of_job(job_id).last()?.activated;
     let active = timeline.get(activation);
@@ -194,7 +194,7 @@ fn queue_job(context: &Context, job_id: &str) -> Option<Running> {
             event.worker.filter(|_| same)
         })
     });
-    let restart = restart_after(context, active.at, active).filter(|&id| !alive_after(context, owner.as_deref(), id));
+    let restart = restart_after(context, active.at, active).filter(|&id| !alive_after(context, owner, id));
     let mut evidence = vec![activation];
     evidence.extend(restart);
     Some(Running {
@@ -217,21 +217,22 @@ fn rounds(context: &Context) -> Vec<Running> {
         let (Some(started), None) = (round.started, round.ended) else {
             continue;
         };
-        if let Some(job_id) = &round.job_id {
-            let queue_seen = context.attempts.get(job_id).is_some_and(|a| {
-                a.iter().any(|attempt| timeline.get(attempt.activated).origin.channel != Channel::Ledger)
-            });
-            let restarted_later = context.rounds.iter().any(|other| {
-                other.job_id.as_ref() == Some(job_id) && other.start_at(timeline) > round.start_at(timeline)
-            });
+        if let Some(job_id) = round.job_id {
+            let queue_seen = context
+                .attempts_of_job(job_id)
+                .iter()
+                .any(|attempt| timeline.get(attempt.activated).origin.channel != Channel::Ledger);
+            let restarted_later = context
+                .rounds
+                .iter()
+                .any(|other| other.job_id == Some(job_id) && other.start_at(timeline) > round.start_at(timeline));
             if retries::is_lease_job(context, job_id) || queue_seen || restarted_later {
                 continue;
             }
         }
         let start = timeline.get(started);
         let last_row = timeline.get(round.last_event).at;
-        let restart =
-            restart_after(context, last_row, start).filter(|&id| !alive_after(context, start.worker.as_deref(), id));
+        let restart = restart_after(context, last_row, start).filter(|&id| !alive_after(context, start.worker, id));
         let mut evidence = vec![started];
         evidence.extend(restart);
         found.push(Running {

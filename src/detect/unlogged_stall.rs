@@ -7,7 +7,7 @@
 //! between). Reported only when logs were read at all: without logs there is nothing to miss.
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, EventKind, Finding, Severity, Value};
+use crate::model::{Channel, EventKind, Finding, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::{Context, Detector};
@@ -35,7 +35,7 @@ impl Detector for UnloggedStall {
         if !timeline.events().iter().any(|e| e.origin.channel == Channel::Log) {
             return Vec::new();
         }
-        let logged_stall = |job_id: &str, from: chrono::DateTime<chrono::Utc>, to: chrono::DateTime<chrono::Utc>| {
+        let logged_stall = |job_id: Text, from: chrono::DateTime<chrono::Utc>, to: chrono::DateTime<chrono::Utc>| {
             Some(context.events_of_job(job_id)).is_some_and(|ids| {
                 ids.iter().any(|&id| {
                     let e = timeline.get(id);
@@ -45,17 +45,20 @@ impl Detector for UnloggedStall {
         };
         let mut findings = Vec::new();
         // Proven by BullMQ's own record.
-        let mut from_stream: Vec<(&str, EventId)> = Vec::new();
-        for (job_id, ids) in &context.job_events {
-            for &id in ids {
-                let e = timeline.get(id);
-                if e.kind != EventKind::JobStalled || e.origin.channel != Channel::EventsStream {
-                    continue;
-                }
-                from_stream.push((job_id, id));
-                let slack = chrono::Duration::seconds(LOG_SLACK_S);
-                if !logged_stall(job_id, e.at - slack, e.at + slack) {
-                    findings.push(finding(context, job_id, e.at, "events-stream", vec![id]));
+        let mut from_stream: Vec<(Text, EventId)> = Vec::new();
+        // Read through every job's events only when some of them are stalls.
+        if context.jobs_have(&[EventKind::JobStalled]) {
+            for (&job_id, ids) in &context.job_events {
+                for &id in ids {
+                    let e = timeline.get(id);
+                    if e.kind != EventKind::JobStalled || e.origin.channel != Channel::EventsStream {
+                        continue;
+                    }
+                    from_stream.push((job_id, id));
+                    let slack = chrono::Duration::seconds(LOG_SLACK_S);
+                    if !logged_stall(job_id, e.at - slack, e.at + slack) {
+                        findings.push(finding(context, job_id, e.at, "events-stream", vec![id]));
+                    }
                 }
             }
         }
@@ -76,7 +79,7 @@ impl Detector for UnloggedStall {
 
 fn finding(
     context: &Context,
-    job_id: &str,
+    job_id: Text,
     at: chrono::DateTime<chrono::Utc>,
     proven_by: &str,
     evidence: Vec<EventId>,

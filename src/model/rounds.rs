@@ -3,8 +3,6 @@
 //! A round is everything the ledger recorded under one run id. A job attempt is one activation of
 //! one job id. Both are built from ids and times only, never from line order.
 
-use std::collections::BTreeMap;
-
 use ustr::UstrMap;
 
 use chrono::{DateTime, Utc};
@@ -97,7 +95,9 @@ pub fn rounds(timeline: &Timeline) -> Vec<Round> {
         }
     }
     let mut rounds: Vec<Round> = by_run.into_values().collect();
-    rounds.sort_by_key(|a| (a.start_at(timeline), a.run_id));
+    // Each start time is looked up once: the comparisons would otherwise read events all over
+    // the timeline.
+    rounds.sort_by_cached_key(|a| (a.start_at(timeline), a.run_id));
     rounds
 }
 
@@ -112,7 +112,8 @@ pub struct Attempt {
 /// Activations per job id, in time order, all from one channel: the most authoritative channel
 /// that saw the job active (events stream, then logs, then the ledger's `round-started` rows, then
 /// a job hash's `processedOn`), so that one activation is never counted twice from two sources.
-pub fn attempts(timeline: &Timeline) -> BTreeMap<Text, Vec<Attempt>> {
+/// Jobs come in id order.
+pub fn attempts(timeline: &Timeline) -> Vec<(Text, Vec<Attempt>)> {
     let mut best: UstrMap<(u8, Vec<Attempt>)> = UstrMap::default();
     for (id, event) in timeline.ids() {
         let Some(job_id) = event.job_id else {
@@ -135,5 +136,8 @@ pub fn attempts(timeline: &Timeline) -> BTreeMap<Text, Vec<Attempt>> {
             entry.1.push(Attempt { job_id, activated: id });
         }
     }
-    best.into_iter().map(|(job, (_, attempts))| (job, attempts)).collect()
+    let mut attempts: Vec<(Text, Vec<Attempt>)> =
+        best.into_iter().map(|(job, (_, attempts))| (job, attempts)).collect();
+    attempts.sort_unstable_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
+    attempts
 }
