@@ -11,9 +11,9 @@
 //! row has no job id) for one item. Two different jobs or rounds acting on one item are two logical
 //! tasks that both chose it: that is `duplicate-selection`, which sees the selections too.
 
+use rustc_hash::FxBuildHasher;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::timeline::EventId;
 use crate::model::{Event, EventKind, Finding, Severity, Text, Value};
@@ -70,10 +70,12 @@ impl Detector for DuplicateEffect {
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
+        // Keys are interned texts whose hashes are stored: Fx only mixes them, where SipHash would
+        // hash a million keys again.
         // The first delivery of each effect, and every delivery of those delivered again: nearly
         // every effect is delivered once, and needs no list of its own.
-        let mut first: HashMap<Effect, EventId, BuildHasherDefault<TextHasher>> = HashMap::default();
-        let mut repeated: HashMap<Effect, Vec<EventId>, BuildHasherDefault<TextHasher>> = HashMap::default();
+        let mut first: HashMap<Effect, EventId, FxBuildHasher> = HashMap::default();
+        let mut repeated: HashMap<Effect, Vec<EventId>, FxBuildHasher> = HashMap::default();
         for (id, event) in timeline.ids() {
             if event.kind != EventKind::EffectPosted {
                 continue;
@@ -105,27 +107,6 @@ impl Detector for DuplicateEffect {
 
 /// One effect: (is the task a job, task id, item).
 type Effect = (bool, Text, Option<Text>);
-
-/// Hashes a key made of interned texts by mixing their stored hashes: they are good hashes
-/// already, and hashing a million keys again with SipHash costs more than the rest of the pass.
-#[derive(Default)]
-struct TextHasher(u64);
-
-impl Hasher for TextHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.write_u64(u64::from(byte));
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
 
 fn duplicate(context: &Context, is_job: bool, task: &str, item: Option<&str>, ids: &[EventId]) -> Option<Finding> {
     let timeline = context.timeline;
