@@ -111,12 +111,12 @@ type Effect = (bool, Text, Option<Text>);
 fn duplicate(context: &Context, is_job: bool, task: &str, item: Option<&str>, ids: &[EventId]) -> Option<Finding> {
     let timeline = context.timeline;
     let deliveries: Vec<&Event> = ids.iter().map(|&id| timeline.get(id)).collect();
-    let applied = deliveries.iter().filter(|e| e.accepted != Some(false)).count();
-    let mut keys: Vec<&str> = deliveries.iter().filter_map(|e| e.key.as_deref()).collect();
+    let applied = deliveries.iter().filter(|e| e.lease().accepted != Some(false)).count();
+    let mut keys: Vec<&str> = deliveries.iter().filter_map(|e| e.lease().key.as_deref()).collect();
     let keyed = keys.len();
     keys.sort_unstable();
     keys.dedup();
-    let mut hashes: Vec<&str> = deliveries.iter().filter_map(|e| e.payload_hash.as_deref()).collect();
+    let mut hashes: Vec<&str> = deliveries.iter().filter_map(|e| e.lease().payload_hash.as_deref()).collect();
     hashes.sort_unstable();
     hashes.dedup();
     let policy = if keyed == 0 {
@@ -143,7 +143,8 @@ fn duplicate(context: &Context, is_job: bool, task: &str, item: Option<&str>, id
     }
     let severity = if policy == KeyPolicy::SameKey { Severity::Info } else { Severity::Error };
     let (first, second, last) = (deliveries[0], deliveries[1], deliveries[deliveries.len() - 1]);
-    let deduplicated = deliveries[1..].iter().filter(|e| e.accepted == Some(false) || answered_duplicate(e)).count();
+    let deduplicated =
+        deliveries[1..].iter().filter(|e| e.lease().accepted == Some(false) || answered_duplicate(e)).count();
 
     let mut finding = Finding::new("duplicate-effect", severity, second.at);
     finding.metric(if is_job { "job_id" } else { "run_id" }, Value::Text(task.to_string()));
@@ -175,9 +176,11 @@ fn duplicate(context: &Context, is_job: bool, task: &str, item: Option<&str>, id
     let mut rejected_text = String::new();
     if policy == KeyPolicy::SameKeyDifferentPayload {
         // Every delivery whose payload differs from the first one's must have been refused.
-        let differing: Vec<&&Event> =
-            deliveries.iter().filter(|e| e.payload_hash.is_some() && e.payload_hash != first.payload_hash).collect();
-        let refused = differing.iter().all(|e| e.accepted == Some(false));
+        let differing: Vec<&&Event> = deliveries
+            .iter()
+            .filter(|e| e.lease().payload_hash.is_some() && e.lease().payload_hash != first.lease().payload_hash)
+            .collect();
+        let refused = differing.iter().all(|e| e.lease().accepted == Some(false));
         finding.metric("different_payload_rejected", Value::Flag(refused));
         rejected_text = if refused {
             "the receiver refused the different payload, as it must; the sender computed a different payload for the same logical request".to_string()
@@ -193,7 +196,7 @@ fn duplicate(context: &Context, is_job: bool, task: &str, item: Option<&str>, id
     if policy == KeyPolicy::SameKey && deduplicated == 0 {
         finding.note("the receiver answered every delivery as accepted: if it returned the stored result that is deduplication, but the ledger cannot show it; record the receiver's answer (deduplicated) to be sure");
     }
-    if deliveries.iter().any(|e| e.accepted.is_none()) {
+    if deliveries.iter().any(|e| e.lease().accepted.is_none()) {
         finding.note("some deliveries have no outcome: they are counted as accepted by the receiver");
     }
 
@@ -266,9 +269,9 @@ mod tests {
                 event.job_id = r.job.map(crate::model::Text::from);
                 event.run_id = r.run.map(crate::model::Text::from);
                 event.item = r.item.map(crate::model::Text::from);
-                event.key = r.key.map(crate::model::Text::from);
-                event.payload_hash = r.hash.map(crate::model::Text::from);
-                event.accepted = r.accepted;
+                event.lease_mut().key = r.key.map(crate::model::Text::from);
+                event.lease_mut().payload_hash = r.hash.map(crate::model::Text::from);
+                event.lease_mut().accepted = r.accepted;
                 event.detail = r.detail.map(crate::model::Text::from);
                 event
             })

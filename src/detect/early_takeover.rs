@@ -58,7 +58,7 @@ impl Detector for EarlyTakeover {
 fn other_owner(holder: &Event, claim: &Event) -> bool {
     match (&holder.worker, &claim.worker) {
         (Some(a), Some(b)) => a != b,
-        _ => matches!((holder.generation, claim.generation), (Some(a), Some(b)) if a != b),
+        _ => matches!((holder.lease().generation, claim.lease().generation), (Some(a), Some(b)) if a != b),
     }
 }
 
@@ -77,7 +77,7 @@ fn takeover(
     if let Some(owner) = &holder.worker {
         finding.metric("previous_owner", Value::Text(owner.to_string()));
     }
-    if let Some(generation) = holder.generation {
+    if let Some(generation) = holder.lease().generation {
         finding.metric("previous_generation", Value::Count(generation));
     }
     finding.metric("previous_lease_until", Value::Time(until));
@@ -85,7 +85,7 @@ fn takeover(
     if let Some(owner) = &claim.worker {
         finding.metric("new_owner", Value::Text(owner.to_string()));
     }
-    if let Some(generation) = claim.generation {
+    if let Some(generation) = claim.lease().generation {
         finding.metric("new_generation", Value::Count(generation));
     }
     finding.metric("claimed_at", Value::Time(claim.at));
@@ -101,9 +101,10 @@ fn takeover(
     finding.note("times and lease_until are read from the ledger: the store's clock, the one the fence compares");
 
     let previous_who = if holder.worker.is_some() { "{previous_owner}'s" } else { "the previous owner's" };
-    let previous_generation = if holder.generation.is_some() { " (generation {previous_generation})" } else { "" };
+    let previous_generation =
+        if holder.lease().generation.is_some() { " (generation {previous_generation})" } else { "" };
     let new_who = if claim.worker.is_some() { "{new_owner}" } else { "Another worker" };
-    let new_generation = if claim.generation.is_some() { " as generation {new_generation}" } else { "" };
+    let new_generation = if claim.lease().generation.is_some() { " as generation {new_generation}" } else { "" };
     finding.summary = format!(
         "{new_who} claimed job {{job_id}}{new_generation} at {{claimed_at}}, {{early_by_s}} before {previous_who} lease{previous_generation} ran out at {{previous_lease_until}}, and the store accepted it: two workers owned the job at once."
     );

@@ -30,20 +30,20 @@ pub const RENEWAL_FAILED: &str = "could not renew lock for job";
 
 /// A row counts as granted when the store accepted it or the ledger does not say.
 pub fn granted(event: &Event) -> bool {
-    event.accepted != Some(false)
+    event.lease().accepted != Some(false)
 }
 
 /// Two rows come from the same lease holder: the same generation when both carry one, else the
 /// same owner.
 pub fn same_holder(a: &Event, b: &Event) -> bool {
-    match (a.generation, b.generation) {
+    match (a.lease().generation, b.lease().generation) {
         (Some(x), Some(y)) => x == y,
         _ => matches!((&a.worker, &b.worker), (Some(x), Some(y)) if x == y),
     }
 }
 
 fn anonymous(event: &Event) -> bool {
-    event.generation.is_none() && event.worker.is_none()
+    event.lease().generation.is_none() && event.worker.is_none()
 }
 
 /// One lease as the store granted it.
@@ -64,7 +64,7 @@ impl Grant {
         let timeline = context.timeline;
         let holder = timeline.get(claim);
         let cutoff = timeline.get(before).at;
-        let mut grant = Grant { claim, set_by: claim, until: holder.lease_until, released_by: None };
+        let mut grant = Grant { claim, set_by: claim, until: holder.lease().lease_until, released_by: None };
         for &id in job_events {
             if id <= claim || id == before {
                 continue;
@@ -72,10 +72,13 @@ impl Grant {
             let event = timeline.get(id);
             match event.kind {
                 EventKind::LeaseExtended
-                    if id < before && granted(event) && same_holder(event, holder) && event.lease_until.is_some() =>
+                    if id < before
+                        && granted(event)
+                        && same_holder(event, holder)
+                        && event.lease().lease_until.is_some() =>
                 {
                     grant.set_by = id;
-                    grant.until = event.lease_until;
+                    grant.until = event.lease().lease_until;
                 }
                 EventKind::LeaseCompleted | EventKind::RoundFailed | EventKind::JobDead
                     if grant.released_by.is_none()
@@ -142,9 +145,9 @@ impl Judgement {
             .filter(|&id| id < row)
             .map(|id| timeline.get(id))
             .filter(|e| e.kind == EventKind::LeaseClaimed && granted(e))
-            .filter_map(|e| e.generation)
+            .filter_map(|e| e.lease().generation)
             .max();
-        let superseded = match (writer.generation, current_generation) {
+        let superseded = match (writer.lease().generation, current_generation) {
             (Some(mine), Some(newest)) => mine < newest,
             _ => match (&own, current) {
                 (Some(own), Some(current)) => own.claim != current && !same_holder(timeline.get(current), writer),
@@ -218,8 +221,8 @@ pub fn stale_writes(context: &Context, kind: &WriteKind) -> Vec<Finding> {
             if !judgement.is_stale() {
                 continue;
             }
-            if event.accepted == Some(false) {
-                refused.entry((job_id, event.worker, event.generation)).or_default().push((id, judgement));
+            if event.lease().accepted == Some(false) {
+                refused.entry((job_id, event.worker, event.lease().generation)).or_default().push((id, judgement));
             } else {
                 findings.push(ledger_finding(context, kind, job_id, &[(id, judgement)]));
             }
@@ -238,7 +241,7 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: Text, writes: &[(
     let timeline = context.timeline;
     let (first, judgement) = &writes[0];
     let write = timeline.get(*first);
-    let severity = match write.accepted {
+    let severity = match write.lease().accepted {
         Some(true) => Severity::Error,
         Some(false) => Severity::Info,
         None => Severity::Warning,
@@ -249,7 +252,7 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: Text, writes: &[(
     if let Some(owner) = &owner {
         finding.metric("owner", Value::Text(owner.to_string()));
     }
-    if let Some(generation) = write.generation {
+    if let Some(generation) = write.lease().generation {
         finding.metric("generation", Value::Count(generation));
     }
     if let Some(current) = judgement.current_generation {
@@ -269,10 +272,12 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: Text, writes: &[(
         finding.metric("late_by_s", Value::Seconds(late_by));
         finding.derive("late_by_s", "written_at − lease_until");
     }
-    if let (EventKind::LeaseExtended, Some(true), Some(to)) = (kind.event, write.accepted, write.lease_until) {
+    if let (EventKind::LeaseExtended, Some(true), Some(to)) =
+        (kind.event, write.lease().accepted, write.lease().lease_until)
+    {
         finding.metric("extended_to", Value::Time(to));
     }
-    if let Some(accepted) = write.accepted {
+    if let Some(accepted) = write.lease().accepted {
         finding.metric("accepted", Value::Flag(accepted));
     }
     let because = match (judgement.expired, judgement.superseded) {
@@ -281,7 +286,7 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: Text, writes: &[(
         _ => "generation superseded",
     };
     finding.metric("stale_because", Value::Text(because.to_string()));
-    if write.accepted == Some(false) {
+    if write.lease().accepted == Some(false) {
         finding.metric("rejected_count", Value::Count(writes.len() as u64));
     }
 
@@ -306,7 +311,7 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: Text, writes: &[(
     finding.note("times and lease_until are read from the ledger: the store's clock, the one the fence compares");
 
     let who = if owner.is_some() { "{owner}" } else { "A worker" };
-    let generation = if write.generation.is_some() { " with generation {generation}" } else { "" };
+    let generation = if write.lease().generation.is_some() { " with generation {generation}" } else { "" };
     let expiry = match late_by {
         Some(0.0) => "at the very instant its lease ended ({lease_until})",
         Some(_) => "{late_by_s} after its lease ended at {lease_until}",
@@ -323,7 +328,7 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: Text, writes: &[(
         (true, false) => expiry.to_string(),
         _ => format!("after {taker}"),
     };
-    finding.summary = match write.accepted {
+    finding.summary = match write.lease().accepted {
         Some(true) => {
             finding.note(kind.fix);
             note_current_owner(context, kind, job_id, *first, judgement, &mut finding);
@@ -452,9 +457,9 @@ pub(crate) mod tests {
         let mut event = Event::new(t(at), kind, origin);
         event.job_id = Some("job-1".into());
         event.worker = Some(crate::model::Text::from(worker));
-        event.generation = generation;
-        event.lease_until = until.map(t);
-        event.accepted = accepted;
+        event.lease_mut().generation = generation;
+        event.lease_mut().lease_until = until.map(t);
+        event.lease_mut().accepted = accepted;
         event
     }
 

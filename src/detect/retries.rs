@@ -157,7 +157,7 @@ pub fn starts(context: &Context, job_id: Text) -> Vec<EventId> {
             .copied()
             .filter(|&id| {
                 let event = context.timeline.get(id);
-                event.kind == EventKind::LeaseClaimed && event.accepted != Some(false)
+                event.kind == EventKind::LeaseClaimed && event.lease().accepted != Some(false)
             })
             .collect();
     }

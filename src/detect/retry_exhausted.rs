@@ -215,11 +215,11 @@ fn attempts(
                 .filter(|&&id| {
                     let e = timeline.get(id);
                     matches!(e.kind, EventKind::LeaseClaimed | EventKind::LeaseExtended)
-                        && e.accepted != Some(false)
+                        && e.lease().accepted != Some(false)
                         && inside(e.at)
                         && (id == start || &e.worker == worker)
                 })
-                .filter_map(|&id| timeline.get(id).lease_until.map(|until_at| (until_at, id)))
+                .filter_map(|&id| timeline.get(id).lease().lease_until.map(|until_at| (until_at, id)))
                 .max();
             // The row that set the lease's end is the evidence that it ran out.
             lease_until.filter(|&(until_at, _)| until_at < until).map(|(_, id)| ("lease expired".to_string(), Some(id)))
@@ -228,7 +228,7 @@ fn attempts(
         } else {
             None
         };
-        let number = timeline.get(start).attempt.map_or(index + 1, |n| usize::try_from(n).unwrap_or(index + 1));
+        let number = timeline.get(start).lease().attempt.map_or(index + 1, |n| usize::try_from(n).unwrap_or(index + 1));
         ran.push(Ran { start: Some(start), number, cause });
     }
     if let Some(last) = ran.last()
@@ -253,7 +253,8 @@ fn attempts(
         if !used[n] && !ran.iter().any(|a| a.cause.as_ref().is_some_and(|(_, c)| *c == Some(id))) {
             let inside_one = ran.iter().any(|a| a.start.is_some_and(|s| timeline.get(s).at <= timeline.get(id).at));
             if !inside_one {
-                let number = timeline.get(id).attempt.map_or(ran.len() + 1, |a| usize::try_from(a).unwrap_or(0));
+                let number =
+                    timeline.get(id).lease().attempt.map_or(ran.len() + 1, |a| usize::try_from(a).unwrap_or(0));
                 ran.push(Ran { start: None, number, cause: Some((retries::reason(timeline.get(id)), Some(id))) });
             }
         }
@@ -283,11 +284,11 @@ mod tests {
         let mut event = Event::new(at(when), kind, origin);
         event.job_id = Some("job-9".into());
         event.worker = Some(crate::model::Text::from(worker));
-        event.attempt = attempt;
+        event.lease_mut().attempt = attempt;
         event.detail = detail.map(crate::model::Text::from);
         if kind == EventKind::LeaseClaimed {
-            event.accepted = Some(true);
-            event.lease_until = Some(at(when) + chrono::Duration::seconds(10));
+            event.lease_mut().accepted = Some(true);
+            event.lease_mut().lease_until = Some(at(when) + chrono::Duration::seconds(10));
         }
         event
     }

@@ -307,7 +307,7 @@ mod tests {
         event.worker = Some(crate::model::Text::from(worker));
         event.detail = detail.map(crate::model::Text::from);
         if kind == EventKind::LeaseClaimed {
-            event.accepted = Some(true);
+            event.lease_mut().accepted = Some(true);
         }
         event
     }

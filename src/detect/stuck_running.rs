@@ -75,10 +75,10 @@ fn lease_job(context: &Context, job_id: Text) -> Option<Running> {
     let ids = &context.events_of_job(job_id);
     let claim = ids.iter().copied().rfind(|&id| {
         let event = timeline.get(id);
-        event.kind == EventKind::LeaseClaimed && event.accepted != Some(false)
+        event.kind == EventKind::LeaseClaimed && event.lease().accepted != Some(false)
     })?;
     let claimed = timeline.get(claim);
-    let same_owner = |event: &Event| match (event.generation, claimed.generation) {
+    let same_owner = |event: &Event| match (event.lease().generation, claimed.lease().generation) {
         (Some(a), Some(b)) => a == b,
         _ => event.worker == claimed.worker,
     };
@@ -86,7 +86,7 @@ fn lease_job(context: &Context, job_id: Text) -> Option<Running> {
     let ended = later().any(|id| {
         let event = timeline.get(id);
         match event.kind {
-            EventKind::LeaseCompleted => event.accepted != Some(false),
+            EventKind::LeaseCompleted => event.lease().accepted != Some(false),
             EventKind::JobDead
             | EventKind::RoundFailed
             | EventKind::RoundFinished
@@ -101,11 +101,13 @@ fn lease_job(context: &Context, job_id: Text) -> Option<Running> {
     let extensions: Vec<EventId> = later()
         .filter(|&id| {
             let event = timeline.get(id);
-            event.kind == EventKind::LeaseExtended && event.accepted != Some(false) && same_owner(event)
+            event.kind == EventKind::LeaseExtended && event.lease().accepted != Some(false) && same_owner(event)
         })
         .collect();
-    let until =
-        std::iter::once(claim).chain(extensions.iter().copied()).filter_map(|id| timeline.get(id).lease_until).max();
+    let until = std::iter::once(claim)
+        .chain(extensions.iter().copied())
+        .filter_map(|id| timeline.get(id).lease().lease_until)
+        .max();
     let mut evidence = vec![claim];
     evidence.extend(extensions.last());
     Some(Running {
@@ -327,8 +329,8 @@ mod tests {
 
     fn claim(when: &str, job: &str, worker: &str, until: &str) -> Event {
         let mut e = event(Channel::Ledger, when, EventKind::LeaseClaimed, Some(job), worker);
-        e.accepted = Some(true);
-        e.lease_until = Some(at(until));
+        e.lease_mut().accepted = Some(true);
+        e.lease_mut().lease_until = Some(at(until));
         e
     }
 
@@ -369,7 +371,7 @@ mod tests {
         ];
         assert!(detect(events, &LockParams::default()).is_empty());
         let mut done = event(Channel::Ledger, "2026-12-01T00:00:10Z", EventKind::LeaseCompleted, Some("job-1"), "w-a");
-        done.accepted = Some(true);
+        done.lease_mut().accepted = Some(true);
         let events = vec![
             claim("2026-12-01T00:00:00Z", "job-1", "w-a", "2026-12-01T00:00:30Z"),
             done,

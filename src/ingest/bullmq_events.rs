@@ -7,7 +7,6 @@
 //! are BullMQ's (see docs/inputs.md for the table and the Lua scripts that write them).
 
 use std::io::BufRead;
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
@@ -65,7 +64,7 @@ fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
 }
 
 /// Turns an entry into an event, or says why it is not one.
-fn to_event(spec: &SourceSpec, source: usize, path: &Arc<str>, entry: &Entry) -> Result<Option<Event>> {
+fn to_event(spec: &SourceSpec, source: usize, path: crate::model::Text, entry: &Entry) -> Result<Option<Event>> {
     let at = stream_time(&entry.id).ok_or_else(|| {
         Error::input(
             &spec.path,
@@ -83,13 +82,7 @@ fn to_event(spec: &SourceSpec, source: usize, path: &Arc<str>, entry: &Entry) ->
     let Some(kind) = EVENT_NAMES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k) else {
         return Ok(None);
     };
-    let origin = Origin {
-        channel: Channel::EventsStream,
-        source,
-        path: path.clone(),
-        line: entry.line,
-        raw: Raw::text(&entry.raw),
-    };
+    let origin = Origin { channel: Channel::EventsStream, source, path, line: entry.line, raw: Raw::text(&entry.raw) };
     let mut event = Event::new(at, kind, origin);
     event.job_id = field(&entry.fields, "jobId").map(Text::from);
     event.job_name = field(&entry.fields, "name").map(Text::from);
@@ -112,7 +105,7 @@ fn to_event(spec: &SourceSpec, source: usize, path: &Arc<str>, entry: &Entry) ->
 fn accept(
     spec: &SourceSpec,
     source: usize,
-    path: &Arc<str>,
+    path: crate::model::Text,
     entry: &Entry,
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
@@ -160,7 +153,7 @@ impl EventFormat for XrangeJson {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path: Arc<str> = spec.display_path().into();
+        let path = crate::model::Text::from(spec.display_path().as_str());
         let head = input.fill_buf().unwrap_or_default();
         let array = head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
         if array {
@@ -172,7 +165,7 @@ impl EventFormat for XrangeJson {
             for (index, value) in entries.into_iter().enumerate() {
                 summary.lines += 1;
                 let entry = json_entry(spec, index as u64 + 1, &value)?;
-                accept(spec, source, &path, &entry, events, summary)?;
+                accept(spec, source, path, &entry, events, summary)?;
             }
             return Ok(());
         }
@@ -191,7 +184,7 @@ impl EventFormat for XrangeJson {
                 )
             })?;
             let entry = json_entry(spec, line, &value)?;
-            accept(spec, source, &path, &entry, events, summary)?;
+            accept(spec, source, path, &entry, events, summary)?;
         }
         Ok(())
     }
@@ -253,7 +246,7 @@ impl EventFormat for XrangeText {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path: Arc<str> = spec.display_path().into();
+        let path = crate::model::Text::from(spec.display_path().as_str());
         let mut lines = Lines::new(input);
         let mut current: Option<Entry> = None;
         // Within an entry tokens come in field/value pairs; a stream id can only start a new
@@ -268,7 +261,7 @@ impl EventFormat for XrangeText {
             let token = token_of(text);
             if pending_field.is_none() && looks_like_stream_id(&token) {
                 if let Some(entry) = current.take() {
-                    accept(spec, source, &path, &entry, events, summary)?;
+                    accept(spec, source, path, &entry, events, summary)?;
                 }
                 current = Some(Entry { id: token, fields: Vec::new(), line, span: 1, raw: text.trim().to_string() });
                 continue;
@@ -299,7 +292,7 @@ impl EventFormat for XrangeText {
             ));
         }
         if let Some(entry) = current.take() {
-            accept(spec, source, &path, &entry, events, summary)?;
+            accept(spec, source, path, &entry, events, summary)?;
         }
         Ok(())
     }

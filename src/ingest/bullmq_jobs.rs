@@ -8,7 +8,6 @@
 //! `defa`, `pb`); the older `attemptsMade` and `stalledCounter` are read as well.
 
 use std::io::{BufRead, Read};
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
@@ -62,7 +61,7 @@ impl EventFormat for HgetallJson {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path: Arc<str> = spec.display_path().into();
+        let path = crate::model::Text::from(spec.display_path().as_str());
         let mut text = String::new();
         input
             .read_to_string(&mut text)
@@ -78,7 +77,7 @@ impl EventFormat for HgetallJson {
                 summary.ignore("not a job hash (no 'name' field)");
                 continue;
             }
-            let made = job_events(spec, source, &path, line, queue, job_id, &fields, &raw)?;
+            let made = job_events(spec, source, path, line, queue, job_id, &fields, &raw)?;
             if made.is_empty() {
                 summary.ignore("job hash without timestamps");
                 continue;
@@ -158,7 +157,7 @@ fn text_field<'a>(fields: &'a Map<String, Value>, names: &[&str]) -> Option<std:
 fn job_events(
     spec: &SourceSpec,
     source: usize,
-    path: &Arc<str>,
+    path: crate::model::Text,
     line: u64,
     queue: &str,
     job_id: &str,
@@ -184,7 +183,7 @@ fn job_events(
             .filter_map(|(label, names)| text_field(fields, names).map(|v| format!("{label}={v}")))
             .collect();
     let make = |at: DateTime<Utc>, kind: EventKind, detail: Option<String>| {
-        let origin = Origin { channel: Channel::JobHash, source, path: path.clone(), line, raw: Raw::text(raw) };
+        let origin = Origin { channel: Channel::JobHash, source, path, line, raw: Raw::text(raw) };
         let mut event = Event::new(at, kind, origin);
         event.job_id = Some(job_id.into());
         event.job_name = text_field(fields, &["name"]).as_deref().map(Text::from);

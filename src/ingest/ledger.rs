@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::error::{Error, Result};
+use crate::model::event::LeaseFacts;
 use crate::model::{Event, EventKind, Origin, Text};
 use crate::time;
 
@@ -312,10 +313,12 @@ pub fn record_to_event<'r>(
     if let Some(slot) = field(FieldId::Slot) {
         event.slot = Some(parse_time(spec, line, column(FieldId::Slot), &slot)?);
     }
+    // Lease and effect columns, boxed apart only when the row has any.
+    let mut lease = LeaseFacts::default();
     if let Some(until) = field(FieldId::LeaseUntil) {
-        event.lease_until = Some(parse_time(spec, line, column(FieldId::LeaseUntil), &until)?);
+        lease.lease_until = Some(parse_time(spec, line, column(FieldId::LeaseUntil), &until)?);
     }
-    for (id, slot) in [(FieldId::Generation, &mut event.generation), (FieldId::Attempt, &mut event.attempt)] {
+    for (id, slot) in [(FieldId::Generation, &mut lease.generation), (FieldId::Attempt, &mut lease.attempt)] {
         if let Some(text) = field(id) {
             let Ok(number) = text.parse::<u64>() else {
                 return Ok(Outcome::Rejected(format!(
@@ -336,14 +339,17 @@ pub fn record_to_event<'r>(
                 column(FieldId::Outcome)
             )));
         };
-        event.accepted = Some(accepted);
+        lease.accepted = Some(accepted);
         if matches!(value.as_str(), "deduplicated" | "duplicate") {
             let detail = event.detail.take().map_or_else(|| value.clone(), |d| format!("{d}; {value}"));
             event.detail = Some(Text::from(detail.as_str()));
         }
     }
-    event.key = text(FieldId::Key);
-    event.payload_hash = text(FieldId::PayloadHash);
+    lease.key = text(FieldId::Key);
+    lease.payload_hash = text(FieldId::PayloadHash);
+    if lease != LeaseFacts::default() {
+        event.lease = Some(Box::new(lease));
+    }
     Ok(Outcome::Event(Box::new(event)))
 }
 

@@ -4,7 +4,6 @@
 //! line reported for a record is the physical line it starts on).
 
 use std::io::BufRead;
-use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use std::borrow::Cow;
@@ -42,7 +41,7 @@ impl EventFormat for LedgerCsv {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path: Arc<str> = spec.display_path().into();
+        let path = crate::model::Text::from(spec.display_path().as_str());
         let delimiter = detect_delimiter(spec, &mut input);
         let mut reader =
             csv::ReaderBuilder::new().delimiter(delimiter).has_headers(false).flexible(false).from_reader(input);
@@ -84,7 +83,7 @@ impl EventFormat for LedgerCsv {
             } else {
                 Raw::text(&cells.join(separator))
             };
-            let origin = Origin { channel: crate::model::Channel::Ledger, source, path: path.clone(), line, raw };
+            let origin = Origin { channel: crate::model::Channel::Ledger, source, path, line, raw };
             match ledger::record_to_event(spec, columns, &get, &mut recent, origin)? {
                 Outcome::Event(event) => {
                     summary.used();

@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 use std::io::BufRead;
-use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -41,7 +40,7 @@ impl EventFormat for LedgerJsonl {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path: Arc<str> = spec.display_path().into();
+        let path = crate::model::Text::from(spec.display_path().as_str());
         let mut lines = Lines::new(input);
         let mut validated = false;
         let mut recent = RecentTexts::default();
@@ -64,7 +63,7 @@ impl EventFormat for LedgerJsonl {
             let origin = Origin {
                 channel: crate::model::Channel::Ledger,
                 source,
-                path: path.clone(),
+                path,
                 line,
                 raw: crate::model::Raw::text(text),
             };

@@ -20,7 +20,6 @@
 
 use std::borrow::Cow;
 use std::io::BufRead;
-use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -64,7 +63,7 @@ impl EventFormat for NestJs {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path: Arc<str> = spec.display_path().into();
+        let path = crate::model::Text::from(spec.display_path().as_str());
         let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
         let mut lines = Lines::new(input);
         let mut stamped = 0u64;
@@ -94,7 +93,7 @@ impl EventFormat for NestJs {
                 message: header.message,
                 fields,
             };
-            emit(spec, source, &path, &rules, entry, events, summary)?;
+            emit(spec, source, path, &rules, entry, events, summary)?;
         }
         if summary.lines > 0 && stamped == 0 {
             return Err(Error::input(

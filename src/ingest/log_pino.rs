@@ -19,7 +19,6 @@
 //! `read_json_lines` (used by log_winston.rs) and `Entry` and `emit` (used by log_nestjs.rs).
 
 use std::io::BufRead;
-use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -123,7 +122,7 @@ pub fn read_json_lines(
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
 ) -> Result<()> {
-    let path: Arc<str> = spec.display_path().into();
+    let path = crate::model::Text::from(spec.display_path().as_str());
     let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
     let JsonDialect { format, time_key, message_key, example, .. } = dialect;
     let mut lines = Lines::new(input);
@@ -164,7 +163,7 @@ pub fn read_json_lines(
             message: &message,
             fields: json_fields(&object),
         };
-        emit(spec, source, &path, &rules, entry, events, summary)?;
+        emit(spec, source, path, &rules, entry, events, summary)?;
     }
     if stamped == 0 && summary.rejected > 0 {
         return Err(Error::input(
@@ -263,7 +262,7 @@ pub struct Entry<'a> {
 pub fn emit(
     spec: &SourceSpec,
     source: usize,
-    path: &Arc<str>,
+    path: crate::model::Text,
     rules: &RuleSet,
     entry: Entry<'_>,
     events: &mut Vec<Event>,
@@ -319,8 +318,7 @@ pub fn emit(
     if kind == EventKind::Error && fields.detail.is_none() && !entry.message.trim().is_empty() {
         fields.detail = Some(entry.message.trim().to_string());
     }
-    let origin =
-        Origin { channel: Channel::Log, source, path: path.clone(), line, raw: crate::model::Raw::text(entry.raw) };
+    let origin = Origin { channel: Channel::Log, source, path, line, raw: crate::model::Raw::text(entry.raw) };
     let mut event = Event::new(at, kind, origin);
     fields.fill(&mut event);
     summary.used();

@@ -5,7 +5,6 @@
 //! valid one is an error: a silently skipped line could be the one that matters.
 
 use std::io::BufRead;
-use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::model::{Event, InputSummary, Origin, Raw};
@@ -41,7 +40,7 @@ impl EventFormat for ServerLog {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path: Arc<str> = spec.display_path().into();
+        let path = crate::model::Text::from(spec.display_path().as_str());
         let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
         let mut chunks = Chunks::new(input);
         let mut scan = Scan {
@@ -132,7 +131,7 @@ impl Chunks {
 struct Scan<'a> {
     spec: &'a SourceSpec,
     source: usize,
-    path: Arc<str>,
+    path: crate::model::Text,
     rules: &'a RuleSet,
     line: u64,
     stamped: u64,
@@ -284,7 +283,7 @@ impl Scan<'_> {
         let origin = Origin {
             channel: crate::model::Channel::Log,
             source: self.source,
-            path: self.path.clone(),
+            path: self.path,
             line,
             raw: if spec.rereadable {
                 Raw::Span { offset, len: u32::try_from(bytes.len()).unwrap_or(u32::MAX) }

@@ -7,8 +7,6 @@
 //! small: its ids and texts are interned (`Text`: one copy of each distinct string, compared by
 //! pointer), and its raw text stays in the source file until a report shows it (`Raw`).
 
-use std::sync::Arc;
-
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -158,7 +156,7 @@ pub struct Origin {
     pub channel: Channel,
     /// Position of the source in the case, for a stable order of simultaneous events.
     pub source: usize,
-    pub path: Arc<str>,
+    pub path: Text,
     /// 1-based line (for CSV: the physical line the record starts on).
     pub line: u64,
     pub raw: Raw,
@@ -171,19 +169,20 @@ pub enum Raw {
     /// a gigabyte of log or ledger is not kept in memory for the few lines a report cites.
     Span { offset: u64, len: u32 },
     /// The text itself, for input that cannot be read twice (standard input, compressed files)
-    /// and for formats whose events are few.
-    Text(Box<str>),
+    /// and for formats whose events are few (interned: a pointer, which keeps `Raw` and every
+    /// event 8 bytes smaller than a boxed string would).
+    Text(Text),
 }
 
 impl Raw {
     pub fn text(text: &str) -> Raw {
-        Raw::Text(text.into())
+        Raw::Text(Text::from(text))
     }
 }
 
 impl Default for Raw {
     fn default() -> Self {
-        Raw::Text(Box::default())
+        Raw::Text(Text::default())
     }
 }
 
@@ -202,9 +201,19 @@ pub struct Event {
     pub worker: Option<Text>,
     /// Failure reason, status or error text.
     pub detail: Option<Text>,
-    /// Lease ledgers: the fencing number the actor held (incremented on every claim).
+    /// What lease and effect ledgers add to a row (absent for nearly every event: kept apart, so
+    /// that the millions of other events do not carry it).
+    pub lease: Option<Box<LeaseFacts>>,
+    pub origin: Origin,
+}
+
+/// The columns of lease and effect ledgers: fencing, expiry, attempt, the store's verdict and
+/// the effect's identity.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LeaseFacts {
+    /// The fencing number the actor held (incremented on every claim).
     pub generation: Option<u64>,
-    /// Lease ledgers: until when the lease is valid after this event (the store's clock).
+    /// Until when the lease is valid after this event (the store's clock).
     pub lease_until: Option<DateTime<Utc>>,
     /// Which attempt of the job this is (1-based).
     pub attempt: Option<u64>,
@@ -214,10 +223,22 @@ pub struct Event {
     pub key: Option<Text>,
     /// Hash of an external effect's payload.
     pub payload_hash: Option<Text>,
-    pub origin: Origin,
 }
 
+static NO_LEASE_FACTS: LeaseFacts =
+    LeaseFacts { generation: None, lease_until: None, attempt: None, accepted: None, key: None, payload_hash: None };
+
 impl Event {
+    /// The lease and effect columns of the event (all `None` for most events).
+    pub fn lease(&self) -> &LeaseFacts {
+        self.lease.as_deref().unwrap_or(&NO_LEASE_FACTS)
+    }
+
+    /// The lease and effect columns, to fill them in.
+    pub fn lease_mut(&mut self) -> &mut LeaseFacts {
+        self.lease.get_or_insert_with(Box::default)
+    }
+
     pub fn new(at: DateTime<Utc>, kind: EventKind, origin: Origin) -> Self {
         Event {
             at,
@@ -230,13 +251,22 @@ impl Event {
             item: None,
             worker: None,
             detail: None,
-            generation: None,
-            lease_until: None,
-            attempt: None,
-            accepted: None,
-            key: None,
-            payload_hash: None,
+            lease: None,
             origin,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_stays_small() {
+        // Millions of ledger rows are kept at once: every byte here is megabytes of peak memory
+        // (docs/performance.md). Lease columns are boxed apart, texts are interned pointers.
+        let size = std::mem::size_of::<Event>();
+        assert!(size <= 144, "Event is {size} bytes");
+        assert_eq!(std::mem::size_of::<Option<Text>>(), 8);
     }
 }

@@ -123,12 +123,12 @@ pub fn wire_event<'a>(event: &'a Event, raw: &'a str) -> WireEvent<'a> {
         item: event.item.as_deref(),
         worker: event.worker.as_deref(),
         detail: event.detail.as_deref(),
-        generation: event.generation,
-        lease_until: event.lease_until.map(format_rfc3339),
-        attempt: event.attempt,
-        accepted: event.accepted,
-        key: event.key.as_deref(),
-        payload_hash: event.payload_hash.as_deref(),
+        generation: event.lease().generation,
+        lease_until: event.lease().lease_until.map(format_rfc3339),
+        attempt: event.lease().attempt,
+        accepted: event.lease().accepted,
+        key: event.lease().key.as_deref(),
+        payload_hash: event.lease().payload_hash.as_deref(),
         raw,
     }
 }

@@ -65,16 +65,16 @@ fn ids(event: &Event) -> String {
             parts.push(format!("{label}={value}"));
         }
     }
-    if let Some(generation) = event.generation {
+    if let Some(generation) = event.lease().generation {
         parts.push(format!("gen={generation}"));
     }
-    if let Some(attempt) = event.attempt {
+    if let Some(attempt) = event.lease().attempt {
         parts.push(format!("attempt={attempt}"));
     }
-    if let Some(accepted) = event.accepted {
+    if let Some(accepted) = event.lease().accepted {
         parts.push(if accepted { "accepted".into() } else { "REJECTED".into() });
     }
-    if let Some(key) = &event.key {
+    if let Some(key) = &event.lease().key {
         parts.push(format!("key={key}"));
     }
     parts.join(" ")
