@@ -5,7 +5,6 @@
 //! seconds can be set instead.
 
 use chrono::{DateTime, Utc};
-use ustr::UstrMap;
 
 use crate::model::timeline::EventId;
 use crate::model::{EventKind, Finding, Round, Severity, Text, Value};
@@ -30,39 +29,52 @@ impl Detector for DuplicateSelection {
         // events of a million selections do not stay in the cache.
         let spans: Vec<(DateTime<Utc>, DateTime<Utc>)> =
             context.rounds.iter().map(|round| (round.start_at(timeline), round.end_at(timeline))).collect();
-        let mut by_item: UstrMap<Vec<Selection>> = UstrMap::default();
-        for (round, &span) in context.rounds.iter().zip(&spans) {
+        // One flat list, grouped by item (by the interned item's address: any grouping will do,
+        // the findings are put in item text order below) and in time order within an item. A
+        // list per item would cost an allocation per item, and nearly every item is selected
+        // once or twice.
+        let mut selections: Vec<Selection> = Vec::new();
+        for (index, round) in context.rounds.iter().enumerate() {
+            let index = u32::try_from(index).expect("fewer than 2^32 rounds");
             for &id in &round.selections {
-                let event = timeline.get(id);
-                if let Some(item) = event.item {
-                    by_item.entry(item).or_default().push(Selection { id, at: event.at, round, span });
+                if let Some(item) = timeline.get(id).item {
+                    selections.push(Selection { item, id, round: index });
                 }
             }
         }
+        selections.sort_unstable_by_key(|s| (s.item.as_char_ptr(), s.id));
         let mut findings: Vec<(Text, Finding)> = Vec::new();
-        // One list for all items: there are nearly as many items as selections.
+        let mut firsts: Vec<Selection> = Vec::new();
         let mut open: Vec<Selection> = Vec::new();
-        for (item, selections) in &mut by_item {
+        for group in selections.chunk_by(|a, b| a.item == b.item) {
+            if group.len() < 2 {
+                continue;
+            }
             // Each round counts with its first selection of the item; every pair of rounds is
-            // judged on its own, so A–B far apart does not hide B–C close together. (Grouping a
-            // handful of selections by round, by the run id's address, and sorting them back is
-            // cheaper than a set of rounds per item.)
-            selections.sort_unstable_by_key(|selection| (selection.round.run_id.as_char_ptr(), selection.id));
-            selections.dedup_by_key(|selection| selection.round.run_id);
-            selections.sort_unstable_by_key(|selection| selection.id);
+            // judged on its own, so A–B far apart does not hide B–C close together.
+            firsts.clear();
+            firsts.extend_from_slice(group);
+            firsts.sort_unstable_by_key(|s| (s.round, s.id));
+            firsts.dedup_by_key(|s| s.round);
+            firsts.sort_unstable_by_key(|s| s.id);
             // Earlier first selections that can still pair with a later one: once a round has
             // ended (or a selection fell out of the fixed window) it cannot pair with anything
             // later, so an item picked by thousands of rounds over a long ledger stays one pass.
             open.clear();
-            for &later in selections.iter() {
+            for &later in &firsts {
+                let later_at = timeline.get(later.id).at;
                 let close = |earlier: &Selection| match context.settings.duplicate_window_s {
-                    Some(window) => seconds_between(earlier.at, later.at) <= window,
-                    None => earlier.span.0 <= later.at && later.at <= earlier.span.1,
+                    Some(window) => seconds_between(timeline.get(earlier.id).at, later_at) <= window,
+                    None => {
+                        let (start, end) = spans[earlier.round as usize];
+                        start <= later_at && later_at <= end
+                    }
                 };
                 open.retain(close);
                 for earlier in &open {
-                    let finding = duplicate(context, item, (earlier.id, earlier.round), (later.id, later.round));
-                    findings.push((*item, finding));
+                    let rounds = (&context.rounds[earlier.round as usize], &context.rounds[later.round as usize]);
+                    let finding = duplicate(context, &later.item, (earlier.id, rounds.0), (later.id, rounds.1));
+                    findings.push((later.item, finding));
                 }
                 open.push(later);
             }
@@ -74,14 +86,12 @@ impl Detector for DuplicateSelection {
     }
 }
 
-/// One round's selection of an item, with the round's span (start to known end, see
-/// `Round::is_running_at`).
+/// One round's selection of an item (the round by its position in `Context::rounds`).
 #[derive(Clone, Copy)]
-struct Selection<'a> {
+struct Selection {
+    item: Text,
     id: EventId,
-    at: DateTime<Utc>,
-    round: &'a Round,
-    span: (DateTime<Utc>, DateTime<Utc>),
+    round: u32,
 }
 
 fn duplicate(context: &Context, item: &str, earlier: (EventId, &Round), later: (EventId, &Round)) -> Finding {
