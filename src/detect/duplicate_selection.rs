@@ -63,9 +63,10 @@ impl Detector for DuplicateSelection {
             open.clear();
             for &later in &firsts {
                 let later_at = timeline.get(later.id).at;
-                let close = |earlier: &Selection| match context.settings.duplicate_window_s {
-                    Some(window) => seconds_between(timeline.get(earlier.id).at, later_at) <= window,
-                    None => {
+                let close = |earlier: &Selection| {
+                    if let Some(window) = context.settings.duplicate_window_s {
+                        seconds_between(timeline.get(earlier.id).at, later_at) <= window
+                    } else {
                         let (start, end) = spans[earlier.round as usize];
                         start <= later_at && later_at <= end
                     }
