@@ -260,6 +260,8 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
     // second copy of millions of events. The timeline sorts them, so the order here is free.
     let largest = (0..reads.len()).max_by_key(|&i| reads[i].len()).unwrap_or(0);
     let mut events = if reads.is_empty() { Vec::new() } else { reads.swap_remove(largest) };
+    // Exactly what the others need: `append` alone would double a capacity of millions.
+    events.reserve_exact(reads.iter().map(Vec::len).sum());
     for mut read in reads {
         events.append(&mut read);
     }
