@@ -44,7 +44,9 @@ from pathlib import Path
 # on the 100 MB case process start-up and the fixed cost of analysis weigh more than on 1 GB. They
 # catch a correctness-preserving change that makes leasetrace an order of magnitude slower, not a
 # few percent. The targets (TARGETS below) are far tighter; they are reported, never enforced.
-CI_MAX_LEASETRACE_OVER_RG = 60.0
+# Measured on the development machine (docs/performance.md): leasetrace/rg about 14x, python/
+# leasetrace about 7.6x; the thresholds leave room for a noisy or single-core runner.
+CI_MAX_LEASETRACE_OVER_RG = 40.0
 CI_MIN_PYTHON_OVER_LEASETRACE = 3.0
 
 # The targets, for 1 GB of log + 2 M ledger rows (reported against the measured figures).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI smoke check of the performance benchmark (docs/performance.md): generate the 100 MB log +
 # 200 k ledger rows case (cached under target/bench/ while bench/gen_case.py is unchanged), then run
-# bench/run.py for 3 rounds with --check-ratios: every answer must be right (leasetrace, rg, the
+# bench/run.py for 5 rounds with --check-ratios: every answer must be right (leasetrace, rg, the
 # Python script), and the ratios must stay within the generous CI thresholds stated in
 # bench/run.py. Never compares absolute seconds.
 #
@@ -33,7 +33,7 @@ case_dir="$bench_dir/smoke-100mb-200k-seed1"
 gen_args=(--log-mb 100 --ledger-rows 200000 --seed 1)
 
 if [ -z "${LEASETRACE_BIN:-}" ]; then
-    cargo build --release --quiet
+    cargo build --release --locked --quiet
     bin=target/release/leasetrace
 else
     bin=$LEASETRACE_BIN
@@ -47,4 +47,4 @@ if [ "$(cat "$case_dir/.stamp" 2>/dev/null)" != "$stamp" ]; then
     echo "$stamp" > "$case_dir/.stamp"
 fi
 
-python3 bench/run.py "$case_dir" --rounds 3 --binary "$bin" --check-ratios --json "$bench_dir/smoke.json"
+python3 bench/run.py "$case_dir" --rounds 5 --binary "$bin" --check-ratios --json "$bench_dir/smoke.json"
