@@ -67,48 +67,73 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     pub fn new(timeline: &'a Timeline, params: &'a LockParams, settings: &'a Settings) -> Self {
-        // One pass over the timeline for everything keyed by job: it holds millions of events.
-        let mut job_events: UstrMap<Vec<EventId>> = UstrMap::default();
-        let mut lease_jobs = UstrSet::default();
-        let mut restarts = Vec::new();
-        let mut job_kinds = 0;
-        let mut stream_from = None;
-        for (id, event) in timeline.ids() {
-            if let Some(job_id) = event.job_id {
-                job_events.entry(job_id).or_default().push(id);
-                job_kinds |= kind_bit(event.kind);
-                if event.kind == EventKind::LeaseClaimed {
-                    lease_jobs.insert(job_id);
-                }
-            }
-            if event.kind == EventKind::ProcessStart {
-                restarts.push(id);
-            }
-            // The timeline is in time order: the stream's first event is its earliest.
-            if stream_from.is_none() && event.origin.channel == Channel::EventsStream {
-                stream_from = Some(event.at);
-            }
-        }
-        let attempts = rounds::attempts(timeline);
+        // Three independent passes over millions of events, on as many cores as there are: the
+        // rounds, the attempts, and everything else keyed by job.
+        let (rounds, attempts, jobs) = std::thread::scope(|scope| {
+            let rounds = scope.spawn(|| rounds::rounds(timeline));
+            let attempts = scope.spawn(|| rounds::attempts(timeline));
+            let jobs = JobIndex::build(timeline);
+            let rounds = rounds.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let attempts = attempts.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (rounds, attempts, jobs)
+        });
         let attempts_index = attempts.iter().enumerate().map(|(index, (job, _))| (*job, index)).collect();
         Context {
             timeline,
             params,
             settings,
-            rounds: rounds::rounds(timeline),
+            rounds,
             attempts,
             attempts_index,
-            job_events,
-            lease_jobs,
-            restarts,
-            job_kinds,
-            stream_from,
+            job_events: jobs.job_events,
+            lease_jobs: jobs.lease_jobs,
+            restarts: jobs.restarts,
+            job_kinds: jobs.job_kinds,
+            stream_from: jobs.stream_from,
         }
     }
 }
 
 fn kind_bit(kind: EventKind) -> u32 {
     1 << kind as u32
+}
+
+/// What one pass over the timeline gathers for `Context`.
+struct JobIndex {
+    job_events: UstrMap<Vec<EventId>>,
+    lease_jobs: UstrSet,
+    restarts: Vec<EventId>,
+    job_kinds: u32,
+    stream_from: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl JobIndex {
+    fn build(timeline: &Timeline) -> JobIndex {
+        let mut index = JobIndex {
+            job_events: UstrMap::default(),
+            lease_jobs: UstrSet::default(),
+            restarts: Vec::new(),
+            job_kinds: 0,
+            stream_from: None,
+        };
+        for (id, event) in timeline.ids() {
+            if let Some(job_id) = event.job_id {
+                index.job_events.entry(job_id).or_default().push(id);
+                index.job_kinds |= kind_bit(event.kind);
+                if event.kind == EventKind::LeaseClaimed {
+                    index.lease_jobs.insert(job_id);
+                }
+            }
+            if event.kind == EventKind::ProcessStart {
+                index.restarts.push(id);
+            }
+            // The timeline is in time order: the stream's first event is its earliest.
+            if index.stream_from.is_none() && event.origin.channel == Channel::EventsStream {
+                index.stream_from = Some(event.at);
+            }
+        }
+        index
+    }
 }
 
 impl Context<'_> {
