@@ -61,7 +61,9 @@ pub fn build_report(config: &Config, view: View) -> Result<Report> {
         findings,
         read_back: std::collections::HashMap::new(),
     };
-    report.read_back = ingest::read_back::read_back(&config.sources, &report.timeline, &report.shown_events())?;
+    if render::find(&config.format).is_none_or(|renderer| renderer.shows_raw(view)) {
+        report.read_back = ingest::read_back::read_back(&config.sources, &report.timeline, &report.shown_events())?;
+    }
     Ok(report)
 }
 

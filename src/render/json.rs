@@ -28,10 +28,23 @@ struct Wire<'a> {
     inputs: &'a [InputSummary],
     params: Params<'a>,
     assumptions: &'a [String],
-    timeline: Vec<WireEvent<'a>>,
+    timeline: ShownEvents<'a>,
     findings: Vec<WireFinding<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     check: Option<Check>,
+}
+
+/// The events a report shows, serialized one by one as they are written: a whole timeline is
+/// millions of events, never held as wire structs at once.
+struct ShownEvents<'a> {
+    report: &'a Report,
+    ids: Vec<usize>,
+}
+
+impl Serialize for ShownEvents<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.ids.iter().map(|&id| wire_event(self.report.timeline.get(id), self.report.raw(id))))
+    }
 }
 
 #[derive(Serialize)]
@@ -178,11 +191,7 @@ impl Renderer for Json {
                 origins: report.params.entries().iter().map(|(name, _, origin)| (*name, *origin)).collect(),
             },
             assumptions: &report.assumptions,
-            timeline: report
-                .shown_events()
-                .into_iter()
-                .map(|id| wire_event(report.timeline.get(id), report.raw(id)))
-                .collect(),
+            timeline: ShownEvents { report, ids: report.shown_events() },
             findings: report.findings.iter().map(|f| wire_finding(report, f)).collect(),
             check: match report.view {
                 View::Check(threshold) => {

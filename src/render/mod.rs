@@ -12,12 +12,19 @@ use std::io::{self, Write};
 
 use chrono_tz::Tz;
 
+use crate::model::report::View;
 use crate::model::{Report, Value};
 use crate::time::{format_clock, format_duration, format_rfc3339};
 
 pub trait Renderer: Sync {
     fn name(&self) -> &'static str;
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()>;
+    /// Whether the output of `view` shows the raw lines of the events it lists: when it does not,
+    /// they are not read back from the sources (a whole timeline's worth of lines).
+    fn shows_raw(&self, view: View) -> bool {
+        let _ = view;
+        true
+    }
 }
 
 /// Every output format. Adding one: one file and one line here.

@@ -5,6 +5,7 @@
 use std::io::{self, IsTerminal, Write};
 
 use comfy_table::{Cell, ContentArrangement, Table as Grid, presets};
+use unicode_width::UnicodeWidthStr;
 
 use crate::model::report::View;
 use crate::model::{Event, Finding, Report, Severity};
@@ -80,6 +81,39 @@ fn ids(event: &Event) -> String {
     parts.join(" ")
 }
 
+/// The same grid as `Style::grid` without wrapping, written row by row: a timeline of millions
+/// of events is formatted twice (once to measure the columns) instead of being held as a table.
+fn stream_grid<const N: usize>(
+    out: &mut dyn Write,
+    header: [&str; N],
+    ids: &[usize],
+    row: impl Fn(usize) -> [String; N],
+) -> io::Result<()> {
+    let mut widths = header.map(UnicodeWidthStr::width);
+    for &id in ids {
+        for (width, cell) in widths.iter_mut().zip(row(id)) {
+            *width = (*width).max(cell.width());
+        }
+    }
+    let rule = |left: &str, fill: &str, middle: &str, right: &str| {
+        let parts: Vec<String> = widths.iter().map(|&w| fill.repeat(w + 2)).collect();
+        format!("{left}{}{right}", parts.join(middle))
+    };
+    let line = |cells: &[&str]| {
+        let parts: Vec<String> =
+            cells.iter().zip(&widths).map(|(cell, &w)| format!(" {cell}{} ", " ".repeat(w - cell.width()))).collect();
+        format!("│{}│", parts.join("┆"))
+    };
+    writeln!(out, "{}", rule("┌", "─", "┬", "┐"))?;
+    writeln!(out, "{}", line(&header))?;
+    writeln!(out, "{}", rule("╞", "═", "╪", "╡"))?;
+    for &id in ids {
+        let cells = row(id);
+        writeln!(out, "{}", line(&cells.each_ref().map(String::as_str)))?;
+    }
+    writeln!(out, "{}", rule("└", "─", "┴", "┘"))
+}
+
 fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         text.to_string()
@@ -92,6 +126,11 @@ fn clip(text: &str, max: usize) -> String {
 impl Renderer for Table {
     fn name(&self) -> &'static str {
         "table"
+    }
+
+    /// Raw lines are printed only as the evidence of findings, never in the timeline view.
+    fn shows_raw(&self, view: View) -> bool {
+        view != View::Timeline
     }
 
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -143,17 +182,25 @@ impl Renderer for Table {
             writeln!(out)?;
             let title = if report.view == View::Timeline { "Timeline" } else { "Timeline (events cited by findings)" };
             writeln!(out, "{title}")?;
-            let mut grid = style.grid(&["time", "kind", "ids", "source"]);
-            for id in shown {
+            let row = |id: usize| {
                 let event = report.timeline.get(id);
-                grid.add_row(vec![
+                [
                     format_datetime(event.at, tz),
                     event.kind.name().to_string(),
                     ids(event),
                     format!("{}:{}", event.origin.path, event.origin.line),
-                ]);
+                ]
+            };
+            let header = ["time", "kind", "ids", "source"];
+            if style.wrap {
+                let mut grid = style.grid(&header);
+                for id in shown {
+                    grid.add_row(row(id).to_vec());
+                }
+                writeln!(out, "{grid}")?;
+            } else {
+                stream_grid(out, header, &shown, row)?;
             }
-            writeln!(out, "{grid}")?;
         }
 
         let rejected: Vec<_> = report.inputs.iter().filter(|i| i.rejected > 0).collect();
@@ -258,4 +305,26 @@ fn render_finding(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+
+    #[test]
+    fn the_streamed_grid_is_the_table_grid() {
+        let rows = [
+            ["2026-10-07 09:33:00", "job-active", "job=7 item=PR-4412", "server.log:348"],
+            ["2026-10-07 09:54:05.7", "item-selected", "run=run-0933-b item=리뷰-1", "ledger.csv:21"],
+        ];
+        let style = Style { color: false, wrap: false };
+        let mut grid = style.grid(&["time", "kind", "ids", "source"]);
+        for row in rows {
+            grid.add_row(row.to_vec());
+        }
+        let mut streamed = Vec::new();
+        stream_grid(&mut streamed, ["time", "kind", "ids", "source"], &[0, 1], |i| rows[i].map(str::to_string))
+            .unwrap();
+        assert_eq!(String::from_utf8(streamed).unwrap(), format!("{grid}\n"));
+    }
 }
