@@ -11,9 +11,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v rg >/dev/null 2>&1 || need_apt+=(ripgrep)
 [ -x /usr/bin/time ] || need_apt+=(time)
-python3 -c 'import zoneinfo; zoneinfo.ZoneInfo("Asia/Seoul")' >/dev/null 2>&1 || need_apt+=(tzdata)
+{ command -v python3 >/dev/null 2>&1 && python3 -c 'import zoneinfo; zoneinfo.ZoneInfo("Asia/Seoul")' >/dev/null 2>&1; } || need_apt+=(tzdata)
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         sudo=""

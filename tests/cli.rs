@@ -532,6 +532,69 @@ fn stdin_and_gzip_sources() {
     assert_eq!(report["inputs"][0]["path"], "-");
 }
 
+/// Lines of plain files are read back from the file when the report is written (docs/json.md):
+/// they must be the very lines that stdin and gzip sources, which keep their text, give.
+#[test]
+fn evidence_read_back_from_files_is_the_text_kept_from_stdin_and_gzip() {
+    let ledger = std::fs::read(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let log = std::fs::read(format!("{}/{INCIDENT}/server.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let gz: PathBuf = dir.path().join("server.log.gz");
+    let mut encoder = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
+    encoder.write_all(&log).unwrap();
+    encoder.finish().unwrap();
+    let params = format!("{INCIDENT}/bullmq.json");
+    let kept = leasetrace(&[
+        "analyze",
+        "--ledger",
+        "-",
+        "--log",
+        gz.to_str().unwrap(),
+        "--log-tz",
+        "Asia/Seoul",
+        "--params",
+        &params,
+        "--format",
+        "json",
+    ])
+    .stdin(&ledger)
+    .run();
+    let read_back = leasetrace(&[
+        "analyze",
+        "--ledger",
+        &format!("{INCIDENT}/ledger.csv"),
+        "--log",
+        &format!("{INCIDENT}/server.log"),
+        "--log-tz",
+        "Asia/Seoul",
+        "--params",
+        &params,
+        "--format",
+        "json",
+    ])
+    .run();
+    let evidence = |report: &Value| -> Vec<(u64, String)> {
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|f| f["evidence"].as_array().unwrap().iter())
+            .map(|e| (e["source"]["line"].as_u64().unwrap(), e["raw"].as_str().unwrap().to_string()))
+            .collect()
+    };
+    let (kept, read_back) = (evidence(&kept.json()), evidence(&read_back.json()));
+    assert!(kept.len() >= 10, "the incident cites ledger rows and log lines: {kept:?}");
+    assert_eq!(kept, read_back);
+    // And they are the lines of the files, numbered from 1.
+    let log = String::from_utf8(log).unwrap();
+    let ledger = String::from_utf8(ledger).unwrap();
+    for (line, raw) in &read_back {
+        let index = usize::try_from(*line).unwrap() - 1;
+        let in_file = [log.lines().nth(index), ledger.lines().nth(index)];
+        assert!(in_file.contains(&Some(raw.as_str())), "line {line}: {raw}");
+    }
+}
+
 #[test]
 fn a_jsonl_ledger_reads_like_the_csv_one() {
     let csv = std::fs::read_to_string(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();
