@@ -49,8 +49,12 @@ impl Detector for RetryStorm {
         jobs.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
         let mut findings = Vec::new();
         for job_id in jobs {
-            let starts = retries::starts(context, job_id);
+            // Both patterns are about what follows a failure: most jobs never failed.
             let failures = retries::failures(context, job_id);
+            if failures.is_empty() {
+                continue;
+            }
+            let starts = retries::starts(context, job_id);
             findings.extend(no_backoff(context, job_id, &starts, &failures));
             findings.extend(invalid_input_retried(context, job_id, &starts, &failures));
         }
@@ -192,26 +196,29 @@ struct Retry {
 fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
     let timeline = context.timeline;
     let mut by_channel: BTreeMap<Channel, Vec<Retry>> = BTreeMap::new();
+    // Reused for every job: nearly all of the jobs of a big case were activated once.
+    let mut activations: Vec<(Channel, EventId)> = Vec::new();
     for (job_id, ids) in &context.job_events {
         let candidates: Vec<EventId> = if retries::is_lease_job(context, *job_id) {
             ids.iter().copied().filter(|&id| timeline.get(id).kind == EventKind::LeaseClaimed).skip(1).collect()
         } else {
-            // Activations from every channel that names its worker (the log, the ledger).
-            let mut found = Vec::new();
-            let mut per_channel: BTreeMap<Channel, Vec<EventId>> = BTreeMap::new();
-            for &id in ids {
-                let event = timeline.get(id);
+            // Activations from every channel that names its worker (the log, the ledger), one
+            // channel at a time.
+            activations.clear();
+            activations.extend(ids.iter().map(|&id| (timeline.get(id), id)).filter_map(|(event, id)| {
                 let activation = event.kind == EventKind::JobActive
                     || (event.kind == EventKind::RoundStarted && event.origin.channel == Channel::Ledger);
-                if activation {
-                    per_channel.entry(event.origin.channel).or_default().push(id);
-                }
-            }
-            for activations in per_channel.values() {
-                for pair in activations.windows(2) {
-                    let (from, to) = (timeline.get(pair[0]).at, timeline.get(pair[1]).at);
-                    if !retries::stalled_between(context, *job_id, from, to) {
-                        found.push(pair[1]);
+                activation.then_some((event.origin.channel, id))
+            }));
+            let mut found = Vec::new();
+            if activations.len() > 1 {
+                activations.sort_unstable();
+                for channel in activations.chunk_by(|a, b| a.0 == b.0) {
+                    for pair in channel.windows(2) {
+                        let (from, to) = (timeline.get(pair[0].1).at, timeline.get(pair[1].1).at);
+                        if !retries::stalled_between(context, *job_id, from, to) {
+                            found.push(pair[1].1);
+                        }
                     }
                 }
             }
