@@ -22,6 +22,13 @@ use model::{LockParams, Report, Timeline};
 
 /// Reads every source of a case and builds the report for `view`.
 pub fn build_report(config: &Config, view: View) -> Result<Report> {
+    let shows_raw = render::find(&config.format).is_none_or(|renderer| renderer.shows_raw(view));
+    build(config, view, shows_raw)
+}
+
+/// `build_report`, reading back the raw lines of the shown events only when `read_back` (they
+/// stay in their files otherwise: a timeline's worth of lines nobody will print).
+fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
     let (events, mut inputs) = ingest::read_sources(&config.sources, &config.progress)?;
     let file_params = match &config.params_path {
         Some(path) => {
@@ -61,7 +68,7 @@ pub fn build_report(config: &Config, view: View) -> Result<Report> {
         findings,
         read_back: std::collections::HashMap::new(),
     };
-    if render::find(&config.format).is_none_or(|renderer| renderer.shows_raw(view)) {
+    if read_back {
         report.read_back = ingest::read_back::read_back(&config.sources, &report.timeline, &report.shown_events())?;
     }
     Ok(report)
@@ -102,7 +109,8 @@ pub fn lock_report(
     let has_sources = args.case.is_some() || !args.ledger.is_empty() || !args.log.is_empty() || !args.events.is_empty();
     let (params, runs, tz) = if has_sources {
         let config = Config { progress: progress.clone(), ..Config::build(args)? };
-        let report = build_report(&config, View::Timeline)?;
+        // Only the runs are needed: no raw lines.
+        let report = build(&config, View::Timeline, false)?;
         let context = detect::Context::new(&report.timeline, &report.params, &config.settings);
         let runs: Vec<f64> = detect::lock_headroom::runs(&context).iter().map(|r| r.seconds).collect();
         (report.params.clone(), runs, config.display_tz)
