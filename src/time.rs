@@ -281,6 +281,8 @@ fn parse_datetime(b: &[u8]) -> Result<(Stamp, usize), String> {
     };
     let stamp = match offset_seconds {
         None => Stamp::Local(naive),
+        // UTC needs no offset arithmetic (most exports: this runs for every ledger row).
+        Some(0) => Stamp::Absolute(naive.and_utc()),
         Some(seconds) => {
             let offset = FixedOffset::east_opt(seconds).ok_or_else(|| bad("offset out of range"))?;
             let at = offset.from_local_datetime(&naive).single().ok_or_else(|| bad("offset out of range"))?;
