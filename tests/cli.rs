@@ -501,8 +501,9 @@ fn lock_flags_override_the_parameters_file() {
     assert_eq!(report["params"]["origins"]["lockDuration"], "flag");
 }
 
-#[test]
-fn stdin_and_gzip_sources() {
+/// The incident's ledger bytes (for stdin), its log bytes, and the log gzipped in a temporary
+/// folder (kept alive by the returned `TempDir`).
+fn incident_on_stdin_and_gzip() -> (Vec<u8>, Vec<u8>, tempfile::TempDir, PathBuf) {
     let ledger = std::fs::read(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let log = std::fs::read(format!("{}/{INCIDENT}/server.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -510,6 +511,12 @@ fn stdin_and_gzip_sources() {
     let mut encoder = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
     encoder.write_all(&log).unwrap();
     encoder.finish().unwrap();
+    (ledger, log, dir, gz)
+}
+
+#[test]
+fn stdin_and_gzip_sources() {
+    let (ledger, _, _dir, gz) = incident_on_stdin_and_gzip();
     let run = leasetrace(&[
         "analyze",
         "--ledger",
@@ -536,13 +543,7 @@ fn stdin_and_gzip_sources() {
 /// they must be the very lines that stdin and gzip sources, which keep their text, give.
 #[test]
 fn evidence_read_back_from_files_is_the_text_kept_from_stdin_and_gzip() {
-    let ledger = std::fs::read(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let log = std::fs::read(format!("{}/{INCIDENT}/server.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let gz: PathBuf = dir.path().join("server.log.gz");
-    let mut encoder = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
-    encoder.write_all(&log).unwrap();
-    encoder.finish().unwrap();
+    let (ledger, log, _dir, gz) = incident_on_stdin_and_gzip();
     let params = format!("{INCIDENT}/bullmq.json");
     let kept = leasetrace(&[
         "analyze",
