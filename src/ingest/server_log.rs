@@ -201,7 +201,10 @@ impl Scan<'_> {
         Ok(())
     }
 
-    fn check_stamp(&mut self, text: &[u8]) -> Result<bool> {
+    /// The checks every entry of a line that matters gets, and the first entry of the log: its
+    /// timestamp's shape (a malformed one is an error, never skipped) and a declared zone when it
+    /// has no offset. The first such check also parses the timestamp in full.
+    fn check_stamp(&mut self, text: &[u8]) -> Result<()> {
         match time::stamp_shape(text.strip_suffix(b"\r").unwrap_or(text)) {
             Shape::Malformed => {
                 let reason = match time::leading_stamp(&String::from_utf8_lossy(text)) {
@@ -221,9 +224,9 @@ impl Scan<'_> {
                     return Err(Error::input(&self.spec.path, Some(self.line), reason));
                 }
                 self.first_stamp_checked = true;
-                Ok(true)
+                Ok(())
             }
-            Shape::Blank | Shape::Absent => Ok(false),
+            Shape::Blank | Shape::Absent => Ok(()),
         }
     }
 
