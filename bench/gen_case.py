@@ -68,9 +68,9 @@ RELEVANT_PATTERN = r"job (active|completed|failed|stalled) |server starting |ERR
 BUILTIN_RULES = [
     r"(?-u:\b)(?:Missing lock for job (?P<job_id>[^\s.]+(?:\.[^\s.]+)*)\. (?P<detail>\S+)|Lock mismatch for job (?P<job_id2>[^\s.]+(?:\.[^\s.]+)*)\. Cmd (?P<detail2>\S+) from \S+)",
     r"(?-u:\b)could not renew lock for job (?P<job_id>\S+)",
-    r"(?-u:\b)(?:job|Job|JOB)(?-u:\b)(?:\s+(?P<token>[^\s=]+))?\s+(?P<verb>active|completed|failed|stalled|Active|Completed|Failed|Stalled|ACTIVE|COMPLETED|FAILED|STALLED)(?:$|[\s.:,;!)\]])",
-    r"(?-u:\b)(?P<verb>stalled|failed|completed|Stalled|Failed|Completed|STALLED|FAILED|COMPLETED)\s+(?:job|Job|JOB)(?-u:\b)(?:\s+(?P<token>[^\s=]+)(?:$|[\s.:,;!)\]]))?",
-    r"(?-u:\b)(?:server|application|app|service|process|Server|Application|App|Service|Process|SERVER|APPLICATION|APP|SERVICE|PROCESS)\s+(?:(?:is|Is|IS)\s+)?(?:started|starting|listening|booting|booted|Started|Starting|Listening|Booting|Booted|STARTED|STARTING|LISTENING|BOOTING|BOOTED)(?-u:\b)|(?-u:\b)(?:listening|Listening|LISTENING) (?:on|On|ON)(?-u:\b)|(?-u:\b)Nest application successfully started(?-u:\b)",
+    r"(?-u:\b)(?:job|Job|JOB)(?-u:\b)(?:[ \t]+(?P<token>[^\s=]+))?[ \t]+(?P<verb>active|completed|failed|stalled|Active|Completed|Failed|Stalled|ACTIVE|COMPLETED|FAILED|STALLED)(?:$|[\s.:,;!)\]])",
+    r"(?-u:\b)(?P<verb>stalled|failed|completed|Stalled|Failed|Completed|STALLED|FAILED|COMPLETED)[ \t]+(?:job|Job|JOB)(?-u:\b)(?:[ \t]+(?P<token>[^\s=]+)(?:$|[\s.:,;!)\]]))?",
+    r"(?-u:\b)(?:server|application|app|service|process|Server|Application|App|Service|Process|SERVER|APPLICATION|APP|SERVICE|PROCESS)[ \t]+(?:(?:is|Is|IS)[ \t]+)?(?:started|starting|listening|booting|booted|Started|Starting|Listening|Booting|Booted|STARTED|STARTING|LISTENING|BOOTING|BOOTED)(?-u:\b)|(?-u:\b)(?:listening|Listening|LISTENING) (?:on|On|ON)(?-u:\b)|(?-u:\b)Nest application successfully started(?-u:\b)",
     r"(?-u:\b)(?:ERROR|FATAL)(?-u:\b)|(?-u:\b)level=(?:error|fatal)(?-u:\b)",
 ]
 
