@@ -87,7 +87,7 @@ impl EventFormat for LedgerCsv {
             match ledger::record_to_event(spec, columns, &get, &mut recent, origin)? {
                 Outcome::Event(event) => {
                     summary.used();
-                    events.push(*event);
+                    events.push(event);
                 }
                 Outcome::Rejected(reason) => summary.reject(line, reason),
             }

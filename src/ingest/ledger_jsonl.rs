@@ -70,7 +70,7 @@ impl EventFormat for LedgerJsonl {
             match ledger::record_to_event(spec, columns, &get, &mut recent, origin)? {
                 Outcome::Event(event) => {
                     summary.used();
-                    events.push(*event);
+                    events.push(event);
                 }
                 Outcome::Rejected(reason) => summary.reject(line, reason),
             }
