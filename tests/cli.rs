@@ -501,9 +501,9 @@ fn lock_flags_override_the_parameters_file() {
     assert_eq!(report["params"]["origins"]["lockDuration"], "flag");
 }
 
-/// The incident's ledger bytes (for stdin), its log bytes, and the log gzipped in a temporary
-/// folder (kept alive by the returned `TempDir`).
-fn incident_on_stdin_and_gzip() -> (Vec<u8>, Vec<u8>, tempfile::TempDir, PathBuf) {
+/// `analyze --format json` of the incident with its ledger on stdin and its log gzipped (input
+/// that cannot be read twice, so events keep their text).
+fn analyze_incident_from_stdin_and_gzip() -> Run {
     let ledger = std::fs::read(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let log = std::fs::read(format!("{}/{INCIDENT}/server.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -511,13 +511,7 @@ fn incident_on_stdin_and_gzip() -> (Vec<u8>, Vec<u8>, tempfile::TempDir, PathBuf
     let mut encoder = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
     encoder.write_all(&log).unwrap();
     encoder.finish().unwrap();
-    (ledger, log, dir, gz)
-}
-
-#[test]
-fn stdin_and_gzip_sources() {
-    let (ledger, _, _dir, gz) = incident_on_stdin_and_gzip();
-    let run = leasetrace(&[
+    leasetrace(&[
         "analyze",
         "--ledger",
         "-",
@@ -531,7 +525,12 @@ fn stdin_and_gzip_sources() {
         "json",
     ])
     .stdin(&ledger)
-    .run();
+    .run()
+}
+
+#[test]
+fn stdin_and_gzip_sources() {
+    let run = analyze_incident_from_stdin_and_gzip();
     assert_eq!(run.code, 0, "{}", run.stderr);
     let report = run.json();
     assert_eq!(finding(&report, "stalled-rerun")["metrics"]["restart_to_rerun_s"], 934.0);
@@ -543,23 +542,7 @@ fn stdin_and_gzip_sources() {
 /// they must be the very lines that stdin and gzip sources, which keep their text, give.
 #[test]
 fn evidence_read_back_from_files_is_the_text_kept_from_stdin_and_gzip() {
-    let (ledger, log, _dir, gz) = incident_on_stdin_and_gzip();
-    let params = format!("{INCIDENT}/bullmq.json");
-    let kept = leasetrace(&[
-        "analyze",
-        "--ledger",
-        "-",
-        "--log",
-        gz.to_str().unwrap(),
-        "--log-tz",
-        "Asia/Seoul",
-        "--params",
-        &params,
-        "--format",
-        "json",
-    ])
-    .stdin(&ledger)
-    .run();
+    let kept = analyze_incident_from_stdin_and_gzip();
     let read_back = leasetrace(&[
         "analyze",
         "--ledger",
@@ -569,7 +552,7 @@ fn evidence_read_back_from_files_is_the_text_kept_from_stdin_and_gzip() {
         "--log-tz",
         "Asia/Seoul",
         "--params",
-        &params,
+        &format!("{INCIDENT}/bullmq.json"),
         "--format",
         "json",
     ])
@@ -587,8 +570,8 @@ fn evidence_read_back_from_files_is_the_text_kept_from_stdin_and_gzip() {
     assert!(kept.len() >= 10, "the incident cites ledger rows and log lines: {kept:?}");
     assert_eq!(kept, read_back);
     // And they are the lines of the files, numbered from 1.
-    let log = String::from_utf8(log).unwrap();
-    let ledger = String::from_utf8(ledger).unwrap();
+    let log = std::fs::read_to_string(format!("{}/{INCIDENT}/server.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let ledger = std::fs::read_to_string(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();
     for (line, raw) in &read_back {
         let index = usize::try_from(*line).unwrap() - 1;
         let in_file = [log.lines().nth(index), ledger.lines().nth(index)];
