@@ -78,7 +78,7 @@ impl Detector for ClockOffsetSuspected {
         let timeline = context.timeline;
         // For each pair of sources: the offsets of matched activations (later source − earlier).
         let mut pairs: BTreeMap<(usize, usize), Vec<Matched>> = BTreeMap::new();
-        for ids in context.job_events.values() {
+        for (_, ids) in context.job_events.iter() {
             let activations: Vec<EventId> = ids
                 .iter()
                 .copied()

@@ -207,7 +207,7 @@ pub fn stale_writes(context: &Context, kind: &WriteKind) -> Vec<Finding> {
     // Refused writes of one job by one holder: a late worker retrying is one story.
     let mut refused: BTreeMap<Holder, Vec<(EventId, Judgement)>> = BTreeMap::new();
     let mut bullmq: BTreeMap<(Text, Option<Text>), Vec<EventId>> = BTreeMap::new();
-    for (&job_id, job_events) in &context.job_events {
+    for (job_id, job_events) in context.job_events.iter() {
         for &id in job_events {
             let event = timeline.get(id);
             if bullmq_refusal(event) == Some(kind.event) {

@@ -52,7 +52,7 @@ pub struct Context<'a> {
     /// Where each job's activations are in `attempts`.
     attempts_index: UstrMap<usize>,
     /// Every event that names a job, by job id, in time order.
-    pub job_events: UstrMap<Vec<EventId>>,
+    pub job_events: JobEvents,
     /// Jobs with a lease claim: their attempts are their claims (see `retries`).
     pub lease_jobs: UstrSet,
     /// Every process start, in time order.
@@ -98,9 +98,35 @@ fn kind_bit(kind: EventKind) -> u32 {
     1 << kind as u32
 }
 
+/// The events of each job, in time order: one flat list grouped by job, and where each job's
+/// group is. A list per job would cost its own allocation and its spare capacity, for each of a
+/// ledger's hundreds of thousands of jobs.
+#[derive(Debug, Default)]
+pub struct JobEvents {
+    ids: Vec<EventId>,
+    /// Start and length of each job's group in `ids`.
+    groups: UstrMap<(u32, u32)>,
+}
+
+impl JobEvents {
+    /// The events that name `job_id`, in time order (none: empty).
+    pub fn get(&self, job_id: Text) -> &[EventId] {
+        self.groups.get(&job_id).map_or(&[], |&group| self.group(group))
+    }
+
+    /// Every job with its events.
+    pub fn iter(&self) -> impl Iterator<Item = (Text, &[EventId])> {
+        self.groups.iter().map(|(&job_id, &group)| (job_id, self.group(group)))
+    }
+
+    fn group(&self, (start, len): (u32, u32)) -> &[EventId] {
+        &self.ids[start as usize..(start + len) as usize]
+    }
+}
+
 /// What one pass over the timeline gathers for `Context`.
 struct JobIndex {
-    job_events: UstrMap<Vec<EventId>>,
+    job_events: JobEvents,
     lease_jobs: UstrSet,
     restarts: Vec<EventId>,
     job_kinds: u32,
@@ -110,7 +136,7 @@ struct JobIndex {
 impl JobIndex {
     fn build(timeline: &Timeline) -> JobIndex {
         let mut index = JobIndex {
-            job_events: UstrMap::default(),
+            job_events: JobEvents::default(),
             lease_jobs: UstrSet::default(),
             restarts: Vec::new(),
             job_kinds: 0,
@@ -118,7 +144,8 @@ impl JobIndex {
         };
         for (id, event) in timeline.ids() {
             if let Some(job_id) = event.job_id {
-                index.job_events.entry(job_id).or_default().push(id);
+                // Counted here, placed below: the groups' sizes are known only at the end.
+                index.job_events.groups.entry(job_id).or_default().1 += 1;
                 index.job_kinds |= kind_bit(event.kind);
                 if event.kind == EventKind::LeaseClaimed {
                     index.lease_jobs.insert(job_id);
@@ -132,6 +159,23 @@ impl JobIndex {
                 index.stream_from = Some(event.at);
             }
         }
+        let job_events = &mut index.job_events;
+        let mut start = 0;
+        for group in job_events.groups.values_mut() {
+            let len = group.1;
+            // From here on, a group's length counts the ids placed in it so far.
+            *group = (start, 0);
+            start += len;
+        }
+        job_events.ids = vec![0; start as usize];
+        for (id, event) in timeline.ids() {
+            if let Some(job_id) = event.job_id
+                && let Some(group) = job_events.groups.get_mut(&job_id)
+            {
+                job_events.ids[(group.0 + group.1) as usize] = id;
+                group.1 += 1;
+            }
+        }
         index
     }
 }
@@ -139,7 +183,7 @@ impl JobIndex {
 impl Context<'_> {
     /// The events that name `job_id`, in time order (none: empty).
     pub fn events_of_job(&self, job_id: Text) -> &[EventId] {
-        self.job_events.get(&job_id).map_or(&[], Vec::as_slice)
+        self.job_events.get(job_id)
     }
 
     /// The job's activations from its best channel (see `rounds::attempts`), in time order.
@@ -249,4 +293,35 @@ pub fn models_applied(params: &LockParams) -> Vec<String> {
         format!("{named}: lock renewal model: {}", stalled_rerun::RenewalModel::for_version(version).describe()),
         format!("{named}: stall-limit model: {}", stalled_limit_exceeded::failure_model(version).0),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lease::tests::row;
+    use super::*;
+
+    #[test]
+    fn each_job_has_its_events_in_time_order_and_no_other() {
+        let mut rows = vec![
+            row(1, 30.0, EventKind::LeaseClaimed, "w1", Some(1), None, None),
+            row(2, 10.0, EventKind::LeaseClaimed, "w1", Some(1), None, None),
+            row(3, 20.0, EventKind::LeaseClaimed, "w1", Some(1), None, None),
+            row(4, 15.0, EventKind::LeaseClaimed, "w1", Some(1), None, None),
+        ];
+        rows[1].job_id = Some("job-2".into());
+        rows[3].job_id = None;
+        let timeline = Timeline::new(rows);
+        let (params, settings) = (LockParams::default(), Settings::default());
+        let context = Context::new(&timeline, &params, &settings);
+        let lines = |job: &str| -> Vec<u64> {
+            context.events_of_job(job.into()).iter().map(|&id| timeline.get(id).origin.line).collect()
+        };
+        assert_eq!(lines("job-1"), [3, 1]);
+        assert_eq!(lines("job-2"), [2]);
+        assert!(lines("job-3").is_empty());
+        let mut jobs: Vec<(String, usize)> =
+            context.job_events.iter().map(|(job, ids)| (job.to_string(), ids.len())).collect();
+        jobs.sort();
+        assert_eq!(jobs, [("job-1".to_string(), 2), ("job-2".to_string(), 1)]);
+    }
 }

@@ -45,7 +45,7 @@ impl Detector for RetryStorm {
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
-        let mut jobs: Vec<Text> = context.job_events.keys().copied().collect();
+        let mut jobs: Vec<Text> = context.job_events.iter().map(|(job_id, _)| job_id).collect();
         jobs.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
         let mut findings = Vec::new();
         for job_id in jobs {
@@ -198,8 +198,8 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
     let mut by_channel: BTreeMap<Channel, Vec<Retry>> = BTreeMap::new();
     // Reused for every job: nearly all of the jobs of a big case were activated once.
     let mut activations: Vec<(Channel, EventId)> = Vec::new();
-    for (job_id, ids) in &context.job_events {
-        let candidates: Vec<EventId> = if retries::is_lease_job(context, *job_id) {
+    for (job_id, ids) in context.job_events.iter() {
+        let candidates: Vec<EventId> = if retries::is_lease_job(context, job_id) {
             ids.iter().copied().filter(|&id| timeline.get(id).kind == EventKind::LeaseClaimed).skip(1).collect()
         } else {
             // Activations from every channel that names its worker (the log, the ledger), one
@@ -216,7 +216,7 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
                 for channel in activations.chunk_by(|a, b| a.0 == b.0) {
                     for pair in channel.windows(2) {
                         let (from, to) = (timeline.get(pair[0].1).at, timeline.get(pair[1].1).at);
-                        if !retries::stalled_between(context, *job_id, from, to) {
+                        if !retries::stalled_between(context, job_id, from, to) {
                             found.push(pair[1].1);
                         }
                     }
@@ -227,12 +227,7 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
         for id in candidates {
             let event = timeline.get(id);
             if let Some(worker) = event.worker {
-                by_channel.entry(event.origin.channel).or_default().push(Retry {
-                    id,
-                    at: event.at,
-                    worker,
-                    job_id: *job_id,
-                });
+                by_channel.entry(event.origin.channel).or_default().push(Retry { id, at: event.at, worker, job_id });
             }
         }
     }

@@ -51,7 +51,7 @@ impl Detector for StuckRunning {
             return Vec::new();
         };
         let mut running = Vec::new();
-        for &job_id in context.job_events.keys() {
+        for (job_id, _) in context.job_events.iter() {
             if retries::is_lease_job(context, job_id) {
                 running.extend(lease_job(context, job_id));
             } else {

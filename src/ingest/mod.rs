@@ -260,8 +260,15 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
     // second copy of millions of events. The timeline sorts them, so the order here is free.
     let largest = (0..reads.len()).max_by_key(|&i| reads[i].len()).unwrap_or(0);
     let mut events = if reads.is_empty() { Vec::new() } else { reads.swap_remove(largest) };
+    let total = events.len() + reads.iter().map(Vec::len).sum::<usize>();
+    if total > crate::model::timeline::MAX_EVENTS {
+        return Err(Error::usage(format!(
+            "the sources hold {total} events, more than one analysis can take ({}): analyze a shorter time range, or fewer sources at a time",
+            crate::model::timeline::MAX_EVENTS
+        )));
+    }
     // Exactly what the others need: `append` alone would double a capacity of millions.
-    events.reserve_exact(reads.iter().map(Vec::len).sum());
+    events.reserve_exact(total - events.len());
     for mut read in reads {
         events.append(&mut read);
     }

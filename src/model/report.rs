@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
+use super::timeline::EventId;
 use super::{Finding, LockParams, Raw, Severity, Timeline};
 
 /// How one input was accounted for: every line is used, ignored as noise, or rejected.
@@ -112,16 +113,16 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// The raw text of the shown events whose text stayed in their file (`Raw::Span`), read back
     /// once the findings are known.
-    pub read_back: HashMap<usize, String>,
+    pub read_back: HashMap<EventId, String>,
 }
 
 impl Report {
     /// Ids of the events to show: all for `timeline`, the cited ones otherwise.
-    pub fn shown_events(&self) -> Vec<usize> {
+    pub fn shown_events(&self) -> Vec<EventId> {
         match self.view {
-            View::Timeline => (0..self.timeline.len()).collect(),
+            View::Timeline => self.timeline.ids().map(|(id, _)| id).collect(),
             View::Analyze | View::Check(_) => {
-                let mut ids: Vec<usize> = self.findings.iter().flat_map(|f| f.evidence.iter().copied()).collect();
+                let mut ids: Vec<EventId> = self.findings.iter().flat_map(|f| f.evidence.iter().copied()).collect();
                 ids.sort_unstable();
                 ids.dedup();
                 ids
@@ -130,7 +131,7 @@ impl Report {
     }
 
     /// The text of the line (record) an event was read from.
-    pub fn raw(&self, id: usize) -> &str {
+    pub fn raw(&self, id: EventId) -> &str {
         match &self.timeline.get(id).origin.raw {
             Raw::Text(text) => text,
             Raw::Span { .. } => self.read_back.get(&id).map_or("", String::as_str),

@@ -11,8 +11,13 @@ pub struct Timeline {
     events: Vec<Event>,
 }
 
-/// Index of an event in the timeline; findings cite evidence by it.
-pub type EventId = usize;
+/// Index of an event in the timeline; findings cite evidence by it. 32 bits: the indexes detectors
+/// build hold millions of them, and a case of more than 4 billion events is refused when it is read
+/// (`MAX_EVENTS`).
+pub type EventId = u32;
+
+/// The most events one timeline holds.
+pub const MAX_EVENTS: usize = EventId::MAX as usize;
 
 impl Timeline {
     pub fn new(mut events: Vec<Event>) -> Self {
@@ -28,11 +33,12 @@ impl Timeline {
     }
 
     pub fn get(&self, id: EventId) -> &Event {
-        &self.events[id]
+        &self.events[id as usize]
     }
 
     pub fn ids(&self) -> impl Iterator<Item = (EventId, &Event)> {
-        self.events.iter().enumerate()
+        // In range: `ingest::read_sources` refuses more than `MAX_EVENTS`.
+        (0..).zip(self.events.iter())
     }
 
     pub fn is_empty(&self) -> bool {

@@ -38,7 +38,7 @@ struct Wire<'a> {
 /// millions of events, never held as wire structs at once.
 struct ShownEvents<'a> {
     report: &'a Report,
-    ids: Vec<usize>,
+    ids: Vec<crate::model::timeline::EventId>,
 }
 
 impl Serialize for ShownEvents<'_> {

@@ -8,6 +8,7 @@ use comfy_table::{Cell, ContentArrangement, Table as Grid, presets};
 use unicode_width::UnicodeWidthStr;
 
 use crate::model::report::View;
+use crate::model::timeline::EventId;
 use crate::model::{Event, Finding, Report, Severity};
 use crate::time::format_datetime;
 
@@ -86,8 +87,8 @@ fn ids(event: &Event) -> String {
 fn stream_grid<const N: usize>(
     out: &mut dyn Write,
     header: [&str; N],
-    ids: &[usize],
-    row: impl Fn(usize) -> [String; N],
+    ids: &[EventId],
+    row: impl Fn(EventId) -> [String; N],
 ) -> io::Result<()> {
     let mut widths = header.map(UnicodeWidthStr::width);
     for &id in ids {
@@ -182,7 +183,7 @@ impl Renderer for Table {
             writeln!(out)?;
             let title = if report.view == View::Timeline { "Timeline" } else { "Timeline (events cited by findings)" };
             writeln!(out, "{title}")?;
-            let row = |id: usize| {
+            let row = |id: EventId| {
                 let event = report.timeline.get(id);
                 [
                     format_datetime(event.at, tz),
@@ -323,8 +324,10 @@ mod stream_tests {
             grid.add_row(row.to_vec());
         }
         let mut streamed = Vec::new();
-        stream_grid(&mut streamed, ["time", "kind", "ids", "source"], &[0, 1], |i| rows[i].map(str::to_string))
-            .unwrap();
+        stream_grid(&mut streamed, ["time", "kind", "ids", "source"], &[0, 1], |i| {
+            rows[i as usize].map(str::to_string)
+        })
+        .unwrap();
         assert_eq!(String::from_utf8(streamed).unwrap(), format!("{grid}\n"));
     }
 }
