@@ -78,15 +78,19 @@ impl Detector for ClockOffsetSuspected {
         let timeline = context.timeline;
         // For each pair of sources: the offsets of matched activations (later source − earlier).
         let mut pairs: BTreeMap<(usize, usize), Vec<Matched>> = BTreeMap::new();
+        let maybe_activation =
+            |&id: &EventId| matches!(timeline.kind(id), EventKind::JobActive | EventKind::RoundStarted);
+        let mut activations: Vec<EventId> = Vec::new();
         for (_, ids) in context.job_events.iter() {
-            let activations: Vec<EventId> = ids
-                .iter()
-                .copied()
-                .filter(|&id| {
-                    let e = timeline.get(id);
-                    activation_like(e.kind, e.origin.channel)
-                })
-                .collect();
+            // A pair needs two activations: a job activated once needs no look at its events.
+            if ids.iter().filter(|id| maybe_activation(id)).nth(1).is_none() {
+                continue;
+            }
+            activations.clear();
+            activations.extend(ids.iter().copied().filter(maybe_activation).filter(|&id| {
+                let e = timeline.get(id);
+                activation_like(e.kind, e.origin.channel)
+            }));
             for &a in &activations {
                 let source_a = timeline.get(a).origin.source;
                 // Nearest activation of the same job in each other source.

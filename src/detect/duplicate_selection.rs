@@ -101,9 +101,7 @@ fn duplicate(context: &Context, item: &str, earlier: (EventId, &Round), later: (
     let effects: Vec<EventId> = [earlier.1, later.1]
         .iter()
         .flat_map(|round| round.effects.iter().copied())
-        .filter(|&id| {
-            timeline.get(id).item.as_deref() == Some(item) && timeline.get(id).kind == EventKind::EffectPosted
-        })
+        .filter(|&id| timeline.get(id).item.as_deref() == Some(item) && timeline.kind(id) == EventKind::EffectPosted)
         .collect();
     let both_posted = [earlier.1, later.1]
         .iter()

@@ -53,11 +53,14 @@ pub fn runs(context: &Context) -> Vec<Run> {
                 .iter()
                 .copied()
                 .filter(|&id| {
+                    matches!(
+                        timeline.kind(id),
+                        EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished
+                    )
+                })
+                .filter(|&id| {
                     let e = timeline.get(id);
-                    matches!(e.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished)
-                        && e.origin.channel != Channel::JobHash
-                        && e.at > start
-                        && next.is_none_or(|n| e.at <= n)
+                    e.origin.channel != Channel::JobHash && e.at > start && next.is_none_or(|n| e.at <= n)
                 })
                 .collect();
             // The end as seen by the channel that saw the start, so both ends share one clock.

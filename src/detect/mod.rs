@@ -104,8 +104,17 @@ fn kind_bit(kind: EventKind) -> u32 {
 #[derive(Debug, Default)]
 pub struct JobEvents {
     ids: Vec<EventId>,
-    /// Start and length of each job's group in `ids`.
-    groups: UstrMap<(u32, u32)>,
+    groups: UstrMap<Group>,
+}
+
+/// Where one job's events are in `JobEvents::ids`, and their kinds.
+#[derive(Debug, Default, Clone, Copy)]
+struct Group {
+    start: u32,
+    len: u32,
+    /// One bit per kind (`kind_bit`): most questions about a job are about kinds it never had
+    /// (a failure, a stall), and the answer should not cost a look at each of its events.
+    kinds: u32,
 }
 
 impl JobEvents {
@@ -114,13 +123,18 @@ impl JobEvents {
         self.groups.get(&job_id).map_or(&[], |&group| self.group(group))
     }
 
+    /// Whether any event of `job_id` is of one of `kinds`.
+    pub fn has(&self, job_id: Text, kinds: &[EventKind]) -> bool {
+        self.groups.get(&job_id).is_some_and(|group| kinds.iter().any(|&kind| group.kinds & kind_bit(kind) != 0))
+    }
+
     /// Every job with its events.
     pub fn iter(&self) -> impl Iterator<Item = (Text, &[EventId])> {
         self.groups.iter().map(|(&job_id, &group)| (job_id, self.group(group)))
     }
 
-    fn group(&self, (start, len): (u32, u32)) -> &[EventId] {
-        &self.ids[start as usize..(start + len) as usize]
+    fn group(&self, group: Group) -> &[EventId] {
+        &self.ids[group.start as usize..(group.start + group.len) as usize]
     }
 }
 
@@ -145,7 +159,9 @@ impl JobIndex {
         for (id, event) in timeline.ids() {
             if let Some(job_id) = event.job_id {
                 // Counted here, placed below: the groups' sizes are known only at the end.
-                index.job_events.groups.entry(job_id).or_default().1 += 1;
+                let group = index.job_events.groups.entry(job_id).or_default();
+                group.len += 1;
+                group.kinds |= kind_bit(event.kind);
                 index.job_kinds |= kind_bit(event.kind);
                 if event.kind == EventKind::LeaseClaimed {
                     index.lease_jobs.insert(job_id);
@@ -162,9 +178,9 @@ impl JobIndex {
         let job_events = &mut index.job_events;
         let mut start = 0;
         for group in job_events.groups.values_mut() {
-            let len = group.1;
+            let len = group.len;
             // From here on, a group's length counts the ids placed in it so far.
-            *group = (start, 0);
+            (group.start, group.len) = (start, 0);
             start += len;
         }
         job_events.ids = vec![0; start as usize];
@@ -172,8 +188,8 @@ impl JobIndex {
             if let Some(job_id) = event.job_id
                 && let Some(group) = job_events.groups.get_mut(&job_id)
             {
-                job_events.ids[(group.0 + group.1) as usize] = id;
-                group.1 += 1;
+                job_events.ids[(group.start + group.len) as usize] = id;
+                group.len += 1;
             }
         }
         index
@@ -194,6 +210,11 @@ impl Context<'_> {
     /// Whether any event that names a job is of one of `kinds`.
     pub fn jobs_have(&self, kinds: &[EventKind]) -> bool {
         kinds.iter().any(|&kind| self.job_kinds & kind_bit(kind) != 0)
+    }
+
+    /// Whether any event that names `job_id` is of one of `kinds`.
+    pub fn job_has(&self, job_id: Text, kinds: &[EventKind]) -> bool {
+        self.job_events.has(job_id, kinds)
     }
 
     /// Consecutive activations of one job with no completion or failure between them: the second
@@ -323,5 +344,9 @@ mod tests {
             context.job_events.iter().map(|(job, ids)| (job.to_string(), ids.len())).collect();
         jobs.sort();
         assert_eq!(jobs, [("job-1".to_string(), 2), ("job-2".to_string(), 1)]);
+        assert!(context.job_has("job-1".into(), &[EventKind::JobFailed, EventKind::LeaseClaimed]));
+        assert!(!context.job_has("job-1".into(), &[EventKind::JobFailed]));
+        assert!(!context.job_has("job-3".into(), &[EventKind::LeaseClaimed]));
+        assert_eq!(timeline.kind(1), EventKind::LeaseClaimed);
     }
 }

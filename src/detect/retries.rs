@@ -168,11 +168,14 @@ pub fn starts(context: &Context, job_id: Text) -> Vec<EventId> {
 /// records from the most direct channel that has any (events stream, log, ledger, job hash);
 /// otherwise the ledger's failed-attempt rows.
 pub fn failures(context: &Context, job_id: Text) -> Vec<EventId> {
+    if !context.job_has(job_id, &[EventKind::JobFailed, EventKind::RoundFailed]) {
+        return Vec::new();
+    }
     let ids = context.events_of_job(job_id);
     let timeline = context.timeline;
     if seen_by_queue(context, job_id) {
         let failed: Vec<EventId> =
-            ids.iter().copied().filter(|&id| timeline.get(id).kind == EventKind::JobFailed).collect();
+            ids.iter().copied().filter(|&id| timeline.kind(id) == EventKind::JobFailed).collect();
         let best = failed.iter().map(|&id| timeline.get(id).origin.channel.activation_rank()).min();
         return failed
             .into_iter()
@@ -181,19 +184,18 @@ pub fn failures(context: &Context, job_id: Text) -> Vec<EventId> {
     }
     ids.iter()
         .copied()
-        .filter(|&id| matches!(timeline.get(id).kind, EventKind::RoundFailed | EventKind::JobFailed))
+        .filter(|&id| matches!(timeline.kind(id), EventKind::RoundFailed | EventKind::JobFailed))
         .collect()
 }
 
 /// Whether BullMQ recorded a stall of the job in `(from, to]`: a re-activation after it is a
 /// recovery, not a retry.
 pub fn stalled_between(context: &Context, job_id: Text, from: DateTime<Utc>, to: DateTime<Utc>) -> bool {
-    Some(context.events_of_job(job_id)).is_some_and(|ids| {
-        ids.iter().any(|&id| {
+    context.job_has(job_id, &[EventKind::JobStalled])
+        && context.events_of_job(job_id).iter().any(|&id| {
             let event = context.timeline.get(id);
             event.kind == EventKind::JobStalled && from < event.at && event.at <= to
         })
-    })
 }
 
 /// The reason a failure record gives, without the ledger's status prefix when it says no more

@@ -200,16 +200,21 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
     let mut activations: Vec<(Channel, EventId)> = Vec::new();
     for (job_id, ids) in context.job_events.iter() {
         let candidates: Vec<EventId> = if retries::is_lease_job(context, job_id) {
-            ids.iter().copied().filter(|&id| timeline.get(id).kind == EventKind::LeaseClaimed).skip(1).collect()
+            ids.iter().copied().filter(|&id| timeline.kind(id) == EventKind::LeaseClaimed).skip(1).collect()
         } else {
             // Activations from every channel that names its worker (the log, the ledger), one
             // channel at a time.
             activations.clear();
-            activations.extend(ids.iter().map(|&id| (timeline.get(id), id)).filter_map(|(event, id)| {
-                let activation = event.kind == EventKind::JobActive
-                    || (event.kind == EventKind::RoundStarted && event.origin.channel == Channel::Ledger);
-                activation.then_some((event.origin.channel, id))
-            }));
+            let maybe_activation =
+                |&id: &EventId| matches!(timeline.kind(id), EventKind::JobActive | EventKind::RoundStarted);
+            // A job activated once has no retry: its events need no closer look.
+            if ids.iter().filter(|id| maybe_activation(id)).nth(1).is_some() {
+                activations.extend(ids.iter().copied().filter(maybe_activation).filter_map(|id| {
+                    let event = timeline.get(id);
+                    let activation = event.kind == EventKind::JobActive || event.origin.channel == Channel::Ledger;
+                    activation.then_some((event.origin.channel, id))
+                }));
+            }
             let mut found = Vec::new();
             if activations.len() > 1 {
                 activations.sort_unstable();

@@ -4,11 +4,14 @@
 //! same order. Detectors must not read meaning into the order of simultaneous events: sources log
 //! asynchronously and their clocks differ.
 
-use super::Event;
+use super::{Event, EventKind};
 
 #[derive(Debug, Default)]
 pub struct Timeline {
     events: Vec<Event>,
+    /// Each event's kind again, one byte each: detectors that look for a few kinds among a job's
+    /// events, scattered over the timeline, read this instead of a cache line per event.
+    kinds: Vec<EventKind>,
 }
 
 /// Index of an event in the timeline; findings cite evidence by it. 32 bits: the indexes detectors
@@ -25,7 +28,8 @@ impl Timeline {
         // their order by kind below), so an unstable sort gives one order and needs no scratch
         // copy of millions of events.
         events.sort_unstable_by_key(|a| (a.at, a.origin.source, a.origin.line, a.kind));
-        Timeline { events }
+        let kinds = events.iter().map(|event| event.kind).collect();
+        Timeline { events, kinds }
     }
 
     pub fn events(&self) -> &[Event] {
@@ -34,6 +38,10 @@ impl Timeline {
 
     pub fn get(&self, id: EventId) -> &Event {
         &self.events[id as usize]
+    }
+
+    pub fn kind(&self, id: EventId) -> EventKind {
+        self.kinds[id as usize]
     }
 
     pub fn ids(&self) -> impl Iterator<Item = (EventId, &Event)> {
