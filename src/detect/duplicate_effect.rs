@@ -74,7 +74,10 @@ impl Detector for DuplicateEffect {
         // hash a million keys again.
         // The first delivery of each effect, and every delivery of those delivered again: nearly
         // every effect is delivered once, and needs no list of its own.
-        let mut first: HashMap<Effect, EventId, FxBuildHasher> = HashMap::default();
+        // Sized for every delivery up front: growing a table of a million entries rehashes it
+        // several times over.
+        let mut first: HashMap<Effect, EventId, FxBuildHasher> =
+            HashMap::with_capacity_and_hasher(timeline.count_of(EventKind::EffectPosted), FxBuildHasher);
         let mut repeated: HashMap<Effect, Vec<EventId>, FxBuildHasher> = HashMap::default();
         for (id, event) in timeline.ids() {
             if event.kind != EventKind::EffectPosted {

@@ -49,24 +49,29 @@ pub fn runs(context: &Context) -> Vec<Run> {
         for (index, attempt) in attempts.iter().enumerate() {
             let start: DateTime<Utc> = timeline.get(attempt.activated).at;
             let next = attempts.get(index + 1).map(|a| timeline.get(a.activated).at);
-            let ends: Vec<EventId> = events
-                .iter()
-                .copied()
-                .filter(|&id| {
-                    matches!(
-                        timeline.kind(id),
-                        EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished
-                    )
-                })
-                .filter(|&id| {
-                    let e = timeline.get(id);
-                    e.origin.channel != Channel::JobHash && e.at > start && next.is_none_or(|n| e.at <= n)
-                })
-                .collect();
-            // The end as seen by the channel that saw the start, so both ends share one clock.
+            // The end as seen by the channel that saw the start, so both ends share one clock;
+            // else the first end any channel saw.
             let channel = timeline.get(attempt.activated).origin.channel;
-            let end =
-                ends.iter().copied().find(|&id| timeline.get(id).origin.channel == channel).or(ends.first().copied());
+            let mut first_end = None;
+            let mut end = None;
+            for &id in events {
+                if !matches!(
+                    timeline.kind(id),
+                    EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished
+                ) {
+                    continue;
+                }
+                let e = timeline.get(id);
+                if e.origin.channel == Channel::JobHash || e.at <= start || next.is_some_and(|n| e.at > n) {
+                    continue;
+                }
+                first_end.get_or_insert(id);
+                if e.origin.channel == channel {
+                    end = Some(id);
+                    break;
+                }
+            }
+            let end = end.or(first_end);
             if let Some(end) = end {
                 out.push(Run {
                     job_id,

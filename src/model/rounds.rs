@@ -47,7 +47,11 @@ impl Round {
 /// Groups ledger events by run id, ordered by start time (then run id, for stable output).
 pub fn rounds(timeline: &Timeline) -> Vec<Round> {
     // Keyed by the interned run id (hashing is a pointer); the order comes from the sort below.
-    let mut by_run: UstrMap<Round> = UstrMap::default();
+    // Nearly every round has one start row: sized for them, the table is not rebuilt as it grows.
+    let mut by_run: UstrMap<Round> = UstrMap::with_capacity_and_hasher(
+        timeline.count_of(EventKind::RoundStarted),
+        std::hash::BuildHasherDefault::default(),
+    );
     for (id, event) in timeline.ids() {
         let Some(run_id) = event.run_id else {
             continue;
@@ -114,7 +118,10 @@ pub struct Attempt {
 /// a job hash's `processedOn`), so that one activation is never counted twice from two sources.
 /// Jobs come in id order.
 pub fn attempts(timeline: &Timeline) -> Vec<(Text, Vec<Attempt>)> {
-    let mut best: UstrMap<(u8, Vec<Attempt>)> = UstrMap::default();
+    let mut best: UstrMap<(u8, Vec<Attempt>)> = UstrMap::with_capacity_and_hasher(
+        timeline.count_of(EventKind::RoundStarted).max(timeline.count_of(EventKind::JobActive)),
+        std::hash::BuildHasherDefault::default(),
+    );
     for (id, event) in timeline.ids() {
         let Some(job_id) = event.job_id else {
             continue;

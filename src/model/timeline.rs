@@ -44,6 +44,11 @@ impl Timeline {
         self.kinds[id as usize]
     }
 
+    /// How many events are of `kind`.
+    pub fn count_of(&self, kind: EventKind) -> usize {
+        self.kinds.iter().filter(|&&k| k == kind).count()
+    }
+
     pub fn ids(&self) -> impl Iterator<Item = (EventId, &Event)> {
         // In range: `ingest::read_sources` refuses more than `MAX_EVENTS`.
         (0..).zip(self.events.iter())
