@@ -29,6 +29,8 @@ pub struct BuiltinRule {
     pub pattern: &'static str,
     pub example: &'static str,
     yields: Yields,
+    /// Found in a block by `JobWord` instead of the candidate regex.
+    found_by_job_word: bool,
 }
 
 // Words are matched in lower case, Capitalized or UPPER case, with ASCII word boundaries
@@ -45,6 +47,7 @@ pub fn builtin_rules() -> Vec<BuiltinRule> {
             pattern: r"(?-u:\b)(?:Missing lock for job (?P<job_id>[^\s.]+(?:\.[^\s.]+)*)\. (?P<detail>\S+)|Lock mismatch for job (?P<job_id2>[^\s.]+(?:\.[^\s.]+)*)\. Cmd (?P<detail2>\S+) from \S+)",
             example: "Error: Missing lock for job 42. moveToFinished",
             yields: Yields::Kind(EventKind::LockRefused),
+            found_by_job_word: false,
         },
         // BullMQ ≥ 5.33: the worker's `error` event when a renewal finds the lock gone.
         BuiltinRule {
@@ -52,30 +55,35 @@ pub fn builtin_rules() -> Vec<BuiltinRule> {
             pattern: r"(?-u:\b)could not renew lock for job (?P<job_id>\S+)",
             example: "ERROR [BullWorker] could not renew lock for job 42",
             yields: Yields::Kind(EventKind::Error),
+            found_by_job_word: false,
         },
         BuiltinRule {
             name: "job-verb",
             pattern: r"(?-u:\b)(?:job|Job|JOB)(?-u:\b)(?:[ \t]+(?P<token>[^\s=]+))?[ \t]+(?P<verb>active|completed|failed|stalled|Active|Completed|Failed|Stalled|ACTIVE|COMPLETED|FAILED|STALLED)(?:$|[\s.:,;!)\]])",
             example: "job active queue=pr-review name=pr-review-sweep id=repeat:pr-review-sweep:1791333180000",
             yields: Yields::JobVerb,
+            found_by_job_word: true,
         },
         BuiltinRule {
             name: "verb-job",
             pattern: r"(?-u:\b)(?P<verb>stalled|failed|completed|Stalled|Failed|Completed|STALLED|FAILED|COMPLETED)[ \t]+(?:job|Job|JOB)(?-u:\b)(?:[ \t]+(?P<token>[^\s=]+)(?:$|[\s.:,;!)\]]))?",
             example: "stalled job repeat:pr-review-sweep:1791333180000 queue=pr-review",
             yields: Yields::JobVerb,
+            found_by_job_word: true,
         },
         BuiltinRule {
             name: "process-start",
             pattern: r"(?-u:\b)(?:server|application|app|service|process|Server|Application|App|Service|Process|SERVER|APPLICATION|APP|SERVICE|PROCESS)[ \t]+(?:(?:is|Is|IS)[ \t]+)?(?:started|starting|listening|booting|booted|Started|Starting|Listening|Booting|Booted|STARTED|STARTING|LISTENING|BOOTING|BOOTED)(?-u:\b)|(?-u:\b)(?:listening|Listening|LISTENING) (?:on|On|ON)(?-u:\b)|(?-u:\b)Nest application successfully started(?-u:\b)",
             example: "server starting pid=52117 version=3.18.2",
             yields: Yields::Kind(EventKind::ProcessStart),
+            found_by_job_word: false,
         },
         BuiltinRule {
             name: "error-level",
             pattern: r"(?-u:\b)(?:ERROR|FATAL)(?-u:\b)|(?-u:\b)level=(?:error|fatal)(?-u:\b)",
             example: "ERROR [ReviewClient] POST /reviews failed status=502",
             yields: Yields::Kind(EventKind::Error),
+            found_by_job_word: false,
         },
     ]
 }
@@ -143,11 +151,155 @@ struct Rule {
 
 pub struct RuleSet {
     rules: Vec<Rule>,
-    /// Every rule at once, without captures and without `^`/`$` anchors (rules anchor to the
-    /// message, which starts after the timestamp): matches wherever some rule could match, so a
-    /// line it does not touch is noise whatever else it says.
+    /// Every rule at once (but the two job rules, see `JobWord`), without captures and without
+    /// `^`/`$` anchors (rules anchor to the message, which starts after the timestamp): matches
+    /// wherever some rule could match, so a line it does not touch is noise whatever else it says.
     candidates: regex::bytes::Regex,
+    /// Whether the built-in job rules are on: they have their own candidate search.
+    job_word: bool,
     pairs: Regex,
+}
+
+/// The candidate search of the two built-in job rules, `job-verb` ("job 42 active") and
+/// `verb-job` ("failed job 42"): each occurrence of the word `job`, checked for a verb after it or
+/// before it. In the candidate regex, these rules cost three quarters of the scan of a gigabyte of
+/// log: `job` and the verbs are common words (`job metrics: active=2 failed=0`,
+/// `"action":"completed"`), and the regex engine restarted at each of them. The checks here may
+/// accept more than the rules (the rules decide when the line is classified), never less: a test
+/// compares them with the rules' regexes on generated lines.
+struct JobWord;
+
+impl JobWord {
+    /// `job-verb`'s verbs, in the rules' three casings.
+    const AFTER: [&'static [u8]; 12] = [
+        b"active",
+        b"completed",
+        b"failed",
+        b"stalled",
+        b"Active",
+        b"Completed",
+        b"Failed",
+        b"Stalled",
+        b"ACTIVE",
+        b"COMPLETED",
+        b"FAILED",
+        b"STALLED",
+    ];
+    /// `verb-job`'s verbs.
+    const BEFORE: [&'static [u8]; 9] =
+        [b"stalled", b"failed", b"completed", b"Stalled", b"Failed", b"Completed", b"STALLED", b"FAILED", b"COMPLETED"];
+
+    /// Where, at or after `at`, the next `job` that one of the rules could match starts. A `j`
+    /// is about as rare in a log as the word: `memchr2` finds them faster than a search for the
+    /// three words.
+    fn find_at(haystack: &[u8], at: usize) -> Option<usize> {
+        memchr::memchr2_iter(b'j', b'J', &haystack[at..]).map(|offset| at + offset).find(|&start| {
+            let word = &haystack[start..haystack.len().min(start + 3)];
+            let end = start + 3;
+            matches!(word, b"job" | b"Job" | b"JOB")
+                && haystack.get(end).is_none_or(|&byte| !is_word(byte))
+                && (Self::verb_after(haystack, start, end) || Self::verb_before(haystack, start))
+        })
+    }
+
+    /// `job-verb` from `job`: `(?-u:\b)job(?:[ \t]+TOKEN)?[ \t]+VERB(?:$|[\s.:,;!)\]])`.
+    fn verb_after(haystack: &[u8], start: usize, end: usize) -> bool {
+        if start > 0 && is_word(haystack[start - 1]) {
+            return false;
+        }
+        let Some(next) = skip_blanks(haystack, end) else {
+            return false;
+        };
+        if Self::verb_at(haystack, next) {
+            return true;
+        }
+        // A token (`[^\s=]+`) then blanks then the verb. A byte of a non-ASCII space counts as
+        // token here: that accepts more, never less.
+        let token = haystack[next..].iter().take_while(|&&byte| !byte.is_ascii_whitespace() && byte != b'=').count();
+        token > 0 && skip_blanks(haystack, next + token).is_some_and(|verb| Self::verb_at(haystack, verb))
+    }
+
+    /// One of `AFTER` at `at`, ending the text or followed by whitespace or `.:,;!)]` (any
+    /// non-ASCII byte counts as the start of Unicode whitespace).
+    fn verb_at(haystack: &[u8], at: usize) -> bool {
+        let rest = &haystack[at..];
+        Self::AFTER.iter().any(|verb| {
+            rest.starts_with(verb)
+                && rest
+                    .get(verb.len())
+                    .is_none_or(|&byte| byte.is_ascii_whitespace() || b".:,;!)]".contains(&byte) || !byte.is_ascii())
+        })
+    }
+
+    /// `verb-job` up to `job`: `(?-u:\b)VERB[ \t]+job`.
+    fn verb_before(haystack: &[u8], start: usize) -> bool {
+        let before = &haystack[..start];
+        let blanks = before.iter().rev().take_while(|&&byte| byte == b' ' || byte == b'\t').count();
+        if blanks == 0 {
+            return false;
+        }
+        let before = &before[..before.len() - blanks];
+        Self::BEFORE.iter().any(|verb| {
+            before.ends_with(verb) && before.len().checked_sub(verb.len() + 1).is_none_or(|i| !is_word(before[i]))
+        })
+    }
+}
+
+/// An ASCII word byte, as `(?-u:\b)` sees it.
+fn is_word(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_'
+}
+
+/// The position after one or more spaces or tabs at `at`; `None` when there is none.
+fn skip_blanks(haystack: &[u8], at: usize) -> Option<usize> {
+    let blanks = haystack.get(at..)?.iter().take_while(|&&byte| byte == b' ' || byte == b'\t').count();
+    (blanks > 0).then_some(at + blanks)
+}
+
+/// The search for candidate lines in one block of log: the candidate regex and the job rules'
+/// search, each remembering its next hit, so that neither searches the same bytes twice.
+pub struct CandidateSearch<'a> {
+    rules: &'a RuleSet,
+    haystack: &'a [u8],
+    /// The next hit of the candidate regex and of `JobWord` found so far.
+    regex_hit: Hit,
+    job_hit: Hit,
+}
+
+/// What one search of `CandidateSearch` found so far.
+#[derive(Clone, Copy)]
+enum Hit {
+    NotSearched,
+    At(usize),
+    NoneToTheEnd,
+}
+
+impl CandidateSearch<'_> {
+    /// Where the first candidate at or after `at` starts. `at` never goes back.
+    pub fn find_at(&mut self, at: usize) -> Option<usize> {
+        let (rules, haystack) = (self.rules, self.haystack);
+        let regex = Self::next(&mut self.regex_hit, at, || rules.candidates.find_at(haystack, at).map(|m| m.start()));
+        let job =
+            if rules.job_word { Self::next(&mut self.job_hit, at, || JobWord::find_at(haystack, at)) } else { None };
+        match (regex, job) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// A remembered hit while it is at or after `at`, else a new search from `at`: a leftmost
+    /// hit from an earlier position is still the leftmost from any position up to it.
+    fn next(hit: &mut Hit, at: usize, search: impl FnOnce() -> Option<usize>) -> Option<usize> {
+        match *hit {
+            Hit::At(found) if found >= at => Some(found),
+            Hit::NoneToTheEnd => None,
+            _ => {
+                let found = search();
+                *hit = found.map_or(Hit::NoneToTheEnd, Hit::At);
+                found
+            }
+        }
+    }
 }
 
 impl RuleSet {
@@ -173,10 +325,15 @@ impl RuleSet {
             shapes.push(unanchored(&hir));
             rules.push(Rule { regex, yields: Yields::Kind(kind) });
         }
+        let mut job_word = false;
         if builtin {
             for rule in builtin_rules() {
                 let regex = Regex::new(rule.pattern).expect("built-in rules are valid regexes");
-                shapes.push(unanchored(&regex_syntax::parse(rule.pattern).expect("built-in rules parse")));
+                if rule.found_by_job_word {
+                    job_word = true;
+                } else {
+                    shapes.push(unanchored(&regex_syntax::parse(rule.pattern).expect("built-in rules parse")));
+                }
                 rules.push(Rule { regex, yields: rule.yields });
             }
         }
@@ -190,20 +347,25 @@ impl RuleSet {
             r#"(?:^|[\s,;(\[{])(?P<key>[A-Za-z_][A-Za-z0-9_.]*)=(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;)\]}]+)"#,
         )
         .expect("key=value regex is valid");
-        Ok(RuleSet { rules, candidates, pairs })
+        Ok(RuleSet { rules, candidates, job_word, pairs })
     }
 
-    /// The one regex of all rules, to search whole blocks of log text: a line with no match is
-    /// noise. A match may run past the end of its line (`\s` matches a line break); the line it
-    /// starts on is classified, and the search goes on from the next line.
-    pub fn candidates(&self) -> &regex::bytes::Regex {
-        &self.candidates
+    /// The search of all rules at once over a block of log text: a line with no candidate is
+    /// noise. A candidate match may run past the end of its line (`\s` matches a line break);
+    /// the line it starts on is classified, and the search goes on from the next line.
+    pub fn candidates<'a>(&'a self, block: &'a [u8]) -> CandidateSearch<'a> {
+        CandidateSearch { rules: self, haystack: block, regex_hit: Hit::NotSearched, job_hit: Hit::NotSearched }
+    }
+
+    /// Whether some rule could match somewhere in `text`.
+    pub fn is_candidate(&self, text: &[u8]) -> bool {
+        self.candidates(text).find_at(0).is_some()
     }
 
     /// Classifies one message (the line after its timestamp and the blanks that follow it, so
     /// that user rules can anchor with `^`). `kind` is `None` for noise.
     pub fn classify(&self, message: &str) -> Classified {
-        if !self.candidates.is_match(message.as_bytes()) {
+        if !self.is_candidate(message.as_bytes()) {
             return Classified::default();
         }
         self.classify_candidate(message)
@@ -342,10 +504,10 @@ mod tests {
         let rules = builtin();
         for rule in builtin_rules() {
             assert!(Regex::new(rule.pattern).unwrap().is_match(rule.example), "{}: example does not match", rule.name);
-            assert!(rules.candidates().is_match(rule.example.as_bytes()), "{}: not a candidate", rule.name);
+            assert!(rules.is_candidate(rule.example.as_bytes()), "{}: not a candidate", rule.name);
         }
         // No rule matches: noise before any rule's own regex runs.
-        assert!(!rules.candidates().is_match(b"INFO GET /healthz 200 1ms"));
+        assert!(!rules.is_candidate(b"INFO GET /healthz 200 1ms"));
         assert_eq!(rules.classify("INFO GET /healthz 200 1ms").kind, None);
         // The three casings are words; a mixed one is not.
         assert_eq!(rules.classify("WARN JOB 42 FAILED").kind, Some(EventKind::JobFailed));
@@ -364,10 +526,10 @@ mod tests {
         assert_eq!(rules.classify("took 42").kind, Some(EventKind::JobActive));
         assert_eq!(rules.classify("took 42").job_id.as_deref(), Some("42"));
         let block = b"2026-10-07 09:33:00 took 41 ms\n2026-10-07 09:33:01 took 42\n";
-        let found = rules.candidates().find(block).unwrap();
-        assert!(found.start() > 0 && found.start() < block.len());
+        let found = rules.candidates(block).find_at(0).unwrap();
+        assert!(found > 0 && found < block.len());
         // Without rules nothing is a candidate.
-        assert!(!RuleSet::new(&[], false, "x").unwrap().candidates().is_match(b"job 1 active"));
+        assert!(!RuleSet::new(&[], false, "x").unwrap().is_candidate(b"job 1 active"));
     }
 
     #[test]
@@ -379,6 +541,73 @@ mod tests {
             "INFO sweep picked candidates active=4",
         ] {
             assert_eq!(builtin().classify(line).kind, None, "{line}");
+        }
+    }
+
+    #[test]
+    fn the_job_word_search_finds_every_line_the_job_rules_match() {
+        // Lines made of the pieces the two rules care about, in every order a small generator
+        // reaches: the search may find more lines than the rules (they decide later), never fewer.
+        let pieces = [
+            "job",
+            "Job",
+            "JOB",
+            "jobs",
+            "job_",
+            "xjob",
+            "active",
+            "Failed",
+            "COMPLETED",
+            "stalled",
+            "STALLED",
+            "completed",
+            "activex",
+            " ",
+            "  ",
+            "\t",
+            "=",
+            "42",
+            "repeat:s:1",
+            ".",
+            ":",
+            ")",
+            "]",
+            "(",
+            "é",
+            "\u{a0}",
+            "\r",
+            "_",
+            "x",
+            "failed",
+        ];
+        let rules: Vec<Regex> = builtin_rules()
+            .into_iter()
+            .filter(|rule| rule.found_by_job_word)
+            .map(|rule| Regex::new(rule.pattern).unwrap())
+            .collect();
+        assert_eq!(rules.len(), 2);
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = |bound: usize| {
+            // xorshift64: deterministic, no dependency.
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            usize::try_from(state % bound as u64).unwrap()
+        };
+        let (mut matched, mut extra) = (0, 0);
+        for _ in 0..200_000 {
+            let line: String = (0..=next(7)).map(|_| pieces[next(pieces.len())]).collect();
+            let by_rules = rules.iter().any(|rule| rule.is_match(&line));
+            let by_search = JobWord::find_at(line.as_bytes(), 0).is_some();
+            assert!(by_search || !by_rules, "a job rule matches {line:?} but the search missed it");
+            matched += usize::from(by_rules);
+            extra += usize::from(by_search && !by_rules);
+        }
+        // The generator reaches both rules often, and the search stays close to them.
+        assert!(matched > 500, "{matched}");
+        assert!(extra * 10 < matched, "{extra} extra lines for {matched}");
+        for decoy in ["job metrics: active=3 failed=0", "GET /api/jobs/active", "checked stalled jobs moved=0"] {
+            assert_eq!(JobWord::find_at(decoy.as_bytes(), 0), None, "{decoy}");
         }
     }
 

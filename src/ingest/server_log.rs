@@ -154,11 +154,12 @@ impl Scan<'_> {
             return Err(binary(self.spec, line));
         }
         let mut position = 0;
+        let mut candidates = self.rules.candidates(region);
         while position < region.len() {
-            let Some(hit) = self.rules.candidates().find_at(region, position) else {
+            let Some(hit) = candidates.find_at(position) else {
                 return self.count_lines(&region[position..]);
             };
-            let start = memchr::memrchr(b'\n', &region[position..hit.start()]).map_or(position, |i| position + i + 1);
+            let start = memchr::memrchr(b'\n', &region[position..hit]).map_or(position, |i| position + i + 1);
             self.count_lines(&region[position..start])?;
             let end = memchr::memchr(b'\n', &region[start..]).map_or(region.len(), |i| start + i);
             self.line += 1;
