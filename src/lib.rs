@@ -39,7 +39,8 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
         None => model::params::ParamOverrides::default(),
     };
     let params = LockParams::resolve(&file_params, &config.param_flags);
-    let timeline = Timeline::new(events);
+    let paths = config.sources.iter().map(|source| model::Text::from(source.display_path().as_str())).collect();
+    let timeline = Timeline::new(events).with_paths(paths);
     let findings = match view {
         View::Timeline => Vec::new(),
         View::Analyze | View::Check(_) => {

@@ -77,7 +77,7 @@ impl Detector for ClockOffsetSuspected {
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
         // For each pair of sources: the offsets of matched activations (later source − earlier).
-        let mut pairs: BTreeMap<(usize, usize), Vec<Matched>> = BTreeMap::new();
+        let mut pairs: BTreeMap<(u32, u32), Vec<Matched>> = BTreeMap::new();
         let maybe_activation =
             |&id: &EventId| matches!(timeline.kind(id), EventKind::JobActive | EventKind::RoundStarted);
         let mut activations: Vec<EventId> = Vec::new();
@@ -94,7 +94,7 @@ impl Detector for ClockOffsetSuspected {
             for &a in &activations {
                 let source_a = timeline.get(a).origin.source;
                 // Nearest activation of the same job in each other source.
-                let mut nearest: BTreeMap<usize, (f64, EventId)> = BTreeMap::new();
+                let mut nearest: BTreeMap<u32, (f64, EventId)> = BTreeMap::new();
                 for &b in &activations {
                     let source_b = timeline.get(b).origin.source;
                     if source_b <= source_a {
@@ -124,7 +124,7 @@ fn median(values: &mut [f64]) -> f64 {
     if values.len().is_multiple_of(2) { f64::midpoint(values[mid - 1], values[mid]) } else { values[mid] }
 }
 
-fn judge(context: &Context, source_a: usize, source_b: usize, offsets: &[Matched]) -> Option<Finding> {
+fn judge(context: &Context, source_a: u32, source_b: u32, offsets: &[Matched]) -> Option<Finding> {
     let timeline = context.timeline;
     let mut deltas: Vec<f64> = offsets.iter().map(|(d, _, _)| *d).collect();
     let measured = median(&mut deltas);
@@ -134,7 +134,7 @@ fn judge(context: &Context, source_a: usize, source_b: usize, offsets: &[Matched
         return None;
     }
     let (_, first_a, first_b) = offsets[0];
-    let path = |id: EventId| timeline.get(id).origin.path.to_string();
+    let path = |id: EventId| timeline.path(timeline.get(id)).to_string();
     let (path_a, path_b) = (path(first_a), path(first_b));
     let at = timeline.get(first_b).at;
     let mut finding = Finding::new("clock-offset-suspected", Severity::Warning, timeline.get(first_a).at.min(at));
@@ -162,7 +162,7 @@ fn judge(context: &Context, source_a: usize, source_b: usize, offsets: &[Matched
     #[allow(clippy::cast_possible_truncation)]
     let shift = whole as i32;
     for (source, path, sign) in [(source_b, &path_b, 1), (source_a, &path_a, -1)] {
-        if let Some(Some(declared)) = zones.get(source) {
+        if let Some(Some(declared)) = zones.get(source as usize) {
             let wanted = declared.offset_from_utc_datetime(&at.naive_utc()).fix().local_minus_utc() + sign * shift;
             let names = zones_with_offset(at, wanted);
             if !names.is_empty() {
@@ -224,9 +224,8 @@ mod tests {
     use crate::detect::Settings;
     use crate::model::{Event, LockParams, Origin, Timeline};
 
-    fn event(source: usize, channel: Channel, when: &str, kind: EventKind, job: &str) -> Event {
-        let path = if source == 0 { "ledger.csv" } else { "server.log" };
-        let origin = Origin { channel, source, path: path.into(), line: 1, raw: crate::model::Raw::default() };
+    fn event(source: u32, channel: Channel, when: &str, kind: EventKind, job: &str) -> Event {
+        let origin = Origin { channel, source, line: 1, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
         event.job_id = Some(job.into());
         event
@@ -252,7 +251,7 @@ mod tests {
                 &job,
             ));
         }
-        let timeline = Timeline::new(events);
+        let timeline = Timeline::new(events).with_paths(vec!["ledger.csv".into(), "server.log".into()]);
         let params = LockParams::default();
         let settings = Settings { duplicate_window_s: None, source_zones: vec![Some(chrono_tz::UTC), Some(log_zone)] };
         ClockOffsetSuspected.detect(&Context::new(&timeline, &params, &settings))

@@ -263,7 +263,6 @@ mod tests {
                 let origin = Origin {
                     channel: Channel::Ledger,
                     source: 0,
-                    path: "ledger.csv".into(),
                     line: n as u64 + 2,
                     raw: crate::model::Raw::default(),
                 };

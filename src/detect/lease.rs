@@ -447,13 +447,7 @@ pub(crate) mod tests {
         until: Option<f64>,
         accepted: Option<bool>,
     ) -> Event {
-        let origin = Origin {
-            channel: Channel::Ledger,
-            source: 0,
-            path: "ledger.csv".into(),
-            line,
-            raw: crate::model::Raw::default(),
-        };
+        let origin = Origin { channel: Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(t(at), kind, origin);
         event.job_id = Some("job-1".into());
         event.worker = Some(crate::model::Text::from(worker));

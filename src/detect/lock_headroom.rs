@@ -171,13 +171,7 @@ mod tests {
     use crate::model::{Event, LockParams, Origin, Timeline};
 
     fn event(line: u64, when: &str, kind: EventKind, job: &str) -> Event {
-        let origin = Origin {
-            channel: Channel::Log,
-            source: 0,
-            path: "server.log".into(),
-            line,
-            raw: crate::model::Raw::default(),
-        };
+        let origin = Origin { channel: Channel::Log, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
         event.job_id = Some(job.into());
         event.job_name = Some("sweep".into());

@@ -274,13 +274,7 @@ mod tests {
     }
 
     fn row(line: u64, when: &str, kind: EventKind, worker: &str, attempt: Option<u64>, detail: Option<&str>) -> Event {
-        let origin = Origin {
-            channel: Channel::Ledger,
-            source: 0,
-            path: "ledger.csv".into(),
-            line,
-            raw: crate::model::Raw::default(),
-        };
+        let origin = Origin { channel: Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(at(when), kind, origin);
         event.job_id = Some("job-9".into());
         event.worker = Some(crate::model::Text::from(worker));
@@ -350,13 +344,7 @@ mod tests {
     #[test]
     fn the_stall_limit_is_left_to_stalled_limit_exceeded() {
         let stream = |line: u64, when: &str, kind: EventKind, detail: &str| {
-            let origin = Origin {
-                channel: Channel::EventsStream,
-                source: 1,
-                path: "events.json".into(),
-                line,
-                raw: crate::model::Raw::default(),
-            };
+            let origin = Origin { channel: Channel::EventsStream, source: 1, line, raw: crate::model::Raw::default() };
             let mut event = Event::new(at(when), kind, origin);
             event.job_id = Some("7".into());
             event.detail = Some(crate::model::Text::from(detail));

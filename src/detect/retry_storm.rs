@@ -302,13 +302,7 @@ mod tests {
     }
 
     fn row(when: &str, kind: EventKind, job: &str, worker: &str, detail: Option<&str>) -> Event {
-        let origin = Origin {
-            channel: Channel::Ledger,
-            source: 0,
-            path: "ledger.csv".into(),
-            line: 0,
-            raw: crate::model::Raw::default(),
-        };
+        let origin = Origin { channel: Channel::Ledger, source: 0, line: 0, raw: crate::model::Raw::default() };
         let mut event = Event::new(at(when), kind, origin);
         event.job_id = Some(crate::model::Text::from(job));
         event.worker = Some(crate::model::Text::from(worker));
@@ -408,13 +402,8 @@ mod tests {
     #[test]
     fn a_reactivation_after_a_stall_is_not_a_retry() {
         let stream = |when: &str, kind: EventKind| {
-            let origin = Origin {
-                channel: Channel::EventsStream,
-                source: 1,
-                path: "e.json".into(),
-                line: 0,
-                raw: crate::model::Raw::default(),
-            };
+            let origin =
+                Origin { channel: Channel::EventsStream, source: 1, line: 0, raw: crate::model::Raw::default() };
             let mut event = Event::new(at(when), kind, origin);
             event.job_id = Some("1".into());
             event

@@ -502,13 +502,7 @@ mod tests {
     }
 
     fn event(line: u64, when: &str, kind: EventKind, job: Option<&str>) -> Event {
-        let origin = Origin {
-            channel: crate::model::Channel::Log,
-            source: 0,
-            path: "server.log".into(),
-            line,
-            raw: crate::model::Raw::default(),
-        };
+        let origin = Origin { channel: crate::model::Channel::Log, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(at(when), kind, origin);
         event.job_id = job.map(crate::model::Text::from);
         event

@@ -320,7 +320,7 @@ mod tests {
     }
 
     fn event(channel: Channel, when: &str, kind: EventKind, job: Option<&str>, worker: &str) -> Event {
-        let origin = Origin { channel, source: 0, path: "x".into(), line: 0, raw: crate::model::Raw::default() };
+        let origin = Origin { channel, source: 0, line: 0, raw: crate::model::Raw::default() };
         let mut event = Event::new(at(when), kind, origin);
         event.job_id = job.map(crate::model::Text::from);
         event.worker = Some(crate::model::Text::from(worker));

@@ -114,13 +114,8 @@ mod tests {
     use chrono::{DateTime, Utc};
 
     fn row(line: u64, when: &str, kind: EventKind, run: &str) -> Event {
-        let origin = Origin {
-            channel: crate::model::Channel::Ledger,
-            source: 0,
-            path: "ledger.csv".into(),
-            line,
-            raw: crate::model::Raw::default(),
-        };
+        let origin =
+            Origin { channel: crate::model::Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
         event.run_id = Some(crate::model::Text::from(run));
         event

@@ -64,7 +64,7 @@ fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
 }
 
 /// Turns an entry into an event, or says why it is not one.
-fn to_event(spec: &SourceSpec, source: usize, path: crate::model::Text, entry: &Entry) -> Result<Option<Event>> {
+fn to_event(spec: &SourceSpec, source: u32, entry: &Entry) -> Result<Option<Event>> {
     let at = stream_time(&entry.id).ok_or_else(|| {
         Error::input(
             &spec.path,
@@ -82,7 +82,7 @@ fn to_event(spec: &SourceSpec, source: usize, path: crate::model::Text, entry: &
     let Some(kind) = EVENT_NAMES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k) else {
         return Ok(None);
     };
-    let origin = Origin { channel: Channel::EventsStream, source, path, line: entry.line, raw: Raw::text(&entry.raw) };
+    let origin = Origin { channel: Channel::EventsStream, source, line: entry.line, raw: Raw::text(&entry.raw) };
     let mut event = Event::new(at, kind, origin);
     event.job_id = field(&entry.fields, "jobId").map(Text::from);
     event.job_name = field(&entry.fields, "name").map(Text::from);
@@ -104,15 +104,14 @@ fn to_event(spec: &SourceSpec, source: usize, path: crate::model::Text, entry: &
 
 fn accept(
     spec: &SourceSpec,
-    source: usize,
-    path: crate::model::Text,
+    source: u32,
     entry: &Entry,
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
 ) -> Result<()> {
     let name = field(&entry.fields, "event").unwrap_or_default().to_string();
     let span = entry.span;
-    match to_event(spec, source, path, entry)? {
+    match to_event(spec, source, entry)? {
         Some(event) => {
             summary.used += span;
             events.push(event);
@@ -148,12 +147,11 @@ impl EventFormat for XrangeJson {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: usize,
+        source: u32,
         mut input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path = crate::model::Text::from(spec.display_path().as_str());
         let head = input.fill_buf().unwrap_or_default();
         let array = head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
         if array {
@@ -165,7 +163,7 @@ impl EventFormat for XrangeJson {
             for (index, value) in entries.into_iter().enumerate() {
                 summary.lines += 1;
                 let entry = json_entry(spec, index as u64 + 1, &value)?;
-                accept(spec, source, path, &entry, events, summary)?;
+                accept(spec, source, &entry, events, summary)?;
             }
             return Ok(());
         }
@@ -184,7 +182,7 @@ impl EventFormat for XrangeJson {
                 )
             })?;
             let entry = json_entry(spec, line, &value)?;
-            accept(spec, source, path, &entry, events, summary)?;
+            accept(spec, source, &entry, events, summary)?;
         }
         Ok(())
     }
@@ -241,12 +239,11 @@ impl EventFormat for XrangeText {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: usize,
+        source: u32,
         input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path = crate::model::Text::from(spec.display_path().as_str());
         let mut lines = Lines::new(input);
         let mut current: Option<Entry> = None;
         // Within an entry tokens come in field/value pairs; a stream id can only start a new
@@ -261,7 +258,7 @@ impl EventFormat for XrangeText {
             let token = token_of(text);
             if pending_field.is_none() && looks_like_stream_id(&token) {
                 if let Some(entry) = current.take() {
-                    accept(spec, source, path, &entry, events, summary)?;
+                    accept(spec, source, &entry, events, summary)?;
                 }
                 current = Some(Entry { id: token, fields: Vec::new(), line, span: 1, raw: text.trim().to_string() });
                 continue;
@@ -292,7 +289,7 @@ impl EventFormat for XrangeText {
             ));
         }
         if let Some(entry) = current.take() {
-            accept(spec, source, path, &entry, events, summary)?;
+            accept(spec, source, &entry, events, summary)?;
         }
         Ok(())
     }

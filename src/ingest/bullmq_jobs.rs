@@ -56,12 +56,11 @@ impl EventFormat for HgetallJson {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: usize,
+        source: u32,
         mut input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path = crate::model::Text::from(spec.display_path().as_str());
         let mut text = String::new();
         input
             .read_to_string(&mut text)
@@ -77,7 +76,7 @@ impl EventFormat for HgetallJson {
                 summary.ignore("not a job hash (no 'name' field)");
                 continue;
             }
-            let made = job_events(spec, source, path, line, queue, job_id, &fields, &raw)?;
+            let made = job_events(spec, source, line, queue, job_id, &fields, &raw)?;
             if made.is_empty() {
                 summary.ignore("job hash without timestamps");
                 continue;
@@ -156,8 +155,7 @@ fn text_field<'a>(fields: &'a Map<String, Value>, names: &[&str]) -> Option<std:
 #[allow(clippy::too_many_arguments)]
 fn job_events(
     spec: &SourceSpec,
-    source: usize,
-    path: crate::model::Text,
+    source: u32,
     line: u64,
     queue: &str,
     job_id: &str,
@@ -183,7 +181,7 @@ fn job_events(
             .filter_map(|(label, names)| text_field(fields, names).map(|v| format!("{label}={v}")))
             .collect();
     let make = |at: DateTime<Utc>, kind: EventKind, detail: Option<String>| {
-        let origin = Origin { channel: Channel::JobHash, source, path, line, raw: Raw::text(raw) };
+        let origin = Origin { channel: Channel::JobHash, source, line, raw: Raw::text(raw) };
         let mut event = Event::new(at, kind, origin);
         event.job_id = Some(job_id.into());
         event.job_name = text_field(fields, &["name"]).as_deref().map(Text::from);

@@ -36,12 +36,11 @@ impl EventFormat for LedgerCsv {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: usize,
+        source: u32,
         mut input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path = crate::model::Text::from(spec.display_path().as_str());
         let delimiter = detect_delimiter(spec, &mut input);
         let mut reader =
             csv::ReaderBuilder::new().delimiter(delimiter).has_headers(false).flexible(false).from_reader(input);
@@ -83,7 +82,7 @@ impl EventFormat for LedgerCsv {
             } else {
                 Raw::text(&cells.join(separator))
             };
-            let origin = Origin { channel: crate::model::Channel::Ledger, source, path, line, raw };
+            let origin = Origin { channel: crate::model::Channel::Ledger, source, line, raw };
             match ledger::record_to_event(spec, columns, &get, &mut recent, origin)? {
                 Outcome::Event(event) => {
                     summary.used();

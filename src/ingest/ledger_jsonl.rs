@@ -35,12 +35,11 @@ impl EventFormat for LedgerJsonl {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: usize,
+        source: u32,
         input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path = crate::model::Text::from(spec.display_path().as_str());
         let mut lines = Lines::new(input);
         let mut validated = false;
         let mut recent = RecentTexts::default();
@@ -60,13 +59,8 @@ impl EventFormat for LedgerJsonl {
             }
             let columns = &Columns::present(spec, &keys);
             let get = |id: FieldId| columns.column(id.name()).and_then(|key| object.get(key)).and_then(scalar);
-            let origin = Origin {
-                channel: crate::model::Channel::Ledger,
-                source,
-                path,
-                line,
-                raw: crate::model::Raw::text(text),
-            };
+            let origin =
+                Origin { channel: crate::model::Channel::Ledger, source, line, raw: crate::model::Raw::text(text) };
             match ledger::record_to_event(spec, columns, &get, &mut recent, origin)? {
                 Outcome::Event(event) => {
                     summary.used();

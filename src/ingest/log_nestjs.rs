@@ -58,12 +58,11 @@ impl EventFormat for NestJs {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: usize,
+        source: u32,
         input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path = crate::model::Text::from(spec.display_path().as_str());
         let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
         let mut lines = Lines::new(input);
         let mut stamped = 0u64;
@@ -93,7 +92,7 @@ impl EventFormat for NestJs {
                 message: header.message,
                 fields,
             };
-            emit(spec, source, path, &rules, entry, events, summary)?;
+            emit(spec, source, &rules, entry, events, summary)?;
         }
         if summary.lines > 0 && stamped == 0 {
             return Err(Error::input(

@@ -62,7 +62,7 @@ impl EventFormat for Pino {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: usize,
+        source: u32,
         input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
@@ -117,12 +117,11 @@ pub fn sniff_json(first_line: &str, keys: &[&str], time_key: &str) -> bool {
 pub fn read_json_lines(
     dialect: &JsonDialect,
     spec: &SourceSpec,
-    source: usize,
+    source: u32,
     input: Box<dyn BufRead + Send>,
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
 ) -> Result<()> {
-    let path = crate::model::Text::from(spec.display_path().as_str());
     let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
     let JsonDialect { format, time_key, message_key, example, .. } = dialect;
     let mut lines = Lines::new(input);
@@ -163,7 +162,7 @@ pub fn read_json_lines(
             message: &message,
             fields: json_fields(&object),
         };
-        emit(spec, source, path, &rules, entry, events, summary)?;
+        emit(spec, source, &rules, entry, events, summary)?;
     }
     if stamped == 0 && summary.rejected > 0 {
         return Err(Error::input(
@@ -261,8 +260,7 @@ pub struct Entry<'a> {
 /// A wall-clock stamp in a source without a declared zone is an error on every line, as in text logs.
 pub fn emit(
     spec: &SourceSpec,
-    source: usize,
-    path: crate::model::Text,
+    source: u32,
     rules: &RuleSet,
     entry: Entry<'_>,
     events: &mut Vec<Event>,
@@ -318,7 +316,7 @@ pub fn emit(
     if kind == EventKind::Error && fields.detail.is_none() && !entry.message.trim().is_empty() {
         fields.detail = Some(entry.message.trim().to_string());
     }
-    let origin = Origin { channel: Channel::Log, source, path, line, raw: crate::model::Raw::text(entry.raw) };
+    let origin = Origin { channel: Channel::Log, source, line, raw: crate::model::Raw::text(entry.raw) };
     let mut event = Event::new(at, kind, origin);
     fields.fill(&mut event);
     summary.used();

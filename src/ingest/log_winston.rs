@@ -57,7 +57,7 @@ impl EventFormat for Winston {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: usize,
+        source: u32,
         input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,

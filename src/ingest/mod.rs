@@ -140,7 +140,7 @@ pub trait EventFormat: Sync {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: usize,
+        source: u32,
         input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
@@ -238,12 +238,12 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
     // Sources are independent until the timeline merges them: each is read on its own thread, and
     // the results are combined in source order, so the output does not depend on which finished
     // first (and the first failing source, in order, is the error reported).
+    if u32::try_from(specs.len()).is_err() {
+        return Err(Error::usage(format!("{} sources: more than one analysis can take", specs.len())));
+    }
     let results: Vec<Result<(Vec<Event>, InputSummary)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = specs
-            .iter()
-            .enumerate()
-            .map(|(index, spec)| scope.spawn(move || read_source(index, spec, progress)))
-            .collect();
+        let handles: Vec<_> =
+            (0..).zip(specs).map(|(index, spec)| scope.spawn(move || read_source(index, spec, progress))).collect();
         handles
             .into_iter()
             .map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
@@ -275,7 +275,7 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
     Ok((events, summaries))
 }
 
-fn read_source(index: usize, spec: &SourceSpec, progress: &Progress) -> Result<(Vec<Event>, InputSummary)> {
+fn read_source(index: u32, spec: &SourceSpec, progress: &Progress) -> Result<(Vec<Event>, InputSummary)> {
     // `_bar` lives to the end of the function: its bar is cleared when this source is done.
     let (mut input, _bar) = open_counted(&spec.path, progress)?;
     let spec = &SourceSpec { rereadable: is_rereadable(&spec.path), ..spec.clone() };

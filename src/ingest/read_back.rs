@@ -15,7 +15,7 @@ use super::SourceSpec;
 /// The text of each of `ids` whose raw text is a span of its source file, by event id. The
 /// sources are the ones the timeline was read from, in the same order.
 pub fn read_back(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -> Result<HashMap<EventId, String>> {
-    let mut by_source: HashMap<usize, Vec<(u64, u32, EventId)>> = HashMap::new();
+    let mut by_source: HashMap<u32, Vec<(u64, u32, EventId)>> = HashMap::new();
     for &id in ids {
         let origin = &timeline.get(id).origin;
         if let Raw::Span { offset, len } = origin.raw {
@@ -24,7 +24,7 @@ pub fn read_back(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -
     }
     let mut texts = HashMap::new();
     for (source, mut spans) in by_source {
-        let spec = &sources[source];
+        let spec = &sources[source as usize];
         let io = |source| Error::Io { path: spec.path.clone(), source };
         let file = File::open(&spec.path).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();

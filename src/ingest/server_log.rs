@@ -35,18 +35,16 @@ impl EventFormat for ServerLog {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: usize,
+        source: u32,
         input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let path = crate::model::Text::from(spec.display_path().as_str());
         let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
         let mut chunks = Chunks::new(input);
         let mut scan = Scan {
             spec,
             source,
-            path,
             rules: &rules,
             line: 0,
             stamped: 0,
@@ -130,8 +128,7 @@ impl Chunks {
 /// The state of one log's scan: counts, and what the lines that matter need.
 struct Scan<'a> {
     spec: &'a SourceSpec,
-    source: usize,
-    path: crate::model::Text,
+    source: u32,
     rules: &'a RuleSet,
     line: u64,
     stamped: u64,
@@ -289,7 +286,6 @@ impl Scan<'_> {
         let origin = Origin {
             channel: crate::model::Channel::Log,
             source: self.source,
-            path: self.path,
             line,
             raw: if spec.rereadable {
                 Raw::Span { offset, len: u32::try_from(bytes.len()).unwrap_or(u32::MAX) }

@@ -154,9 +154,9 @@ impl Channel {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
     pub channel: Channel,
-    /// Position of the source in the case, for a stable order of simultaneous events.
-    pub source: usize,
-    pub path: Text,
+    /// Position of the source in the case, for a stable order of simultaneous events; the
+    /// timeline knows its path (`Timeline::path`).
+    pub source: u32,
     /// 1-based line (for CSV: the physical line the record starts on).
     pub line: u64,
     pub raw: Raw,
@@ -264,9 +264,10 @@ mod tests {
     #[test]
     fn an_event_stays_small() {
         // Millions of ledger rows are kept at once: every byte here is megabytes of peak memory
-        // (docs/performance.md). Lease columns are boxed apart, texts are interned pointers.
+        // (docs/performance.md). Lease columns are boxed apart, texts are interned pointers, and the
+        // source's path is kept once by the timeline.
         let size = std::mem::size_of::<Event>();
-        assert!(size <= 144, "Event is {size} bytes");
+        assert!(size <= 128, "Event is {size} bytes");
         assert_eq!(std::mem::size_of::<Option<Text>>(), 8);
     }
 }

@@ -11,7 +11,8 @@ use serde::Serialize;
 use serde_json::{Map, Value as JsonValue};
 
 use crate::model::report::View;
-use crate::model::{Event, Finding, InputSummary, Report, Value};
+use crate::model::timeline::EventId;
+use crate::model::{Finding, InputSummary, Report, Value};
 use crate::time::format_rfc3339;
 
 use super::{Renderer, fill_summary};
@@ -43,7 +44,7 @@ struct ShownEvents<'a> {
 
 impl Serialize for ShownEvents<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.ids.iter().map(|&id| wire_event(self.report.timeline.get(id), self.report.raw(id))))
+        serializer.collect_seq(self.ids.iter().map(|&id| wire_event(self.report, id)))
     }
 }
 
@@ -122,11 +123,13 @@ struct WireFinding<'a> {
     notes: &'a [String],
 }
 
-pub fn wire_event<'a>(event: &'a Event, raw: &'a str) -> WireEvent<'a> {
+pub fn wire_event(report: &Report, id: EventId) -> WireEvent<'_> {
+    let event = report.timeline.get(id);
+    let raw = report.raw(id);
     WireEvent {
         at: format_rfc3339(event.at),
         kind: event.kind.name(),
-        source: Source { path: &event.origin.path, line: event.origin.line },
+        source: Source { path: report.timeline.path(event), line: event.origin.line },
         channel: event.origin.channel,
         job_id: event.job_id.as_deref(),
         job_name: event.job_name.as_deref(),
@@ -164,7 +167,7 @@ fn wire_finding<'a>(report: &'a Report, finding: &'a Finding) -> WireFinding<'a>
         severity: finding.severity.name(),
         at: format_rfc3339(finding.at),
         summary: fill_summary(&finding.summary, &finding.metrics, report.display_tz),
-        evidence: finding.evidence.iter().map(|&id| wire_event(report.timeline.get(id), report.raw(id))).collect(),
+        evidence: finding.evidence.iter().map(|&id| wire_event(report, id)).collect(),
         metrics: finding.metrics.iter().map(|(name, value)| ((*name).to_string(), wire_value(value))).collect(),
         arithmetic: finding.derivations.iter().map(|d| Step { result: d.result, formula: &d.formula }).collect(),
         notes: &finding.notes,

@@ -189,7 +189,7 @@ impl Renderer for Table {
                     format_datetime(event.at, tz),
                     event.kind.name().to_string(),
                     ids(event),
-                    format!("{}:{}", event.origin.path, event.origin.line),
+                    format!("{}:{}", report.timeline.path(event), event.origin.line),
                 ]
             };
             let header = ["time", "kind", "ids", "source"];
@@ -292,7 +292,7 @@ fn render_finding(
         writeln!(
             out,
             "      {}:{}  {}  {}  {}",
-            event.origin.path,
+            report.timeline.path(event),
             event.origin.line,
             format_datetime(event.at, tz),
             event.kind.name(),
