@@ -268,10 +268,12 @@ impl FieldId {
 /// Turns one record into an event. `get` returns the cell of a field (`None` when the ledger has
 /// no such column); blank cells count as absent. Timestamps that cannot be read are errors, not
 /// rejections: a ledger whose times are wrong cannot be placed on the timeline at all.
+// Generic over `get`, not `&dyn Fn`: the getter is called for every field of millions of rows,
+// and inlined it costs a table lookup and a slice.
 pub fn record_to_event<'r>(
     spec: &SourceSpec,
     columns: &Columns,
-    get: &dyn Fn(FieldId) -> Option<Cow<'r, str>>,
+    get: impl Fn(FieldId) -> Option<Cow<'r, str>>,
     recent: &mut RecentTexts,
     origin: Origin,
 ) -> Result<Outcome> {

@@ -67,7 +67,7 @@ impl EventFormat for LedgerJsonl {
                 line,
                 raw: crate::model::Raw::text(text),
             };
-            match ledger::record_to_event(spec, columns, &get, &mut recent, origin)? {
+            match ledger::record_to_event(spec, columns, get, &mut recent, origin)? {
                 Outcome::Event(event) => {
                     summary.used();
                     events.push(event);
