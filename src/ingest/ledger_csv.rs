@@ -42,26 +42,16 @@ impl EventFormat for LedgerCsv {
         summary: &mut InputSummary,
     ) -> Result<()> {
         let delimiter = detect_delimiter(spec, &mut input);
-        let mut reader =
-            csv::ReaderBuilder::new().delimiter(delimiter).has_headers(false).flexible(false).from_reader(input);
-        let mut record = csv::ByteRecord::new();
+        let mut records = Records::new(input, delimiter);
         let mut recent = RecentTexts::default();
         // Per ledger field, the position of its column (resolved once from the header).
         let mut columns: Option<(Columns, Vec<Option<usize>>)> = None;
         let separator = if delimiter == b'\t' { "\t" } else { "," };
-        loop {
-            let line = reader.position().line();
-            match reader.read_byte_record(&mut record) {
-                Ok(false) => break,
-                Ok(true) => {}
-                Err(error) => return Err(csv_error(spec, line, &error)),
-            }
-            let position = record.position().cloned().unwrap_or_else(csv::Position::new);
-            let line = position.line();
-            let cells = decode(spec, line, &record)?;
+        while let Some(record) = records.next(spec)? {
+            let line = record.line;
             summary.lines += 1;
             let Some((columns, index)) = &columns else {
-                let header: Vec<String> = cells.iter().map(|c| c.trim().to_string()).collect();
+                let header: Vec<String> = record.cells().map(|c| c.trim().to_string()).collect();
                 let resolved = Columns::resolve(spec, &header, line)?;
                 let index = FIELDS
                     .iter()
@@ -74,16 +64,15 @@ impl EventFormat for LedgerCsv {
                 summary.ignore("header");
                 continue;
             };
-            let get = |id: FieldId| index[id as usize].and_then(|i| cells.get(i)).map(|cell| Cow::Borrowed(*cell));
             let raw = if spec.rereadable {
                 // The record's bytes up to the next record; the line ending is dropped when read back.
-                let len = u32::try_from(reader.position().byte() - position.byte()).unwrap_or(u32::MAX);
-                Raw::Span { offset: position.byte(), len }
+                Raw::Span { offset: record.offset, len: record.len }
             } else {
-                Raw::text(&cells.join(separator))
+                Raw::text(&record.cells().collect::<Vec<_>>().join(separator))
             };
             let origin = Origin { channel: crate::model::Channel::Ledger, source, line, raw };
-            match ledger::record_to_event(spec, columns, &get, &mut recent, origin)? {
+            let get = |id: FieldId| index[id as usize].and_then(|i| record.cell(i)).map(Cow::Borrowed);
+            match ledger::record_to_event(spec, columns, get, &mut recent, origin)? {
                 Outcome::Event(event) => {
                     summary.used();
                     events.push(event);
@@ -106,38 +95,238 @@ fn detect_delimiter(spec: &SourceSpec, input: &mut Box<dyn BufRead + Send>) -> u
     if first.contains(&b'\t') && !first.contains(&b',') { b'\t' } else { b',' }
 }
 
-/// The cells of a record as text, borrowed from it: the record is checked once, not per cell.
-fn decode<'r>(spec: &SourceSpec, line: u64, record: &'r csv::ByteRecord) -> Result<Vec<&'r str>> {
-    let bytes = record.as_slice();
-    if memchr::memchr(0, bytes).is_some() {
-        return Err(binary(spec, line));
+/// Bytes read from the input at a time: records are found in the block with `memchr`, and a
+/// record cut by the block's end is carried over to the next.
+const BLOCK: usize = 1 << 20;
+
+/// One CSV record: where it is and its cells, borrowed from the reader.
+struct Record<'a> {
+    /// The physical line the record starts on, as the `csv` crate counts it (see `Records`).
+    line: u64,
+    /// The record's bytes in the input: from the end of the previous record up to and including
+    /// the line ending that ends this one.
+    offset: u64,
+    len: u32,
+    text: &'a str,
+    bounds: &'a [(usize, usize)],
+}
+
+impl<'a> Record<'a> {
+    fn cell(&self, index: usize) -> Option<&'a str> {
+        self.bounds.get(index).map(|&(start, end)| &self.text[start..end])
     }
-    let text = std::str::from_utf8(bytes).map_err(|_| binary(spec, line))?;
-    // Cells are contiguous in the record and split at ASCII delimiters, so every cell boundary
-    // is a character boundary of the checked text.
-    let mut cells = Vec::with_capacity(record.len());
-    let mut start = 0;
-    for cell in record {
-        cells.push(&text[start..start + cell.len()]);
-        start += cell.len();
+
+    fn cells(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.bounds.iter().map(|&(start, end)| &self.text[start..end])
     }
-    Ok(cells)
+}
+
+/// The records of a CSV input, as `csv::Reader` (no headers, not flexible) would give them.
+///
+/// Almost every ledger row is a line without a quote: its end is the next `\r` or `\n` and its
+/// cells are split at the delimiter, both with `memchr` over a large block. A record with a quote
+/// before its line ending (a quoted cell may hold delimiters and line endings), and the first
+/// record (which may start with a byte-order mark), are read by `csv_core`, the parser inside
+/// `csv::Reader`; the fast path keeps the same account of bytes and lines, quirks included:
+/// - a record ends at its first `\r` or `\n`, and the bytes of line endings and blank lines
+///   before a record belong to it: with CRLF endings a record starts at the `\n` of the line
+///   before, and its line number is that line's;
+/// - blank lines yield no record;
+/// - every record must have as many cells as the first one.
+struct Records {
+    input: Box<dyn BufRead + Send>,
+    delimiter: u8,
+    buffer: Vec<u8>,
+    /// The unread bytes are `buffer[start..end]`.
+    start: usize,
+    end: usize,
+    at_eof: bool,
+    /// Input offset of `buffer[0]`.
+    offset: u64,
+    /// Line of the next unread byte: one more than the `\n` read so far.
+    line: u64,
+    /// Cells of the first record: every record must have as many.
+    expected: Option<usize>,
+    quoted: csv_core::Reader,
+    /// `csv_core`'s output: the record's unquoted cells back to back, and where each ends.
+    unquoted: Vec<u8>,
+    ends: Vec<usize>,
+    bounds: Vec<(usize, usize)>,
+}
+
+impl Records {
+    fn new(input: Box<dyn BufRead + Send>, delimiter: u8) -> Records {
+        Records::with_block(input, delimiter, BLOCK)
+    }
+
+    fn with_block(input: Box<dyn BufRead + Send>, delimiter: u8, block: usize) -> Records {
+        Records {
+            input,
+            delimiter,
+            buffer: vec![0; block.max(1)],
+            start: 0,
+            end: 0,
+            at_eof: false,
+            offset: 0,
+            line: 1,
+            expected: None,
+            quoted: csv_core::ReaderBuilder::new().delimiter(delimiter).build(),
+            unquoted: vec![0; 1024],
+            ends: vec![0; 64],
+            bounds: Vec::new(),
+        }
+    }
+
+    /// The next record, or `None` at the end of the input.
+    fn next(&mut self, spec: &SourceSpec) -> Result<Option<Record<'_>>> {
+        let line = self.line;
+        let offset = self.offset + self.start as u64;
+        if self.expected.is_none() {
+            return self.next_by_csv_core(spec, line, offset);
+        }
+        // The record's first byte (line endings before it belong to it) and the byte that ends it.
+        let (first, stop) = loop {
+            let skipped = self.buffer[self.start..self.end].iter().position(|&b| b != b'\n' && b != b'\r');
+            if let Some(skipped) = skipped {
+                let first = self.start + skipped;
+                if let Some(stop) = memchr::memchr3(b'\n', b'\r', b'"', &self.buffer[first..self.end]) {
+                    break (first, Some(first + stop));
+                }
+            }
+            if self.at_eof {
+                match skipped {
+                    Some(skipped) => break (self.start + skipped, None),
+                    None => return Ok(None),
+                }
+            }
+            self.refill().map_err(|error| read_error(spec, line, &error))?;
+        };
+        let (content_end, consumed_end) = match stop {
+            Some(stop) if self.buffer[stop] == b'"' => return self.next_by_csv_core(spec, line, offset),
+            Some(stop) => (stop, stop + 1),
+            None => (self.end, self.end),
+        };
+        let newlines = memchr::memchr_iter(b'\n', &self.buffer[self.start..first]).count()
+            + usize::from(content_end < consumed_end && self.buffer[content_end] == b'\n');
+        self.line += newlines as u64;
+        let len = u32::try_from(consumed_end - self.start).unwrap_or(u32::MAX);
+        self.start = consumed_end;
+
+        let content = &self.buffer[first..content_end];
+        self.bounds.clear();
+        let mut cell_start = 0;
+        for delimiter in memchr::memchr_iter(self.delimiter, content) {
+            self.bounds.push((cell_start, delimiter));
+            cell_start = delimiter + 1;
+        }
+        self.bounds.push((cell_start, content.len()));
+        check_width(spec, line, self.expected, self.bounds.len())?;
+        // Cells are split at an ASCII delimiter: the record is text exactly when every cell is.
+        if memchr::memchr(0, content).is_some() {
+            return Err(binary(spec, line));
+        }
+        let text = std::str::from_utf8(content).map_err(|_| binary(spec, line))?;
+        Ok(Some(Record { line, offset, len, text, bounds: &self.bounds }))
+    }
+
+    /// Reads one record with `csv_core`, as `csv::Reader::read_byte_record` does.
+    fn next_by_csv_core(&mut self, spec: &SourceSpec, line: u64, offset: u64) -> Result<Option<Record<'_>>> {
+        use csv_core::ReadRecordResult;
+        // `csv_core` drops a byte-order mark only when the first input it is given holds all of it,
+        // and takes an input of the mark alone for the end of the input.
+        while self.expected.is_none() && self.end - self.start <= 3 && !self.at_eof {
+            self.refill().map_err(|error| read_error(spec, line, &error))?;
+        }
+        self.quoted.set_line(line);
+        let (mut written, mut ended, mut consumed) = (0, 0, 0);
+        loop {
+            // An empty input tells `csv_core` that the input has ended.
+            if self.start == self.end && !self.at_eof {
+                self.refill().map_err(|error| read_error(spec, line, &error))?;
+                continue;
+            }
+            let (result, read, wrote, ends) = self.quoted.read_record(
+                &self.buffer[self.start..self.end],
+                &mut self.unquoted[written..],
+                &mut self.ends[ended..],
+            );
+            self.start += read;
+            consumed += read;
+            written += wrote;
+            ended += ends;
+            match result {
+                ReadRecordResult::InputEmpty => {}
+                ReadRecordResult::OutputFull => self.unquoted.resize(self.unquoted.len() * 2, 0),
+                ReadRecordResult::OutputEndsFull => self.ends.resize(self.ends.len() * 2, 0),
+                ReadRecordResult::Record => break,
+                ReadRecordResult::End => return Ok(None),
+            }
+        }
+        self.line = self.quoted.line();
+        check_width(spec, line, self.expected, ended)?;
+        self.expected = Some(ended);
+        let len = u32::try_from(consumed).unwrap_or(u32::MAX);
+        let cells = &self.unquoted[..written];
+        self.bounds.clear();
+        let mut cell_start = 0;
+        for &cell_end in &self.ends[..ended] {
+            self.bounds.push((cell_start, cell_end));
+            cell_start = cell_end;
+        }
+        if memchr::memchr(0, cells).is_some() {
+            return Err(binary(spec, line));
+        }
+        // Each cell must be text on its own: cells back to back can be text when one of them ends
+        // inside a character.
+        match std::str::from_utf8(cells) {
+            Ok(text) if self.bounds.iter().all(|&(_, end)| text.is_char_boundary(end)) => {
+                Ok(Some(Record { line, offset, len, text, bounds: &self.bounds }))
+            }
+            _ => Err(binary(spec, line)),
+        }
+    }
+
+    /// Reads more input after the unread bytes, moving them to the front of the buffer first.
+    fn refill(&mut self) -> std::io::Result<()> {
+        if self.start > 0 {
+            self.buffer.copy_within(self.start..self.end, 0);
+            self.offset += self.start as u64;
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.buffer.len() {
+            // One record longer than the block.
+            self.buffer.resize(self.buffer.len() * 2, 0);
+        }
+        loop {
+            match self.input.read(&mut self.buffer[self.end..]) {
+                Ok(0) => self.at_eof = true,
+                Ok(read) => self.end += read,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(error) => return Err(error),
+            }
+            return Ok(());
+        }
+    }
+}
+
+fn check_width(spec: &SourceSpec, line: u64, expected: Option<usize>, width: usize) -> Result<()> {
+    match expected {
+        Some(expected) if expected != width => Err(Error::input(
+            &spec.path,
+            Some(line),
+            format!("row has {width} fields but the header has {expected}: expected one value per header column"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn read_error(spec: &SourceSpec, line: u64, error: &std::io::Error) -> Error {
+    Error::input(&spec.path, Some(line), format!("cannot read: {error}"))
 }
 
 fn binary(spec: &SourceSpec, line: u64) -> Error {
     Error::input(&spec.path, Some(line), "binary data (not UTF-8 text): expected a CSV ledger; is this the right file?")
-}
-
-fn csv_error(spec: &SourceSpec, line: u64, error: &csv::Error) -> Error {
-    match error.kind() {
-        csv::ErrorKind::UnequalLengths { pos, expected_len, len } => Error::input(
-            &spec.path,
-            Some(pos.as_ref().map_or(line, csv::Position::line)),
-            format!("row has {len} fields but the header has {expected_len}: expected one value per header column"),
-        ),
-        csv::ErrorKind::Io(io) => Error::input(&spec.path, Some(line), format!("cannot read: {io}")),
-        _ => Error::input(&spec.path, Some(line), format!("not valid CSV: {error}")),
-    }
 }
 
 #[cfg(test)]
@@ -158,6 +347,209 @@ mod tests {
         let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
         LedgerCsv.read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)?;
         Ok((events, summary))
+    }
+
+    /// A record as a test compares it: line, offset, length and cells, or the error's text.
+    type Seen = std::result::Result<(u64, u64, u32, Vec<String>), String>;
+
+    fn spec() -> SourceSpec {
+        SourceSpec::new(SourceKind::Ledger, PathBuf::from("ledger.csv"), Some(chrono_tz::UTC), "--ledger-tz".into())
+    }
+
+    /// The records as `csv::Reader` gives them, checked as the reader did before it had a fast
+    /// path: the reference the fast path must match.
+    fn by_csv_reader(input: &[u8], delimiter: u8) -> Vec<Seen> {
+        let spec = spec();
+        let mut reader =
+            csv::ReaderBuilder::new().delimiter(delimiter).has_headers(false).flexible(false).from_reader(input);
+        let mut record = csv::ByteRecord::new();
+        let mut seen = Vec::new();
+        loop {
+            let line = reader.position().line();
+            match reader.read_byte_record(&mut record) {
+                Ok(false) => break,
+                Ok(true) => {}
+                Err(error) => {
+                    let message = match error.kind() {
+                        csv::ErrorKind::UnequalLengths { pos, expected_len, len } => Error::input(
+                            &spec.path,
+                            Some(pos.as_ref().map_or(line, csv::Position::line)),
+                            format!(
+                                "row has {len} fields but the header has {expected_len}: expected one value per header column"
+                            ),
+                        ),
+                        _ => panic!("unexpected error {error}"),
+                    };
+                    seen.push(Err(message.to_string()));
+                    break;
+                }
+            }
+            let position = record.position().unwrap();
+            let line = position.line();
+            let len = u32::try_from(reader.position().byte() - position.byte()).unwrap();
+            let bytes = record.as_slice();
+            if memchr::memchr(0, bytes).is_some() || std::str::from_utf8(bytes).is_err() {
+                seen.push(Err(binary(&spec, line).to_string()));
+                break;
+            }
+            let cells = record.iter().map(|cell| String::from_utf8(cell.to_vec()).unwrap()).collect();
+            seen.push(Ok((line, position.byte(), len, cells)));
+        }
+        seen
+    }
+
+    fn by_records(input: &[u8], delimiter: u8, block: usize) -> Vec<Seen> {
+        let spec = spec();
+        let mut records = Records::with_block(Box::new(std::io::Cursor::new(input.to_vec())), delimiter, block);
+        let mut seen = Vec::new();
+        loop {
+            match records.next(&spec) {
+                Ok(None) => break,
+                Ok(Some(record)) => seen.push(Ok((
+                    record.line,
+                    record.offset,
+                    record.len,
+                    record.cells().map(str::to_string).collect(),
+                ))),
+                Err(error) => {
+                    seen.push(Err(error.to_string()));
+                    break;
+                }
+            }
+        }
+        seen
+    }
+
+    /// The fast path against `csv::Reader`, with blocks small enough to cut every record
+    /// somewhere and with the real block size.
+    fn same_as_csv_reader(input: &[u8]) {
+        for delimiter in [b',', b'\t'] {
+            let input = if delimiter == b',' { input.to_vec() } else { tabs(input) };
+            let expected = by_csv_reader(&input, delimiter);
+            for block in [1, 2, 3, 5, 8, 13, 64, BLOCK] {
+                assert_eq!(
+                    by_records(&input, delimiter, block),
+                    expected,
+                    "block {block}, input {:?}",
+                    String::from_utf8_lossy(&input)
+                );
+            }
+        }
+    }
+
+    /// The same input as TSV: commas become tabs.
+    fn tabs(input: &[u8]) -> Vec<u8> {
+        input.iter().map(|&b| if b == b',' { b'\t' } else { b }).collect()
+    }
+
+    const HEADER: &str = "at,run_id,event\n";
+
+    #[test]
+    fn plain_records_match_the_csv_reader() {
+        same_as_csv_reader(b"at,run_id,event\n2026-10-07T00:33:03Z,r1,started\n2026-10-07T00:33:04Z,r1,finished\n");
+        same_as_csv_reader(b"at,run_id,event\n2026-10-07T00:33:03Z,r1,started\n2026-10-07T00:33:04Z,r1,finished");
+        same_as_csv_reader(b"at,run_id,event\n,,\n a , b ,c \n");
+        same_as_csv_reader(b"at,run_id,event\n");
+        same_as_csv_reader(b"at,run_id,event");
+        same_as_csv_reader(b"");
+        same_as_csv_reader(b"at\n1\n2\n");
+        same_as_csv_reader("at,run_id,event\n2026-10-07T00:33:03Z,r\u{e9}sum\u{e9},\u{1f600}\n".as_bytes());
+    }
+
+    #[test]
+    fn crlf_and_lone_cr_match_the_csv_reader() {
+        same_as_csv_reader(b"at,run_id,event\r\n1,r1,started\r\n2,r1,finished\r\n");
+        same_as_csv_reader(b"at,run_id,event\r\n1,r1,started\r\n2,r1,finished");
+        same_as_csv_reader(b"at,run_id,event\r\n1,r1,started\r\n2,r1,finished\r");
+        same_as_csv_reader(b"at,run_id,event\r1,r1,started\r2,r1,finished\r");
+        same_as_csv_reader(b"at,run_id,event\n1,r1,started\r2,r1,finished\n");
+        same_as_csv_reader(b"at,run_id,event\r\n\r\n\r\n1,r1,started\r\n\r\n");
+    }
+
+    #[test]
+    fn blank_lines_match_the_csv_reader() {
+        same_as_csv_reader(b"\n\nat,run_id,event\n1,r1,started\n");
+        same_as_csv_reader(b"at,run_id,event\n\n1,r1,started\n\n\n2,r1,finished\n");
+        same_as_csv_reader(b"at,run_id,event\n1,r1,started\n\n\n");
+        same_as_csv_reader(b"at,run_id,event\n\r\n1,r1,started\n");
+        same_as_csv_reader(b"\n\n\n");
+        // Whitespace is not blank: a record of one cell.
+        same_as_csv_reader(b"at,run_id,event\n1,r1,started\n \n");
+        same_as_csv_reader(b"at\n1\n \n\t\n");
+    }
+
+    #[test]
+    fn quoted_records_match_the_csv_reader() {
+        same_as_csv_reader(b"at,run_id,event\n1,\"r,1\",started\n2,r1,finished\n");
+        same_as_csv_reader(b"at,run_id,event\n1,\"r\n1\",started\n2,r1,finished\n");
+        same_as_csv_reader(b"at,run_id,event\r\n1,\"r\r\n1\",started\r\n2,r1,finished\r\n3,\"\"\"x\"\"\",y\r\n");
+        same_as_csv_reader(b"at,run_id,event\n1,ab\"c,started\n2,\"x\"y,z\n");
+        same_as_csv_reader(b"\"at\",\"run_id\",\"event\"\n1,r1,started\n\n\"2\",r1,\"finished\"");
+        same_as_csv_reader(b"at,run_id,event\n1,r1,\"unterminated\nstill, going\n");
+        same_as_csv_reader(b"at,run_id,event\n1,r1,started\n\"\n");
+    }
+
+    #[test]
+    fn ragged_rows_match_the_csv_reader() {
+        same_as_csv_reader(b"at,run_id,event\n1,r1,started,extra\n");
+        same_as_csv_reader(b"at,run_id,event\n1,r1,started\n2,r1\n");
+        same_as_csv_reader(b"at,run_id,event\n\n\n1,r1\n");
+        same_as_csv_reader(b"at,run_id,event\r\n1,r1,started\r\n2\r\n");
+        same_as_csv_reader(b"at,run_id,event\n1,\"r,1\",started,x\n");
+        same_as_csv_reader(b"at,run_id,event\n1,\"r\n1\"\n");
+    }
+
+    #[test]
+    fn binary_data_matches_the_csv_reader() {
+        same_as_csv_reader(b"at,run_id,event\n1,r1,started\n2,r\x001,finished\n");
+        same_as_csv_reader(b"at,run_id,event\n1,r1,started\n2,r\xff1,finished\n");
+        same_as_csv_reader(b"at,run_id,event\n1,\"r\xff\",started\n");
+        same_as_csv_reader(b"at,run\x00_id,event\n1,r1,started\n");
+        same_as_csv_reader(b"at,run_id,event\n1,r1,\xe2\x82\n");
+        // A field count error comes before the check for text, as in `csv::Reader`.
+        same_as_csv_reader(b"at,run_id,event\n2,r\xff1\n");
+    }
+
+    #[test]
+    fn a_character_split_by_the_delimiter_is_binary_data_not_a_panic() {
+        // Back to back the cells `\xc3` and `\xa9` are the text `é`; on their own neither is.
+        for input in [&b"at,run_id,event\n1,\xc3,\xa9\n"[..], b"at,run_id,event\n1,\"\xc3\",\xa9\n"] {
+            let seen = by_records(input, b',', BLOCK);
+            let Some(Err(error)) = seen.last() else { panic!("{seen:?}") };
+            assert!(error.starts_with("ledger.csv:2: binary data"), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_from_the_header_only() {
+        same_as_csv_reader(b"\xef\xbb\xbfat,run_id,event\n1,r1,started\n");
+        same_as_csv_reader(b"at,run_id,event\n\xef\xbb\xbf1,r1,started\n");
+    }
+
+    #[test]
+    fn records_longer_than_the_block_and_many_blocks_match_the_csv_reader() {
+        use std::fmt::Write;
+        let mut input = String::from(HEADER);
+        for n in 0..40_000 {
+            match n % 7 {
+                0 => writeln!(input, "{n},\"r,{n}\",started").unwrap(),
+                1 => write!(input, "{n},r{n},started\r\n").unwrap(),
+                2 => input.push('\n'),
+                _ => writeln!(input, "{n},r{n},finished").unwrap(),
+            }
+        }
+        writeln!(input, "0,{},started", "x".repeat(3 * BLOCK)).unwrap();
+        write!(input, "0,\"{}\",started\n1,r1,finished", "y\n".repeat(BLOCK)).unwrap();
+        let input = input.as_bytes();
+        for delimiter in [b',', b'\t'] {
+            let input = if delimiter == b',' { input.to_vec() } else { tabs(input) };
+            let expected = by_csv_reader(&input, delimiter);
+            // The header, the rows that are not blank, and the three long records.
+            assert_eq!(expected.len(), 1 + 40_000 - 40_000 / 7 + 3);
+            for block in [100, 4096, BLOCK] {
+                assert!(by_records(&input, delimiter, block) == expected, "block {block}");
+            }
+        }
     }
 
     #[test]

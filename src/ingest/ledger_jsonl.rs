@@ -61,7 +61,7 @@ impl EventFormat for LedgerJsonl {
             let get = |id: FieldId| columns.column(id.name()).and_then(|key| object.get(key)).and_then(scalar);
             let origin =
                 Origin { channel: crate::model::Channel::Ledger, source, line, raw: crate::model::Raw::text(text) };
-            match ledger::record_to_event(spec, columns, &get, &mut recent, origin)? {
+            match ledger::record_to_event(spec, columns, get, &mut recent, origin)? {
                 Outcome::Event(event) => {
                     summary.used();
                     events.push(event);
