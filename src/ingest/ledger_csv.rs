@@ -101,10 +101,10 @@ const BLOCK: usize = 1 << 20;
 
 /// One CSV record: where it is and its cells, borrowed from the reader.
 struct Record<'a> {
-    /// The physical line the record starts on, as the `csv` crate counts it (see `Records`).
+    /// The physical line the record's first byte is on (see `Records`).
     line: u64,
-    /// The record's bytes in the input: from the end of the previous record up to and including
-    /// the line ending that ends this one.
+    /// The record's bytes in the input: from its first byte up to and including the line ending
+    /// byte that ends it.
     offset: u64,
     len: u32,
     text: &'a str,
@@ -127,10 +127,9 @@ impl<'a> Record<'a> {
 /// cells are split at the delimiter, both with `memchr` over a large block. A record with a quote
 /// before its line ending (a quoted cell may hold delimiters and line endings), and the first
 /// record (which may start with a byte-order mark), are read by `csv_core`, the parser inside
-/// `csv::Reader`; the fast path keeps the same account of bytes and lines, quirks included:
-/// - a record ends at its first `\r` or `\n`, and the bytes of line endings and blank lines
-///   before a record belong to it: with CRLF endings a record starts at the `\n` of the line
-///   before, and its line number is that line's;
+/// `csv::Reader`; the fast path gives the same records:
+/// - a record ends at its first `\r` or `\n`; its line and offset are those of its first byte
+///   (not, as `csv::Reader` has it, of the line endings before it);
 /// - blank lines yield no record;
 /// - every record must have as many cells as the first one.
 struct Records {
@@ -179,37 +178,46 @@ impl Records {
 
     /// The next record, or `None` at the end of the input.
     fn next(&mut self, spec: &SourceSpec) -> Result<Option<Record<'_>>> {
+        // Line endings and blank lines before a record are passed over here, so that its line and
+        // offset are those of its first byte. (`csv::Reader` counts them into the record that
+        // follows: the records of a CRLF file, and a record after a blank line, would be cited one
+        // line early.)
+        let first = loop {
+            let skipped = self.buffer[self.start..self.end].iter().position(|&b| b != b'\n' && b != b'\r');
+            let upto = skipped.map_or(self.end, |skipped| self.start + skipped);
+            self.line += memchr::memchr_iter(b'\n', &self.buffer[self.start..upto]).count() as u64;
+            self.start = upto;
+            if skipped.is_some() {
+                break upto;
+            }
+            if self.at_eof {
+                return Ok(None);
+            }
+            self.refill().map_err(|error| read_error(spec, self.line, &error))?;
+        };
         let line = self.line;
-        let offset = self.offset + self.start as u64;
+        let offset = self.offset + first as u64;
         if self.expected.is_none() {
             return self.next_by_csv_core(spec, line, offset);
         }
-        // The record's first byte (line endings before it belong to it) and the byte that ends it.
-        let (first, stop) = loop {
-            let skipped = self.buffer[self.start..self.end].iter().position(|&b| b != b'\n' && b != b'\r');
-            if let Some(skipped) = skipped {
-                let first = self.start + skipped;
-                if let Some(stop) = memchr::memchr3(b'\n', b'\r', b'"', &self.buffer[first..self.end]) {
-                    break (first, Some(first + stop));
-                }
+        // The byte that ends the record: a line ending, or a quote (then `csv_core` reads it).
+        let stop = loop {
+            if let Some(stop) = memchr::memchr3(b'\n', b'\r', b'"', &self.buffer[self.start..self.end]) {
+                break Some(self.start + stop);
             }
             if self.at_eof {
-                match skipped {
-                    Some(skipped) => break (self.start + skipped, None),
-                    None => return Ok(None),
-                }
+                break None;
             }
             self.refill().map_err(|error| read_error(spec, line, &error))?;
         };
+        let first = self.start;
         let (content_end, consumed_end) = match stop {
             Some(stop) if self.buffer[stop] == b'"' => return self.next_by_csv_core(spec, line, offset),
             Some(stop) => (stop, stop + 1),
             None => (self.end, self.end),
         };
-        let newlines = memchr::memchr_iter(b'\n', &self.buffer[self.start..first]).count()
-            + usize::from(content_end < consumed_end && self.buffer[content_end] == b'\n');
-        self.line += newlines as u64;
-        let len = u32::try_from(consumed_end - self.start).unwrap_or(u32::MAX);
+        self.line += u64::from(content_end < consumed_end && self.buffer[content_end] == b'\n');
+        let len = u32::try_from(consumed_end - first).unwrap_or(u32::MAX);
         self.start = consumed_end;
 
         let content = &self.buffer[first..content_end];
@@ -356,14 +364,27 @@ mod tests {
         SourceSpec::new(SourceKind::Ledger, PathBuf::from("ledger.csv"), Some(chrono_tz::UTC), "--ledger-tz".into())
     }
 
+    /// Where the record `csv::Reader` places at `byte` really starts (past the line endings and
+    /// blank lines it counts into the record), and the line of that byte. `counted` is how far
+    /// line ends have been counted, and how many there were: records come in input order.
+    fn first_byte(input: &[u8], byte: u64, counted: &mut (usize, u64)) -> (u64, u64) {
+        let at = usize::try_from(byte).unwrap();
+        let first = at + input[at..].iter().take_while(|&&b| b == b'\r' || b == b'\n').count();
+        counted.1 += memchr::memchr_iter(b'\n', &input[counted.0..first]).count() as u64;
+        counted.0 = first;
+        (1 + counted.1, first as u64)
+    }
+
     /// The records as `csv::Reader` gives them, checked as the reader did before it had a fast
-    /// path: the reference the fast path must match.
+    /// path, with each record's line and offset those of its first byte: the reference the fast
+    /// path must match.
     fn by_csv_reader(input: &[u8], delimiter: u8) -> Vec<Seen> {
         let spec = spec();
         let mut reader =
             csv::ReaderBuilder::new().delimiter(delimiter).has_headers(false).flexible(false).from_reader(input);
         let mut record = csv::ByteRecord::new();
         let mut seen = Vec::new();
+        let mut counted = (0, 0);
         loop {
             let line = reader.position().line();
             match reader.read_byte_record(&mut record) {
@@ -373,7 +394,7 @@ mod tests {
                     let message = match error.kind() {
                         csv::ErrorKind::UnequalLengths { pos, expected_len, len } => Error::input(
                             &spec.path,
-                            Some(pos.as_ref().map_or(line, csv::Position::line)),
+                            Some(pos.as_ref().map_or(line, |pos| first_byte(input, pos.byte(), &mut counted).0)),
                             format!(
                                 "row has {len} fields but the header has {expected_len}: expected one value per header column"
                             ),
@@ -385,15 +406,15 @@ mod tests {
                 }
             }
             let position = record.position().unwrap();
-            let line = position.line();
-            let len = u32::try_from(reader.position().byte() - position.byte()).unwrap();
+            let (line, first) = first_byte(input, position.byte(), &mut counted);
+            let len = u32::try_from(reader.position().byte() - first).unwrap();
             let bytes = record.as_slice();
             if memchr::memchr(0, bytes).is_some() || std::str::from_utf8(bytes).is_err() {
                 seen.push(Err(binary(&spec, line).to_string()));
                 break;
             }
             let cells = record.iter().map(|cell| String::from_utf8(cell.to_vec()).unwrap()).collect();
-            seen.push(Ok((line, position.byte(), len, cells)));
+            seen.push(Ok((line, first, len, cells)));
         }
         seen
     }
@@ -568,6 +589,19 @@ mod tests {
         assert_eq!((summary.lines, summary.used, summary.ignored, summary.rejected), (4, 2, 1, 1));
         assert_eq!(summary.rejections[0].line, 4);
         assert!(summary.rejections[0].reason.contains("unknown event 'ping'"));
+    }
+
+    #[test]
+    fn rows_are_cited_by_the_line_they_are_on_with_crlf_endings_and_after_blank_lines() {
+        // A CRLF export (Excel, SQL Server tools) and a blank line between rows: each row's
+        // evidence must point at its own line, as a text editor numbers it.
+        let (events, summary) = read(
+            "at,run_id,event\r\n2026-10-07T00:33:03Z,r1,round_started\r\n\r\n2026-10-07T00:34:03Z,r1,round_finished\r\n2026-10-07T00:35:03Z,r1,ping\r\n",
+        )
+        .unwrap();
+        let lines: Vec<u64> = events.iter().map(|e| e.origin.line).collect();
+        assert_eq!(lines, [2, 4]);
+        assert_eq!(summary.rejections[0].line, 5);
     }
 
     #[test]
