@@ -227,7 +227,7 @@ mod tests {
     fn event(source: u32, channel: Channel, when: &str, kind: EventKind, job: &str) -> Event {
         let origin = Origin { channel, source, line: 1, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
-        event.job_id = Some(job.into());
+        event.edit().job_id = Some(job.into());
         event
     }
 

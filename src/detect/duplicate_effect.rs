@@ -268,8 +268,8 @@ mod tests {
                 };
                 let at = DateTime::parse_from_rfc3339(r.at).unwrap().with_timezone(&Utc);
                 let mut event = Event::new(at, EventKind::EffectPosted, origin);
-                event.job_id = r.job.map(crate::model::Text::from);
-                event.run_id = r.run.map(crate::model::Text::from);
+                event.edit().job_id = r.job.map(crate::model::Text::from);
+                event.edit().run_id = r.run.map(crate::model::Text::from);
                 event.item = r.item.map(crate::model::Text::from);
                 event.lease_mut().key = r.key.map(crate::model::Text::from);
                 event.lease_mut().payload_hash = r.hash.map(crate::model::Text::from);

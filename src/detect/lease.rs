@@ -449,8 +449,8 @@ pub(crate) mod tests {
     ) -> Event {
         let origin = Origin { channel: Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(t(at), kind, origin);
-        event.job_id = Some("job-1".into());
-        event.worker = Some(crate::model::Text::from(worker));
+        event.edit().job_id = Some("job-1".into());
+        event.edit().worker = Some(crate::model::Text::from(worker));
         event.lease_mut().generation = generation;
         event.lease_mut().lease_until = until.map(t);
         event.lease_mut().accepted = accepted;

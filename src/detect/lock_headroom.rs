@@ -173,8 +173,8 @@ mod tests {
     fn event(line: u64, when: &str, kind: EventKind, job: &str) -> Event {
         let origin = Origin { channel: Channel::Log, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
-        event.job_id = Some(job.into());
-        event.job_name = Some("sweep".into());
+        event.edit().job_id = Some(job.into());
+        event.edit().job_name = Some("sweep".into());
         event
     }
 

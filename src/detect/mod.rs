@@ -329,8 +329,8 @@ mod tests {
             row(3, 20.0, EventKind::LeaseClaimed, "w1", Some(1), None, None),
             row(4, 15.0, EventKind::LeaseClaimed, "w1", Some(1), None, None),
         ];
-        rows[1].job_id = Some("job-2".into());
-        rows[3].job_id = None;
+        rows[1].edit().job_id = Some("job-2".into());
+        rows[3].edit().job_id = None;
         let timeline = Timeline::new(rows);
         let (params, settings) = (LockParams::default(), Settings::default());
         let context = Context::new(&timeline, &params, &settings);

@@ -276,8 +276,8 @@ mod tests {
     fn row(line: u64, when: &str, kind: EventKind, worker: &str, attempt: Option<u64>, detail: Option<&str>) -> Event {
         let origin = Origin { channel: Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(at(when), kind, origin);
-        event.job_id = Some("job-9".into());
-        event.worker = Some(crate::model::Text::from(worker));
+        event.edit().job_id = Some("job-9".into());
+        event.edit().worker = Some(crate::model::Text::from(worker));
         event.lease_mut().attempt = attempt;
         event.detail = detail.map(crate::model::Text::from);
         if kind == EventKind::LeaseClaimed {
@@ -346,7 +346,7 @@ mod tests {
         let stream = |line: u64, when: &str, kind: EventKind, detail: &str| {
             let origin = Origin { channel: Channel::EventsStream, source: 1, line, raw: crate::model::Raw::default() };
             let mut event = Event::new(at(when), kind, origin);
-            event.job_id = Some("7".into());
+            event.edit().job_id = Some("7".into());
             event.detail = Some(crate::model::Text::from(detail));
             event
         };

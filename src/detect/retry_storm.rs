@@ -304,8 +304,8 @@ mod tests {
     fn row(when: &str, kind: EventKind, job: &str, worker: &str, detail: Option<&str>) -> Event {
         let origin = Origin { channel: Channel::Ledger, source: 0, line: 0, raw: crate::model::Raw::default() };
         let mut event = Event::new(at(when), kind, origin);
-        event.job_id = Some(crate::model::Text::from(job));
-        event.worker = Some(crate::model::Text::from(worker));
+        event.edit().job_id = Some(crate::model::Text::from(job));
+        event.edit().worker = Some(crate::model::Text::from(worker));
         event.detail = detail.map(crate::model::Text::from);
         if kind == EventKind::LeaseClaimed {
             event.lease_mut().accepted = Some(true);
@@ -405,7 +405,7 @@ mod tests {
             let origin =
                 Origin { channel: Channel::EventsStream, source: 1, line: 0, raw: crate::model::Raw::default() };
             let mut event = Event::new(at(when), kind, origin);
-            event.job_id = Some("1".into());
+            event.edit().job_id = Some("1".into());
             event
         };
         let mut events = Vec::new();

@@ -504,7 +504,7 @@ mod tests {
     fn event(line: u64, when: &str, kind: EventKind, job: Option<&str>) -> Event {
         let origin = Origin { channel: crate::model::Channel::Log, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(at(when), kind, origin);
-        event.job_id = job.map(crate::model::Text::from);
+        event.edit().job_id = job.map(crate::model::Text::from);
         event
     }
 
@@ -619,7 +619,7 @@ mod tests {
     }
 
     fn by(mut event: Event, worker: &str) -> Event {
-        event.worker = Some(crate::model::Text::from(worker));
+        event.edit().worker = Some(crate::model::Text::from(worker));
         event
     }
 

@@ -322,8 +322,8 @@ mod tests {
     fn event(channel: Channel, when: &str, kind: EventKind, job: Option<&str>, worker: &str) -> Event {
         let origin = Origin { channel, source: 0, line: 0, raw: crate::model::Raw::default() };
         let mut event = Event::new(at(when), kind, origin);
-        event.job_id = job.map(crate::model::Text::from);
-        event.worker = Some(crate::model::Text::from(worker));
+        event.edit().job_id = job.map(crate::model::Text::from);
+        event.edit().worker = Some(crate::model::Text::from(worker));
         event
     }
 
@@ -418,7 +418,7 @@ mod tests {
     fn a_round_without_an_end_row_is_stuck_after_a_restart() {
         let params = LockParams { lock_duration: 30_000, lock_renew_time: 15_000, ..LockParams::default() };
         let mut started = event(Channel::Ledger, "2026-12-01T00:00:00Z", EventKind::RoundStarted, None, "api/1");
-        started.run_id = Some("run-a".into());
+        started.edit().run_id = Some("run-a".into());
         let events = vec![
             started.clone(),
             event(Channel::Log, "2026-12-01T00:00:05Z", EventKind::ProcessStart, None, "2"),

@@ -117,7 +117,7 @@ mod tests {
         let origin =
             Origin { channel: crate::model::Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
-        event.run_id = Some(crate::model::Text::from(run));
+        event.edit().run_id = Some(crate::model::Text::from(run));
         event
     }
 

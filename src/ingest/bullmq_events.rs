@@ -84,9 +84,15 @@ fn to_event(spec: &SourceSpec, source: u32, entry: &Entry) -> Result<Option<Even
     };
     let origin = Origin { channel: Channel::EventsStream, source, line: entry.line, raw: Raw::text(&entry.raw) };
     let mut event = Event::new(at, kind, origin);
-    event.job_id = field(&entry.fields, "jobId").map(Text::from);
-    event.job_name = field(&entry.fields, "name").map(Text::from);
-    event.queue = spec.queue.as_deref().map(Text::from);
+    let job_id = field(&entry.fields, "jobId").map(Text::from);
+    let scope = crate::model::Scope {
+        job_id,
+        job_name: field(&entry.fields, "name").map(Text::from),
+        queue: spec.queue.as_deref().map(Text::from),
+        slot: job_id.as_deref().and_then(super::bullmq_jobs::repeat_slot),
+        ..Default::default()
+    };
+    event.set_scope(scope.interned());
     event.detail = match kind {
         EventKind::JobFailed => field(&entry.fields, "failedReason").map(Text::from),
         EventKind::JobWaiting | EventKind::JobActive | EventKind::JobCompleted => {
@@ -98,7 +104,6 @@ fn to_event(spec: &SourceSpec, source: u32, entry: &Entry) -> Result<Option<Even
         EventKind::JobDelayed => field(&entry.fields, "delay").map(|d| Text::from(format!("delay={d}").as_str())),
         _ => None,
     };
-    event.slot = event.job_id.as_deref().and_then(super::bullmq_jobs::repeat_slot);
     Ok(Some(event))
 }
 

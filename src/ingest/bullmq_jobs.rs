@@ -183,11 +183,15 @@ fn job_events(
     let make = |at: DateTime<Utc>, kind: EventKind, detail: Option<String>| {
         let origin = Origin { channel: Channel::JobHash, source, line, raw: Raw::text(raw) };
         let mut event = Event::new(at, kind, origin);
-        event.job_id = Some(job_id.into());
-        event.job_name = text_field(fields, &["name"]).as_deref().map(Text::from);
-        event.queue = Some(queue.into());
-        event.worker = text_field(fields, &["pb"]).as_deref().map(Text::from);
-        event.slot = repeat_slot(job_id);
+        let scope = crate::model::Scope {
+            job_id: Some(job_id.into()),
+            job_name: text_field(fields, &["name"]).as_deref().map(Text::from),
+            queue: Some(queue.into()),
+            run_id: None,
+            slot: repeat_slot(job_id),
+            worker: text_field(fields, &["pb"]).as_deref().map(Text::from),
+        };
+        event.set_scope(scope.interned());
         event.detail = detail.as_deref().map(Text::from);
         event
     };

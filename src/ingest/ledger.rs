@@ -302,19 +302,19 @@ pub fn record_to_event<'r>(
         )));
     };
     let mut event = Event::new(at, kind, origin);
-    event.run_id = text(FieldId::Run);
-    event.job_id = text(FieldId::Job);
+    let mut scope =
+        crate::model::Scope { run_id: text(FieldId::Run), job_id: text(FieldId::Job), ..Default::default() };
     event.item = text(FieldId::Item);
-    event.worker = text(FieldId::Worker);
-    event.job_name = text(FieldId::Sweep);
-    event.queue = text(FieldId::Queue);
+    scope.worker = text(FieldId::Worker);
+    scope.job_name = text(FieldId::Sweep);
+    scope.queue = text(FieldId::Queue);
     event.detail = match (field(FieldId::Status), field(FieldId::Detail)) {
         (Some(status), Some(detail)) => Some(Text::from(format!("{status}: {detail}").as_str())),
         (Some(_), None) => text(FieldId::Status),
         (None, _) => text(FieldId::Detail),
     };
     if let Some(slot) = field(FieldId::Slot) {
-        event.slot = Some(parse_time(spec, line, || column(FieldId::Slot), &slot)?);
+        scope.slot = Some(parse_time(spec, line, || column(FieldId::Slot), &slot)?);
     }
     // Lease and effect columns, boxed apart only when the row has any.
     let mut lease = LeaseFacts::default();
@@ -353,6 +353,7 @@ pub fn record_to_event<'r>(
     if lease != LeaseFacts::default() {
         event.lease = Some(Box::new(lease));
     }
+    event.set_scope(recent.scope(scope));
     Ok(Outcome::Event(event))
 }
 

@@ -118,12 +118,16 @@ pub struct Classified {
 impl Classified {
     /// Moves the ids and detail found on a line into its event.
     pub fn fill(self, event: &mut crate::model::Event) {
-        event.job_id = self.job_id.as_deref().map(Text::from);
-        event.job_name = self.job_name.as_deref().map(Text::from);
-        event.queue = self.queue.as_deref().map(Text::from);
-        event.run_id = self.run_id.as_deref().map(Text::from);
+        let scope = crate::model::Scope {
+            job_id: self.job_id.as_deref().map(Text::from),
+            job_name: self.job_name.as_deref().map(Text::from),
+            queue: self.queue.as_deref().map(Text::from),
+            run_id: self.run_id.as_deref().map(Text::from),
+            slot: event.slot,
+            worker: self.worker.as_deref().map(Text::from),
+        };
+        event.set_scope(scope.interned());
         event.item = self.item.as_deref().map(Text::from);
-        event.worker = self.worker.as_deref().map(Text::from);
         event.detail = self.detail.as_deref().map(Text::from);
     }
 

@@ -8,19 +8,26 @@ use std::hash::{BuildHasher, BuildHasherDefault};
 
 use rustc_hash::FxHasher;
 
-use crate::model::Text;
+use crate::model::{Scope, Text};
 
 /// Slots in the cache (2^12): enough for the rounds that overlap in time in a busy ledger.
 const SLOT_BITS: u32 = 12;
 
 pub struct RecentTexts {
     slots: Box<[Option<Text>]>,
+    /// The same for the scopes of rows (job, run, slot, worker): every row of a round has its
+    /// round's.
+    scopes: Box<[Option<&'static Scope>]>,
     hasher: BuildHasherDefault<FxHasher>,
 }
 
 impl Default for RecentTexts {
     fn default() -> Self {
-        RecentTexts { slots: vec![None; 1 << SLOT_BITS].into_boxed_slice(), hasher: BuildHasherDefault::default() }
+        RecentTexts {
+            slots: vec![None; 1 << SLOT_BITS].into_boxed_slice(),
+            scopes: vec![None; 1 << SLOT_BITS].into_boxed_slice(),
+            hasher: BuildHasherDefault::default(),
+        }
     }
 }
 
@@ -33,6 +40,16 @@ impl RecentTexts {
         match slot {
             Some(known) if known.as_str() == text => *known,
             _ => *slot.insert(Text::from(text)),
+        }
+    }
+
+    /// The interned `scope` (see `Scope::interned`); a scope seen recently is not looked up in
+    /// the process-wide set again.
+    pub fn scope(&mut self, scope: Scope) -> &'static Scope {
+        let slot = &mut self.scopes[(self.hasher.hash_one(scope) >> (64 - SLOT_BITS)) as usize];
+        match slot {
+            Some(known) if **known == scope => known,
+            _ => slot.insert(scope.interned()),
         }
     }
 }
@@ -53,5 +70,17 @@ mod tests {
         }
         assert_eq!(recent.text("run-261007-0933-a"), a);
         assert_ne!(recent.text("run-261007-0933-b"), a);
+    }
+
+    #[test]
+    fn a_recent_scope_is_the_interned_one() {
+        let mut recent = RecentTexts::default();
+        let scope = Scope { run_id: Some("run-1".into()), worker: Some("api-1".into()), ..Scope::default() };
+        let kept = recent.scope(scope);
+        assert_eq!(*kept, scope);
+        assert!(std::ptr::eq(kept, scope.interned()));
+        assert!(std::ptr::eq(recent.scope(scope), kept));
+        let other = Scope { worker: Some("api-2".into()), ..scope };
+        assert_eq!(*recent.scope(other), other);
     }
 }
