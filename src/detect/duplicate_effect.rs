@@ -11,10 +11,6 @@
 //! row has no job id) for one item. Two different jobs or rounds acting on one item are two logical
 //! tasks that both chose it: that is `duplicate-selection`, which sees the selections too.
 
-use rustc_hash::FxBuildHasher;
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
-
 use crate::model::timeline::EventId;
 use crate::model::{Event, EventKind, Finding, Severity, Text, Value};
 use crate::time::seconds_between;
@@ -70,34 +66,49 @@ impl Detector for DuplicateEffect {
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
-        // Keys are interned texts whose hashes are stored: Fx only mixes them, where SipHash would
-        // hash a million keys again.
-        // The first delivery of each effect, and every delivery of those delivered again: nearly
-        // every effect is delivered once, and needs no list of its own.
-        // Sized for every delivery up front: growing a table of a million entries rehashes it
-        // several times over.
-        let mut first: HashMap<Effect, EventId, FxBuildHasher> =
-            HashMap::with_capacity_and_hasher(timeline.count_of(EventKind::EffectPosted), FxBuildHasher);
-        let mut repeated: HashMap<Effect, Vec<EventId>, FxBuildHasher> = HashMap::default();
-        for (id, event) in timeline.ids() {
-            if event.kind != EventKind::EffectPosted {
-                continue;
+        // Effects are grouped where they already are: a job's events (for rows with a job id),
+        // else a round's (run id). One small list per task, sorted by item, instead of one table
+        // of the million effects of a big ledger.
+        let mut repeated: Vec<(Effect, Vec<EventId>)> = Vec::new();
+        let mut deliveries: Vec<(Option<Text>, EventId)> = Vec::new();
+        let mut add_repeats = |task: (bool, Text), deliveries: &mut Vec<(Option<Text>, EventId)>| {
+            if deliveries.len() < 2 {
+                return;
             }
-            let task = match (event.job_id, event.run_id) {
-                (Some(job), _) => (true, job),
-                (None, Some(run)) => (false, run),
-                (None, None) => continue,
-            };
-            let effect = (task.0, task.1, event.item);
-            match first.entry(effect) {
-                Entry::Vacant(entry) => {
-                    entry.insert(id);
+            // By item, then in time order (ids are timeline positions).
+            deliveries.sort_unstable();
+            for same in deliveries.chunk_by(|a, b| a.0 == b.0).filter(|same| same.len() > 1) {
+                repeated.push(((task.0, task.1, same[0].0), same.iter().map(|&(_, id)| id).collect()));
+            }
+        };
+        if context.jobs_have(&[EventKind::EffectPosted]) {
+            for (job_id, ids) in context.job_events.iter() {
+                if !context.job_has(job_id, &[EventKind::EffectPosted]) {
+                    continue;
                 }
-                Entry::Occupied(entry) => repeated.entry(effect).or_insert_with(|| vec![*entry.get()]).push(id),
+                deliveries.clear();
+                deliveries.extend(
+                    ids.iter()
+                        .copied()
+                        .filter(|&id| timeline.kind(id) == EventKind::EffectPosted)
+                        .map(|id| (timeline.get(id).item, id)),
+                );
+                add_repeats((true, job_id), &mut deliveries);
             }
         }
+        for round in &context.rounds {
+            deliveries.clear();
+            deliveries.extend(
+                round
+                    .effects
+                    .iter()
+                    .map(|&id| (id, timeline.get(id)))
+                    .filter(|(_, e)| e.job_id.is_none())
+                    .map(|(id, e)| (e.item, id)),
+            );
+            add_repeats((false, round.run_id), &mut deliveries);
+        }
         // In (kind of task, task id, item) order, as text (`Text` orders by its text).
-        let mut repeated: Vec<(Effect, Vec<EventId>)> = repeated.into_iter().collect();
         repeated.sort_unstable_by_key(|(effect, _)| *effect);
         repeated
             .into_iter()
