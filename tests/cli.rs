@@ -467,25 +467,32 @@ fn findings_without_inputs(report: &Value) -> Value {
     report["findings"].clone()
 }
 
-#[test]
-fn flags_without_a_manifest_give_the_same_findings() {
-    let manifest = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
-    let flags = leasetrace(&[
+/// `analyze --format json` of the incident given by flags, with `ledger` and `log` for its ledger
+/// and log (KST) and `extra` flags.
+fn analyze_incident_by_flags(ledger: &str, log: &str, extra: &[&str]) -> Leasetrace {
+    let params = format!("{INCIDENT}/bullmq.json");
+    let mut args = vec![
         "analyze",
         "--ledger",
-        &format!("{INCIDENT}/ledger.csv"),
+        ledger,
         "--log",
-        &format!("{INCIDENT}/server.log"),
+        log,
         "--log-tz",
         "Asia/Seoul",
         "--params",
-        &format!("{INCIDENT}/bullmq.json"),
-        "--tz",
-        "Asia/Seoul",
+        &params,
         "--format",
         "json",
-    ])
-    .run();
+    ];
+    args.extend_from_slice(extra);
+    leasetrace(&args)
+}
+
+#[test]
+fn flags_without_a_manifest_give_the_same_findings() {
+    let manifest = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
+    let (ledger, log) = (format!("{INCIDENT}/ledger.csv"), format!("{INCIDENT}/server.log"));
+    let flags = analyze_incident_by_flags(&ledger, &log, &["--tz", "Asia/Seoul"]).run();
     assert_eq!(flags.code, 0, "{}", flags.stderr);
     assert_eq!(findings_without_inputs(&flags.json()), findings_without_inputs(&manifest));
 }
@@ -511,21 +518,7 @@ fn analyze_incident_from_stdin_and_gzip() -> Run {
     let mut encoder = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
     encoder.write_all(&log).unwrap();
     encoder.finish().unwrap();
-    leasetrace(&[
-        "analyze",
-        "--ledger",
-        "-",
-        "--log",
-        gz.to_str().unwrap(),
-        "--log-tz",
-        "Asia/Seoul",
-        "--params",
-        &format!("{INCIDENT}/bullmq.json"),
-        "--format",
-        "json",
-    ])
-    .stdin(&ledger)
-    .run()
+    analyze_incident_by_flags("-", gz.to_str().unwrap(), &[]).stdin(&ledger).run()
 }
 
 #[test]
@@ -543,20 +536,8 @@ fn stdin_and_gzip_sources() {
 #[test]
 fn evidence_read_back_from_files_is_the_text_kept_from_stdin_and_gzip() {
     let kept = analyze_incident_from_stdin_and_gzip();
-    let read_back = leasetrace(&[
-        "analyze",
-        "--ledger",
-        &format!("{INCIDENT}/ledger.csv"),
-        "--log",
-        &format!("{INCIDENT}/server.log"),
-        "--log-tz",
-        "Asia/Seoul",
-        "--params",
-        &format!("{INCIDENT}/bullmq.json"),
-        "--format",
-        "json",
-    ])
-    .run();
+    let (ledger, log) = (format!("{INCIDENT}/ledger.csv"), format!("{INCIDENT}/server.log"));
+    let read_back = analyze_incident_by_flags(&ledger, &log, &[]).run();
     let evidence = |report: &Value| -> Vec<(u64, String)> {
         report["findings"]
             .as_array()
@@ -599,20 +580,7 @@ fn a_jsonl_ledger_reads_like_the_csv_one() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.jsonl");
     std::fs::write(&path, jsonl).unwrap();
-    let run = leasetrace(&[
-        "analyze",
-        "--ledger",
-        path.to_str().unwrap(),
-        "--log",
-        &format!("{INCIDENT}/server.log"),
-        "--log-tz",
-        "Asia/Seoul",
-        "--params",
-        &format!("{INCIDENT}/bullmq.json"),
-        "--format",
-        "json",
-    ])
-    .run();
+    let run = analyze_incident_by_flags(path.to_str().unwrap(), &format!("{INCIDENT}/server.log"), &[]).run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     let mut found = kinds(&run.json());
     found.sort();
