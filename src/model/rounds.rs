@@ -122,7 +122,11 @@ pub fn attempts(timeline: &Timeline) -> Vec<(Text, Vec<Attempt>)> {
         timeline.count_of(EventKind::RoundStarted).max(timeline.count_of(EventKind::JobActive)),
         std::hash::BuildHasherDefault::default(),
     );
-    for (id, event) in timeline.ids() {
+    // Activations are a few of the events: their kinds are looked at first, without reading the
+    // others.
+    let activations =
+        timeline.ids().filter(|&(id, _)| matches!(timeline.kind(id), EventKind::JobActive | EventKind::RoundStarted));
+    for (id, event) in activations {
         let Some(job_id) = event.job_id else {
             continue;
         };
