@@ -39,7 +39,7 @@ pub fn runs(context: &Context) -> Vec<Run> {
     let timeline = context.timeline;
     let mut out = Vec::new();
     let unnamed = Text::from("(unnamed)");
-    for &(job_id, ref attempts) in &context.attempts {
+    for (job_id, attempts) in context.attempts.iter() {
         let events = context.events_of_job(job_id);
         let group = events
             .iter()

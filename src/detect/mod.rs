@@ -48,9 +48,7 @@ pub struct Context<'a> {
     pub settings: &'a Settings,
     pub rounds: Vec<Round>,
     /// Each job's activations (see `rounds::attempts`), in job id order.
-    pub attempts: Vec<(Text, Vec<Attempt>)>,
-    /// Where each job's activations are in `attempts`.
-    attempts_index: UstrMap<usize>,
+    pub attempts: rounds::JobAttempts,
     /// Every event that names a job, by job id, in time order.
     pub job_events: JobEvents,
     /// Jobs with a lease claim: their attempts are their claims (see `retries`).
@@ -77,14 +75,12 @@ impl<'a> Context<'a> {
             let attempts = attempts.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (rounds, attempts, jobs)
         });
-        let attempts_index = attempts.iter().enumerate().map(|(index, (job, _))| (*job, index)).collect();
         Context {
             timeline,
             params,
             settings,
             rounds,
             attempts,
-            attempts_index,
             job_events: jobs.job_events,
             lease_jobs: jobs.lease_jobs,
             restarts: jobs.restarts,
@@ -204,7 +200,7 @@ impl Context<'_> {
 
     /// The job's activations from its best channel (see `rounds::attempts`), in time order.
     pub fn attempts_of_job(&self, job_id: Text) -> &[Attempt] {
-        self.attempts_index.get(&job_id).map_or(&[], |&index| self.attempts[index].1.as_slice())
+        self.attempts.of(job_id)
     }
 
     /// Whether any event that names a job is of one of `kinds`.
@@ -223,8 +219,8 @@ impl Context<'_> {
     /// BullMQ's lock.
     pub fn recoveries(&self) -> Vec<(Text, EventId, EventId)> {
         let mut found = Vec::new();
-        for (job_id, attempts) in &self.attempts {
-            let events = self.events_of_job(*job_id);
+        for (job_id, attempts) in self.attempts.iter() {
+            let events = self.events_of_job(job_id);
             for pair in attempts.windows(2) {
                 let (from, to) = (self.timeline.get(pair[0].activated).at, self.timeline.get(pair[1].activated).at);
                 let ended = events.iter().any(|&id| {
@@ -234,7 +230,7 @@ impl Context<'_> {
                         && event.at <= to
                 });
                 if !ended {
-                    found.push((*job_id, pair[0].activated, pair[1].activated));
+                    found.push((job_id, pair[0].activated, pair[1].activated));
                 }
             }
         }

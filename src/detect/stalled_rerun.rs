@@ -106,9 +106,9 @@ impl Detector for StalledRerun {
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let mut findings = Vec::new();
-        for (job_id, attempts) in &context.attempts {
+        for (job_id, attempts) in context.attempts.iter() {
             for pair in attempts.windows(2) {
-                if let Some(finding) = rerun(context, *job_id, pair[0].activated, pair[1].activated) {
+                if let Some(finding) = rerun(context, job_id, pair[0].activated, pair[1].activated) {
                     findings.push(finding);
                 }
             }

@@ -113,19 +113,42 @@ pub struct Attempt {
     pub activated: EventId,
 }
 
-/// Activations per job id, in time order, all from one channel: the most authoritative channel
+/// Each job's activations, in time order, all from one channel: the most authoritative channel
 /// that saw the job active (events stream, then logs, then the ledger's `round-started` rows, then
 /// a job hash's `processedOn`), so that one activation is never counted twice from two sources.
-/// Jobs come in id order.
-pub fn attempts(timeline: &Timeline) -> Vec<(Text, Vec<Attempt>)> {
-    let mut best: UstrMap<(u8, Vec<Attempt>)> = UstrMap::with_capacity_and_hasher(
-        timeline.count_of(EventKind::RoundStarted).max(timeline.count_of(EventKind::JobActive)),
-        std::hash::BuildHasherDefault::default(),
-    );
+///
+/// One flat list grouped by job, jobs in id order: a list per job would cost an allocation, and
+/// room for four, for each of a ledger's hundreds of thousands of jobs activated once.
+#[derive(Debug, Default)]
+pub struct JobAttempts {
+    all: Vec<Attempt>,
+    /// Each job, with where its attempts are in `all`, in job id order.
+    jobs: Vec<(Text, u32, u32)>,
+    /// Where each job is in `jobs`.
+    index: UstrMap<u32>,
+}
+
+impl JobAttempts {
+    /// Every job with its attempts, in job id order.
+    pub fn iter(&self) -> impl Iterator<Item = (Text, &[Attempt])> {
+        self.jobs.iter().map(|&(job_id, start, len)| (job_id, &self.all[start as usize..(start + len) as usize]))
+    }
+
+    /// The job's attempts (none: empty).
+    pub fn of(&self, job_id: Text) -> &[Attempt] {
+        self.index.get(&job_id).map_or(&[], |&place| {
+            let (_, start, len) = self.jobs[place as usize];
+            &self.all[start as usize..(start + len) as usize]
+        })
+    }
+}
+
+pub fn attempts(timeline: &Timeline) -> JobAttempts {
     // Activations are a few of the events: their kinds are looked at first, without reading the
     // others.
     let activations =
         timeline.ids().filter(|&(id, _)| matches!(timeline.kind(id), EventKind::JobActive | EventKind::RoundStarted));
+    let mut found: Vec<(Text, u8, EventId)> = Vec::new();
     for (id, event) in activations {
         let Some(job_id) = event.job_id else {
             continue;
@@ -135,20 +158,65 @@ pub fn attempts(timeline: &Timeline) -> Vec<(Text, Vec<Attempt>)> {
             EventKind::RoundStarted => event.origin.channel == Channel::Ledger,
             _ => false,
         };
-        if !is_activation {
-            continue;
-        }
-        let rank = event.origin.channel.activation_rank();
-        let entry = best.entry(job_id).or_insert((rank, Vec::new()));
-        if rank < entry.0 {
-            *entry = (rank, Vec::new());
-        }
-        if rank == entry.0 {
-            entry.1.push(Attempt { job_id, activated: id });
+        if is_activation {
+            found.push((job_id, event.origin.channel.activation_rank(), id));
         }
     }
-    let mut attempts: Vec<(Text, Vec<Attempt>)> =
-        best.into_iter().map(|(job, (_, attempts))| (job, attempts)).collect();
-    attempts.sort_unstable_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
-    attempts
+    // By job (any order of jobs will do here: the interned text's address), then best channel
+    // first, then time.
+    found.sort_unstable_by_key(|&(job_id, rank, id)| (job_id.as_char_ptr(), rank, id));
+    let mut all = Vec::with_capacity(found.len());
+    let mut jobs = Vec::new();
+    for group in found.chunk_by(|a, b| a.0 == b.0) {
+        let best = group[0].1;
+        let start = u32::try_from(all.len()).expect("fewer attempts than events");
+        all.extend(
+            group.iter().take_while(|a| a.1 == best).map(|&(job_id, _, activated)| Attempt { job_id, activated }),
+        );
+        let len = u32::try_from(all.len()).expect("fewer attempts than events") - start;
+        jobs.push((group[0].0, start, len));
+    }
+    jobs.sort_unstable_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+    let index = (0..).zip(&jobs).map(|(place, &(job_id, _, _))| (job_id, place)).collect();
+    JobAttempts { all, jobs, index }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Event, Origin, Raw};
+    use chrono::DateTime;
+
+    fn activation(second: i64, kind: EventKind, channel: Channel, job: &str) -> Event {
+        let at = DateTime::parse_from_rfc3339("2026-10-07T00:33:00Z").unwrap().with_timezone(&Utc)
+            + chrono::Duration::seconds(second);
+        let source = u32::from(channel == Channel::Log);
+        let line = u64::try_from(second).unwrap() + 1;
+        let mut event = Event::new(at, kind, Origin { channel, source, line, raw: Raw::default() });
+        event.edit().job_id = Some(job.into());
+        event
+    }
+
+    #[test]
+    fn each_job_keeps_the_activations_of_its_best_channel_in_time_order() {
+        let timeline = Timeline::new(vec![
+            // job-b: the ledger and the log both saw it; the log's two activations count.
+            activation(10, EventKind::RoundStarted, Channel::Ledger, "job-b"),
+            activation(40, EventKind::JobActive, Channel::Log, "job-b"),
+            activation(11, EventKind::JobActive, Channel::Log, "job-b"),
+            // job-a: only the ledger saw it.
+            activation(5, EventKind::RoundStarted, Channel::Ledger, "job-a"),
+            activation(6, EventKind::ItemSelected, Channel::Ledger, "job-a"),
+        ]);
+        let attempts = attempts(&timeline);
+        let seen: Vec<(String, Vec<u64>)> = attempts
+            .iter()
+            .map(|(job, attempts)| {
+                (job.to_string(), attempts.iter().map(|a| timeline.get(a.activated).origin.line).collect())
+            })
+            .collect();
+        assert_eq!(seen, [("job-a".to_string(), vec![6]), ("job-b".to_string(), vec![12, 41])]);
+        assert_eq!(attempts.of("job-b".into()).len(), 2);
+        assert!(attempts.of("job-c".into()).is_empty());
+    }
 }
