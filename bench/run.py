@@ -148,6 +148,18 @@ def input_of(report: dict, kind: str) -> dict | None:
     return next((i for i in report.get("inputs", []) if i.get("kind") == kind), None)
 
 
+def check_finding(by: dict, kind: str, match_key: str, expected: dict, keys: tuple, seconds_key: str) -> list[str]:
+    """The finding of `kind` whose `match_key` metric is the expected one: its `keys` metrics equal,
+    and its `seconds_key` metric within EPS."""
+    metrics = next((f["metrics"] for f in by.get(kind, []) if f["metrics"].get(match_key) == expected[match_key]), None)
+    if metrics is None:
+        return [f"no {kind} of {expected[match_key]}"]
+    errs = [f"{kind} {key} {metrics.get(key)} != {expected[key]}" for key in keys if metrics.get(key) != expected[key]]
+    if abs(metrics.get(seconds_key, -1) - expected[seconds_key]) > EPS:
+        errs.append(f"{kind} {seconds_key} {metrics.get(seconds_key)} != {expected[seconds_key]}")
+    return errs
+
+
 def check_leasetrace(r: dict, exp: dict, rg_count: int | None) -> list[str]:
     errs = []
     if r["rc"] != 0:
@@ -169,25 +181,10 @@ def check_leasetrace(r: dict, exp: dict, rg_count: int | None) -> list[str]:
     counts = {k: len(v) for k, v in by.items()}
     if counts != exp["expected_findings"]:
         errs.append(f"findings {counts} != expected {exp['expected_findings']}")
-    sr = next((f["metrics"] for f in by.get("stalled-rerun", []) if f["metrics"].get("job_id") == inc["job_id"]), None)
-    if sr is None:
-        errs.append(f"no stalled-rerun of {inc['job_id']}")
-    else:
-        for key in ("activated_at", "restart_at", "rerun_at", "lock_expired_at"):
-            if sr.get(key) != inc[key]:
-                errs.append(f"stalled-rerun {key} {sr.get(key)} != {inc[key]}")
-        if abs(sr.get("restart_to_rerun_s", -1) - inc["restart_to_rerun_s"]) > EPS:
-            errs.append(f"stalled-rerun restart_to_rerun_s {sr.get('restart_to_rerun_s')} != {inc['restart_to_rerun_s']}")
-    dup = inc["duplicate"]
-    ds = next((f["metrics"] for f in by.get("duplicate-selection", []) if f["metrics"].get("item") == dup["item"]), None)
-    if ds is None:
-        errs.append(f"no duplicate-selection of {dup['item']}")
-    else:
-        for key in ("run_a", "run_b", "selected_a_at", "selected_b_at"):
-            if ds.get(key) != dup[key]:
-                errs.append(f"duplicate-selection {key} {ds.get(key)} != {dup[key]}")
-        if abs(ds.get("delta_s", -1) - dup["delta_s"]) > EPS:
-            errs.append(f"duplicate-selection delta_s {ds.get('delta_s')} != {dup['delta_s']}")
+    errs += check_finding(by, "stalled-rerun", "job_id", inc,
+                          ("activated_at", "restart_at", "rerun_at", "lock_expired_at"), "restart_to_rerun_s")
+    errs += check_finding(by, "duplicate-selection", "item", inc["duplicate"],
+                          ("run_a", "run_b", "selected_a_at", "selected_b_at"), "delta_s")
     so = next((f["metrics"] for f in by.get("sweep-overlap", [])), None)
     if so is not None and (so.get("run_a"), so.get("run_b")) != (inc["overlap"]["run_a"], inc["overlap"]["run_b"]):
         errs.append(f"sweep-overlap {so.get('run_a')}/{so.get('run_b')} != {inc['overlap']}")

@@ -337,12 +337,8 @@ fn no_progress_output_when_stderr_is_not_a_terminal_or_with_quiet() {
     assert_eq!(quiet.stdout, plain.stdout);
     assert_eq!(short_first.stdout, plain.stdout);
     // A gzip source and stdin (the spinner's case) are just as silent.
-    let log = std::fs::read(format!("{}/{INCIDENT}/server.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let gz: PathBuf = dir.path().join("server.log.gz");
-    let mut encoder = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
-    encoder.write_all(&log).unwrap();
-    encoder.finish().unwrap();
+    let gz = gzipped_incident_log(dir.path());
     let ledger = std::fs::read(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let args = ["timeline", "--ledger", "-", "--log", gz.to_str().unwrap(), "--log-tz", "Asia/Seoul"];
     let piped = leasetrace(&args).stdin(&ledger).run();
@@ -508,16 +504,22 @@ fn lock_flags_override_the_parameters_file() {
     assert_eq!(report["params"]["origins"]["lockDuration"], "flag");
 }
 
+/// The incident's log, gzipped into `dir`.
+fn gzipped_incident_log(dir: &Path) -> PathBuf {
+    let log = std::fs::read(format!("{}/{INCIDENT}/server.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let gz = dir.join("server.log.gz");
+    let mut encoder = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
+    encoder.write_all(&log).unwrap();
+    encoder.finish().unwrap();
+    gz
+}
+
 /// `analyze --format json` of the incident with its ledger on stdin and its log gzipped (input
 /// that cannot be read twice, so events keep their text).
 fn analyze_incident_from_stdin_and_gzip() -> Run {
     let ledger = std::fs::read(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let log = std::fs::read(format!("{}/{INCIDENT}/server.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let gz: PathBuf = dir.path().join("server.log.gz");
-    let mut encoder = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
-    encoder.write_all(&log).unwrap();
-    encoder.finish().unwrap();
+    let gz = gzipped_incident_log(dir.path());
     analyze_incident_by_flags("-", gz.to_str().unwrap(), &[]).stdin(&ledger).run()
 }
 

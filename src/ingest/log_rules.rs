@@ -1,9 +1,10 @@
 //! Classifying a log message into a typed event.
 //!
 //! User rules (from the manifest) are tried first, in order, then the built-in rules. All rules
-//! are combined into one candidate regex (`RuleSet::candidates`), searched over whole blocks of a
-//! log at once: its literal prefilter and lazy DFA keep the per-rule regexes off the noise, so a
-//! line is examined once, and only the lines it finds are classified rule by rule with captures.
+//! are searched for at once over whole blocks of a log (`RuleSet::candidates`): one candidate
+//! regex of them all, whose literal prefilter and lazy DFA keep the per-rule regexes off the
+//! noise, except the two built-in job rules, which a byte search finds (`JobWord`). A line is
+//! examined once, and only the lines found are classified rule by rule with captures.
 //! Fields come from the rule's named captures and from `key=value` pairs on the line (see
 //! `FIELD_KEYS`).
 
@@ -375,7 +376,7 @@ impl RuleSet {
         self.classify_candidate(message)
     }
 
-    /// `classify` for a line the candidate regex already found: the rules in order, with captures.
+    /// `classify` for a line the candidate search already found: the rules in order, with captures.
     pub fn classify_candidate(&self, message: &str) -> Classified {
         let message = message.trim_start();
         let mut found = Classified::default();

@@ -142,7 +142,7 @@ struct Scan<'a> {
 }
 
 impl Scan<'_> {
-    /// One region of whole lines. The rules' candidate regex is searched over the whole region;
+    /// One region of whole lines. The rules' candidate search runs over the whole region;
     /// the lines it does not touch only get counted (a look at their first bytes says blank,
     /// continuation or noise), and each line it touches is parsed and classified in full.
     fn region(&mut self, region: &[u8], events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<()> {
@@ -230,7 +230,7 @@ impl Scan<'_> {
         }
     }
 
-    /// A line the candidate regex touched: a line that matters unless it is not an entry or no
+    /// A line the candidate search touched: a line that matters unless it is not an entry or no
     /// rule matches its message after all.
     fn candidate_line(
         &mut self,
