@@ -77,7 +77,7 @@ impl Detector for ClockOffsetSuspected {
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
         // For each pair of sources: the offsets of matched activations (later source − earlier).
-        let mut pairs: BTreeMap<(u32, u32), Vec<Matched>> = BTreeMap::new();
+        let mut pairs: BTreeMap<(u16, u16), Vec<Matched>> = BTreeMap::new();
         let maybe_activation =
             |&id: &EventId| matches!(timeline.kind(id), EventKind::JobActive | EventKind::RoundStarted);
         let mut activations: Vec<EventId> = Vec::new();
@@ -94,7 +94,7 @@ impl Detector for ClockOffsetSuspected {
             for &a in &activations {
                 let source_a = timeline.get(a).origin.source;
                 // Nearest activation of the same job in each other source.
-                let mut nearest: BTreeMap<u32, (f64, EventId)> = BTreeMap::new();
+                let mut nearest: BTreeMap<u16, (f64, EventId)> = BTreeMap::new();
                 for &b in &activations {
                     let source_b = timeline.get(b).origin.source;
                     if source_b <= source_a {
@@ -124,7 +124,7 @@ fn median(values: &mut [f64]) -> f64 {
     if values.len().is_multiple_of(2) { f64::midpoint(values[mid - 1], values[mid]) } else { values[mid] }
 }
 
-fn judge(context: &Context, source_a: u32, source_b: u32, offsets: &[Matched]) -> Option<Finding> {
+fn judge(context: &Context, source_a: u16, source_b: u16, offsets: &[Matched]) -> Option<Finding> {
     let timeline = context.timeline;
     let mut deltas: Vec<f64> = offsets.iter().map(|(d, _, _)| *d).collect();
     let measured = median(&mut deltas);
@@ -224,7 +224,7 @@ mod tests {
     use crate::detect::Settings;
     use crate::model::{Event, LockParams, Origin, Timeline};
 
-    fn event(source: u32, channel: Channel, when: &str, kind: EventKind, job: &str) -> Event {
+    fn event(source: u16, channel: Channel, when: &str, kind: EventKind, job: &str) -> Event {
         let origin = Origin { channel, source, line: 1, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
         event.edit().job_id = Some(job.into());

@@ -274,7 +274,7 @@ mod tests {
                 let origin = Origin {
                     channel: Channel::Ledger,
                     source: 0,
-                    line: n as u64 + 2,
+                    line: u32::try_from(n).unwrap() + 2,
                     raw: crate::model::Raw::default(),
                 };
                 let at = DateTime::parse_from_rfc3339(r.at).unwrap().with_timezone(&Utc);

@@ -145,7 +145,7 @@ mod tests {
     use crate::model::{Event, LockParams, Origin, Timeline};
     use chrono::{DateTime, Utc};
 
-    fn row(line: u64, when: &str, kind: EventKind, run: &str, item: Option<&str>) -> Event {
+    fn row(line: u32, when: &str, kind: EventKind, run: &str, item: Option<&str>) -> Event {
         let origin =
             Origin { channel: crate::model::Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);

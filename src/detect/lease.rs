@@ -439,7 +439,7 @@ pub(crate) mod tests {
 
     /// A lease-ledger row of job `job`: (line, time, kind, worker, generation, lease_until, accepted).
     pub fn row(
-        line: u64,
+        line: u32,
         at: f64,
         kind: EventKind,
         worker: &str,

@@ -170,7 +170,7 @@ mod tests {
     use crate::model::params::ParamOverrides;
     use crate::model::{Event, LockParams, Origin, Timeline};
 
-    fn event(line: u64, when: &str, kind: EventKind, job: &str) -> Event {
+    fn event(line: u32, when: &str, kind: EventKind, job: &str) -> Event {
         let origin = Origin { channel: Channel::Log, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
         event.edit().job_id = Some(job.into());

@@ -330,7 +330,7 @@ mod tests {
         let timeline = Timeline::new(rows);
         let (params, settings) = (LockParams::default(), Settings::default());
         let context = Context::new(&timeline, &params, &settings);
-        let lines = |job: &str| -> Vec<u64> {
+        let lines = |job: &str| -> Vec<u32> {
             context.events_of_job(job.into()).iter().map(|&id| timeline.get(id).origin.line).collect()
         };
         assert_eq!(lines("job-1"), [3, 1]);

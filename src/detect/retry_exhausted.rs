@@ -273,7 +273,7 @@ mod tests {
         DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
     }
 
-    fn row(line: u64, when: &str, kind: EventKind, worker: &str, attempt: Option<u64>, detail: Option<&str>) -> Event {
+    fn row(line: u32, when: &str, kind: EventKind, worker: &str, attempt: Option<u64>, detail: Option<&str>) -> Event {
         let origin = Origin { channel: Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(at(when), kind, origin);
         event.edit().job_id = Some("job-9".into());
@@ -343,7 +343,7 @@ mod tests {
 
     #[test]
     fn the_stall_limit_is_left_to_stalled_limit_exceeded() {
-        let stream = |line: u64, when: &str, kind: EventKind, detail: &str| {
+        let stream = |line: u32, when: &str, kind: EventKind, detail: &str| {
             let origin = Origin { channel: Channel::EventsStream, source: 1, line, raw: crate::model::Raw::default() };
             let mut event = Event::new(at(when), kind, origin);
             event.edit().job_id = Some("7".into());

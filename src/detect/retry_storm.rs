@@ -315,7 +315,7 @@ mod tests {
 
     fn detect(mut events: Vec<Event>) -> Vec<Finding> {
         for (n, event) in events.iter_mut().enumerate() {
-            event.origin.line = n as u64 + 2;
+            event.origin.line = u32::try_from(n).unwrap() + 2;
         }
         let timeline = Timeline::new(events);
         let params = LockParams::default();

@@ -501,7 +501,7 @@ mod tests {
         DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
     }
 
-    fn event(line: u64, when: &str, kind: EventKind, job: Option<&str>) -> Event {
+    fn event(line: u32, when: &str, kind: EventKind, job: Option<&str>) -> Event {
         let origin = Origin { channel: crate::model::Channel::Log, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(at(when), kind, origin);
         event.edit().job_id = job.map(crate::model::Text::from);

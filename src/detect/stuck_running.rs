@@ -336,7 +336,7 @@ mod tests {
 
     fn detect(mut events: Vec<Event>, params: &LockParams) -> Vec<Finding> {
         for (n, event) in events.iter_mut().enumerate() {
-            event.origin.line = n as u64 + 1;
+            event.origin.line = u32::try_from(n).unwrap() + 1;
         }
         let timeline = Timeline::new(events);
         let settings = Settings::default();

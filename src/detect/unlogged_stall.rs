@@ -121,7 +121,7 @@ mod tests {
     use crate::model::{Event, LockParams, Origin, Timeline};
     use chrono::{DateTime, Utc};
 
-    fn event(channel: Channel, line: u64, when: &str, kind: EventKind) -> Event {
+    fn event(channel: Channel, line: u32, when: &str, kind: EventKind) -> Event {
         let origin = Origin { channel, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
         event.edit().job_id = Some("j".into());

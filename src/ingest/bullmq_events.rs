@@ -64,7 +64,7 @@ fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
 }
 
 /// Turns an entry into an event, or says why it is not one.
-fn to_event(spec: &SourceSpec, source: u32, entry: &Entry) -> Result<Option<Event>> {
+fn to_event(spec: &SourceSpec, source: u16, entry: &Entry) -> Result<Option<Event>> {
     let at = stream_time(&entry.id).ok_or_else(|| {
         Error::input(
             &spec.path,
@@ -82,7 +82,7 @@ fn to_event(spec: &SourceSpec, source: u32, entry: &Entry) -> Result<Option<Even
     let Some(kind) = EVENT_NAMES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k) else {
         return Ok(None);
     };
-    let origin = Origin { channel: Channel::EventsStream, source, line: entry.line, raw: Raw::text(&entry.raw) };
+    let origin = Origin { channel: Channel::EventsStream, source, line: super::line_of(spec, entry.line)?, raw: Raw::text(&entry.raw) };
     let mut event = Event::new(at, kind, origin);
     let job_id = field(&entry.fields, "jobId").map(Text::from);
     let scope = crate::model::Scope {
@@ -109,7 +109,7 @@ fn to_event(spec: &SourceSpec, source: u32, entry: &Entry) -> Result<Option<Even
 
 fn accept(
     spec: &SourceSpec,
-    source: u32,
+    source: u16,
     entry: &Entry,
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
@@ -152,7 +152,7 @@ impl EventFormat for XrangeJson {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: u32,
+        source: u16,
         mut input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
@@ -244,7 +244,7 @@ impl EventFormat for XrangeText {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: u32,
+        source: u16,
         input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,

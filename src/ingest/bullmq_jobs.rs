@@ -56,7 +56,7 @@ impl EventFormat for HgetallJson {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: u32,
+        source: u16,
         mut input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
@@ -155,7 +155,7 @@ fn text_field<'a>(fields: &'a Map<String, Value>, names: &[&str]) -> Option<std:
 #[allow(clippy::too_many_arguments)]
 fn job_events(
     spec: &SourceSpec,
-    source: u32,
+    source: u16,
     line: u64,
     queue: &str,
     job_id: &str,
@@ -180,8 +180,9 @@ fn job_events(
             .iter()
             .filter_map(|(label, names)| text_field(fields, names).map(|v| format!("{label}={v}")))
             .collect();
+    // One hash, one line: its events share their origin.
+    let origin = Origin { channel: Channel::JobHash, source, line: super::line_of(spec, line)?, raw: Raw::text(raw) };
     let make = |at: DateTime<Utc>, kind: EventKind, detail: Option<String>| {
-        let origin = Origin { channel: Channel::JobHash, source, line, raw: Raw::text(raw) };
         let mut event = Event::new(at, kind, origin);
         let scope = crate::model::Scope {
             job_id: Some(job_id.into()),

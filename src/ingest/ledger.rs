@@ -285,7 +285,7 @@ pub fn record_to_event<'r>(
     };
     let mut text = |id: FieldId| field(id).map(|value| recent.text(&value));
     let column = |id: FieldId| columns.column(id.name()).unwrap_or(id.name());
-    let line = origin.line;
+    let line = u64::from(origin.line);
     let Some(time_text) = field(FieldId::Time) else {
         return Ok(Outcome::Rejected(format!("empty time in column '{}'", column(FieldId::Time))));
     };

@@ -36,7 +36,7 @@ impl EventFormat for LedgerCsv {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: u32,
+        source: u16,
         mut input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
@@ -66,11 +66,11 @@ impl EventFormat for LedgerCsv {
             };
             let raw = if spec.rereadable {
                 // The record's bytes up to the next record; the line ending is dropped when read back.
-                Raw::Span { offset: record.offset, len: record.len }
+                Raw::span(record.offset)
             } else {
                 Raw::text(&record.cells().collect::<Vec<_>>().join(separator))
             };
-            let origin = Origin { channel: crate::model::Channel::Ledger, source, line, raw };
+            let origin = Origin { channel: crate::model::Channel::Ledger, source, line: super::line_of(spec, line)?, raw };
             let get = |id: FieldId| index[id as usize].and_then(|i| record.cell(i)).map(Cow::Borrowed);
             match ledger::record_to_event(spec, columns, get, &mut recent, origin)? {
                 Outcome::Event(event) => {
@@ -84,7 +84,9 @@ impl EventFormat for LedgerCsv {
     }
 }
 
-fn detect_delimiter(spec: &SourceSpec, input: &mut Box<dyn BufRead + Send>) -> u8 {
+/// The delimiter of a CSV source: a tab for `.tsv` files and for a first line with tabs and no
+/// comma, a comma otherwise.
+pub(super) fn detect_delimiter(spec: &SourceSpec, input: &mut impl BufRead) -> u8 {
     let name = spec.path.to_string_lossy().to_lowercase();
     let name = name.strip_suffix(".gz").unwrap_or(&name);
     if std::path::Path::new(name).extension().is_some_and(|ext| ext == "tsv") {
@@ -599,7 +601,7 @@ mod tests {
             "at,run_id,event\r\n2026-10-07T00:33:03Z,r1,round_started\r\n\r\n2026-10-07T00:34:03Z,r1,round_finished\r\n2026-10-07T00:35:03Z,r1,ping\r\n",
         )
         .unwrap();
-        let lines: Vec<u64> = events.iter().map(|e| e.origin.line).collect();
+        let lines: Vec<u32> = events.iter().map(|e| e.origin.line).collect();
         assert_eq!(lines, [2, 4]);
         assert_eq!(summary.rejections[0].line, 5);
     }

@@ -35,7 +35,7 @@ impl EventFormat for LedgerJsonl {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: u32,
+        source: u16,
         input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
@@ -60,7 +60,7 @@ impl EventFormat for LedgerJsonl {
             let columns = &Columns::present(spec, &keys);
             let get = |id: FieldId| columns.column(id.name()).and_then(|key| object.get(key)).and_then(scalar);
             let origin =
-                Origin { channel: crate::model::Channel::Ledger, source, line, raw: crate::model::Raw::text(text) };
+                Origin { channel: crate::model::Channel::Ledger, source, line: super::line_of(spec, line)?, raw: crate::model::Raw::text(text) };
             match ledger::record_to_event(spec, columns, get, &mut recent, origin)? {
                 Outcome::Event(event) => {
                     summary.used();

@@ -58,7 +58,7 @@ impl EventFormat for NestJs {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: u32,
+        source: u16,
         input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
@@ -341,7 +341,7 @@ Error: Request failed with status code 502
         assert_eq!(events[0].kind, EventKind::JobActive);
         assert_eq!(events[0].job_id.as_deref(), Some("repeat:pr-review-sweep:1791333180000"));
         assert_eq!(events[0].queue.as_deref(), Some("pr-review"));
-        let crate::model::Raw::Text(raw) = &events[0].origin.raw else { panic!("raw text is kept") };
+        let Some(raw) = events[0].origin.raw.kept() else { panic!("raw text is kept") };
         assert!(!raw.contains('\u{1b}'));
         assert_eq!(events[1].kind, EventKind::Error);
         assert_eq!(events[1].detail.as_deref(), Some("Redis connection lost: ECONNRESET"));

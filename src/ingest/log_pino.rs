@@ -62,7 +62,7 @@ impl EventFormat for Pino {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: u32,
+        source: u16,
         input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
@@ -117,7 +117,7 @@ pub fn sniff_json(first_line: &str, keys: &[&str], time_key: &str) -> bool {
 pub fn read_json_lines(
     dialect: &JsonDialect,
     spec: &SourceSpec,
-    source: u32,
+    source: u16,
     input: Box<dyn BufRead + Send>,
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
@@ -260,7 +260,7 @@ pub struct Entry<'a> {
 /// A wall-clock stamp in a source without a declared zone is an error on every line, as in text logs.
 pub fn emit(
     spec: &SourceSpec,
-    source: u32,
+    source: u16,
     rules: &RuleSet,
     entry: Entry<'_>,
     events: &mut Vec<Event>,
@@ -316,7 +316,7 @@ pub fn emit(
     if kind == EventKind::Error && fields.detail.is_none() && !entry.message.trim().is_empty() {
         fields.detail = Some(entry.message.trim().to_string());
     }
-    let origin = Origin { channel: Channel::Log, source, line, raw: crate::model::Raw::text(entry.raw) };
+    let origin = Origin { channel: Channel::Log, source, line: super::line_of(spec, line)?, raw: crate::model::Raw::text(entry.raw) };
     let mut event = Event::new(at, kind, origin);
     fields.fill(&mut event);
     summary.used();
@@ -360,7 +360,7 @@ mod tests {
         assert_eq!(active.job_name.as_deref(), Some("pr-review-sweep"));
         assert_eq!(active.worker.as_deref(), Some("41877"));
         assert_eq!(active.origin.channel, Channel::Log);
-        assert_eq!(active.origin.raw, crate::model::Raw::text(ACTIVE));
+        assert_eq!(active.origin.raw.kept().as_deref(), Some(ACTIVE));
         assert_eq!(events[1].kind, EventKind::JobFailed);
         assert_eq!(events[1].detail.as_deref(), Some("connect ECONNREFUSED 10.0.3.7:443"));
     }

@@ -140,7 +140,7 @@ pub trait EventFormat: Sync {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: u32,
+        source: u16,
         input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
@@ -233,13 +233,22 @@ pub fn choose_format(spec: &SourceSpec, first_line: &str) -> Result<&'static dyn
     ))
 }
 
+/// `line` as an event keeps it (`Origin::line`), or an error naming the file.
+pub(crate) fn line_of(spec: &SourceSpec, line: u64) -> Result<u32> {
+    crate::model::Origin::line_number(line).map_err(|problem| Error::input(&spec.path, Some(line), problem))
+}
+
 /// Reads every event source of a case, in order, each with its own bar when `progress` shows any.
 pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Event>, Vec<InputSummary>)> {
     // Sources are independent until the timeline merges them: each is read on its own thread, and
     // the results are combined in source order, so the output does not depend on which finished
     // first (and the first failing source, in order, is the error reported).
-    if u32::try_from(specs.len()).is_err() {
-        return Err(Error::usage(format!("{} sources: more than one analysis can take", specs.len())));
+    if specs.len() > crate::model::event::MAX_SOURCES {
+        return Err(Error::usage(format!(
+            "{} sources: more than one analysis can take ({}): merge files of one kind first",
+            specs.len(),
+            crate::model::event::MAX_SOURCES
+        )));
     }
     let results: Vec<Result<(Vec<Event>, InputSummary)>> = std::thread::scope(|scope| {
         let handles: Vec<_> =
@@ -275,7 +284,7 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
     Ok((events, summaries))
 }
 
-fn read_source(index: u32, spec: &SourceSpec, progress: &Progress) -> Result<(Vec<Event>, InputSummary)> {
+fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Vec<Event>, InputSummary)> {
     // `_bar` lives to the end of the function: its bar is cleared when this source is done.
     let (mut input, _bar) = open_counted(&spec.path, progress)?;
     let spec = &SourceSpec { rereadable: is_rereadable(&spec.path), ..spec.clone() };

@@ -1,58 +1,93 @@
-//! Reading back the lines a report shows, for events that kept only where their text is
-//! (`Raw::Span`): the text of millions of ledger rows is not held in memory for the few a report
+//! Reading back the lines a report shows, for events that kept only where their text starts
+//! (`Raw::span`): the text of millions of ledger rows is not held in memory for the few a report
 //! cites.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufRead, BufReader};
 
 use crate::error::{Error, Result};
+use crate::model::Timeline;
 use crate::model::timeline::EventId;
-use crate::model::{Raw, Timeline};
 
-use super::SourceSpec;
+use super::{SourceKind, SourceSpec};
 
 /// The text of each of `ids` whose raw text is a span of its source file, by event id. The
 /// sources are the ones the timeline was read from, in the same order.
+///
+/// A span is where its line starts: the text is that line, without its line ending. For a CSV
+/// ledger it is the record, which a quoted cell may carry over line endings.
 pub fn read_back(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -> Result<HashMap<EventId, String>> {
-    let mut by_source: HashMap<u32, Vec<(u64, u32, EventId)>> = HashMap::new();
+    let mut by_source: HashMap<u16, Vec<(u64, EventId)>> = HashMap::new();
     for &id in ids {
-        let origin = &timeline.get(id).origin;
-        if let Raw::Span { offset, len } = origin.raw {
-            by_source.entry(origin.source).or_default().push((offset, len, id));
+        let origin = timeline.get(id).origin;
+        if let Some(offset) = origin.raw.offset() {
+            by_source.entry(origin.source).or_default().push((offset, id));
         }
     }
     let mut texts = HashMap::new();
     for (source, mut spans) in by_source {
-        let spec = &sources[source as usize];
+        let spec = &sources[usize::from(source)];
         let io = |source| Error::Io { path: spec.path.clone(), source };
         let file = File::open(&spec.path).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
+        let mut file = BufReader::with_capacity(1 << 20, file);
+        let delimiter = (spec.kind == SourceKind::Ledger).then(|| super::ledger_csv::detect_delimiter(spec, &mut file));
         // In file order through one buffer: reading back a whole timeline is one forward pass,
         // not a seek and a read per line.
         spans.sort_unstable();
-        let mut file = BufReader::with_capacity(1 << 20, file);
         let mut position = 0u64;
         let mut buffer = Vec::new();
-        for (offset, len, id) in spans {
-            if offset + u64::from(len) > size {
+        for (offset, id) in spans {
+            if offset >= size {
                 return Err(Error::input(
                     &spec.path,
-                    Some(timeline.get(id).origin.line),
+                    Some(u64::from(timeline.get(id).origin.line)),
                     "the file is shorter than when it was read: it changed during the run",
                 ));
             }
             let skip = i64::try_from(offset).unwrap_or(i64::MAX) - i64::try_from(position).unwrap_or(i64::MAX);
             file.seek_relative(skip).map_err(io)?;
-            buffer.resize(len as usize, 0);
-            file.read_exact(&mut buffer).map_err(io)?;
-            position = offset + u64::from(len);
+            buffer.clear();
+            position = offset + read_record(&mut file, delimiter, &mut buffer).map_err(io)?;
             let text = String::from_utf8_lossy(&buffer);
-            // With CRLF endings the CSV reader places a record after the \r, at the \n.
-            texts.insert(id, text.trim_matches(['\n', '\r']).to_string());
+            texts.insert(id, text.trim_end_matches(['\n', '\r']).to_string());
         }
     }
     Ok(texts)
+}
+
+/// Reads the line at the reader's position into `out`, or with a CSV `delimiter`, the record
+/// (the lines up to the one that ends its last quoted cell). Returns the bytes read.
+fn read_record(file: &mut impl BufRead, delimiter: Option<u8>, out: &mut Vec<u8>) -> std::io::Result<u64> {
+    use csv_core::ReadRecordResult;
+    let mut read = file.read_until(b'\n', out)? as u64;
+    let Some(delimiter) = delimiter else { return Ok(read) };
+    if memchr::memchr(b'"', out).is_none() {
+        return Ok(read);
+    }
+    // `csv_core`, the parser the ledger was read with, says which line ending ends the record.
+    let mut parser = csv_core::ReaderBuilder::new().delimiter(delimiter).build();
+    let (mut cells, mut ends) = (vec![0; out.len()], vec![0; 64]);
+    let mut fed = 0;
+    loop {
+        let (result, consumed, _, _) = parser.read_record(&out[fed..], &mut cells, &mut ends);
+        fed += consumed;
+        match result {
+            ReadRecordResult::Record | ReadRecordResult::End => return Ok(read),
+            ReadRecordResult::OutputFull => cells.resize(cells.len() * 2 + 1, 0),
+            ReadRecordResult::OutputEndsFull => ends.resize(ends.len() * 2, 0),
+            ReadRecordResult::InputEmpty => {
+                let more = file.read_until(b'\n', out)?;
+                if more == 0 {
+                    // An empty input tells `csv_core` that the input has ended.
+                    parser.read_record(&[], &mut cells, &mut ends);
+                    return Ok(read);
+                }
+                read += more as u64;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -74,10 +109,32 @@ mod tests {
         let spec = SourceSpec::new(SourceKind::Ledger, path, Some(chrono_tz::UTC), "--ledger-tz".into());
         let (events, _) = read_sources(std::slice::from_ref(&spec), &Progress::hidden()).unwrap();
         let timeline = Timeline::new(events);
-        assert!(timeline.events().iter().all(|e| matches!(e.origin.raw, Raw::Span { .. })));
+        assert!(timeline.events().iter().all(|e| e.origin.raw.offset().is_some()));
         let texts = read_back(&[spec], &timeline, &[0, 1]).unwrap();
         assert_eq!(texts[&0], rows[1]);
         assert_eq!(texts[&1], rows[2], "the record as written, quotes and all, without its line ending");
+    }
+
+    #[test]
+    fn a_record_whose_quoted_cell_holds_line_endings_is_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.tsv");
+        let rows = [
+            "at\trun_id\tevent\titem\tdetail",
+            "2026-10-07T00:33:00Z\tr1\titem_selected\tPR-1\t\"first line\r\nsecond \"\"line\"\"\nthird\"",
+            "2026-10-07T00:34:00Z\tr1\titem_selected\tPR-2\t\"quoted, one line\"",
+            "2026-10-07T00:35:00Z\tr1\tround_finished\t\t",
+        ];
+        std::fs::write(&path, rows.join("\n") + "\n").unwrap();
+        let spec = SourceSpec::new(SourceKind::Ledger, path, Some(chrono_tz::UTC), "--ledger-tz".into());
+        let (events, _) = read_sources(std::slice::from_ref(&spec), &Progress::hidden()).unwrap();
+        let timeline = Timeline::new(events);
+        let lines: Vec<u32> = timeline.events().iter().map(|e| e.origin.line).collect();
+        assert_eq!(lines, [2, 5, 6]);
+        let texts = read_back(&[spec], &timeline, &[2, 0, 1]).unwrap();
+        assert_eq!(texts[&0], rows[1], "all three lines of the record");
+        assert_eq!(texts[&1], rows[2]);
+        assert_eq!(texts[&2], rows[3], "the record after, from its own line");
     }
 
     #[test]

@@ -35,7 +35,7 @@ impl EventFormat for ServerLog {
     fn read(
         &self,
         spec: &SourceSpec,
-        source: u32,
+        source: u16,
         input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
@@ -128,7 +128,7 @@ impl Chunks {
 /// The state of one log's scan: counts, and what the lines that matter need.
 struct Scan<'a> {
     spec: &'a SourceSpec,
-    source: u32,
+    source: u16,
     rules: &'a RuleSet,
     line: u64,
     stamped: u64,
@@ -286,9 +286,9 @@ impl Scan<'_> {
         let origin = Origin {
             channel: crate::model::Channel::Log,
             source: self.source,
-            line,
+            line: super::line_of(spec, line)?,
             raw: if spec.rereadable {
-                Raw::Span { offset, len: u32::try_from(bytes.len()).unwrap_or(u32::MAX) }
+                Raw::span(offset)
             } else {
                 Raw::text(text)
             },

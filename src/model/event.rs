@@ -152,39 +152,93 @@ impl Channel {
     }
 }
 
-/// Where an event came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where an event came from: 16 bytes, as it is kept with each of millions of events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Origin {
     pub channel: Channel,
     /// Position of the source in the case, for a stable order of simultaneous events; the
-    /// timeline knows its path (`Timeline::path`).
-    pub source: u32,
-    /// 1-based line (for CSV: the physical line the record starts on).
-    pub line: u64,
+    /// timeline knows its path (`Timeline::path`). A case has at most `MAX_SOURCES`.
+    pub source: u16,
+    /// 1-based line (for CSV: the physical line the record starts on). A source has at most
+    /// `u32::MAX` lines (`Origin::line_number`).
+    pub line: u32,
     pub raw: Raw,
 }
 
-/// The text of the line (record) an event was read from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Raw {
-    /// Bytes `offset..offset + len` of the source file, read back when a report shows the event:
-    /// a gigabyte of log or ledger is not kept in memory for the few lines a report cites.
-    Span { offset: u64, len: u32 },
-    /// The text itself, for input that cannot be read twice (standard input, compressed files)
-    /// and for formats whose events are few (interned: a pointer, which keeps `Raw` and every
-    /// event 8 bytes smaller than a boxed string would).
-    Text(Text),
-}
+/// The most sources one case reads (`Origin::source`).
+pub const MAX_SOURCES: usize = u16::MAX as usize + 1;
 
-impl Raw {
-    pub fn text(text: &str) -> Raw {
-        Raw::Text(Text::from(text))
+impl Origin {
+    /// `line` as an event keeps it, or why it cannot be: a source of more than 4 billion lines.
+    pub fn line_number(line: u64) -> Result<u32, String> {
+        u32::try_from(line).map_err(|_| {
+            format!("more than {} lines: split the file and read the part with the incident", u32::MAX)
+        })
     }
 }
 
+/// Where the text of the line (record) an event was read from is, in 8 bytes: a byte offset in
+/// its source file, or a text kept in memory.
+///
+/// - A span (`Raw::span`): the line starts at that byte of a plain file, and is read back when a
+///   report shows the event (`ingest::read_back`): a gigabyte of log or ledger is not kept in
+///   memory for the few lines a report cites. Its end is the line's end (for a CSV record with a
+///   quoted line ending, the record's end), found again when it is read back.
+/// - A kept text (`Raw::text`), for input that cannot be read twice (standard input, compressed
+///   files) and for formats whose events are few: interned, and listed once for the process, so
+///   that the event holds only its place in that list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Raw(u64);
+
+/// The empty kept text.
 impl Default for Raw {
     fn default() -> Self {
-        Raw::Text(Text::default())
+        Raw(KEPT_BIT)
+    }
+}
+
+/// The top bit of a `Raw`: set for a kept text (the rest is its place in `KEPT`, 0 for the empty
+/// text), clear for a span (the rest is the byte offset: files are smaller than 2^63 bytes).
+const KEPT_BIT: u64 = 1 << 63;
+
+/// The kept raw texts, in the order they were kept (`Raw::text`).
+static KEPT: std::sync::Mutex<Vec<Text>> = std::sync::Mutex::new(Vec::new());
+
+impl Raw {
+    /// The line starting at byte `offset` of a plain file.
+    pub fn span(offset: u64) -> Raw {
+        debug_assert!(offset < KEPT_BIT);
+        Raw(offset & !KEPT_BIT)
+    }
+
+    /// The text itself, kept for the life of the process (as interned texts are).
+    pub fn text(text: &str) -> Raw {
+        if text.is_empty() {
+            return Raw::default();
+        }
+        // A panic elsewhere cannot leave the list half-changed: it is only ever pushed to.
+        let mut kept = KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.push(Text::from(text));
+        Raw(KEPT_BIT | kept.len() as u64)
+    }
+
+    /// The byte offset of a span (`None`: the text is kept).
+    pub fn offset(self) -> Option<u64> {
+        (self.0 & KEPT_BIT == 0).then_some(self.0)
+    }
+
+    /// The kept text (`None`: a span, read back from its file).
+    pub fn kept(self) -> Option<Text> {
+        let place = self.0 & !KEPT_BIT;
+        if self.0 & KEPT_BIT == 0 {
+            None
+        } else if place == 0 {
+            Some(Text::default())
+        } else {
+            let kept = KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            // Every kept `Raw` was made by `Raw::text`, which pushed its text first.
+            kept.get(usize::try_from(place - 1).ok()?).copied()
+        }
     }
 }
 
@@ -365,7 +419,8 @@ mod tests {
         // job, run, slot and worker are one interned scope, and the source's path is kept once by
         // the timeline.
         let size = std::mem::size_of::<Event>();
-        assert!(size <= 80, "Event is {size} bytes");
+        assert!(size <= 64, "Event is {size} bytes");
+        assert_eq!(std::mem::size_of::<Origin>(), 16);
         assert_eq!(std::mem::size_of::<Option<Text>>(), 8);
     }
 }

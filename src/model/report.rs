@@ -7,7 +7,7 @@ use chrono_tz::Tz;
 use serde::Serialize;
 
 use super::timeline::EventId;
-use super::{Finding, LockParams, Raw, Severity, Timeline};
+use super::{Finding, LockParams, Severity, Timeline};
 
 /// How one input was accounted for: every line is used, ignored as noise, or rejected.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -111,7 +111,7 @@ pub struct Report {
     pub assumptions: Vec<String>,
     pub timeline: Timeline,
     pub findings: Vec<Finding>,
-    /// The raw text of the shown events whose text stayed in their file (`Raw::Span`), read back
+    /// The raw text of the shown events whose text stayed in their file (a `Raw::span`), read back
     /// once the findings are known.
     pub read_back: HashMap<EventId, String>,
 }
@@ -132,9 +132,9 @@ impl Report {
 
     /// The text of the line (record) an event was read from.
     pub fn raw(&self, id: EventId) -> &str {
-        match &self.timeline.get(id).origin.raw {
-            Raw::Text(text) => text,
-            Raw::Span { .. } => self.read_back.get(&id).map_or("", String::as_str),
+        match self.timeline.get(id).origin.raw.kept() {
+            Some(text) => text.as_str(),
+            None => self.read_back.get(&id).map_or("", String::as_str),
         }
     }
 

@@ -190,8 +190,8 @@ mod tests {
     fn activation(second: i64, kind: EventKind, channel: Channel, job: &str) -> Event {
         let at = DateTime::parse_from_rfc3339("2026-10-07T00:33:00Z").unwrap().with_timezone(&Utc)
             + chrono::Duration::seconds(second);
-        let source = u32::from(channel == Channel::Log);
-        let line = u64::try_from(second).unwrap() + 1;
+        let source = u16::from(channel == Channel::Log);
+        let line = u32::try_from(second).unwrap() + 1;
         let mut event = Event::new(at, kind, Origin { channel, source, line, raw: Raw::default() });
         event.edit().job_id = Some(job.into());
         event
@@ -212,7 +212,7 @@ mod tests {
         let seen: Vec<(String, Vec<u64>)> = attempts
             .iter()
             .map(|(job, attempts)| {
-                (job.to_string(), attempts.iter().map(|a| timeline.get(a.activated).origin.line).collect())
+                (job.to_string(), attempts.iter().map(|a| u64::from(timeline.get(a.activated).origin.line)).collect())
             })
             .collect();
         assert_eq!(seen, [("job-a".to_string(), vec![6]), ("job-b".to_string(), vec![12, 41])]);

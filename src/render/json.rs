@@ -129,7 +129,7 @@ pub fn wire_event(report: &Report, id: EventId) -> WireEvent<'_> {
     WireEvent {
         at: format_rfc3339(event.at),
         kind: event.kind.name(),
-        source: Source { path: report.timeline.path(event), line: event.origin.line },
+        source: Source { path: report.timeline.path(event), line: u64::from(event.origin.line) },
         channel: event.origin.channel,
         job_id: event.job_id.as_deref(),
         job_name: event.job_name.as_deref(),
