@@ -105,10 +105,8 @@ const BLOCK: usize = 1 << 20;
 struct Record<'a> {
     /// The physical line the record's first byte is on (see `Records`).
     line: u64,
-    /// The record's bytes in the input: from its first byte up to and including the line ending
-    /// byte that ends it.
+    /// Where the record's first byte is in the input.
     offset: u64,
-    len: u32,
     text: &'a str,
     bounds: &'a [(usize, usize)],
 }
@@ -219,7 +217,6 @@ impl Records {
             None => (self.end, self.end),
         };
         self.line += u64::from(content_end < consumed_end && self.buffer[content_end] == b'\n');
-        let len = u32::try_from(consumed_end - first).unwrap_or(u32::MAX);
         self.start = consumed_end;
 
         let content = &self.buffer[first..content_end];
@@ -236,7 +233,7 @@ impl Records {
             return Err(binary(spec, line));
         }
         let text = std::str::from_utf8(content).map_err(|_| binary(spec, line))?;
-        Ok(Some(Record { line, offset, len, text, bounds: &self.bounds }))
+        Ok(Some(Record { line, offset, text, bounds: &self.bounds }))
     }
 
     /// Reads one record with `csv_core`, as `csv::Reader::read_byte_record` does.
@@ -248,7 +245,7 @@ impl Records {
             self.refill().map_err(|error| read_error(spec, line, &error))?;
         }
         self.quoted.set_line(line);
-        let (mut written, mut ended, mut consumed) = (0, 0, 0);
+        let (mut written, mut ended) = (0, 0);
         loop {
             // An empty input tells `csv_core` that the input has ended.
             if self.start == self.end && !self.at_eof {
@@ -261,7 +258,6 @@ impl Records {
                 &mut self.ends[ended..],
             );
             self.start += read;
-            consumed += read;
             written += wrote;
             ended += ends;
             match result {
@@ -275,7 +271,6 @@ impl Records {
         self.line = self.quoted.line();
         check_width(spec, line, self.expected, ended)?;
         self.expected = Some(ended);
-        let len = u32::try_from(consumed).unwrap_or(u32::MAX);
         let cells = &self.unquoted[..written];
         self.bounds.clear();
         let mut cell_start = 0;
@@ -290,7 +285,7 @@ impl Records {
         // inside a character.
         match std::str::from_utf8(cells) {
             Ok(text) if self.bounds.iter().all(|&(_, end)| text.is_char_boundary(end)) => {
-                Ok(Some(Record { line, offset, len, text, bounds: &self.bounds }))
+                Ok(Some(Record { line, offset, text, bounds: &self.bounds }))
             }
             _ => Err(binary(spec, line)),
         }
@@ -359,8 +354,8 @@ mod tests {
         Ok((events, summary))
     }
 
-    /// A record as a test compares it: line, offset, length and cells, or the error's text.
-    type Seen = std::result::Result<(u64, u64, u32, Vec<String>), String>;
+    /// A record as a test compares it: line, offset and cells, or the error's text.
+    type Seen = std::result::Result<(u64, u64, Vec<String>), String>;
 
     fn spec() -> SourceSpec {
         SourceSpec::new(SourceKind::Ledger, PathBuf::from("ledger.csv"), Some(chrono_tz::UTC), "--ledger-tz".into())
@@ -409,14 +404,13 @@ mod tests {
             }
             let position = record.position().unwrap();
             let (line, first) = first_byte(input, position.byte(), &mut counted);
-            let len = u32::try_from(reader.position().byte() - first).unwrap();
             let bytes = record.as_slice();
             if memchr::memchr(0, bytes).is_some() || std::str::from_utf8(bytes).is_err() {
                 seen.push(Err(binary(&spec, line).to_string()));
                 break;
             }
             let cells = record.iter().map(|cell| String::from_utf8(cell.to_vec()).unwrap()).collect();
-            seen.push(Ok((line, first, len, cells)));
+            seen.push(Ok((line, first, cells)));
         }
         seen
     }
@@ -428,12 +422,9 @@ mod tests {
         loop {
             match records.next(&spec) {
                 Ok(None) => break,
-                Ok(Some(record)) => seen.push(Ok((
-                    record.line,
-                    record.offset,
-                    record.len,
-                    record.cells().map(str::to_string).collect(),
-                ))),
+                Ok(Some(record)) => {
+                    seen.push(Ok((record.line, record.offset, record.cells().map(str::to_string).collect())));
+                }
                 Err(error) => {
                     seen.push(Err(error.to_string()));
                     break;
