@@ -99,8 +99,9 @@ impl Detector for DuplicateEffect {
         for round in &context.rounds {
             deliveries.clear();
             deliveries.extend(
-                round
-                    .effects
+                context
+                    .rounds
+                    .effects(round)
                     .iter()
                     .map(|&id| (id, timeline.get(id)))
                     .filter(|(_, e)| e.job_id.is_none())

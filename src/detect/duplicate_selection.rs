@@ -36,7 +36,7 @@ impl Detector for DuplicateSelection {
         let mut selections: Vec<Selection> = Vec::new();
         for (index, round) in context.rounds.iter().enumerate() {
             let index = u32::try_from(index).expect("fewer than 2^32 rounds");
-            for &id in &round.selections {
+            for &id in context.rounds.selections(round) {
                 if let Some(item) = timeline.get(id).item {
                     selections.push(Selection { item, id, round: index });
                 }
@@ -100,12 +100,12 @@ fn duplicate(context: &Context, item: &str, earlier: (EventId, &Round), later: (
     let (a, b) = (timeline.get(earlier.0), timeline.get(later.0));
     let effects: Vec<EventId> = [earlier.1, later.1]
         .iter()
-        .flat_map(|round| round.effects.iter().copied())
+        .flat_map(|round| context.rounds.effects(round).iter().copied())
         .filter(|&id| timeline.get(id).item.as_deref() == Some(item) && timeline.kind(id) == EventKind::EffectPosted)
         .collect();
     let both_posted = [earlier.1, later.1]
         .iter()
-        .all(|round| round.effects.iter().any(|&id| timeline.get(id).item.as_deref() == Some(item)));
+        .all(|round| context.rounds.effects(round).iter().any(|&id| timeline.get(id).item.as_deref() == Some(item)));
     let severity = if both_posted { Severity::Error } else { Severity::Warning };
     let mut finding = Finding::new("duplicate-selection", severity, b.at);
     finding.metric("item", Value::Text(item.to_string()));

@@ -26,7 +26,7 @@ pub mod unlogged_stall;
 
 use ustr::{UstrMap, UstrSet};
 
-use crate::model::rounds::{self, Attempt, Round};
+use crate::model::rounds::{self, Attempt, Rounds};
 use crate::model::timeline::EventId;
 use crate::model::{Channel, EventKind, Finding, LockParams, Text, Timeline};
 
@@ -46,7 +46,7 @@ pub struct Context<'a> {
     pub timeline: &'a Timeline,
     pub params: &'a LockParams,
     pub settings: &'a Settings,
-    pub rounds: Vec<Round>,
+    pub rounds: Rounds,
     /// Each job's activations (see `rounds::attempts`), in job id order.
     pub attempts: rounds::JobAttempts,
     /// Every event that names a job, by job id, in time order.

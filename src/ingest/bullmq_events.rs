@@ -82,7 +82,12 @@ fn to_event(spec: &SourceSpec, source: u16, entry: &Entry) -> Result<Option<Even
     let Some(kind) = EVENT_NAMES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k) else {
         return Ok(None);
     };
-    let origin = Origin { channel: Channel::EventsStream, source, line: super::line_of(spec, entry.line)?, raw: Raw::text(&entry.raw) };
+    let origin = Origin {
+        channel: Channel::EventsStream,
+        source,
+        line: super::line_of(spec, entry.line)?,
+        raw: Raw::text(&entry.raw),
+    };
     let mut event = Event::new(at, kind, origin);
     let job_id = field(&entry.fields, "jobId").map(Text::from);
     let scope = crate::model::Scope {

@@ -70,7 +70,8 @@ impl EventFormat for LedgerCsv {
             } else {
                 Raw::text(&record.cells().collect::<Vec<_>>().join(separator))
             };
-            let origin = Origin { channel: crate::model::Channel::Ledger, source, line: super::line_of(spec, line)?, raw };
+            let origin =
+                Origin { channel: crate::model::Channel::Ledger, source, line: super::line_of(spec, line)?, raw };
             let get = |id: FieldId| index[id as usize].and_then(|i| record.cell(i)).map(Cow::Borrowed);
             match ledger::record_to_event(spec, columns, get, &mut recent, origin)? {
                 Outcome::Event(event) => {

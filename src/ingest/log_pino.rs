@@ -316,7 +316,12 @@ pub fn emit(
     if kind == EventKind::Error && fields.detail.is_none() && !entry.message.trim().is_empty() {
         fields.detail = Some(entry.message.trim().to_string());
     }
-    let origin = Origin { channel: Channel::Log, source, line: super::line_of(spec, line)?, raw: crate::model::Raw::text(entry.raw) };
+    let origin = Origin {
+        channel: Channel::Log,
+        source,
+        line: super::line_of(spec, line)?,
+        raw: crate::model::Raw::text(entry.raw),
+    };
     let mut event = Event::new(at, kind, origin);
     fields.fill(&mut event);
     summary.used();

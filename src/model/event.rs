@@ -171,9 +171,8 @@ pub const MAX_SOURCES: usize = u16::MAX as usize + 1;
 impl Origin {
     /// `line` as an event keeps it, or why it cannot be: a source of more than 4 billion lines.
     pub fn line_number(line: u64) -> Result<u32, String> {
-        u32::try_from(line).map_err(|_| {
-            format!("more than {} lines: split the file and read the part with the incident", u32::MAX)
-        })
+        u32::try_from(line)
+            .map_err(|_| format!("more than {} lines: split the file and read the part with the incident", u32::MAX))
     }
 }
 

@@ -23,9 +23,63 @@ pub struct Round {
     pub ended: Option<EventId>,
     pub first_event: EventId,
     pub last_event: EventId,
-    pub selections: Vec<EventId>,
-    pub effects: Vec<EventId>,
+    /// Where the round's `item-selected` and `effect-posted` rows are in `Rounds` (see
+    /// `Rounds::selections` and `Rounds::effects`).
+    selections: Place,
+    effects: Place,
 }
+
+/// A stretch of `Rounds::ids`: its start and length.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct Place {
+    start: u32,
+    len: u32,
+}
+
+/// Every round, ordered by start time (then run id, for stable output), and the ids of their
+/// selections and effects in one flat list: a list per round would cost two allocations, and
+/// their spare room, for each of a ledger's hundreds of thousands of rounds.
+#[derive(Debug, Default)]
+pub struct Rounds {
+    all: Vec<Round>,
+    ids: Vec<EventId>,
+}
+
+impl std::ops::Deref for Rounds {
+    type Target = [Round];
+
+    fn deref(&self) -> &[Round] {
+        &self.all
+    }
+}
+
+impl<'a> IntoIterator for &'a Rounds {
+    type Item = &'a Round;
+    type IntoIter = std::slice::Iter<'a, Round>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.all.iter()
+    }
+}
+
+impl Rounds {
+    /// The round's `item-selected` rows, in time order.
+    pub fn selections(&self, round: &Round) -> &[EventId] {
+        self.placed(round.selections)
+    }
+
+    /// The round's `effect-posted` rows, in time order.
+    pub fn effects(&self, round: &Round) -> &[EventId] {
+        self.placed(round.effects)
+    }
+
+    fn placed(&self, place: Place) -> &[EventId] {
+        &self.ids[place.start as usize..(place.start + place.len) as usize]
+    }
+}
+
+/// An effect in `rounds`' list of selections and effects (the top bit of the round's place).
+const EFFECT_BIT: u32 = 1 << 31;
 
 impl Round {
     /// When the round began: its `round-started` row, else its first row.
@@ -45,13 +99,18 @@ impl Round {
 }
 
 /// Groups ledger events by run id, ordered by start time (then run id, for stable output).
-pub fn rounds(timeline: &Timeline) -> Vec<Round> {
-    // Keyed by the interned run id (hashing is a pointer); the order comes from the sort below.
-    // Nearly every round has one start row: sized for them, the table is not rebuilt as it grows.
-    let mut by_run: UstrMap<Round> = UstrMap::with_capacity_and_hasher(
-        timeline.count_of(EventKind::RoundStarted),
-        std::hash::BuildHasherDefault::default(),
-    );
+pub fn rounds(timeline: &Timeline) -> Rounds {
+    // Rounds in the order they are first seen, and where each run id's round is: the table of
+    // places is a third the size of a table of rounds. Nearly every round has one start row:
+    // sized for them, neither is rebuilt as it grows.
+    let expected = timeline.count_of(EventKind::RoundStarted);
+    let mut all: Vec<Round> = Vec::with_capacity(expected);
+    let mut place_of: UstrMap<u32> =
+        UstrMap::with_capacity_and_hasher(expected, std::hash::BuildHasherDefault::default());
+    // Each selection and effect with its round's place (`EFFECT_BIT` set for an effect), in
+    // time order: counted per round first, placed in one list below.
+    let mut members: Vec<(u32, EventId)> =
+        Vec::with_capacity(timeline.count_of(EventKind::ItemSelected) + timeline.count_of(EventKind::EffectPosted));
     for (id, event) in timeline.ids() {
         let Some(run_id) = event.run_id else {
             continue;
@@ -66,18 +125,24 @@ pub fn rounds(timeline: &Timeline) -> Vec<Round> {
         ) {
             continue;
         }
-        let round = by_run.entry(run_id).or_insert_with(|| Round {
-            run_id,
-            sweep: None,
-            job_id: None,
-            slot: None,
-            started: None,
-            ended: None,
-            first_event: id,
-            last_event: id,
-            selections: Vec::new(),
-            effects: Vec::new(),
+        let place = *place_of.entry(run_id).or_insert_with(|| {
+            all.push(Round {
+                run_id,
+                sweep: None,
+                job_id: None,
+                slot: None,
+                started: None,
+                ended: None,
+                first_event: id,
+                last_event: id,
+                selections: Place::default(),
+                effects: Place::default(),
+            });
+            // Fewer rounds than events, and `read_sources` bounds those to 32 bits; the top bit
+            // stays free for `EFFECT_BIT` up to 2^31 rounds.
+            u32::try_from(all.len() - 1).expect("fewer rounds than events")
         });
+        let round = &mut all[place as usize];
         round.last_event = id;
         if round.sweep.is_none() {
             round.sweep = event.job_name.or(event.queue);
@@ -93,16 +158,38 @@ pub fn rounds(timeline: &Timeline) -> Vec<Round> {
             EventKind::RoundFinished | EventKind::RoundFailed if round.ended.is_none() => {
                 round.ended = Some(id);
             }
-            EventKind::ItemSelected => round.selections.push(id),
-            EventKind::EffectPosted => round.effects.push(id),
+            EventKind::ItemSelected => {
+                round.selections.len += 1;
+                members.push((place, id));
+            }
+            EventKind::EffectPosted => {
+                round.effects.len += 1;
+                members.push((place | EFFECT_BIT, id));
+            }
             _ => {}
         }
     }
-    let mut rounds: Vec<Round> = by_run.into_values().collect();
+    drop(place_of);
+    // Each round's stretch of the flat list; from here on a length counts the ids placed so far.
+    let mut start = 0;
+    for round in &mut all {
+        for place in [&mut round.selections, &mut round.effects] {
+            let len = place.len;
+            (place.start, place.len) = (start, 0);
+            start += len;
+        }
+    }
+    let mut ids = vec![0; start as usize];
+    for (tagged, id) in members {
+        let round = &mut all[(tagged & !EFFECT_BIT) as usize];
+        let place = if tagged & EFFECT_BIT == 0 { &mut round.selections } else { &mut round.effects };
+        ids[(place.start + place.len) as usize] = id;
+        place.len += 1;
+    }
     // Each start time is looked up once: the comparisons would otherwise read events all over
     // the timeline.
-    rounds.sort_by_cached_key(|a| (a.start_at(timeline), a.run_id));
-    rounds
+    all.sort_by_cached_key(|a| (a.start_at(timeline), a.run_id));
+    Rounds { all, ids }
 }
 
 /// One activation of a job.
@@ -195,6 +282,48 @@ mod tests {
         let mut event = Event::new(at, kind, Origin { channel, source, line, raw: Raw::default() });
         event.edit().job_id = Some(job.into());
         event
+    }
+
+    fn row(second: i64, kind: EventKind, run: &str, item: Option<&str>) -> Event {
+        let mut event = activation(second, kind, Channel::Ledger, run);
+        event.edit().run_id = Some(run.into());
+        event.item = item.map(Text::from);
+        event
+    }
+
+    #[test]
+    fn interleaved_rounds_keep_their_own_selections_and_effects_in_time_order() {
+        use EventKind::{EffectPosted, ItemSelected, RoundFinished, RoundStarted};
+        let timeline = Timeline::new(vec![
+            row(1, RoundStarted, "run-b", None),
+            row(0, RoundStarted, "run-a", None),
+            row(2, ItemSelected, "run-a", Some("PR-1")),
+            row(3, ItemSelected, "run-b", Some("PR-2")),
+            row(4, EffectPosted, "run-b", Some("PR-2")),
+            row(5, ItemSelected, "run-a", Some("PR-3")),
+            row(6, EffectPosted, "run-a", Some("PR-3")),
+            row(7, EffectPosted, "run-a", Some("PR-1")),
+            row(8, RoundFinished, "run-a", None),
+            // A round with no start row, selections or effects.
+            row(9, RoundFinished, "run-c", None),
+        ]);
+        let rounds = rounds(&timeline);
+        let items = |ids: &[EventId]| -> Vec<&str> {
+            ids.iter().map(|&id| timeline.get(id).item.map_or("", |item| item.as_str())).collect()
+        };
+        let seen: Vec<(&str, Vec<&str>, Vec<&str>)> = rounds
+            .iter()
+            .map(|round| (round.run_id.as_str(), items(rounds.selections(round)), items(rounds.effects(round))))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("run-a", vec!["PR-1", "PR-3"], vec!["PR-3", "PR-1"]),
+                ("run-b", vec!["PR-2"], vec!["PR-2"]),
+                ("run-c", vec![], vec![]),
+            ]
+        );
+        assert_eq!(rounds[0].ended.map(|id| timeline.get(id).at), Some(timeline.get(8).at));
     }
 
     #[test]
