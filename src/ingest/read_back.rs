@@ -96,19 +96,24 @@ mod tests {
     use crate::ingest::{SourceKind, read_sources};
     use crate::progress::Progress;
 
+    /// A ledger file of `text` in `dir`, read as a case would read it.
+    fn ledger(dir: &tempfile::TempDir, name: &str, text: &str) -> (SourceSpec, Timeline) {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let spec = SourceSpec::new(SourceKind::Ledger, path, Some(chrono_tz::UTC), "--ledger-tz".into());
+        let (events, _) = read_sources(std::slice::from_ref(&spec), &Progress::hidden()).unwrap();
+        (spec, Timeline::new(events))
+    }
+
     #[test]
     fn shown_rows_are_read_back_verbatim_from_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ledger.csv");
         let rows = [
             "at,run_id,event,item,detail",
             "2026-10-07T00:33:00Z,r1,round_started,,",
             "2026-10-07T00:54:05.700Z,r1,item_selected,PR-4412,\"picked, twice\"",
         ];
-        std::fs::write(&path, rows.join("\r\n") + "\r\n").unwrap();
-        let spec = SourceSpec::new(SourceKind::Ledger, path, Some(chrono_tz::UTC), "--ledger-tz".into());
-        let (events, _) = read_sources(std::slice::from_ref(&spec), &Progress::hidden()).unwrap();
-        let timeline = Timeline::new(events);
+        let (spec, timeline) = ledger(&dir, "ledger.csv", &(rows.join("\r\n") + "\r\n"));
         assert!(timeline.events().iter().all(|e| e.origin.raw.offset().is_some()));
         let texts = read_back(&[spec], &timeline, &[0, 1]).unwrap();
         assert_eq!(texts[&0], rows[1]);
@@ -118,17 +123,13 @@ mod tests {
     #[test]
     fn a_record_whose_quoted_cell_holds_line_endings_is_read_back_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ledger.tsv");
         let rows = [
             "at\trun_id\tevent\titem\tdetail",
             "2026-10-07T00:33:00Z\tr1\titem_selected\tPR-1\t\"first line\r\nsecond \"\"line\"\"\nthird\"",
             "2026-10-07T00:34:00Z\tr1\titem_selected\tPR-2\t\"quoted, one line\"",
             "2026-10-07T00:35:00Z\tr1\tround_finished\t\t",
         ];
-        std::fs::write(&path, rows.join("\n") + "\n").unwrap();
-        let spec = SourceSpec::new(SourceKind::Ledger, path, Some(chrono_tz::UTC), "--ledger-tz".into());
-        let (events, _) = read_sources(std::slice::from_ref(&spec), &Progress::hidden()).unwrap();
-        let timeline = Timeline::new(events);
+        let (spec, timeline) = ledger(&dir, "ledger.tsv", &(rows.join("\n") + "\n"));
         let lines: Vec<u32> = timeline.events().iter().map(|e| e.origin.line).collect();
         assert_eq!(lines, [2, 5, 6]);
         let texts = read_back(&[spec], &timeline, &[2, 0, 1]).unwrap();
@@ -140,12 +141,8 @@ mod tests {
     #[test]
     fn a_file_cut_short_since_it_was_read_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ledger.csv");
-        std::fs::write(&path, "at,event\n2026-10-07T00:33:00Z,round_started\n").unwrap();
-        let spec = SourceSpec::new(SourceKind::Ledger, path.clone(), None, "--ledger-tz".into());
-        let (events, _) = read_sources(std::slice::from_ref(&spec), &Progress::hidden()).unwrap();
-        let timeline = Timeline::new(events);
-        std::fs::write(&path, "at,event\n").unwrap();
+        let (spec, timeline) = ledger(&dir, "ledger.csv", "at,event\n2026-10-07T00:33:00Z,round_started\n");
+        std::fs::write(&spec.path, "at,event\n").unwrap();
         let error = read_back(&[spec], &timeline, &[0]).unwrap_err().to_string();
         assert!(error.contains("ledger.csv:2: the file is shorter than when it was read"), "{error}");
     }

@@ -78,9 +78,6 @@ impl Rounds {
     }
 }
 
-/// An effect in `rounds`' list of selections and effects (the top bit of the round's place).
-const EFFECT_BIT: u32 = 1 << 31;
-
 impl Round {
     /// When the round began: its `round-started` row, else its first row.
     pub fn start_at(&self, timeline: &Timeline) -> DateTime<Utc> {
@@ -107,8 +104,8 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
     let mut all: Vec<Round> = Vec::with_capacity(expected);
     let mut place_of: UstrMap<u32> =
         UstrMap::with_capacity_and_hasher(expected, std::hash::BuildHasherDefault::default());
-    // Each selection and effect with its round's place (`EFFECT_BIT` set for an effect), in
-    // time order: counted per round first, placed in one list below.
+    // Each selection and effect with its round's place, in time order: counted per round first,
+    // placed in one list below.
     let mut members: Vec<(u32, EventId)> =
         Vec::with_capacity(timeline.count_of(EventKind::ItemSelected) + timeline.count_of(EventKind::EffectPosted));
     for (id, event) in timeline.ids() {
@@ -138,8 +135,7 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
                 selections: Place::default(),
                 effects: Place::default(),
             });
-            // Fewer rounds than events, and `read_sources` bounds those to 32 bits; the top bit
-            // stays free for `EFFECT_BIT` up to 2^31 rounds.
+            // Fewer rounds than events, and `read_sources` bounds those to 32 bits.
             u32::try_from(all.len() - 1).expect("fewer rounds than events")
         });
         let round = &mut all[place as usize];
@@ -164,7 +160,7 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
             }
             EventKind::EffectPosted => {
                 round.effects.len += 1;
-                members.push((place | EFFECT_BIT, id));
+                members.push((place, id));
             }
             _ => {}
         }
@@ -180,9 +176,10 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
         }
     }
     let mut ids = vec![0; start as usize];
-    for (tagged, id) in members {
-        let round = &mut all[(tagged & !EFFECT_BIT) as usize];
-        let place = if tagged & EFFECT_BIT == 0 { &mut round.selections } else { &mut round.effects };
+    for (place, id) in members {
+        let round = &mut all[place as usize];
+        let place =
+            if timeline.kind(id) == EventKind::EffectPosted { &mut round.effects } else { &mut round.selections };
         ids[(place.start + place.len) as usize] = id;
         place.len += 1;
     }
