@@ -49,7 +49,7 @@ impl KeyPolicy {
 /// Whether the receiver's answer says it recognised a repeat (outcome `deduplicated` or
 /// `duplicate`; the ledger reader keeps that word in the detail).
 fn answered_duplicate(event: &Event) -> bool {
-    event.detail.as_deref().is_some_and(|d| {
+    event.detail_str().is_some_and(|d| {
         let d = d.to_ascii_lowercase();
         d.contains("deduplicated") || d.contains("duplicate")
     })
@@ -286,7 +286,7 @@ mod tests {
                 event.lease_mut().key = r.key.map(crate::model::Text::from);
                 event.lease_mut().payload_hash = r.hash.map(crate::model::Text::from);
                 event.lease_mut().accepted = r.accepted;
-                event.detail = r.detail.map(crate::model::Text::from);
+                event.set_detail(r.detail.map(crate::model::Text::from));
                 event
             })
             .collect();

@@ -169,7 +169,7 @@ pub fn bullmq_refusal(event: &Event) -> Option<EventKind> {
     if !matches!(event.kind, EventKind::LockRefused | EventKind::Error) {
         return None;
     }
-    let detail = event.detail.as_deref().unwrap_or_default().to_ascii_lowercase();
+    let detail = event.detail_str().unwrap_or_default().to_ascii_lowercase();
     match event.kind {
         EventKind::LockRefused if detail.contains("extendlock") => Some(EventKind::LeaseExtended),
         EventKind::LockRefused => Some(EventKind::LeaseCompleted),
@@ -403,7 +403,7 @@ fn bullmq_finding(context: &Context, kind: &WriteKind, job_id: Text, refusals: &
     finding.metric("written_at", Value::Time(first.at));
     finding.metric("accepted", Value::Flag(false));
     let renewal = first.kind == EventKind::Error;
-    let command = if renewal { Some("extendLock".into()) } else { first.detail };
+    let command = if renewal { Some("extendLock".into()) } else { first.detail() };
     if let Some(command) = &command {
         finding.metric("command", Value::Text(command.to_string()));
     }
@@ -524,14 +524,14 @@ pub(crate) mod tests {
     #[test]
     fn bullmq_refusals_are_sorted_by_command() {
         let mut event = row(1, 0.0, EventKind::LockRefused, "41877", None, None, None);
-        event.detail = Some("moveToFinished".into());
+        event.set_detail(Some("moveToFinished".into()));
         assert_eq!(bullmq_refusal(&event), Some(EventKind::LeaseCompleted));
-        event.detail = Some("extendLock".into());
+        event.set_detail(Some("extendLock".into()));
         assert_eq!(bullmq_refusal(&event), Some(EventKind::LeaseExtended));
         event.kind = EventKind::Error;
-        event.detail = Some("ERROR [BullWorker] could not renew lock for job 42".into());
+        event.set_detail(Some("ERROR [BullWorker] could not renew lock for job 42".into()));
         assert_eq!(bullmq_refusal(&event), Some(EventKind::LeaseExtended));
-        event.detail = Some("ERROR [ReviewClient] POST /reviews failed".into());
+        event.set_detail(Some("ERROR [ReviewClient] POST /reviews failed".into()));
         assert_eq!(bullmq_refusal(&event), None);
     }
 }

@@ -201,7 +201,7 @@ pub fn stalled_between(context: &Context, job_id: Text, from: DateTime<Utc>, to:
 /// The reason a failure record gives, without the ledger's status prefix when it says no more
 /// than "failed".
 pub fn reason(event: &Event) -> String {
-    let detail = event.detail.as_deref().unwrap_or("").trim();
+    let detail = event.detail_str().unwrap_or("").trim();
     for prefix in ["FAILED: ", "failed: ", "ATTEMPT_FAILED: ", "attempt_failed: "] {
         if let Some(rest) = detail.strip_prefix(prefix) {
             return rest.trim().to_string();

@@ -34,7 +34,7 @@ fn gives_up(event: &Event) -> bool {
         EventKind::JobDead | EventKind::JobRetriesExhausted => true,
         _ => {
             event.origin.channel == Channel::Ledger
-                && event.detail.as_deref().is_some_and(|d| {
+                && event.detail_str().is_some_and(|d| {
                     let first = d.split([':', ' ', ';']).next().unwrap_or("");
                     DEAD_STATUSES.iter().any(|status| first.eq_ignore_ascii_case(status))
                 })
@@ -83,7 +83,7 @@ fn exhausted(context: &Context, job_id: Text, markers: &[EventId]) -> Option<Fin
         .filter(|&id| timeline.get(id).at <= dead_at && !markers.contains(&id))
         .collect();
     let stall_limit = failures.last().is_some_and(|&id| {
-        timeline.get(id).detail.as_deref().is_some_and(|d| d.to_ascii_lowercase().contains(STALLED_LIMIT_REASON))
+        timeline.get(id).detail_str().is_some_and(|d| d.to_ascii_lowercase().contains(STALLED_LIMIT_REASON))
     });
     if stall_limit {
         return None;
@@ -107,7 +107,7 @@ fn exhausted(context: &Context, job_id: Text, markers: &[EventId]) -> Option<Fin
     let attempts_made = markers.iter().find_map(|&id| {
         let event = timeline.get(id);
         (event.kind == EventKind::JobRetriesExhausted)
-            .then(|| event.detail.as_deref()?.strip_prefix("attemptsMade=")?.parse::<u64>().ok())
+            .then(|| event.detail_str()?.strip_prefix("attemptsMade=")?.parse::<u64>().ok())
             .flatten()
     });
     if let Some(made) = attempts_made {
@@ -279,7 +279,7 @@ mod tests {
         event.edit().job_id = Some("job-9".into());
         event.edit().worker = Some(crate::model::Text::from(worker));
         event.lease_mut().attempt = attempt;
-        event.detail = detail.map(crate::model::Text::from);
+        event.set_detail(detail.map(crate::model::Text::from));
         if kind == EventKind::LeaseClaimed {
             event.lease_mut().accepted = Some(true);
             event.lease_mut().lease_until = Some(at(when) + chrono::Duration::seconds(10));
@@ -347,7 +347,7 @@ mod tests {
             let origin = Origin { channel: Channel::EventsStream, source: 1, line, raw: crate::model::Raw::default() };
             let mut event = Event::new(at(when), kind, origin);
             event.edit().job_id = Some("7".into());
-            event.detail = Some(crate::model::Text::from(detail));
+            event.set_detail(Some(crate::model::Text::from(detail)));
             event
         };
         let found = detect(vec![

@@ -306,7 +306,7 @@ mod tests {
         let mut event = Event::new(at(when), kind, origin);
         event.edit().job_id = Some(crate::model::Text::from(job));
         event.edit().worker = Some(crate::model::Text::from(worker));
-        event.detail = detail.map(crate::model::Text::from);
+        event.set_detail(detail.map(crate::model::Text::from));
         if kind == EventKind::LeaseClaimed {
             event.lease_mut().accepted = Some(true);
         }

@@ -144,10 +144,10 @@ mod tests {
     fn a_bullmq_missing_lock_refusal_is_a_refused_completion() {
         let mut refusal = row(1, 100.0, EventKind::LockRefused, "41877", None, None, None);
         refusal.edit().job_id = Some("42".into());
-        refusal.detail = Some("moveToFinished".into());
+        refusal.set_detail(Some("moveToFinished".into()));
         let mut renewal = row(2, 90.0, EventKind::Error, "41877", None, None, None);
         renewal.edit().job_id = Some("42".into());
-        renewal.detail = Some("could not renew lock for job 42".into());
+        renewal.set_detail(Some("could not renew lock for job 42".into()));
         let findings = detect(&StaleCompletion, vec![refusal, renewal]);
         assert_eq!(findings.len(), 1, "the renewal failure is a heartbeat, not a completion");
         let f = &findings[0];

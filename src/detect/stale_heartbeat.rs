@@ -110,7 +110,7 @@ mod tests {
     fn a_bullmq_renewal_failure_is_a_refused_heartbeat() {
         let mut renewal = row(1, 90.0, EventKind::Error, "41877", None, None, None);
         renewal.edit().job_id = Some("42".into());
-        renewal.detail = Some("ERROR [BullWorker] could not renew lock for job 42".into());
+        renewal.set_detail(Some("ERROR [BullWorker] could not renew lock for job 42".into()));
         let findings = detect(&StaleHeartbeat, vec![renewal]);
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].get("command"), Some(&Value::Text("extendLock".into())));

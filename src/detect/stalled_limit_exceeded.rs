@@ -65,7 +65,7 @@ impl Detector for StalledLimitExceeded {
         let mut by_job: BTreeMap<Text, Vec<EventId>> = BTreeMap::new();
         for (id, event) in timeline.ids() {
             let over_limit = event.kind == EventKind::JobFailed
-                && event.detail.as_deref().is_some_and(|d| d.to_ascii_lowercase().contains(STALLED_LIMIT_REASON));
+                && event.detail_str().is_some_and(|d| d.to_ascii_lowercase().contains(STALLED_LIMIT_REASON));
             if let (true, Some(job_id)) = (over_limit, event.job_id) {
                 by_job.entry(job_id).or_default().push(id);
             }
@@ -126,7 +126,7 @@ fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
         finding.metric("queue", Value::Text(queue.to_string()));
     }
     finding.metric("failed_at", Value::Time(failed.at));
-    finding.metric("reason", Value::Text(failed.detail.map(|d| d.to_string()).unwrap_or_default()));
+    finding.metric("reason", Value::Text(failed.detail().map(|d| d.to_string()).unwrap_or_default()));
     finding.metric("stalls_seen", Value::Count(stalls_counted as u64));
     finding.metric("max_stalled_count", Value::Count(params.max_stalled_count));
     if let Some(id) = last_activation {
@@ -175,7 +175,7 @@ mod tests {
         let origin = Origin { channel, source: 0, line, raw: crate::model::Raw::default() };
         let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
         event.edit().job_id = Some("42".into());
-        event.detail = detail.map(crate::model::Text::from);
+        event.set_detail(detail.map(crate::model::Text::from));
         event
     }
 

@@ -296,7 +296,7 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
         let event = timeline.get(id);
         event.kind == EventKind::JobFailed
             && event
-                .detail
+                .detail()
                 .as_deref()
                 .is_some_and(|d| d.to_ascii_lowercase().contains(super::stalled_limit_exceeded::STALLED_LIMIT_REASON))
     });
@@ -595,7 +595,7 @@ mod tests {
         let in_stream = |line, when, kind, detail: Option<&str>| {
             let mut e = event(line, when, kind, Some("j"));
             e.origin.channel = Channel::EventsStream;
-            e.detail = detail.map(crate::model::Text::from);
+            e.set_detail(detail.map(crate::model::Text::from));
             e
         };
         let findings = run(
@@ -645,9 +645,9 @@ mod tests {
     #[test]
     fn the_old_worker_still_writing_after_expiry_lived_on_without_renewing() {
         let mut renewal = event(3, "2026-10-07T00:00:45Z", EventKind::Error, Some("j"));
-        renewal.detail = Some("could not renew lock for job j".into());
+        renewal.set_detail(Some("could not renew lock for job j".into()));
         let mut refused = by(event(5, "2026-10-07T00:01:20Z", EventKind::LockRefused, Some("j")), "100");
-        refused.detail = Some("moveToFinished".into());
+        refused.set_detail(Some("moveToFinished".into()));
         let findings = run(
             vec![
                 by(event(1, "2026-10-07T00:00:00Z", EventKind::JobActive, Some("j")), "100"),

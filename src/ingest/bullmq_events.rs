@@ -98,7 +98,7 @@ fn to_event(spec: &SourceSpec, source: u16, entry: &Entry) -> Result<Option<Even
         ..Default::default()
     };
     event.set_scope(scope.interned());
-    event.detail = match kind {
+    let detail = match kind {
         EventKind::JobFailed => field(&entry.fields, "failedReason").map(Text::from),
         EventKind::JobWaiting | EventKind::JobActive | EventKind::JobCompleted => {
             field(&entry.fields, "prev").map(|prev| Text::from(format!("prev={prev}").as_str()))
@@ -109,6 +109,7 @@ fn to_event(spec: &SourceSpec, source: u16, entry: &Entry) -> Result<Option<Even
         EventKind::JobDelayed => field(&entry.fields, "delay").map(|d| Text::from(format!("delay={d}").as_str())),
         _ => None,
     };
+    event.set_detail(detail);
     Ok(Some(event))
 }
 
@@ -353,7 +354,7 @@ mod tests {
         assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00+00:00");
         assert_eq!(events[0].slot.map(|s| s.to_rfc3339()).as_deref(), Some("2026-10-07T00:33:00+00:00"));
         assert_eq!(events[0].queue.as_deref(), Some("pr-review"));
-        assert_eq!(events[3].detail.as_deref(), Some("job stalled more than allowable limit"));
+        assert_eq!(events[3].detail_str(), Some("job stalled more than allowable limit"));
         assert_eq!((summary.lines, summary.used, summary.ignored), (5, 4, 1));
         assert_eq!(summary.ignored_by_reason["stream event 'drained' not used"], 1);
     }

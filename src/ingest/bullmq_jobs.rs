@@ -193,7 +193,7 @@ fn job_events(
             worker: text_field(fields, &["pb"]).as_deref().map(Text::from),
         };
         event.set_scope(scope.interned());
-        event.detail = detail.as_deref().map(Text::from);
+        event.set_detail(detail.as_deref().map(Text::from));
         event
     };
     let mut out = Vec::new();
@@ -226,11 +226,9 @@ fn job_events(
         && last.kind != EventKind::JobFailed
     {
         let note = format!("deferred failure pending: {reason}");
-        last.detail = Some(
-            last.detail
-                .take()
-                .map_or_else(|| Text::from(note.as_str()), |d| Text::from(format!("{d}; {note}").as_str())),
-        );
+        last.set_detail(Some(
+            last.detail().map_or_else(|| Text::from(note.as_str()), |d| Text::from(format!("{d}; {note}").as_str())),
+        ));
     }
     Ok(out)
 }
@@ -257,8 +255,8 @@ mod tests {
         .unwrap();
         let kinds: Vec<EventKind> = events.iter().map(|e| e.kind).collect();
         assert_eq!(kinds, [EventKind::JobAdded, EventKind::JobActive, EventKind::JobFailed]);
-        assert_eq!(events[1].detail.as_deref(), Some("last activation (processedOn); ats=3 atm=1 stc=2"));
-        assert_eq!(events[2].detail.as_deref(), Some("job stalled more than allowable limit"));
+        assert_eq!(events[1].detail_str(), Some("last activation (processedOn); ats=3 atm=1 stc=2"));
+        assert_eq!(events[2].detail_str(), Some("job stalled more than allowable limit"));
         assert_eq!(events[2].queue.as_deref(), Some("pr-review"));
         assert_eq!(events[2].worker.as_deref(), Some("api-1"));
         assert_eq!((summary.lines, summary.used, summary.ignored), (2, 1, 1));

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::error::{Error, Result};
-use crate::model::event::LeaseFacts;
+use crate::model::event::{Extra, LeaseFacts};
 use crate::model::{Event, EventKind, Origin, Text};
 use crate::time;
 
@@ -308,7 +308,7 @@ pub fn record_to_event<'r>(
     scope.worker = text(FieldId::Worker);
     scope.job_name = text(FieldId::Sweep);
     scope.queue = text(FieldId::Queue);
-    event.detail = match (field(FieldId::Status), field(FieldId::Detail)) {
+    let mut detail = match (field(FieldId::Status), field(FieldId::Detail)) {
         (Some(status), Some(detail)) => Some(Text::from(format!("{status}: {detail}").as_str())),
         (Some(_), None) => text(FieldId::Status),
         (None, _) => text(FieldId::Detail),
@@ -316,7 +316,7 @@ pub fn record_to_event<'r>(
     if let Some(slot) = field(FieldId::Slot) {
         scope.slot = Some(parse_time(spec, line, || column(FieldId::Slot), &slot)?);
     }
-    // Lease and effect columns, boxed apart only when the row has any.
+    // Lease and effect columns, kept only when the row has any.
     let mut lease = LeaseFacts::default();
     if let Some(until) = field(FieldId::LeaseUntil) {
         lease.lease_until = Some(parse_time(spec, line, || column(FieldId::LeaseUntil), &until)?);
@@ -344,15 +344,14 @@ pub fn record_to_event<'r>(
         };
         lease.accepted = Some(accepted);
         if matches!(value.as_str(), "deduplicated" | "duplicate") {
-            let detail = event.detail.take().map_or_else(|| value.clone(), |d| format!("{d}; {value}"));
-            event.detail = Some(Text::from(detail.as_str()));
+            let noted = detail.map_or_else(|| value.clone(), |d| format!("{d}; {value}"));
+            detail = Some(Text::from(noted.as_str()));
         }
     }
     lease.key = text(FieldId::Key);
     lease.payload_hash = text(FieldId::PayloadHash);
-    if lease != LeaseFacts::default() {
-        event.lease = Some(Box::new(lease));
-    }
+    let lease = (lease != LeaseFacts::default()).then_some(lease);
+    event.set_extra(recent.extra(Extra { detail, lease }));
     event.set_scope(recent.scope(scope));
     Ok(Outcome::Event(event))
 }

@@ -367,7 +367,7 @@ mod tests {
         assert_eq!(active.origin.channel, Channel::Log);
         assert_eq!(active.origin.raw.kept().as_deref(), Some(ACTIVE));
         assert_eq!(events[1].kind, EventKind::JobFailed);
-        assert_eq!(events[1].detail.as_deref(), Some("connect ECONNREFUSED 10.0.3.7:443"));
+        assert_eq!(events[1].detail_str(), Some("connect ECONNREFUSED 10.0.3.7:443"));
     }
 
     #[test]
@@ -392,13 +392,13 @@ mod tests {
         assert_eq!(counts(&summary), (3, 1, 2, 0));
         assert_eq!(summary.ignored_by_reason["noise"], 2);
         assert_eq!(events[0].kind, EventKind::Error);
-        assert_eq!(events[0].detail.as_deref(), Some("Request failed with status code 502"));
+        assert_eq!(events[0].detail_str(), Some("Request failed with status code 502"));
         assert_eq!(events[0].item.as_deref(), Some("PR-4412"));
         // pino 10.4.0 `logger.fatal(new Error('boom'))`: msg is the error's message.
         let fatal = r#"{"level":60,"time":1791333180000,"pid":41877,"hostname":"vm","name":"pr-review-worker","err":{"type":"Error","message":"boom","stack":"Error: boom"},"msg":"boom"}"#;
         let (events, _) = read(fatal, None).unwrap();
         assert_eq!(events[0].kind, EventKind::Error);
-        assert_eq!(events[0].detail.as_deref(), Some("boom"));
+        assert_eq!(events[0].detail_str(), Some("boom"));
     }
 
     #[test]

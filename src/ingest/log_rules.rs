@@ -129,7 +129,7 @@ impl Classified {
         };
         event.set_scope(scope.interned());
         event.item = self.item.as_deref().map(Text::from);
-        event.detail = self.detail.as_deref().map(Text::from);
+        event.set_detail(self.detail.as_deref().map(Text::from));
     }
 
     fn set(&mut self, field: &str, value: String) {

@@ -111,7 +111,7 @@ mod tests {
         assert_eq!(events[0].queue.as_deref(), Some("pr-review"));
         assert_eq!(events[0].worker.as_deref(), Some("41877"));
         assert_eq!(events[1].kind, EventKind::JobFailed);
-        assert_eq!(events[1].detail.as_deref(), Some("connect ECONNREFUSED 10.0.3.7:443"));
+        assert_eq!(events[1].detail_str(), Some("connect ECONNREFUSED 10.0.3.7:443"));
     }
 
     #[test]
@@ -122,10 +122,10 @@ mod tests {
         let (events, summary) = read(&format!("{ERROR}\n{bare}\n"), None).unwrap();
         assert_eq!(summary.used, 2);
         assert_eq!(events[0].kind, EventKind::Error);
-        assert_eq!(events[0].detail.as_deref(), Some("Request failed with status code 502"));
+        assert_eq!(events[0].detail_str(), Some("Request failed with status code 502"));
         assert_eq!(events[0].item.as_deref(), Some("PR-4412"));
         assert_eq!(events[1].kind, EventKind::Error);
-        assert_eq!(events[1].detail, None);
+        assert_eq!(events[1].detail(), None);
     }
 
     #[test]

@@ -8,16 +8,21 @@ use std::hash::{BuildHasher, BuildHasherDefault};
 
 use rustc_hash::FxHasher;
 
+use crate::model::event::Extra;
 use crate::model::{Scope, Text};
 
 /// Slots in the cache (2^12): enough for the rounds that overlap in time in a busy ledger.
 const SLOT_BITS: u32 = 12;
+/// Slots for details (2^8): statuses and reasons are few.
+const EXTRA_BITS: u32 = 8;
 
 pub struct RecentTexts {
     slots: Box<[Option<Text>]>,
     /// The same for the scopes of rows (job, run, slot, worker): every row of a round has its
     /// round's.
     scopes: Box<[Option<&'static Scope>]>,
+    /// The same for details without lease columns (`Extra`): a ledger has a few, repeated.
+    extras: Box<[Option<&'static Extra>]>,
     hasher: BuildHasherDefault<FxHasher>,
 }
 
@@ -26,6 +31,7 @@ impl Default for RecentTexts {
         RecentTexts {
             slots: vec![None; 1 << SLOT_BITS].into_boxed_slice(),
             scopes: vec![None; 1 << SLOT_BITS].into_boxed_slice(),
+            extras: vec![None; 1 << EXTRA_BITS].into_boxed_slice(),
             hasher: BuildHasherDefault::default(),
         }
     }
@@ -50,6 +56,20 @@ impl RecentTexts {
         match slot {
             Some(known) if **known == scope => known,
             _ => slot.insert(scope.interned()),
+        }
+    }
+
+    /// The interned `extra` (see `Extra::interned`); a detail seen recently, without lease
+    /// columns, is not looked up in the process-wide set again. (Lease columns differ on nearly
+    /// every row: they go to the set.)
+    pub fn extra(&mut self, extra: Extra) -> &'static Extra {
+        if extra.lease.is_some() {
+            return extra.interned();
+        }
+        let slot = &mut self.extras[(self.hasher.hash_one(extra.detail) >> (64 - EXTRA_BITS)) as usize];
+        match slot {
+            Some(known) if **known == extra => known,
+            _ => slot.insert(extra.interned()),
         }
     }
 }

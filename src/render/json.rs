@@ -138,7 +138,7 @@ pub fn wire_event(report: &Report, id: EventId) -> WireEvent<'_> {
         slot: event.slot.map(format_rfc3339),
         item: event.item.as_deref(),
         worker: event.worker.as_deref(),
-        detail: event.detail.as_deref(),
+        detail: event.detail_str(),
         generation: event.lease().generation,
         lease_until: event.lease().lease_until.map(format_rfc3339),
         attempt: event.lease().attempt,
