@@ -75,8 +75,9 @@ impl Detector for DuplicateEffect {
             if deliveries.len() < 2 {
                 return;
             }
-            // By item, then in time order (ids are timeline positions).
-            deliveries.sort_unstable();
+            // By item (where its text is kept: grouping needs no order of texts, and the findings
+            // are sorted by text below), then in time order (ids are timeline positions).
+            deliveries.sort_unstable_by_key(|&(item, id)| (item.map(|item| item.as_char_ptr()), id));
             for same in deliveries.chunk_by(|a, b| a.0 == b.0).filter(|same| same.len() > 1) {
                 repeated.push(((task.0, task.1, same[0].0), same.iter().map(|&(_, id)| id).collect()));
             }
