@@ -162,7 +162,6 @@ pub struct RuleSet {
     candidates: regex::bytes::Regex,
     /// Whether the built-in job rules are on: they have their own candidate search.
     job_word: bool,
-    pairs: Regex,
 }
 
 /// The candidate search of the two built-in job rules, `job-verb` ("job 42 active") and
@@ -348,11 +347,7 @@ impl RuleSet {
             .size_limit(64 << 20)
             .build()
             .map_err(|e| Error::usage(format!("{source}: the log rules together are too large to combine: {e}")))?;
-        let pairs = Regex::new(
-            r#"(?:^|[\s,;(\[{])(?P<key>[A-Za-z_][A-Za-z0-9_.]*)=(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;)\]}]+)"#,
-        )
-        .expect("key=value regex is valid");
-        Ok(RuleSet { rules, candidates, job_word, pairs })
+        Ok(RuleSet { rules, candidates, job_word })
     }
 
     /// The search of all rules at once over a block of log text: a line with no candidate is
@@ -408,9 +403,9 @@ impl RuleSet {
                 found.set(name, value.as_str().to_string());
             }
         }
-        for pair in self.pairs.captures_iter(message) {
-            let key = pair["key"].to_ascii_lowercase();
-            let value = unquote(&pair["value"]);
+        for (key, value) in KeyValues::new(message) {
+            let key = key.to_ascii_lowercase();
+            let value = unquote(value);
             if let Some((field, _)) = FIELD_KEYS.iter().find(|(_, keys)| keys.contains(&key.as_str())) {
                 found.set(field, value);
             }
@@ -452,6 +447,98 @@ fn unanchored(hir: &Hir) -> Hir {
     }
 }
 
+/// The `key=value` pairs of a message, one after another, exactly as the regex
+/// `(?:^|[\s,;(\[{])(?P<key>[A-Za-z_][A-Za-z0-9_.]*)=(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;)\]}]+)`
+/// finds them with `captures_iter`: a pair starts the message or follows a space or one of `,;([{`;
+/// a value is double-quoted (with escapes), single-quoted, or runs to the next space or `,;)]}`.
+/// Written out by hand because the regex engine's search with captures cost about 1 µs on each of
+/// the hundred thousand lines a gigabyte of log classifies (docs/performance.md); a test checks it
+/// against that regex on generated messages.
+struct KeyValues<'a> {
+    text: &'a str,
+    /// Where the next search starts; past the end when done.
+    from: usize,
+}
+
+impl<'a> KeyValues<'a> {
+    fn new(text: &'a str) -> Self {
+        KeyValues { text, from: 0 }
+    }
+
+    /// The pair whose key starts at byte `at`, and where it ends.
+    fn pair_at(&self, at: usize) -> Option<(&'a str, &'a str, usize)> {
+        let bytes = self.text.as_bytes();
+        if !bytes.get(at).is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_') {
+            return None;
+        }
+        let equals = at + bytes[at..].iter().position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))?;
+        if bytes[equals] != b'=' {
+            return None;
+        }
+        let value = equals + 1;
+        let end = self.quoted_end(value).or_else(|| self.bare_end(value))?;
+        Some((&self.text[at..equals], &self.text[value..end], end))
+    }
+
+    /// The end of a quoted value starting at `at` (`None`: not quoted, or not closed).
+    fn quoted_end(&self, at: usize) -> Option<usize> {
+        let bytes = self.text.as_bytes();
+        match bytes.get(at)? {
+            b'"' => {
+                let mut next = at + 1;
+                loop {
+                    // Only ASCII bytes are looked for: the bytes of other characters never equal them.
+                    match *bytes.get(next)? {
+                        b'"' => return Some(next + 1),
+                        // An escape takes any character but a line break.
+                        b'\\' if bytes.get(next + 1).is_some_and(|&b| b != b'\n') => next += 2,
+                        b'\\' => return None,
+                        _ => next += 1,
+                    }
+                }
+            }
+            b'\'' => memchr::memchr(b'\'', &bytes[at + 1..]).map(|close| at + 1 + close + 1),
+            _ => None,
+        }
+    }
+
+    /// The end of an unquoted value starting at `at`: the next space or one of `,;)]}`.
+    fn bare_end(&self, at: usize) -> Option<usize> {
+        let rest = &self.text[at..];
+        let len =
+            rest.find(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ')' | ']' | '}')).unwrap_or(rest.len());
+        (len > 0).then_some(at + len)
+    }
+}
+
+impl<'a> Iterator for KeyValues<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let text = self.text;
+        let mut start = self.from;
+        while start <= text.len() {
+            // At the very start of the message, the key may begin there; anywhere, a pair may
+            // begin with a delimiter, its key right after it. The leftmost start wins.
+            let found = if start == 0 { self.pair_at(0) } else { None };
+            let found = found.or_else(|| {
+                let delimiter = text[start..].chars().next()?;
+                (delimiter.is_whitespace() || matches!(delimiter, ',' | ';' | '(' | '[' | '{'))
+                    .then(|| self.pair_at(start + delimiter.len_utf8()))
+                    .flatten()
+            });
+            if let Some((key, value, end)) = found {
+                self.from = end;
+                return Some((key, value));
+            }
+            // The next character.
+            start += text[start..].chars().next().map_or(1, char::len_utf8);
+        }
+        self.from = start;
+        None
+    }
+}
+
 fn unquote(value: &str) -> String {
     let inner = value
         .strip_prefix('"')
@@ -466,6 +553,50 @@ mod tests {
 
     fn builtin() -> RuleSet {
         RuleSet::new(&[], true, "server.log").unwrap()
+    }
+
+    #[test]
+    fn key_value_pairs_are_found_as_the_regex_finds_them() {
+        let regex = Regex::new(
+            r#"(?:^|[\s,;(\[{])(?P<key>[A-Za-z_][A-Za-z0-9_.]*)=(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;)\]}]+)"#,
+        )
+        .unwrap();
+        let by_regex = |text: &str| -> Vec<(String, String)> {
+            regex.captures_iter(text).map(|c| (c["key"].to_string(), c["value"].to_string())).collect()
+        };
+        let by_hand = |text: &str| -> Vec<(String, String)> {
+            KeyValues::new(text).map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let written = [
+            "job active queue=pr-review name=pr-review-sweep id=repeat:pr-review-sweep:1789833240000 pid=49132",
+            "a=1,b=2;c=3 (d=4) [e=5] {f=6}",
+            r#"msg="quoted, with \"escapes\" inside" err='single quoted' tail=x"#,
+            r#"open="never closed and=still x='also open"#,
+            "x.y_z=1 9a=2 _k=v k==v k= v =v a-b=1 url=http://h/p?q=1&r=2",
+            "id=\u{a0}nbsp\u{a0}k=v\u{3000}w=é,ü=1",
+            "esc=\"a\\\nb\" n=\"x\\",
+            "",
+            "=",
+            "k=",
+        ];
+        for text in written {
+            assert_eq!(by_hand(text), by_regex(text), "{text:?}");
+        }
+        // Messages made of the characters that matter, in every order a small generator gives.
+        let alphabet: Vec<char> = "aZ_.9=\"'\\ \t,;()[]{}é\u{a0}\u{3000}\n-".chars().collect();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..200_000 {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let len = (seed >> 59) as usize;
+            let mut state = seed;
+            let text: String = (0..len)
+                .map(|_| {
+                    state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                    alphabet[(state >> 33) as usize % alphabet.len()]
+                })
+                .collect();
+            assert_eq!(by_hand(&text), by_regex(&text), "{text:?}");
+        }
     }
 
     #[test]
