@@ -12,7 +12,7 @@ use crate::model::{Event, InputSummary, Origin, Raw};
 
 use super::ledger::{self, Columns, FIELDS, FieldId, Outcome};
 use super::recent::RecentTexts;
-use super::{EventFormat, SourceKind, SourceSpec};
+use super::{EventFormat, Reopen, SourceKind, SourceSpec};
 
 pub struct LedgerCsv;
 
@@ -43,43 +43,221 @@ impl EventFormat for LedgerCsv {
     ) -> Result<()> {
         let delimiter = detect_delimiter(spec, &mut input);
         let mut records = Records::new(input, delimiter);
-        let mut recent = RecentTexts::default();
-        // Per ledger field, the position of its column (resolved once from the header).
-        let mut columns: Option<(Columns, Vec<Option<usize>>)> = None;
-        let separator = if delimiter == b'\t' { "\t" } else { "," };
+        let Some(mut rows) = Rows::from_header(spec, source, delimiter, &mut records, summary)? else {
+            return Ok(());
+        };
         while let Some(record) = records.next(spec)? {
-            let line = record.line;
-            summary.lines += 1;
-            let Some((columns, index)) = &columns else {
-                let header: Vec<String> = record.cells().map(|c| c.trim().to_string()).collect();
-                let resolved = Columns::resolve(spec, &header, line)?;
-                let index = FIELDS
-                    .iter()
-                    .map(|field| {
-                        let column = resolved.column(field.name)?;
-                        header.iter().position(|name| name == column)
-                    })
-                    .collect();
-                columns = Some((resolved, index));
-                summary.ignore("header");
-                continue;
-            };
-            let raw = if spec.rereadable {
-                // The record's bytes up to the next record; the line ending is dropped when read back.
-                Raw::span(record.offset)
-            } else {
-                Raw::text(&record.cells().collect::<Vec<_>>().join(separator))
-            };
-            let origin =
-                Origin { channel: crate::model::Channel::Ledger, source, line: super::line_of(spec, line)?, raw };
-            let get = |id: FieldId| index[id as usize].and_then(|i| record.cell(i)).map(Cow::Borrowed);
-            match ledger::record_to_event(spec, columns, get, &mut recent, origin)? {
-                Outcome::Event(event) => {
-                    summary.used();
-                    events.push(event);
-                }
-                Outcome::Rejected(reason) => summary.reject(line, reason),
+            rows.add(&record, events, summary)?;
+        }
+        Ok(())
+    }
+
+    /// A large file is read in two parts at once: from the start on this thread, and from a line
+    /// ending near the middle on another. The second part is kept only if the first reaches a
+    /// record that starts exactly there: then the parser's state there is a record's start, as
+    /// the second part assumed (a quoted cell that spans the middle makes the first part go past
+    /// it instead; the second part is then stopped and dropped, and the first reads on).
+    fn read_file(
+        &self,
+        spec: &SourceSpec,
+        source: u16,
+        input: Box<dyn BufRead + Send>,
+        reopen: &Reopen,
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<()> {
+        read_in_parts(spec, source, input, reopen, SPLIT_AT_LEAST, events, summary)
+    }
+}
+
+/// `LedgerCsv::read_file`, splitting files of at least `split_at_least` bytes.
+fn read_in_parts(
+    spec: &SourceSpec,
+    source: u16,
+    mut input: Box<dyn BufRead + Send>,
+    reopen: &Reopen,
+    split_at_least: u64,
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let delimiter = detect_delimiter(spec, &mut input);
+    let mut records = Records::new(input, delimiter);
+    let Some(mut rows) = Rows::from_header(spec, source, delimiter, &mut records, summary)? else {
+        return Ok(());
+    };
+    let size = std::fs::metadata(reopen.path()).map_or(0, |m| m.len());
+    let middle = if size >= split_at_least { record_start_after(reopen, size / 2)? } else { None };
+    let Some(middle) = middle.filter(|&middle| middle > records.position()) else {
+        while let Some(record) = records.next(spec)? {
+            rows.add(&record, events, summary)?;
+        }
+        return Ok(());
+    };
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (later_rows, expected, stop_ref) = (rows.like(), records.expected, &stop);
+        let later = scope.spawn(move || read_from(spec, reopen, middle, later_rows, expected, delimiter, stop_ref));
+        // Stops the second part on every way out that does not use it (an error included).
+        let _stop_later = StopOnDrop(&stop);
+        let mut met_middle = false;
+        while let Some(record) = records.next(spec)? {
+            if record.offset == middle && !stop.load(Ordering::Relaxed) {
+                met_middle = true;
+                break;
             }
+            if record.offset > middle {
+                // A record ran over the middle: the second part started inside it.
+                stop.store(true, Ordering::Relaxed);
+            }
+            rows.add(&record, events, summary)?;
+        }
+        if met_middle {
+            let (mut more, account) = later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            events.append(&mut more);
+            summary.absorb(account);
+        }
+        Ok(())
+    })
+}
+
+/// Files at least this large are read in two parts (see `LedgerCsv::read_file`).
+const SPLIT_AT_LEAST: u64 = 16 << 20;
+
+/// Sets a flag when dropped.
+struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Where the first record after the first line ending at or after byte `from` would start: past
+/// that `\n` and any line endings after it (`None`: no line ending there, or only line endings).
+fn record_start_after(reopen: &Reopen, from: u64) -> Result<Option<u64>> {
+    let io = |source| Error::Io { path: reopen.path().to_path_buf(), source };
+    let mut file = std::fs::File::open(reopen.path()).map_err(io)?;
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from)).map_err(io)?;
+    let mut block = vec![0; 1 << 20];
+    let read = std::io::Read::read(&mut file, &mut block).map_err(io)?;
+    let block = &block[..read];
+    let Some(newline) = memchr::memchr(b'\n', block) else { return Ok(None) };
+    Ok(block[newline..].iter().position(|&b| b != b'\n' && b != b'\r').map(|start| from + (newline + start) as u64))
+}
+
+/// The second part of a file: the records from byte `start` (a record's start) to the end, with
+/// the columns of the header the first part read. Its line is counted from the bytes before it.
+fn read_from(
+    spec: &SourceSpec,
+    reopen: &Reopen,
+    start: u64,
+    mut rows: Rows,
+    expected: Option<usize>,
+    delimiter: u8,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<(Vec<Event>, InputSummary)> {
+    let line = 1 + count_line_endings(reopen.path(), start)?;
+    let mut records = Records::resuming(reopen.at(start)?, delimiter, start, line, expected);
+    let mut events = Vec::new();
+    let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), "csv", spec.tz);
+    while let Some(record) = records.next(spec)? {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        rows.add(&record, &mut events, &mut summary)?;
+    }
+    Ok((events, summary))
+}
+
+/// How many `\n` the first `upto` bytes of the file hold.
+fn count_line_endings(path: &std::path::Path, upto: u64) -> Result<u64> {
+    let io = |source| Error::Io { path: path.to_path_buf(), source };
+    let mut file = std::io::Read::take(std::fs::File::open(path).map_err(io)?, upto);
+    let mut block = vec![0; 1 << 20];
+    let mut count = 0;
+    loop {
+        match std::io::Read::read(&mut file, &mut block) {
+            Ok(0) => return Ok(count),
+            Ok(read) => count += memchr::memchr_iter(b'\n', &block[..read]).count() as u64,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(io(error)),
+        }
+    }
+}
+
+/// Records → events, with the columns the header named.
+struct Rows<'s> {
+    spec: &'s SourceSpec,
+    source: u16,
+    columns: Columns,
+    /// Per ledger field, the position of its column.
+    index: Vec<Option<usize>>,
+    /// Joins the cells of a record kept as text (input that cannot be read again).
+    separator: &'static str,
+    recent: RecentTexts,
+}
+
+impl<'s> Rows<'s> {
+    /// Reads the header (the first record) and resolves the columns (`None`: no record at all).
+    fn from_header(
+        spec: &'s SourceSpec,
+        source: u16,
+        delimiter: u8,
+        records: &mut Records,
+        summary: &mut InputSummary,
+    ) -> Result<Option<Rows<'s>>> {
+        let Some(record) = records.next(spec)? else { return Ok(None) };
+        summary.lines += 1;
+        let header: Vec<String> = record.cells().map(|c| c.trim().to_string()).collect();
+        let columns = Columns::resolve(spec, &header, record.line)?;
+        let index = FIELDS
+            .iter()
+            .map(|field| {
+                let column = columns.column(field.name)?;
+                header.iter().position(|name| name == column)
+            })
+            .collect();
+        summary.ignore("header");
+        let separator = if delimiter == b'\t' { "\t" } else { "," };
+        Ok(Some(Rows { spec, source, columns, index, separator, recent: RecentTexts::default() }))
+    }
+
+    /// The same columns, with a cache of its own (for another thread).
+    fn like(&self) -> Rows<'s> {
+        Rows {
+            spec: self.spec,
+            source: self.source,
+            columns: self.columns.clone(),
+            index: self.index.clone(),
+            separator: self.separator,
+            recent: RecentTexts::default(),
+        }
+    }
+
+    fn add(&mut self, record: &Record, events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<()> {
+        let (spec, line) = (self.spec, record.line);
+        summary.lines += 1;
+        let raw = if spec.rereadable {
+            // Where the record starts; the read-back finds its end.
+            Raw::span(record.offset)
+        } else {
+            Raw::text(&record.cells().collect::<Vec<_>>().join(self.separator))
+        };
+        let origin = Origin {
+            channel: crate::model::Channel::Ledger,
+            source: self.source,
+            line: super::line_of(spec, line)?,
+            raw,
+        };
+        let index = &self.index;
+        let get = |id: FieldId| index[id as usize].and_then(|i| record.cell(i)).map(Cow::Borrowed);
+        match ledger::record_to_event(spec, &self.columns, get, &mut self.recent, origin)? {
+            Outcome::Event(event) => {
+                summary.used();
+                events.push(event);
+            }
+            Outcome::Rejected(reason) => summary.reject(line, reason),
         }
         Ok(())
     }
@@ -175,6 +353,23 @@ impl Records {
             ends: vec![0; 64],
             bounds: Vec::new(),
         }
+    }
+
+    /// Records from byte `offset` of a file, where a record starts on physical line `line`, each
+    /// of `expected` cells (the header's, read by another `Records`).
+    fn resuming(
+        input: Box<dyn BufRead + Send>,
+        delimiter: u8,
+        offset: u64,
+        line: u64,
+        expected: Option<usize>,
+    ) -> Records {
+        Records { offset, line, expected, ..Records::new(input, delimiter) }
+    }
+
+    /// Where the next unread byte is in the input.
+    fn position(&self) -> u64 {
+        self.offset + self.start as u64
     }
 
     /// The next record, or `None` at the end of the input.
@@ -341,6 +536,93 @@ mod tests {
     use crate::ingest::{SourceKind, SourceSpec};
     use crate::model::EventKind;
     use std::path::PathBuf;
+
+    /// The file `text` read as a plain file, in two parts when `split_at_least` allows, or in one.
+    fn read_file(text: &str, split_at_least: u64) -> Result<(Vec<Event>, InputSummary)> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.csv");
+        std::fs::write(&path, text).unwrap();
+        let spec = SourceSpec {
+            rereadable: true,
+            ..SourceSpec::new(SourceKind::Ledger, path.clone(), Some(chrono_tz::UTC), "--ledger-tz".into())
+        };
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
+        let reopen = Reopen { path: &path, bar: None };
+        let input = reopen.at(0)?;
+        read_in_parts(&spec, 0, input, &reopen, split_at_least, &mut events, &mut summary)?;
+        Ok((events, summary))
+    }
+
+    /// A ledger of `rows` rounds' rows: `quoted` puts a detail with line endings in a quoted cell
+    /// at that row, `bad` an unreadable time; some rows are rejected, some lines blank.
+    fn ledger(rows: usize, quoted: Option<usize>, bad: Option<usize>, ending: &str) -> String {
+        use std::fmt::Write;
+        let mut text = format!("at,run_id,event,item,detail{ending}");
+        for n in 0..rows {
+            let at = if bad == Some(n) {
+                "2026-10-07T25:00:00Z".to_string()
+            } else {
+                format!("2026-10-07T00:{:02}:{:02}Z", n / 60 % 60, n % 60)
+            };
+            let event = if n % 97 == 13 {
+                "ping"
+            } else {
+                ["round_started", "item_selected", "effect_posted", "round_finished"][n % 4]
+            };
+            let detail = if quoted == Some(n) {
+                format!("\"a, b{ending}c \"\"d\"\"{ending}e\"")
+            } else {
+                "review posted".to_string()
+            };
+            write!(text, "{at},run-{},{event},PR-{},{detail}{ending}", n / 4, n % 50).unwrap();
+            if n % 31 == 7 {
+                text += ending;
+            }
+        }
+        text
+    }
+
+    #[test]
+    fn a_file_read_in_two_parts_gives_the_events_and_account_of_one_read() {
+        let mut over_the_middle = 0;
+        for (quoted, ending) in
+            [(None, "\n"), (None, "\r\n"), (Some(1), "\n")].into_iter().chain((590..610).map(|q| (Some(q), "\n")))
+        {
+            let text = ledger(1200, quoted, None, ending);
+            let whole = read_file(&text, u64::MAX).unwrap();
+            let parts = read_file(&text, 1).unwrap();
+            assert_eq!(parts.0.len(), whole.0.len());
+            assert!(parts.0 == whole.0, "quoted row {quoted:?}, ending {ending:?}");
+            assert_eq!(parts.1, whole.1);
+            assert!(whole.1.rejected > 0 && whole.0.len() > 1000);
+            // Whether the quoted cell spans the middle (the second part is then dropped).
+            if let Some(row) = quoted {
+                let start = text.find(&format!("run-{},", row / 4)).unwrap();
+                let middle = text.len() / 2;
+                let record = text[start..].find("e\"").map(|end| start + end).unwrap();
+                over_the_middle += usize::from(start < middle && middle < record);
+            }
+        }
+        assert!(over_the_middle > 0, "no case put the middle inside a quoted cell");
+    }
+
+    #[test]
+    fn an_error_in_either_part_is_the_first_one_in_the_file() {
+        // The message from the file's name on (each read has its own folder).
+        let error = |text: &str, split_at_least| {
+            let message = read_file(text, split_at_least).unwrap_err().to_string();
+            message.split_once("ledger.csv:").map(|(_, rest)| rest.to_string()).unwrap()
+        };
+        // Row 1000 is past the middle: the second part finds it, on the line one read gives.
+        let later = ledger(1200, None, Some(1000), "\n");
+        assert_eq!(error(&later, 1), error(&later, u64::MAX));
+        assert!(error(&later, 1).starts_with("1035: column 'at'"), "{}", error(&later, 1));
+        // With an error before the middle too (row 100), that one is reported.
+        let both = ledger(1200, None, Some(100), "\n").replace("2026-10-07T00:16:40Z", "2026-10-07T00:16:4Z");
+        assert_eq!(error(&both, 1), error(&both, u64::MAX));
+        assert!(error(&both, 1).starts_with("105: column 'at'"), "{}", error(&both, 1));
+    }
 
     fn read(text: &str) -> Result<(Vec<Event>, InputSummary)> {
         let spec = SourceSpec::new(

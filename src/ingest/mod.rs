@@ -145,6 +145,45 @@ pub trait EventFormat: Sync {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()>;
+
+    /// As `read`, for a plain file that `reopen` can open again at any byte: a format may read
+    /// parts of a large file on several threads (the CSV ledger does). The events and the
+    /// account must be those `read` gives.
+    fn read_file(
+        &self,
+        spec: &SourceSpec,
+        source: u16,
+        input: Box<dyn BufRead + Send>,
+        _reopen: &Reopen,
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<()> {
+        self.read(spec, source, input, events, summary)
+    }
+}
+
+/// Opens a plain source file again at a byte offset, its bytes counted on the source's bar.
+pub struct Reopen<'a> {
+    path: &'a Path,
+    bar: Option<&'a SourceBar>,
+}
+
+impl Reopen<'_> {
+    pub fn path(&self) -> &Path {
+        self.path
+    }
+
+    /// The file from byte `offset` on.
+    pub fn at(&self, offset: u64) -> Result<Box<dyn BufRead + Send>> {
+        use std::io::{Seek, SeekFrom};
+        let io = |source| Error::Io { path: self.path.to_path_buf(), source };
+        let mut file = File::open(self.path).map_err(io)?;
+        file.seek(SeekFrom::Start(offset)).map_err(io)?;
+        Ok(match self.bar {
+            Some(bar) => Box::new(BufReader::with_capacity(1 << 16, bar.count(file))),
+            None => Box::new(BufReader::with_capacity(1 << 16, file)),
+        })
+    }
 }
 
 /// Every event format leasetrace reads. Adding a format: one file and one line here.
@@ -285,14 +324,19 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
 }
 
 fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Vec<Event>, InputSummary)> {
-    // `_bar` lives to the end of the function: its bar is cleared when this source is done.
-    let (mut input, _bar) = open_counted(&spec.path, progress)?;
+    // `bar` lives to the end of the function: its bar is cleared when this source is done.
+    let (mut input, bar) = open_counted(&spec.path, progress)?;
     let spec = &SourceSpec { rereadable: is_rereadable(&spec.path), ..spec.clone() };
     let first_line = peek_first_line(&mut input, &spec.path)?;
     let format = choose_format(spec, &first_line)?;
     let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
     let mut events = Vec::new();
-    format.read(spec, index, input, &mut events, &mut summary)?;
+    if spec.rereadable {
+        let reopen = Reopen { path: &spec.path, bar: bar.as_ref() };
+        format.read_file(spec, index, input, &reopen, &mut events, &mut summary)?;
+    } else {
+        format.read(spec, index, input, &mut events, &mut summary)?;
+    }
     summary.events = events.len() as u64;
     summary.first_at = events.iter().map(|e| e.at).min();
     summary.last_at = events.iter().map(|e| e.at).max();

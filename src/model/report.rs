@@ -88,6 +88,19 @@ impl InputSummary {
             self.rejections.push(Rejection { line, reason: reason.into() });
         }
     }
+
+    /// Adds the account of the lines after this one's, read apart (a part of the same file).
+    pub fn absorb(&mut self, later: InputSummary) {
+        self.lines += later.lines;
+        self.used += later.used;
+        self.ignored += later.ignored;
+        self.rejected += later.rejected;
+        for (reason, count) in later.ignored_by_reason {
+            *self.ignored_by_reason.entry(reason).or_default() += count;
+        }
+        let room = MAX_LISTED_REJECTIONS.saturating_sub(self.rejections.len());
+        self.rejections.extend(later.rejections.into_iter().take(room));
+    }
 }
 
 /// Which command built the report: it decides which events are shown.
