@@ -100,10 +100,11 @@ fn read_in_parts(
         let later = scope.spawn(move || read_from(spec, reopen, middle, later_rows, expected, delimiter, stop_ref));
         // Stops the second part on every way out that does not use it (an error included).
         let _stop_later = StopOnDrop(&stop);
-        let mut met_middle = false;
+        // The line of the record at the middle, once met.
+        let mut met_middle = None;
         while let Some(record) = records.next(spec)? {
             if record.offset == middle && !stop.load(Ordering::Relaxed) {
-                met_middle = true;
+                met_middle = Some(record.line);
                 break;
             }
             if record.offset > middle {
@@ -112,8 +113,22 @@ fn read_in_parts(
             }
             rows.add(&record, events, summary)?;
         }
-        if met_middle {
-            let (mut more, account) = later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        if let Some(line) = met_middle {
+            // The second part counted its lines from 1 at the middle.
+            let before = line - 1;
+            let (mut more, mut account) =
+                later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)).map_err(|error| match error {
+                    Error::Input { path, line: Some(line), message } => {
+                        Error::Input { path, line: Some(line + before), message }
+                    }
+                    other => other,
+                })?;
+            for event in &mut more {
+                event.origin.line = super::line_of(spec, u64::from(event.origin.line) + before)?;
+            }
+            for rejection in &mut account.rejections {
+                rejection.line += before;
+            }
             events.append(&mut more);
             summary.absorb(account);
         }
@@ -147,7 +162,8 @@ fn record_start_after(reopen: &Reopen, from: u64) -> Result<Option<u64>> {
 }
 
 /// The second part of a file: the records from byte `start` (a record's start) to the end, with
-/// the columns of the header the first part read. Its line is counted from the bytes before it.
+/// the columns of the header the first part read. Lines are counted from 1 at `start`: the first
+/// part knows the line there when it meets it.
 fn read_from(
     spec: &SourceSpec,
     reopen: &Reopen,
@@ -157,8 +173,7 @@ fn read_from(
     delimiter: u8,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<(Vec<Event>, InputSummary)> {
-    let line = 1 + count_line_endings(reopen.path(), start)?;
-    let mut records = Records::resuming(reopen.at(start)?, delimiter, start, line, expected);
+    let mut records = Records::resuming(reopen.at(start)?, delimiter, start, 1, expected);
     let mut events = Vec::new();
     let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), "csv", spec.tz);
     while let Some(record) = records.next(spec)? {
@@ -168,22 +183,6 @@ fn read_from(
         rows.add(&record, &mut events, &mut summary)?;
     }
     Ok((events, summary))
-}
-
-/// How many `\n` the first `upto` bytes of the file hold.
-fn count_line_endings(path: &std::path::Path, upto: u64) -> Result<u64> {
-    let io = |source| Error::Io { path: path.to_path_buf(), source };
-    let mut file = std::io::Read::take(std::fs::File::open(path).map_err(io)?, upto);
-    let mut block = vec![0; 1 << 20];
-    let mut count = 0;
-    loop {
-        match std::io::Read::read(&mut file, &mut block) {
-            Ok(0) => return Ok(count),
-            Ok(read) => count += memchr::memchr_iter(b'\n', &block[..read]).count() as u64,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(io(error)),
-        }
-    }
 }
 
 /// Records → events, with the columns the header named.
