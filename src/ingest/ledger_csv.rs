@@ -37,19 +37,11 @@ impl EventFormat for LedgerCsv {
         &self,
         spec: &SourceSpec,
         source: u16,
-        mut input: Box<dyn BufRead + Send>,
+        input: Box<dyn BufRead + Send>,
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let delimiter = detect_delimiter(spec, &mut input);
-        let mut records = Records::new(input, delimiter);
-        let Some(mut rows) = Rows::from_header(spec, source, delimiter, &mut records, summary)? else {
-            return Ok(());
-        };
-        while let Some(record) = records.next(spec)? {
-            rows.add(&record, events, summary)?;
-        }
-        Ok(())
+        read_in_parts(spec, source, input, None, events, summary)
     }
 
     /// A large file is read in two parts at once: from the start on this thread, and from a line
@@ -66,17 +58,17 @@ impl EventFormat for LedgerCsv {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        read_in_parts(spec, source, input, reopen, SPLIT_AT_LEAST, events, summary)
+        read_in_parts(spec, source, input, Some((reopen, SPLIT_AT_LEAST)), events, summary)
     }
 }
 
-/// `LedgerCsv::read_file`, splitting files of at least `split_at_least` bytes.
+/// `LedgerCsv::read_file` with `file` (the file, and the size from which it is split), else
+/// `LedgerCsv::read`.
 fn read_in_parts(
     spec: &SourceSpec,
     source: u16,
     mut input: Box<dyn BufRead + Send>,
-    reopen: &Reopen,
-    split_at_least: u64,
+    file: Option<(&Reopen, u64)>,
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
 ) -> Result<()> {
@@ -86,9 +78,14 @@ fn read_in_parts(
     let Some(mut rows) = Rows::from_header(spec, source, delimiter, &mut records, summary)? else {
         return Ok(());
     };
-    let size = std::fs::metadata(reopen.path()).map_or(0, |m| m.len());
-    let middle = if size >= split_at_least { record_start_after(reopen, size / 2)? } else { None };
-    let Some(middle) = middle.filter(|&middle| middle > records.position()) else {
+    let size = |reopen: &Reopen| std::fs::metadata(reopen.path()).map_or(0, |m| m.len());
+    let middle = match file {
+        Some((reopen, split_at_least)) if size(reopen) >= split_at_least => {
+            record_start_after(reopen, size(reopen) / 2)?.map(|middle| (reopen, middle))
+        }
+        _ => None,
+    };
+    let Some((reopen, middle)) = middle.filter(|&(_, middle)| middle > records.position()) else {
         while let Some(record) = records.next(spec)? {
             rows.add(&record, events, summary)?;
         }
@@ -549,7 +546,7 @@ mod tests {
         let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
         let reopen = Reopen { path: &path, bar: None };
         let input = reopen.at(0)?;
-        read_in_parts(&spec, 0, input, &reopen, split_at_least, &mut events, &mut summary)?;
+        read_in_parts(&spec, 0, input, Some((&reopen, split_at_least)), &mut events, &mut summary)?;
         Ok((events, summary))
     }
 

@@ -377,9 +377,13 @@ impl Event {
 
     /// The lease and effect columns to change, field by field: `event.lease_mut().accepted =
     /// Some(true)`. The changed columns are interned when the edit ends.
-    pub fn lease_mut(&mut self) -> LeaseEdit<'_> {
-        let lease = self.lease().clone();
-        LeaseEdit { event: self, lease }
+    pub fn lease_mut(&mut self) -> Edit<'_, LeaseFacts> {
+        let value = self.lease().clone();
+        let keep = |event: &mut Event, lease: LeaseFacts| {
+            let lease = (lease != LeaseFacts::default()).then_some(lease);
+            event.extra = Extra { detail: event.extra.detail, lease }.interned();
+        };
+        Edit { event: self, value, keep }
     }
 
     /// The detail and lease columns at once (see `Extra::interned`, or a reader's cache of them).
@@ -406,9 +410,9 @@ impl Event {
 
     /// The event's scope to change, field by field: `event.edit().job_id = Some(id)`. The
     /// changed scope is interned when the edit ends.
-    pub fn edit(&mut self) -> ScopeEdit<'_> {
-        let scope = *self.scope;
-        ScopeEdit { event: self, scope }
+    pub fn edit(&mut self) -> Edit<'_, Scope> {
+        let value = *self.scope;
+        Edit { event: self, value, keep: |event, scope| event.scope = scope.interned() }
     }
 }
 
@@ -421,57 +425,31 @@ impl std::ops::Deref for Event {
     }
 }
 
-/// Lease columns being changed for one event (`Event::lease_mut`).
-pub struct LeaseEdit<'a> {
+/// A part of an event being changed field by field (`Event::edit`, `Event::lease_mut`): the
+/// changed value is interned and kept when the edit ends.
+pub struct Edit<'a, T: Default> {
     event: &'a mut Event,
-    lease: LeaseFacts,
+    value: T,
+    keep: fn(&mut Event, T),
 }
 
-impl std::ops::Deref for LeaseEdit<'_> {
-    type Target = LeaseFacts;
+impl<T: Default> std::ops::Deref for Edit<'_, T> {
+    type Target = T;
 
-    fn deref(&self) -> &LeaseFacts {
-        &self.lease
+    fn deref(&self) -> &T {
+        &self.value
     }
 }
 
-impl std::ops::DerefMut for LeaseEdit<'_> {
-    fn deref_mut(&mut self) -> &mut LeaseFacts {
-        &mut self.lease
+impl<T: Default> std::ops::DerefMut for Edit<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.value
     }
 }
 
-impl Drop for LeaseEdit<'_> {
+impl<T: Default> Drop for Edit<'_, T> {
     fn drop(&mut self) {
-        let lease = std::mem::take(&mut self.lease);
-        let lease = (lease != LeaseFacts::default()).then_some(lease);
-        self.event.extra = Extra { detail: self.event.extra.detail, lease }.interned();
-    }
-}
-
-/// A scope being changed for one event (`Event::edit`).
-pub struct ScopeEdit<'a> {
-    event: &'a mut Event,
-    scope: Scope,
-}
-
-impl std::ops::Deref for ScopeEdit<'_> {
-    type Target = Scope;
-
-    fn deref(&self) -> &Scope {
-        &self.scope
-    }
-}
-
-impl std::ops::DerefMut for ScopeEdit<'_> {
-    fn deref_mut(&mut self) -> &mut Scope {
-        &mut self.scope
-    }
-}
-
-impl Drop for ScopeEdit<'_> {
-    fn drop(&mut self) {
-        self.event.scope = self.scope.interned();
+        (self.keep)(self.event, std::mem::take(&mut self.value));
     }
 }
 
