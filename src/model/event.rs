@@ -259,26 +259,38 @@ pub struct Scope {
 
 static NO_SCOPE: Scope = Scope { job_id: None, job_name: None, queue: None, run_id: None, slot: None, worker: None };
 
-/// The interned scopes, in shards so that the threads reading sources seldom wait for each other.
-static SCOPES: std::sync::LazyLock<[std::sync::Mutex<std::collections::HashSet<&'static Scope, FxBuildHasher>>; 16]> =
-    std::sync::LazyLock::new(Default::default);
+/// A process-wide set of interned values, in shards so that the threads reading sources seldom
+/// wait for each other. Values are kept for the life of the process, as interned texts are.
+struct Interned<T: 'static>(
+    std::sync::LazyLock<[std::sync::Mutex<std::collections::HashSet<&'static T, FxBuildHasher>>; 16]>,
+);
+
+impl<T: std::hash::Hash + Eq> Interned<T> {
+    const fn new() -> Self {
+        Interned(std::sync::LazyLock::new(|| std::array::from_fn(|_| std::sync::Mutex::default())))
+    }
+
+    /// The one copy of `value`.
+    fn get(&self, value: T) -> &'static T {
+        let hash = FxBuildHasher.hash_one(&value);
+        let shard = &self.0[usize::try_from(hash >> 60).unwrap_or(0)];
+        // A panic elsewhere cannot leave the set half-changed: it is only ever inserted into.
+        let mut set = shard.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(&known) = set.get(&value) {
+            return known;
+        }
+        let kept: &'static T = Box::leak(Box::new(value));
+        set.insert(kept);
+        kept
+    }
+}
+
+static SCOPES: Interned<Scope> = Interned::new();
 
 impl Scope {
     /// The one copy of this scope (kept for the life of the process, as interned texts are).
     pub fn interned(self) -> &'static Scope {
-        if self == NO_SCOPE {
-            return &NO_SCOPE;
-        }
-        let hash = FxBuildHasher.hash_one(self);
-        let shard = &SCOPES[usize::try_from(hash >> 60).unwrap_or(0)];
-        // A panic elsewhere cannot leave the set half-changed: it is only ever inserted into.
-        let mut scopes = shard.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(&known) = scopes.get(&self) {
-            return known;
-        }
-        let kept: &'static Scope = Box::leak(Box::new(self));
-        scopes.insert(kept);
-        kept
+        if self == NO_SCOPE { &NO_SCOPE } else { SCOPES.get(self) }
     }
 }
 
@@ -309,26 +321,12 @@ pub struct Extra {
 
 static NO_EXTRA: Extra = Extra { detail: None, lease: None };
 
-/// The interned extras, in shards as the scopes are.
-static EXTRAS: std::sync::LazyLock<[std::sync::Mutex<std::collections::HashSet<&'static Extra, FxBuildHasher>>; 16]> =
-    std::sync::LazyLock::new(Default::default);
+static EXTRAS: Interned<Extra> = Interned::new();
 
 impl Extra {
     /// The one copy of this combination (kept for the life of the process, as interned texts are).
     pub fn interned(self) -> &'static Extra {
-        if self == NO_EXTRA {
-            return &NO_EXTRA;
-        }
-        let hash = FxBuildHasher.hash_one(&self);
-        let shard = &EXTRAS[usize::try_from(hash >> 60).unwrap_or(0)];
-        // A panic elsewhere cannot leave the set half-changed: it is only ever inserted into.
-        let mut extras = shard.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(&known) = extras.get(&self) {
-            return known;
-        }
-        let kept: &'static Extra = Box::leak(Box::new(self));
-        extras.insert(kept);
-        kept
+        if self == NO_EXTRA { &NO_EXTRA } else { EXTRAS.get(self) }
     }
 }
 
