@@ -8,7 +8,7 @@ use std::hash::{BuildHasher, BuildHasherDefault};
 
 use rustc_hash::FxHasher;
 
-use crate::model::event::Extra;
+use crate::model::event::{Extra, Handle};
 use crate::model::{Scope, Text};
 
 /// Slots in the cache (2^12): enough for the rounds that overlap in time in a busy ledger.
@@ -20,9 +20,9 @@ pub struct RecentTexts {
     slots: Box<[Option<Text>]>,
     /// The same for the scopes of rows (job, run, slot, worker): every row of a round has its
     /// round's.
-    scopes: Box<[Option<&'static Scope>]>,
+    scopes: Box<[Option<Handle<Scope>>]>,
     /// The same for details without lease columns (`Extra`): a ledger has a few, repeated.
-    extras: Box<[Option<&'static Extra>]>,
+    extras: Box<[Option<Handle<Extra>>]>,
     hasher: BuildHasherDefault<FxHasher>,
 }
 
@@ -51,25 +51,25 @@ impl RecentTexts {
 
     /// The interned `scope` (see `Scope::interned`); a scope seen recently is not looked up in
     /// the process-wide set again.
-    pub fn scope(&mut self, scope: Scope) -> &'static Scope {
+    pub fn scope(&mut self, scope: Scope) -> Handle<Scope> {
         let slot = &mut self.scopes[(self.hasher.hash_one(scope) >> (64 - SLOT_BITS)) as usize];
         match slot {
-            Some(known) if **known == scope => known,
-            _ => slot.insert(scope.interned()),
+            Some(known) if **known == scope => *known,
+            _ => *slot.insert(scope.interned()),
         }
     }
 
     /// The interned `extra` (see `Extra::interned`); a detail seen recently, without lease
     /// columns, is not looked up in the process-wide set again. (Lease columns differ on nearly
     /// every row: they go to the set.)
-    pub fn extra(&mut self, extra: Extra) -> &'static Extra {
+    pub fn extra(&mut self, extra: Extra) -> Handle<Extra> {
         if extra.lease.is_some() {
             return extra.interned();
         }
         let slot = &mut self.extras[(self.hasher.hash_one(extra.detail) >> (64 - EXTRA_BITS)) as usize];
         match slot {
-            Some(known) if **known == extra => known,
-            _ => slot.insert(extra.interned()),
+            Some(known) if **known == extra => *known,
+            _ => *slot.insert(extra.interned()),
         }
     }
 }
@@ -98,8 +98,8 @@ mod tests {
         let scope = Scope { run_id: Some("run-1".into()), worker: Some("api-1".into()), ..Scope::default() };
         let kept = recent.scope(scope);
         assert_eq!(*kept, scope);
-        assert!(std::ptr::eq(kept, scope.interned()));
-        assert!(std::ptr::eq(recent.scope(scope), kept));
+        assert_eq!(kept, scope.interned());
+        assert_eq!(recent.scope(scope), kept);
         let other = Scope { worker: Some("api-2".into()), ..scope };
         assert_eq!(*recent.scope(other), other);
     }

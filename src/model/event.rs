@@ -242,8 +242,8 @@ impl Raw {
 }
 
 /// The job, run and worker an event is about. Every row of one round repeats them, so each
-/// distinct combination is kept once for the process (`Scope::interned`) and an event holds a
-/// pointer to it: 8 bytes in each of millions of events instead of 52. An event's scope fields
+/// distinct combination is kept once for the process (`Scope::interned`) and an event holds its
+/// number (`Handle`): 4 bytes in each of millions of events instead of 52. An event's scope fields
 /// read as its own (`event.job_id`); they are written through `Event::edit` or `Event::set_scope`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Scope {
@@ -257,40 +257,123 @@ pub struct Scope {
     pub worker: Option<Text>,
 }
 
-static NO_SCOPE: Scope = Scope { job_id: None, job_name: None, queue: None, run_id: None, slot: None, worker: None };
+/// A process-wide set of interned values, each with a 32-bit number: an event holds the number,
+/// 4 bytes in each of millions of events instead of a pointer's 8. Values are kept for the life
+/// of the process, as interned texts are; number 0 is the empty value (`T::default()`).
+///
+/// The values live in an append-only list that any thread reads without a lock (`boxcar`); the
+/// set that finds a value's number is in shards, so that the threads reading sources seldom wait
+/// for each other.
+pub struct Interned<T: 'static> {
+    values: boxcar::Vec<T>,
+    numbers: [std::sync::Mutex<std::collections::HashMap<&'static T, u32, FxBuildHasher>>; 16],
+}
 
-/// A process-wide set of interned values, in shards so that the threads reading sources seldom
-/// wait for each other. Values are kept for the life of the process, as interned texts are.
-struct Interned<T: 'static>(
-    std::sync::LazyLock<[std::sync::Mutex<std::collections::HashSet<&'static T, FxBuildHasher>>; 16]>,
-);
+/// A value kept in a process-wide `Interned` set.
+pub trait Internable: std::hash::Hash + Eq + Default + Sized + Send + Sync + 'static {
+    fn set() -> &'static Interned<Self>;
+}
 
-impl<T: std::hash::Hash + Eq> Interned<T> {
-    const fn new() -> Self {
-        Interned(std::sync::LazyLock::new(|| std::array::from_fn(|_| std::sync::Mutex::default())))
-    }
+/// An interned value: 4 bytes, copied and compared as a number, read as the value (`Deref`).
+pub struct Handle<T: Internable>(u32, std::marker::PhantomData<&'static T>);
 
-    /// The one copy of `value`.
-    fn get(&self, value: T) -> &'static T {
-        let hash = FxBuildHasher.hash_one(&value);
-        let shard = &self.0[usize::try_from(hash >> 60).unwrap_or(0)];
-        // A panic elsewhere cannot leave the set half-changed: it is only ever inserted into.
-        let mut set = shard.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(&known) = set.get(&value) {
-            return known;
-        }
-        let kept: &'static T = Box::leak(Box::new(value));
-        set.insert(kept);
-        kept
+// By hand: derived, they would ask the value to be `Copy` too.
+impl<T: Internable> Clone for Handle<T> {
+    fn clone(&self) -> Self {
+        *self
     }
 }
 
-static SCOPES: Interned<Scope> = Interned::new();
+impl<T: Internable> Copy for Handle<T> {}
+
+impl<T: Internable> PartialEq for Handle<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<T: Internable> Eq for Handle<T> {}
+
+impl<T: Internable> std::hash::Hash for Handle<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl<T: Internable> Interned<T> {
+    fn new() -> Self {
+        let values = boxcar::Vec::new();
+        values.push(T::default());
+        Interned { values, numbers: std::array::from_fn(|_| std::sync::Mutex::default()) }
+    }
+
+    /// The number of `value`, given to it when first seen.
+    fn number(&'static self, value: T) -> u32 {
+        if value == T::default() {
+            return 0;
+        }
+        let hash = FxBuildHasher.hash_one(&value);
+        let shard = &self.numbers[usize::try_from(hash >> 60).unwrap_or(0)];
+        // A panic elsewhere cannot leave the set half-changed: it is only ever inserted into.
+        let mut numbers = shard.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(&number) = numbers.get(&value) {
+            return number;
+        }
+        // Values of one shard are numbered under its lock, so a value is never kept twice.
+        let place = self.values.push(value);
+        let number = u32::try_from(place).expect("fewer than 4 billion distinct scopes and details");
+        numbers.insert(&self.values[place], number);
+        number
+    }
+}
+
+impl<T: Internable> Handle<T> {
+    /// The handle of the one copy of `value`.
+    pub fn of(value: T) -> Self {
+        Handle(T::set().number(value), std::marker::PhantomData)
+    }
+}
+
+impl<T: Internable> Default for Handle<T> {
+    fn default() -> Self {
+        Handle(0, std::marker::PhantomData)
+    }
+}
+
+impl<T: Internable> Handle<T> {
+    /// The value, kept for the life of the process.
+    pub fn get(self) -> &'static T {
+        // Every number was given by `Interned::number` after its value was pushed.
+        &T::set().values[self.0 as usize]
+    }
+}
+
+impl<T: Internable> std::ops::Deref for Handle<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        self.get()
+    }
+}
+
+impl<T: Internable + std::fmt::Debug> std::fmt::Debug for Handle<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+static SCOPES: std::sync::LazyLock<Interned<Scope>> = std::sync::LazyLock::new(Interned::new);
+
+impl Internable for Scope {
+    fn set() -> &'static Interned<Scope> {
+        &SCOPES
+    }
+}
 
 impl Scope {
     /// The one copy of this scope (kept for the life of the process, as interned texts are).
-    pub fn interned(self) -> &'static Scope {
-        if self == NO_SCOPE { &NO_SCOPE } else { SCOPES.get(self) }
+    pub fn interned(self) -> Handle<Scope> {
+        Handle::of(self)
     }
 }
 
@@ -299,18 +382,18 @@ pub struct Event {
     pub at: DateTime<Utc>,
     pub kind: EventKind,
     /// Job, run, slot and worker, shared with the events of the same round (see `Scope`).
-    scope: &'static Scope,
+    scope: Handle<Scope>,
     pub item: Option<Text>,
     /// The failure reason and the lease columns, shared with the events that have the same (see
     /// `Extra`): read with `detail()` and `lease()`.
-    extra: &'static Extra,
+    extra: Handle<Extra>,
     pub origin: Origin,
 }
 
 /// What some events add: a failure reason, status or error text, and the columns of lease and
 /// effect ledgers. Most events have none and the rest share a few details ("review posted"), so
-/// each distinct combination is kept once for the process and an event holds a pointer to it:
-/// 8 bytes in each of millions of events instead of 16.
+/// each distinct combination is kept once for the process and an event holds its number
+/// (`Handle`): 4 bytes in each of millions of events instead of 16.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Extra {
     /// Failure reason, status or error text.
@@ -319,14 +402,18 @@ pub struct Extra {
     pub lease: Option<LeaseFacts>,
 }
 
-static NO_EXTRA: Extra = Extra { detail: None, lease: None };
+static EXTRAS: std::sync::LazyLock<Interned<Extra>> = std::sync::LazyLock::new(Interned::new);
 
-static EXTRAS: Interned<Extra> = Interned::new();
+impl Internable for Extra {
+    fn set() -> &'static Interned<Extra> {
+        &EXTRAS
+    }
+}
 
 impl Extra {
     /// The one copy of this combination (kept for the life of the process, as interned texts are).
-    pub fn interned(self) -> &'static Extra {
-        if self == NO_EXTRA { &NO_EXTRA } else { EXTRAS.get(self) }
+    pub fn interned(self) -> Handle<Extra> {
+        Handle::of(self)
     }
 }
 
@@ -364,13 +451,13 @@ impl Event {
 
     pub fn set_detail(&mut self, detail: Option<Text>) {
         if self.extra.detail != detail {
-            self.extra = Extra { detail, ..self.extra.clone() }.interned();
+            self.extra = Extra { detail, ..self.extra.get().clone() }.interned();
         }
     }
 
     /// The lease and effect columns of the event (all `None` for most events).
     pub fn lease(&self) -> &LeaseFacts {
-        self.extra.lease.as_ref().unwrap_or(&NO_LEASE_FACTS)
+        self.extra.get().lease.as_ref().unwrap_or(&NO_LEASE_FACTS)
     }
 
     /// The lease and effect columns to change, field by field: `event.lease_mut().accepted =
@@ -385,24 +472,24 @@ impl Event {
     }
 
     /// The detail and lease columns at once (see `Extra::interned`, or a reader's cache of them).
-    pub fn set_extra(&mut self, extra: &'static Extra) {
+    pub fn set_extra(&mut self, extra: Handle<Extra>) {
         self.extra = extra;
     }
 
-    pub fn extra(&self) -> &'static Extra {
+    pub fn extra(&self) -> Handle<Extra> {
         self.extra
     }
 
     pub fn new(at: DateTime<Utc>, kind: EventKind, origin: Origin) -> Self {
-        Event { at, kind, scope: &NO_SCOPE, item: None, extra: &NO_EXTRA, origin }
+        Event { at, kind, scope: Handle::default(), item: None, extra: Handle::default(), origin }
     }
 
-    pub fn scope(&self) -> &'static Scope {
+    pub fn scope(&self) -> Handle<Scope> {
         self.scope
     }
 
     /// Gives the event an interned scope (see `Scope::interned`, or a reader's cache of them).
-    pub fn set_scope(&mut self, scope: &'static Scope) {
+    pub fn set_scope(&mut self, scope: Handle<Scope>) {
         self.scope = scope;
     }
 
@@ -419,7 +506,7 @@ impl std::ops::Deref for Event {
     type Target = Scope;
 
     fn deref(&self) -> &Scope {
-        self.scope
+        self.scope.get()
     }
 }
 
@@ -461,7 +548,7 @@ mod tests {
         let at = DateTime::parse_from_rfc3339("2026-10-07T00:33:00Z").unwrap().with_timezone(&Utc);
         let mut first = Event::new(at, EventKind::RoundStarted, origin());
         let mut second = Event::new(at, EventKind::ItemSelected, origin());
-        assert!(std::ptr::eq(first.scope(), second.scope()), "no scope yet: the empty one");
+        assert_eq!(first.scope(), second.scope(), "no scope yet: the empty one");
         first.edit().run_id = Some("run-a".into());
         first.edit().job_id = Some("job-a".into());
         second.set_scope(
@@ -469,7 +556,7 @@ mod tests {
         );
         // Read as the event's own fields, kept once.
         assert_eq!(first.run_id.as_deref(), Some("run-a"));
-        assert!(std::ptr::eq(first.scope(), second.scope()));
+        assert_eq!(first.scope(), second.scope());
         // Editing one event leaves the other, which shares the old scope, as it was.
         second.edit().worker = Some("w1".into());
         assert_eq!(second.worker.as_deref(), Some("w1"));
@@ -483,10 +570,10 @@ mod tests {
         let at = DateTime::parse_from_rfc3339("2026-10-07T00:33:00Z").unwrap().with_timezone(&Utc);
         let mut first = Event::new(at, EventKind::EffectPosted, origin());
         let mut second = Event::new(at, EventKind::EffectPosted, origin());
-        assert!(std::ptr::eq(first.extra(), second.extra()), "no detail yet: the empty one");
+        assert_eq!(first.extra(), second.extra(), "no detail yet: the empty one");
         first.set_detail(Some("review posted".into()));
         second.set_detail(Some("review posted".into()));
-        assert!(std::ptr::eq(first.extra(), second.extra()));
+        assert_eq!(first.extra(), second.extra());
         assert_eq!(first.detail_str(), Some("review posted"));
         // Lease columns for one event: the other keeps its detail alone.
         second.lease_mut().generation = Some(7);
@@ -501,13 +588,30 @@ mod tests {
     }
 
     #[test]
+    fn threads_interning_at_once_get_one_number_per_value() {
+        // The readers of a case intern scopes on several threads at once: the same scope must get
+        // the same number on all of them, and different scopes different numbers.
+        let scope = |n: u32| Scope { run_id: Some(format!("run-threads-{n}").as_str().into()), ..Scope::default() };
+        let numbered: Vec<Vec<Handle<Scope>>> = std::thread::scope(|threads| {
+            let workers: Vec<_> =
+                (0..4).map(|_| threads.spawn(move || (0..2000).map(|n| scope(n).interned()).collect())).collect();
+            workers.into_iter().map(|worker| worker.join().unwrap()).collect()
+        });
+        assert!(numbered.iter().all(|handles| handles == &numbered[0]));
+        let distinct: std::collections::HashSet<_> = numbered[0].iter().collect();
+        assert_eq!(distinct.len(), 2000);
+        assert!(numbered[0].iter().enumerate().all(|(n, handle)| **handle == scope(u32::try_from(n).unwrap())));
+        assert_eq!(Scope::default().interned(), Handle::default(), "the empty scope is number 0");
+    }
+
+    #[test]
     fn an_event_stays_small() {
         // Millions of ledger rows are kept at once: every byte here is megabytes of peak memory
-        // (docs/performance.md). Lease columns are boxed apart, texts are interned pointers, the
-        // job, run, slot and worker are one interned scope, and the source's path is kept once by
-        // the timeline.
+        // (docs/performance.md). Texts are interned pointers, the job, run, slot and worker are one
+        // interned scope and the detail and lease columns one interned `Extra` (numbered, 4 bytes
+        // each), and the source's path is kept once by the timeline.
         let size = std::mem::size_of::<Event>();
-        assert!(size <= 56, "Event is {size} bytes");
+        assert!(size <= 48, "Event is {size} bytes");
         assert_eq!(std::mem::size_of::<Origin>(), 16);
         assert_eq!(std::mem::size_of::<Option<Text>>(), 8);
     }
