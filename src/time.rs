@@ -9,6 +9,8 @@
 use chrono::{DateTime, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 use chrono_tz::Tz;
 
+use crate::model::Moment;
+
 /// A timestamp as written, before any zone is applied.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stamp {
@@ -18,9 +20,11 @@ pub enum Stamp {
     Absolute(DateTime<Utc>),
 }
 
-/// Why a stamp could not become an instant.
+/// Why a stamp could not become an instant on the timeline.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ZoneProblem {
+    /// Outside the years a timeline holds (1677-2262, see `Moment`).
+    OutOfRange,
     /// No offset on the line and no zone declared for the source.
     Undeclared,
     /// The local time happens twice in the zone (DST fold).
@@ -43,12 +47,23 @@ impl Stamp {
             }
         }
     }
+
+    /// The instant as the timeline keeps it (see `Moment`).
+    pub fn to_moment(self, declared: Option<Tz>) -> Result<Moment, ZoneProblem> {
+        moment(self.to_utc(declared)?)
+    }
+}
+
+/// `at` as the timeline keeps it, or why it cannot be (see `Moment`).
+pub fn moment(at: DateTime<Utc>) -> Result<Moment, ZoneProblem> {
+    Moment::try_from(at).map_err(|_| ZoneProblem::OutOfRange)
 }
 
 impl ZoneProblem {
     /// A sentence for the error message; `fix` names the flag or manifest key that declares the zone.
     pub fn explain(&self, fix: &str) -> String {
         match self {
+            ZoneProblem::OutOfRange => "time outside the years 1677-2262 that a timeline holds (nanoseconds since 1970 in 64 bits); is it a placeholder such as 0001-01-01 or 9999-12-31?".to_string(),
             ZoneProblem::Undeclared => format!(
                 "timestamp has no UTC offset and no time zone is declared for this source; declare it with {fix} (an IANA name such as UTC or Asia/Seoul)"
             ),
@@ -613,6 +628,23 @@ mod tests {
             parse_field("2026-10-07T25:00:00Z").unwrap_err(),
             "malformed timestamp '2026-10-07T25:00:00Z': no such time of day; expected YYYY-MM-DD HH:MM:SS[.fff][Z|±HH:MM]"
         );
+    }
+
+    #[test]
+    fn the_timeline_holds_the_years_1677_to_2262_and_refuses_the_rest() {
+        let last = utc("2262-04-11T23:47:16.854775807Z");
+        assert_eq!(moment(last).map(Moment::utc), Ok(last));
+        let first = utc("1677-09-21T00:12:43.145224192Z");
+        assert_eq!(moment(first).map(Moment::utc), Ok(first));
+        for outside in ["2262-04-11T23:47:16.854775808Z", "1677-09-21T00:12:43.145224191Z", "9999-12-31T00:00:00Z"] {
+            assert_eq!(moment(utc(outside)), Err(ZoneProblem::OutOfRange), "{outside}");
+        }
+        let stamp = parse_field("0001-01-01T00:00:00").unwrap();
+        assert_eq!(stamp.to_moment(Some(Tz::UTC)), Err(ZoneProblem::OutOfRange));
+        assert!(ZoneProblem::OutOfRange.explain("--ledger-tz").contains("1677-2262"));
+        // Nanoseconds survive the round trip.
+        let precise = utc("2026-10-07T00:54:05.700000001Z");
+        assert_eq!(moment(precise).unwrap().utc(), precise);
     }
 
     #[test]

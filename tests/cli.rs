@@ -385,6 +385,22 @@ fn malformed_timestamp_names_file_and_line() {
 }
 
 #[test]
+fn a_time_the_timeline_cannot_hold_names_file_line_and_range() {
+    // Placeholder dates outside 1677-2262 (nanoseconds since 1970 in 64 bits) are refused, not
+    // moved: in the ledger, in a log, and in a slot column (kept as written: no refusal there).
+    let ledger = b"at,run_id,event\n2026-10-07T00:33:03Z,r1,round_started\n9999-12-31T00:00:00Z,r1,round_finished\n";
+    let dir = case_with(&[("ledger.csv", ledger), ("server.log", GOOD_LOG)], LEDGER_AND_LOG);
+    expect_input_error(&dir, "ledger.csv", Some(3), "outside the years 1677-2262");
+    let log = b"2026-10-07 09:33:00.000 INFO job active id=7\n1600-01-01 00:00:00.000 INFO job completed id=7\n";
+    let dir = case_with(&[("ledger.csv", GOOD_LEDGER), ("server.log", log)], LEDGER_AND_LOG);
+    expect_input_error(&dir, "server.log", Some(2), "outside the years 1677-2262");
+    let ledger = b"at,run_id,slot,event\n2262-04-11T23:47:16.854Z,r1,9999-12-31T00:00:00Z,round_started\n";
+    let dir = case_with(&[("ledger.csv", ledger), ("server.log", GOOD_LOG)], LEDGER_AND_LOG);
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "the last millisecond a timeline holds: {}", run.stderr);
+}
+
+#[test]
 fn missing_column_names_the_field_and_the_flag() {
     let ledger = b"when,run_id,event\n2026-10-07T00:33:03Z,r1,round_started\n";
     let dir = case_with(&[("ledger.csv", ledger), ("server.log", GOOD_LOG)], LEDGER_AND_LOG);

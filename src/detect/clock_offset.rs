@@ -89,18 +89,18 @@ impl Detector for ClockOffsetSuspected {
             activations.clear();
             activations.extend(ids.iter().copied().filter(maybe_activation).filter(|&id| {
                 let e = timeline.get(id);
-                activation_like(e.kind, e.origin.channel)
+                activation_like(e.kind, e.origin().channel)
             }));
             for &a in &activations {
-                let source_a = timeline.get(a).origin.source;
+                let source_a = timeline.get(a).origin().source;
                 // Nearest activation of the same job in each other source.
                 let mut nearest: BTreeMap<u16, (f64, EventId)> = BTreeMap::new();
                 for &b in &activations {
-                    let source_b = timeline.get(b).origin.source;
+                    let source_b = timeline.get(b).origin().source;
                     if source_b <= source_a {
                         continue;
                     }
-                    let delta = seconds_between(timeline.get(a).at, timeline.get(b).at);
+                    let delta = seconds_between(timeline.get(a).at(), timeline.get(b).at());
                     if delta.abs() > MAX_PAIR_S {
                         continue;
                     }
@@ -136,8 +136,8 @@ fn judge(context: &Context, source_a: u16, source_b: u16, offsets: &[Matched]) -
     let (_, first_a, first_b) = offsets[0];
     let path = |id: EventId| timeline.path(timeline.get(id)).to_string();
     let (path_a, path_b) = (path(first_a), path(first_b));
-    let at = timeline.get(first_b).at;
-    let mut finding = Finding::new("clock-offset-suspected", Severity::Warning, timeline.get(first_a).at.min(at));
+    let at = timeline.get(first_b).at();
+    let mut finding = Finding::new("clock-offset-suspected", Severity::Warning, timeline.get(first_a).at().min(at));
     finding.metric("source_a", Value::Text(path_a.clone()));
     finding.metric("source_b", Value::Text(path_b.clone()));
     finding.metric("offset_s", Value::Seconds(measured));
@@ -226,7 +226,11 @@ mod tests {
 
     fn event(source: u16, channel: Channel, when: &str, kind: EventKind, job: &str) -> Event {
         let origin = Origin { channel, source, line: 1, raw: crate::model::Raw::default() };
-        let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
+        let mut event = Event::new(
+            crate::model::Moment::try_from(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc)).unwrap(),
+            kind,
+            origin,
+        );
         event.edit().job_id = Some(job.into());
         event
     }

@@ -162,7 +162,7 @@ fn duplicate(context: &Context, is_job: bool, task: &str, item: Option<&str>, id
     let deduplicated =
         deliveries[1..].iter().filter(|e| e.lease().accepted == Some(false) || answered_duplicate(e)).count();
 
-    let mut finding = Finding::new("duplicate-effect", severity, second.at);
+    let mut finding = Finding::new("duplicate-effect", severity, second.at());
     finding.metric(if is_job { "job_id" } else { "run_id" }, Value::Text(task.to_string()));
     if let Some(item) = item {
         finding.metric("item", Value::Text(item.to_string()));
@@ -173,12 +173,12 @@ fn duplicate(context: &Context, is_job: bool, task: &str, item: Option<&str>, id
     finding.metric("receiver_deduplicated", Value::Count(deduplicated as u64));
     finding.metric("distinct_keys", Value::Count(keys.len() as u64));
     finding.metric("payload_hashes", Value::Count(hashes.len() as u64));
-    finding.metric("first_at", Value::Time(first.at));
-    finding.metric("second_at", Value::Time(second.at));
-    finding.metric("gap_s", Value::Seconds(seconds_between(first.at, second.at)));
+    finding.metric("first_at", Value::Time(first.at()));
+    finding.metric("second_at", Value::Time(second.at()));
+    finding.metric("gap_s", Value::Seconds(seconds_between(first.at(), second.at())));
     finding.derive("gap_s", "second_at − first_at");
     if deliveries.len() > 2 {
-        finding.metric("last_at", Value::Time(last.at));
+        finding.metric("last_at", Value::Time(last.at()));
     }
     let mut workers: Vec<&str> = Vec::new();
     for worker in deliveries.iter().filter_map(|e| e.worker.as_deref()) {
@@ -280,7 +280,8 @@ mod tests {
                     raw: crate::model::Raw::default(),
                 };
                 let at = DateTime::parse_from_rfc3339(r.at).unwrap().with_timezone(&Utc);
-                let mut event = Event::new(at, EventKind::EffectPosted, origin);
+                let mut event =
+                    Event::new(crate::model::Moment::try_from(at).unwrap(), EventKind::EffectPosted, origin);
                 event.edit().job_id = r.job.map(crate::model::Text::from);
                 event.edit().run_id = r.run.map(crate::model::Text::from);
                 event.item = r.item.map(crate::model::Text::from);

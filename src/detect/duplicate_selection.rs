@@ -62,10 +62,10 @@ impl Detector for DuplicateSelection {
             // later, so an item picked by thousands of rounds over a long ledger stays one pass.
             open.clear();
             for &later in &firsts {
-                let later_at = timeline.get(later.id).at;
+                let later_at = timeline.get(later.id).at();
                 let close = |earlier: &Selection| {
                     if let Some(window) = context.settings.duplicate_window_s {
-                        seconds_between(timeline.get(earlier.id).at, later_at) <= window
+                        seconds_between(timeline.get(earlier.id).at(), later_at) <= window
                     } else {
                         let (start, end) = spans[earlier.round as usize];
                         start <= later_at && later_at <= end
@@ -107,13 +107,13 @@ fn duplicate(context: &Context, item: &str, earlier: (EventId, &Round), later: (
         .iter()
         .all(|round| context.rounds.effects(round).iter().any(|&id| timeline.get(id).item.as_deref() == Some(item)));
     let severity = if both_posted { Severity::Error } else { Severity::Warning };
-    let mut finding = Finding::new("duplicate-selection", severity, b.at);
+    let mut finding = Finding::new("duplicate-selection", severity, b.at());
     finding.metric("item", Value::Text(item.to_string()));
     finding.metric("run_a", Value::Text(earlier.1.run_id.to_string()));
     finding.metric("run_b", Value::Text(later.1.run_id.to_string()));
-    finding.metric("selected_a_at", Value::Time(a.at));
-    finding.metric("selected_b_at", Value::Time(b.at));
-    finding.metric("delta_s", Value::Seconds(seconds_between(a.at, b.at)));
+    finding.metric("selected_a_at", Value::Time(a.at()));
+    finding.metric("selected_b_at", Value::Time(b.at()));
+    finding.metric("delta_s", Value::Seconds(seconds_between(a.at(), b.at())));
     finding.derive("delta_s", "selected_b_at − selected_a_at");
     finding.metric("effects_posted", Value::Count(effects.len() as u64));
     finding.evidence.extend([earlier.0, later.0]);
@@ -148,7 +148,11 @@ mod tests {
     fn row(line: u32, when: &str, kind: EventKind, run: &str, item: Option<&str>) -> Event {
         let origin =
             Origin { channel: crate::model::Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
-        let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
+        let mut event = Event::new(
+            crate::model::Moment::try_from(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc)).unwrap(),
+            kind,
+            origin,
+        );
         event.edit().run_id = Some(crate::model::Text::from(run));
         event.item = item.map(crate::model::Text::from);
         event

@@ -44,7 +44,7 @@ impl Detector for EarlyTakeover {
                 let (Some(until), None) = (previous.until, previous.released_by) else {
                     continue;
                 };
-                if claim.at < until && other_owner(holder, claim) {
+                if claim.at() < until && other_owner(holder, claim) {
                     findings.push(takeover(context, job_id, &previous, id, until));
                 }
             }
@@ -72,7 +72,7 @@ fn takeover(
     let timeline = context.timeline;
     let holder = timeline.get(previous.claim);
     let claim = timeline.get(claim_id);
-    let mut finding = Finding::new("early-takeover", Severity::Error, claim.at);
+    let mut finding = Finding::new("early-takeover", Severity::Error, claim.at());
     finding.metric("job_id", Value::Text(job_id.to_string()));
     if let Some(owner) = &holder.worker {
         finding.metric("previous_owner", Value::Text(owner.to_string()));
@@ -81,15 +81,15 @@ fn takeover(
         finding.metric("previous_generation", Value::Count(generation));
     }
     finding.metric("previous_lease_until", Value::Time(until));
-    finding.metric("previous_lease_set_at", Value::Time(timeline.get(previous.set_by).at));
+    finding.metric("previous_lease_set_at", Value::Time(timeline.get(previous.set_by).at()));
     if let Some(owner) = &claim.worker {
         finding.metric("new_owner", Value::Text(owner.to_string()));
     }
     if let Some(generation) = claim.lease().generation {
         finding.metric("new_generation", Value::Count(generation));
     }
-    finding.metric("claimed_at", Value::Time(claim.at));
-    finding.metric("early_by_s", Value::Seconds(seconds_between(claim.at, until)));
+    finding.metric("claimed_at", Value::Time(claim.at()));
+    finding.metric("early_by_s", Value::Seconds(seconds_between(claim.at(), until)));
     finding.derive("early_by_s", "previous_lease_until − claimed_at");
     finding.evidence.extend([previous.claim, previous.set_by, claim_id]);
     finding.evidence.sort_unstable();

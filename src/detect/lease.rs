@@ -63,7 +63,7 @@ impl Grant {
     pub fn as_of(context: &Context, job_events: &[EventId], claim: EventId, before: EventId) -> Grant {
         let timeline = context.timeline;
         let holder = timeline.get(claim);
-        let cutoff = timeline.get(before).at;
+        let cutoff = timeline.get(before).at();
         let mut grant = Grant { claim, set_by: claim, until: holder.lease().lease_until, released_by: None };
         for &id in job_events {
             if id <= claim || id == before {
@@ -82,7 +82,7 @@ impl Grant {
                 }
                 EventKind::LeaseCompleted | EventKind::RoundFailed | EventKind::JobDead
                     if grant.released_by.is_none()
-                        && event.at <= cutoff
+                        && event.at() <= cutoff
                         && granted(event)
                         && (event.kind == EventKind::JobDead || same_holder(event, holder) || anonymous(event)) =>
                 {
@@ -154,7 +154,7 @@ impl Judgement {
                 _ => false,
             },
         };
-        let expired = own.as_ref().and_then(|g| g.until).is_some_and(|until| writer.at >= until);
+        let expired = own.as_ref().and_then(|g| g.until).is_some_and(|until| writer.at() >= until);
         Judgement { own, current, current_generation, superseded, expired }
     }
 
@@ -246,7 +246,7 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: Text, writes: &[(
         Some(false) => Severity::Info,
         None => Severity::Warning,
     };
-    let mut finding = Finding::new(kind.code, severity, write.at);
+    let mut finding = Finding::new(kind.code, severity, write.at());
     finding.metric("job_id", Value::Text(job_id.to_string()));
     let owner = write.worker;
     if let Some(owner) = &owner {
@@ -266,8 +266,8 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: Text, writes: &[(
     if let Some(until) = until {
         finding.metric("lease_until", Value::Time(until));
     }
-    finding.metric("written_at", Value::Time(write.at));
-    let late_by = until.filter(|_| judgement.expired).map(|until| seconds_between(until, write.at));
+    finding.metric("written_at", Value::Time(write.at()));
+    let late_by = until.filter(|_| judgement.expired).map(|until| seconds_between(until, write.at()));
     if let Some(late_by) = late_by {
         finding.metric("late_by_s", Value::Seconds(late_by));
         finding.derive("late_by_s", "written_at − lease_until");
@@ -381,7 +381,7 @@ fn note_current_owner(
     };
     finding.evidence.push(id);
     finding.evidence.sort_unstable();
-    let gap = seconds_between(timeline.get(write).at, timeline.get(id).at);
+    let gap = seconds_between(timeline.get(write).at(), timeline.get(id).at());
     if id < write {
         finding.note(format!(
             "the current owner had written its result {:.3} s before: the stale write replaced it",
@@ -395,12 +395,12 @@ fn note_current_owner(
 fn bullmq_finding(context: &Context, kind: &WriteKind, job_id: Text, refusals: &[EventId]) -> Finding {
     let timeline = context.timeline;
     let first = timeline.get(refusals[0]);
-    let mut finding = Finding::new(kind.code, Severity::Info, first.at);
+    let mut finding = Finding::new(kind.code, Severity::Info, first.at());
     finding.metric("job_id", Value::Text(job_id.to_string()));
     if let Some(owner) = &first.worker {
         finding.metric("owner", Value::Text(owner.to_string()));
     }
-    finding.metric("written_at", Value::Time(first.at));
+    finding.metric("written_at", Value::Time(first.at()));
     finding.metric("accepted", Value::Flag(false));
     let renewal = first.kind == EventKind::Error;
     let command = if renewal { Some("extendLock".into()) } else { first.detail() };
@@ -448,7 +448,7 @@ pub(crate) mod tests {
         accepted: Option<bool>,
     ) -> Event {
         let origin = Origin { channel: Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
-        let mut event = Event::new(t(at), kind, origin);
+        let mut event = Event::new(crate::model::Moment::try_from(t(at)).unwrap(), kind, origin);
         event.edit().job_id = Some("job-1".into());
         event.edit().worker = Some(crate::model::Text::from(worker));
         event.lease_mut().generation = generation;

@@ -47,11 +47,11 @@ pub fn runs(context: &Context) -> Vec<Run> {
             .or_else(|| events.iter().find_map(|&id| timeline.get(id).queue))
             .unwrap_or(unnamed);
         for (index, attempt) in attempts.iter().enumerate() {
-            let start: DateTime<Utc> = timeline.get(attempt.activated).at;
-            let next = attempts.get(index + 1).map(|a| timeline.get(a.activated).at);
+            let start: DateTime<Utc> = timeline.get(attempt.activated).at();
+            let next = attempts.get(index + 1).map(|a| timeline.get(a.activated).at());
             // The end as seen by the channel that saw the start, so both ends share one clock;
             // else the first end any channel saw.
-            let channel = timeline.get(attempt.activated).origin.channel;
+            let channel = timeline.get(attempt.activated).origin().channel;
             let mut first_end = None;
             let mut end = None;
             for &id in events {
@@ -62,11 +62,11 @@ pub fn runs(context: &Context) -> Vec<Run> {
                     continue;
                 }
                 let e = timeline.get(id);
-                if e.origin.channel == Channel::JobHash || e.at <= start || next.is_some_and(|n| e.at > n) {
+                if e.origin().channel == Channel::JobHash || e.at() <= start || next.is_some_and(|n| e.at() > n) {
                     continue;
                 }
                 first_end.get_or_insert(id);
-                if e.origin.channel == channel {
+                if e.origin().channel == channel {
                     end = Some(id);
                     break;
                 }
@@ -78,7 +78,7 @@ pub fn runs(context: &Context) -> Vec<Run> {
                     group,
                     started: attempt.activated,
                     ended: end,
-                    seconds: seconds_between(start, timeline.get(end).at),
+                    seconds: seconds_between(start, timeline.get(end).at()),
                 });
             }
         }
@@ -127,7 +127,7 @@ impl Detector for LockHeadroom {
             let longest = runs.iter().max_by(|a, b| a.seconds.total_cmp(&b.seconds)).expect("not empty");
             let could_outlive = max > blocking_limit_s;
             let severity = if could_outlive { Severity::Warning } else { Severity::Info };
-            let mut finding = Finding::new("lock-headroom", severity, timeline.get(longest.ended).at);
+            let mut finding = Finding::new("lock-headroom", severity, timeline.get(longest.ended).at());
             finding.metric("job_name", Value::Text(group.to_string()));
             finding.metric("samples", Value::Count(seconds.len() as u64));
             finding.metric("median_s", Value::Seconds(percentile(&seconds, 0.5)));
@@ -172,7 +172,11 @@ mod tests {
 
     fn event(line: u32, when: &str, kind: EventKind, job: &str) -> Event {
         let origin = Origin { channel: Channel::Log, source: 0, line, raw: crate::model::Raw::default() };
-        let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
+        let mut event = Event::new(
+            crate::model::Moment::try_from(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc)).unwrap(),
+            kind,
+            origin,
+        );
         event.edit().job_id = Some(job.into());
         event.edit().job_name = Some("sweep".into());
         event

@@ -167,8 +167,8 @@ impl JobIndex {
                 index.restarts.push(id);
             }
             // The timeline is in time order: the stream's first event is its earliest.
-            if index.stream_from.is_none() && event.origin.channel == Channel::EventsStream {
-                index.stream_from = Some(event.at);
+            if index.stream_from.is_none() && event.origin().channel == Channel::EventsStream {
+                index.stream_from = Some(event.at());
             }
         }
         let job_events = &mut index.job_events;
@@ -222,12 +222,12 @@ impl Context<'_> {
         for (job_id, attempts) in self.attempts.iter() {
             let events = self.events_of_job(job_id);
             for pair in attempts.windows(2) {
-                let (from, to) = (self.timeline.get(pair[0].activated).at, self.timeline.get(pair[1].activated).at);
+                let (from, to) = (self.timeline.get(pair[0].activated).at(), self.timeline.get(pair[1].activated).at());
                 let ended = events.iter().any(|&id| {
                     let event = self.timeline.get(id);
                     matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished)
-                        && from <= event.at
-                        && event.at <= to
+                        && from <= event.at()
+                        && event.at() <= to
                 });
                 if !ended {
                     found.push((job_id, pair[0].activated, pair[1].activated));
@@ -331,7 +331,7 @@ mod tests {
         let (params, settings) = (LockParams::default(), Settings::default());
         let context = Context::new(&timeline, &params, &settings);
         let lines = |job: &str| -> Vec<u32> {
-            context.events_of_job(job.into()).iter().map(|&id| timeline.get(id).origin.line).collect()
+            context.events_of_job(job.into()).iter().map(|&id| timeline.get(id).origin().line).collect()
         };
         assert_eq!(lines("job-1"), [3, 1]);
         assert_eq!(lines("job-2"), [2]);

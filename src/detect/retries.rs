@@ -139,7 +139,7 @@ pub fn classify(reason: &str) -> CauseClass {
 /// Whether the job left any record outside the ledger: then BullMQ ran it.
 fn seen_by_queue(context: &Context, job_id: Text) -> bool {
     Some(context.events_of_job(job_id))
-        .is_some_and(|ids| ids.iter().any(|&id| context.timeline.get(id).origin.channel != Channel::Ledger))
+        .is_some_and(|ids| ids.iter().any(|&id| context.timeline.get(id).origin().channel != Channel::Ledger))
 }
 
 /// Whether the job has lease rows (claims): then its attempts are its accepted claims.
@@ -176,10 +176,10 @@ pub fn failures(context: &Context, job_id: Text) -> Vec<EventId> {
     if seen_by_queue(context, job_id) {
         let failed: Vec<EventId> =
             ids.iter().copied().filter(|&id| timeline.kind(id) == EventKind::JobFailed).collect();
-        let best = failed.iter().map(|&id| timeline.get(id).origin.channel.activation_rank()).min();
+        let best = failed.iter().map(|&id| timeline.get(id).origin().channel.activation_rank()).min();
         return failed
             .into_iter()
-            .filter(|&id| Some(timeline.get(id).origin.channel.activation_rank()) == best)
+            .filter(|&id| Some(timeline.get(id).origin().channel.activation_rank()) == best)
             .collect();
     }
     ids.iter()
@@ -194,7 +194,7 @@ pub fn stalled_between(context: &Context, job_id: Text, from: DateTime<Utc>, to:
     context.job_has(job_id, &[EventKind::JobStalled])
         && context.events_of_job(job_id).iter().any(|&id| {
             let event = context.timeline.get(id);
-            event.kind == EventKind::JobStalled && from < event.at && event.at <= to
+            event.kind == EventKind::JobStalled && from < event.at() && event.at() <= to
         })
 }
 

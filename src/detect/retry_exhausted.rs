@@ -33,7 +33,7 @@ fn gives_up(event: &Event) -> bool {
     match event.kind {
         EventKind::JobDead | EventKind::JobRetriesExhausted => true,
         _ => {
-            event.origin.channel == Channel::Ledger
+            event.origin().channel == Channel::Ledger
                 && event.detail_str().is_some_and(|d| {
                     let first = d.split([':', ' ', ';']).next().unwrap_or("");
                     DEAD_STATUSES.iter().any(|status| first.eq_ignore_ascii_case(status))
@@ -74,13 +74,13 @@ fn exhausted(context: &Context, job_id: Text, markers: &[EventId]) -> Option<Fin
     // BullMQ's own record first, then the log, the ledger, a job hash; the earliest of those.
     let primary = *markers
         .iter()
-        .min_by_key(|&&id| (timeline.get(id).origin.channel.activation_rank(), timeline.get(id).at))
+        .min_by_key(|&&id| (timeline.get(id).origin().channel.activation_rank(), timeline.get(id).at()))
         .expect("a dead job has a marker");
-    let dead_at = timeline.get(primary).at;
+    let dead_at = timeline.get(primary).at();
     // A ledger row that both fails and gives up the job is the end, not one more attempt's cause.
     let failures: Vec<EventId> = retries::failures(context, job_id)
         .into_iter()
-        .filter(|&id| timeline.get(id).at <= dead_at && !markers.contains(&id))
+        .filter(|&id| timeline.get(id).at() <= dead_at && !markers.contains(&id))
         .collect();
     let stall_limit = failures.last().is_some_and(|&id| {
         timeline.get(id).detail_str().is_some_and(|d| d.to_ascii_lowercase().contains(STALLED_LIMIT_REASON))
@@ -89,7 +89,7 @@ fn exhausted(context: &Context, job_id: Text, markers: &[EventId]) -> Option<Fin
         return None;
     }
     let starts: Vec<EventId> =
-        retries::starts(context, job_id).into_iter().filter(|&id| timeline.get(id).at <= dead_at).collect();
+        retries::starts(context, job_id).into_iter().filter(|&id| timeline.get(id).at() <= dead_at).collect();
     let lease_job = retries::is_lease_job(context, job_id);
     let ran = attempts(context, job_id, &starts, &failures, dead_at, markers, lease_job);
 
@@ -116,7 +116,7 @@ fn exhausted(context: &Context, job_id: Text, markers: &[EventId]) -> Option<Fin
             finding.note("BullMQ says attemptsMade=1: the job had a budget of one attempt and was never retried (attempts: 1 is BullMQ's default)");
         }
     }
-    let first_start = ran.iter().find_map(|a| a.start).map(|id| timeline.get(id).at);
+    let first_start = ran.iter().find_map(|a| a.start).map(|id| timeline.get(id).at());
     if let Some(at) = first_start {
         finding.metric("first_attempt_at", Value::Time(at));
         finding.metric("dead_after_s", Value::Seconds(seconds_between(at, dead_at)));
@@ -200,11 +200,11 @@ fn attempts(
     let mut used = vec![false; failures.len()];
     let mut ran = Vec::new();
     for (index, &start) in starts.iter().enumerate() {
-        let from = timeline.get(start).at;
-        let next = starts.get(index + 1).map(|&id| timeline.get(id).at);
+        let from = timeline.get(start).at();
+        let next = starts.get(index + 1).map(|&id| timeline.get(id).at());
         let until = next.unwrap_or(dead_at);
         let inside = |at: DateTime<Utc>| from <= at && (next.map_or(at <= dead_at, |n| at < n));
-        let failure = failures.iter().enumerate().rev().find(|&(n, &id)| !used[n] && inside(timeline.get(id).at));
+        let failure = failures.iter().enumerate().rev().find(|&(n, &id)| !used[n] && inside(timeline.get(id).at()));
         let cause = if let Some((n, &id)) = failure {
             used[n] = true;
             Some((retries::reason(timeline.get(id)), Some(id)))
@@ -216,7 +216,7 @@ fn attempts(
                     let e = timeline.get(id);
                     matches!(e.kind, EventKind::LeaseClaimed | EventKind::LeaseExtended)
                         && e.lease().accepted != Some(false)
-                        && inside(e.at)
+                        && inside(e.at())
                         && (id == start || &e.worker == worker)
                 })
                 .filter_map(|&id| timeline.get(id).lease().lease_until.map(|until_at| (until_at, id)))
@@ -235,13 +235,13 @@ fn attempts(
         && last.cause.is_none()
         && let Some(start) = last.start
     {
-        let from = timeline.get(start).at;
+        let from = timeline.get(start).at();
         let quiet = !events.iter().any(|&id| {
             let event = timeline.get(id);
             id != start
                 && !markers.contains(&id)
-                && from <= event.at
-                && event.at <= dead_at
+                && from <= event.at()
+                && event.at() <= dead_at
                 && !matches!(event.kind, EventKind::JobActive | EventKind::RoundStarted | EventKind::JobDead)
         });
         if quiet {
@@ -251,7 +251,7 @@ fn attempts(
     // Failures outside every attempt (the activations were not seen): each is an attempt.
     for (n, &id) in failures.iter().enumerate() {
         if !used[n] && !ran.iter().any(|a| a.cause.as_ref().is_some_and(|(_, c)| *c == Some(id))) {
-            let inside_one = ran.iter().any(|a| a.start.is_some_and(|s| timeline.get(s).at <= timeline.get(id).at));
+            let inside_one = ran.iter().any(|a| a.start.is_some_and(|s| timeline.get(s).at() <= timeline.get(id).at()));
             if !inside_one {
                 let number =
                     timeline.get(id).lease().attempt.map_or(ran.len() + 1, |a| usize::try_from(a).unwrap_or(0));
@@ -259,7 +259,7 @@ fn attempts(
             }
         }
     }
-    ran.sort_by_key(|a| a.start.or_else(|| a.cause.as_ref().and_then(|(_, id)| *id)).map(|id| timeline.get(id).at));
+    ran.sort_by_key(|a| a.start.or_else(|| a.cause.as_ref().and_then(|(_, id)| *id)).map(|id| timeline.get(id).at()));
     ran
 }
 
@@ -275,7 +275,7 @@ mod tests {
 
     fn row(line: u32, when: &str, kind: EventKind, worker: &str, attempt: Option<u64>, detail: Option<&str>) -> Event {
         let origin = Origin { channel: Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
-        let mut event = Event::new(at(when), kind, origin);
+        let mut event = Event::new(crate::model::Moment::try_from(at(when)).unwrap(), kind, origin);
         event.edit().job_id = Some("job-9".into());
         event.edit().worker = Some(crate::model::Text::from(worker));
         event.lease_mut().attempt = attempt;
@@ -345,7 +345,7 @@ mod tests {
     fn the_stall_limit_is_left_to_stalled_limit_exceeded() {
         let stream = |line: u32, when: &str, kind: EventKind, detail: &str| {
             let origin = Origin { channel: Channel::EventsStream, source: 1, line, raw: crate::model::Raw::default() };
-            let mut event = Event::new(at(when), kind, origin);
+            let mut event = Event::new(crate::model::Moment::try_from(at(when)).unwrap(), kind, origin);
             event.edit().job_id = Some("7".into());
             event.set_detail(Some(crate::model::Text::from(detail)));
             event

@@ -69,8 +69,9 @@ fn retry_delays(context: &Context, job_id: Text, starts: &[EventId], failures: &
     let timeline = context.timeline;
     let mut delays = vec![None];
     for pair in starts.windows(2) {
-        let (from, to) = (timeline.get(pair[0]).at, timeline.get(pair[1]).at);
-        let failure = failures.iter().copied().rfind(|&id| from <= timeline.get(id).at && timeline.get(id).at <= to);
+        let (from, to) = (timeline.get(pair[0]).at(), timeline.get(pair[1]).at());
+        let failure =
+            failures.iter().copied().rfind(|&id| from <= timeline.get(id).at() && timeline.get(id).at() <= to);
         let recovered = retries::stalled_between(context, job_id, from, to);
         delays.push(failure.filter(|_| !recovered));
     }
@@ -89,7 +90,7 @@ fn no_backoff(context: &Context, job_id: Text, starts: &[EventId], failures: &[E
     let after = retry_delays(context, job_id, starts, failures);
     let delay = |i: usize| {
         after[i]
-            .map(|failure| seconds_between(timeline.get(failure).at, timeline.get(starts[i]).at))
+            .map(|failure| seconds_between(timeline.get(failure).at(), timeline.get(starts[i]).at()))
             .filter(|&d| d < STORM_MAX_DELAY_S)
     };
     // The longest stretch of attempts each retried quickly after a failure, with no delay growing
@@ -118,11 +119,11 @@ fn no_backoff(context: &Context, job_id: Text, starts: &[EventId], failures: &[E
     }
     let delays: Vec<f64> = (begin + 1..=end)
         .map(|i| {
-            seconds_between(timeline.get(after[i].expect("a stretch has failures")).at, timeline.get(starts[i]).at)
+            seconds_between(timeline.get(after[i].expect("a stretch has failures")).at(), timeline.get(starts[i]).at())
         })
         .collect();
-    let first_at = timeline.get(starts[begin]).at;
-    let last_at = timeline.get(starts[end]).at;
+    let first_at = timeline.get(starts[begin]).at();
+    let last_at = timeline.get(starts[end]).at();
     let mut reasons: Vec<String> = Vec::new();
     for reason in (begin + 1..=end).filter_map(|i| after[i]).map(|id| retries::reason(timeline.get(id))) {
         if !reasons.contains(&reason) {
@@ -157,20 +158,20 @@ fn invalid_input_retried(context: &Context, job_id: Text, starts: &[EventId], fa
         .iter()
         .copied()
         .find(|&id| retries::classify(&retries::reason(timeline.get(id))) == CauseClass::InvalidInput)?;
-    let failed_at = timeline.get(invalid).at;
-    let retried: Vec<EventId> = starts.iter().copied().filter(|&id| timeline.get(id).at > failed_at).collect();
+    let failed_at = timeline.get(invalid).at();
+    let retried: Vec<EventId> = starts.iter().copied().filter(|&id| timeline.get(id).at() > failed_at).collect();
     let first_retry = *retried.first()?;
-    let mut finding = Finding::new("retry-storm", Severity::Warning, timeline.get(first_retry).at);
+    let mut finding = Finding::new("retry-storm", Severity::Warning, timeline.get(first_retry).at());
     finding.metric("pattern", Value::Text("invalid-input-retried".into()));
     finding.metric("job_id", Value::Text(job_id.to_string()));
     finding.metric("cause", Value::Text(retries::reason(timeline.get(invalid))));
     finding.metric("failed_at", Value::Time(failed_at));
-    finding.metric("retried_at", Value::Time(timeline.get(first_retry).at));
+    finding.metric("retried_at", Value::Time(timeline.get(first_retry).at()));
     finding.metric("retries_after_invalid", Value::Count(retried.len() as u64));
     let later_invalid = failures
         .iter()
         .filter(|&&id| {
-            timeline.get(id).at > failed_at
+            timeline.get(id).at() > failed_at
                 && retries::classify(&retries::reason(timeline.get(id))) == CauseClass::InvalidInput
         })
         .count();
@@ -211,8 +212,8 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
             if ids.iter().filter(|id| maybe_activation(id)).nth(1).is_some() {
                 activations.extend(ids.iter().copied().filter(maybe_activation).filter_map(|id| {
                     let event = timeline.get(id);
-                    let activation = event.kind == EventKind::JobActive || event.origin.channel == Channel::Ledger;
-                    activation.then_some((event.origin.channel, id))
+                    let activation = event.kind == EventKind::JobActive || event.origin().channel == Channel::Ledger;
+                    activation.then_some((event.origin().channel, id))
                 }));
             }
             let mut found = Vec::new();
@@ -220,7 +221,7 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
                 activations.sort_unstable();
                 for channel in activations.chunk_by(|a, b| a.0 == b.0) {
                     for pair in channel.windows(2) {
-                        let (from, to) = (timeline.get(pair[0].1).at, timeline.get(pair[1].1).at);
+                        let (from, to) = (timeline.get(pair[0].1).at(), timeline.get(pair[1].1).at());
                         if !retries::stalled_between(context, job_id, from, to) {
                             found.push(pair[1].1);
                         }
@@ -232,7 +233,12 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
         for id in candidates {
             let event = timeline.get(id);
             if let Some(worker) = event.worker {
-                by_channel.entry(event.origin.channel).or_default().push(Retry { id, at: event.at, worker, job_id });
+                by_channel.entry(event.origin().channel).or_default().push(Retry {
+                    id,
+                    at: event.at(),
+                    worker,
+                    job_id,
+                });
             }
         }
     }
@@ -303,7 +309,7 @@ mod tests {
 
     fn row(when: &str, kind: EventKind, job: &str, worker: &str, detail: Option<&str>) -> Event {
         let origin = Origin { channel: Channel::Ledger, source: 0, line: 0, raw: crate::model::Raw::default() };
-        let mut event = Event::new(at(when), kind, origin);
+        let mut event = Event::new(crate::model::Moment::try_from(at(when)).unwrap(), kind, origin);
         event.edit().job_id = Some(crate::model::Text::from(job));
         event.edit().worker = Some(crate::model::Text::from(worker));
         event.set_detail(detail.map(crate::model::Text::from));
@@ -315,7 +321,7 @@ mod tests {
 
     fn detect(mut events: Vec<Event>) -> Vec<Finding> {
         for (n, event) in events.iter_mut().enumerate() {
-            event.origin.line = u32::try_from(n).unwrap() + 2;
+            event.set_origin(Origin { line: u32::try_from(n).unwrap() + 2, ..event.origin() });
         }
         let timeline = Timeline::new(events);
         let params = LockParams::default();
@@ -337,9 +343,9 @@ mod tests {
             let start = at("2026-12-01T00:00:00Z") + chrono::Duration::milliseconds(s);
             let worker = format!("w-{}", n % 2);
             let mut claim = row("2026-12-01T00:00:00Z", EventKind::LeaseClaimed, "job-3", &worker, None);
-            claim.at = start;
+            claim.set_at(crate::model::Moment::try_from(start).unwrap());
             let mut failed = row("2026-12-01T00:00:00Z", EventKind::RoundFailed, "job-3", &worker, Some(cause));
-            failed.at = start + chrono::Duration::seconds(1);
+            failed.set_at(crate::model::Moment::try_from(start + chrono::Duration::seconds(1)).unwrap());
             events.extend([claim, failed]);
         }
         events
@@ -386,7 +392,9 @@ mod tests {
                 let worker = format!("w-{n}");
                 events.push(row("2026-12-01T00:00:00Z", EventKind::LeaseClaimed, &job, &worker, None));
                 let mut retry = row("2026-12-01T00:00:05Z", EventKind::LeaseClaimed, &job, &worker, None);
-                retry.at += chrono::Duration::milliseconds(*offset);
+                retry.set_at(
+                    crate::model::Moment::try_from(retry.at() + chrono::Duration::milliseconds(*offset)).unwrap(),
+                );
                 events.push(retry);
             }
             detect(events)
@@ -404,7 +412,7 @@ mod tests {
         let stream = |when: &str, kind: EventKind| {
             let origin =
                 Origin { channel: Channel::EventsStream, source: 1, line: 0, raw: crate::model::Raw::default() };
-            let mut event = Event::new(at(when), kind, origin);
+            let mut event = Event::new(crate::model::Moment::try_from(at(when)).unwrap(), kind, origin);
             event.edit().job_id = Some("1".into());
             event
         };

@@ -82,7 +82,7 @@ fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
         .iter()
         .min_by_key(|&&id| {
             let event = timeline.get(id);
-            (event.origin.channel.activation_rank(), event.at)
+            (event.origin().channel.activation_rank(), event.at())
         })
         .expect("a finding has at least one failure");
     let failed = timeline.get(primary);
@@ -90,12 +90,12 @@ fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
     let stalls: Vec<EventId> = job_events
         .iter()
         .copied()
-        .filter(|&id| timeline.kind(id) == EventKind::JobStalled && timeline.get(id).at <= failed.at)
+        .filter(|&id| timeline.kind(id) == EventKind::JobStalled && timeline.get(id).at() <= failed.at())
         .collect();
-    let stall_channel_best = stalls.iter().map(|&id| timeline.get(id).origin.channel.activation_rank()).min();
+    let stall_channel_best = stalls.iter().map(|&id| timeline.get(id).origin().channel.activation_rank()).min();
     let stalls_counted = stalls
         .iter()
-        .filter(|&&id| Some(timeline.get(id).origin.channel.activation_rank()) == stall_channel_best)
+        .filter(|&&id| Some(timeline.get(id).origin().channel.activation_rank()) == stall_channel_best)
         .count();
     // The last activation before the failure, from the most authoritative channel that saw one.
     let activations: Vec<EventId> = job_events
@@ -103,17 +103,19 @@ fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
         .copied()
         .filter(|&id| {
             let event = timeline.get(id);
-            event.kind == EventKind::JobActive && event.at <= failed.at && event.origin.channel != Channel::JobHash
+            event.kind == EventKind::JobActive
+                && event.at() <= failed.at()
+                && event.origin().channel != Channel::JobHash
         })
         .collect();
-    let best_rank = activations.iter().map(|&id| timeline.get(id).origin.channel.activation_rank()).min();
+    let best_rank = activations.iter().map(|&id| timeline.get(id).origin().channel.activation_rank()).min();
     let last_activation = activations
         .into_iter()
-        .filter(|&id| Some(timeline.get(id).origin.channel.activation_rank()) == best_rank)
-        .max_by_key(|&id| timeline.get(id).at);
-    let logged = failures.iter().any(|&id| timeline.get(id).origin.channel == Channel::Log);
+        .filter(|&id| Some(timeline.get(id).origin().channel.activation_rank()) == best_rank)
+        .max_by_key(|&id| timeline.get(id).at());
+    let logged = failures.iter().any(|&id| timeline.get(id).origin().channel == Channel::Log);
 
-    let mut finding = Finding::new("stalled-limit-exceeded", Severity::Error, failed.at);
+    let mut finding = Finding::new("stalled-limit-exceeded", Severity::Error, failed.at());
     finding.metric("job_id", Value::Text(job_id.to_string()));
     // The stream's `failed` entry carries no name: any record of the job may.
     let known = |pick: fn(&crate::model::Event) -> Option<crate::model::Text>| {
@@ -125,14 +127,14 @@ fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
     if let Some(queue) = known(|e| e.queue) {
         finding.metric("queue", Value::Text(queue.to_string()));
     }
-    finding.metric("failed_at", Value::Time(failed.at));
+    finding.metric("failed_at", Value::Time(failed.at()));
     finding.metric("reason", Value::Text(failed.detail().map(|d| d.to_string()).unwrap_or_default()));
     finding.metric("stalls_seen", Value::Count(stalls_counted as u64));
     finding.metric("max_stalled_count", Value::Count(params.max_stalled_count));
     if let Some(id) = last_activation {
-        let at = timeline.get(id).at;
+        let at = timeline.get(id).at();
         finding.metric("last_activated_at", Value::Time(at));
-        finding.metric("activation_to_failure_s", Value::Seconds(seconds_between(at, failed.at)));
+        finding.metric("activation_to_failure_s", Value::Seconds(seconds_between(at, failed.at())));
         finding.derive("activation_to_failure_s", "failed_at − last_activated_at");
         finding.evidence.push(id);
     }
@@ -173,7 +175,11 @@ mod tests {
 
     fn event(channel: Channel, line: u32, when: &str, kind: EventKind, detail: Option<&str>) -> Event {
         let origin = Origin { channel, source: 0, line, raw: crate::model::Raw::default() };
-        let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
+        let mut event = Event::new(
+            crate::model::Moment::try_from(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc)).unwrap(),
+            kind,
+            origin,
+        );
         event.edit().job_id = Some("42".into());
         event.set_detail(detail.map(crate::model::Text::from));
         event

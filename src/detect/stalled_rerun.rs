@@ -122,7 +122,7 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
     let params = context.params;
     let activation = timeline.get(first);
     let rerun = timeline.get(second);
-    let (activated_at, rerun_at) = (activation.at, rerun.at);
+    let (activated_at, rerun_at) = (activation.at(), rerun.at());
     let job_events = context.events_of_job(job_id);
 
     // A completion or failure between the activations makes the second one a retry or a repeat,
@@ -131,8 +131,8 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
     let ended = job_events.iter().any(|&id| {
         let event = timeline.get(id);
         matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished)
-            && activated_at <= event.at
-            && event.at <= rerun_at
+            && activated_at <= event.at()
+            && event.at() <= rerun_at
     });
     if ended {
         return None;
@@ -144,11 +144,11 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
         .restarts
         .iter()
         .map(|&id| (id, timeline.get(id)))
-        .filter(|(_, e)| activated_at < e.at && e.at <= rerun_at)
+        .filter(|(_, e)| activated_at < e.at() && e.at() <= rerun_at)
         .collect();
     let restart = restarts
         .iter()
-        .find(|(_, e)| e.origin.source == activation.origin.source)
+        .find(|(_, e)| e.origin().source == activation.origin().source)
         .or_else(|| restarts.first())
         .map(|(id, _)| *id);
     let model = RenewalModel::for_version(params.version.as_deref());
@@ -170,7 +170,7 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
     finding.metric("activated_at", Value::Time(activated_at));
     finding.evidence.push(first);
 
-    let restart_at = restart.map(|id| timeline.get(id).at);
+    let restart_at = restart.map(|id| timeline.get(id).at());
     if let (Some(id), Some(at)) = (restart, restart_at) {
         finding.evidence.push(id);
         finding.metric("restart_at", Value::Time(at));
@@ -264,14 +264,14 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
         .copied()
         .filter(|&id| {
             let event = timeline.get(id);
-            event.kind == EventKind::JobStalled && activated_at <= event.at && event.at <= rerun_at
+            event.kind == EventKind::JobStalled && activated_at <= event.at() && event.at() <= rerun_at
         })
         .collect();
-    let logged = stalled.iter().any(|&id| timeline.get(id).origin.channel == Channel::Log);
+    let logged = stalled.iter().any(|&id| timeline.get(id).origin().channel == Channel::Log);
     finding.metric("stalled_logged", Value::Flag(logged));
     if let Some(stream_from) = context.stream_from {
         if stream_from <= activated_at {
-            let in_stream = stalled.iter().any(|&id| timeline.get(id).origin.channel == Channel::EventsStream);
+            let in_stream = stalled.iter().any(|&id| timeline.get(id).origin().channel == Channel::EventsStream);
             finding.metric("stalled_in_stream", Value::Flag(in_stream));
         } else {
             finding.note("the events stream starts after the activation (it is trimmed): it cannot say whether BullMQ wrote a stalled event");
@@ -285,12 +285,12 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
         let event = timeline.get(id);
         // The same activation seen by another channel (a log line of the stream's `active`) is
         // not a later activation.
-        let later_activation = event.kind == EventKind::JobActive && event.origin.channel == rerun.origin.channel;
+        let later_activation = event.kind == EventKind::JobActive && event.origin().channel == rerun.origin().channel;
         let outcome = matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed);
-        event.at >= rerun_at
+        event.at() >= rerun_at
             && id != second
             && (later_activation || outcome)
-            && event.origin.channel != Channel::JobHash
+            && event.origin().channel != Channel::JobHash
     });
     let failed_at_once = next_outcome.is_some_and(|id| {
         let event = timeline.get(id);
@@ -309,7 +309,7 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
     let cause = lost_lock_cause(context, job_id, (first, second), expiry_earliest, restart);
     finding.metric("lost_lock_cause", Value::Text(cause.name().to_string()));
     if let LostLockCause::LivedOn { seen } = &cause {
-        let last = seen.iter().map(|&id| timeline.get(id).at).max();
+        let last = seen.iter().map(|&id| timeline.get(id).at()).max();
         if let Some(last) = last {
             finding.metric("old_worker_last_seen_at", Value::Time(last));
         }
@@ -413,14 +413,14 @@ fn lost_lock_cause(
 ) -> LostLockCause {
     let timeline = context.timeline;
     let activation = timeline.get(first);
-    let rerun_at = timeline.get(second).at;
+    let rerun_at = timeline.get(second).at();
     let job_events = context.events_of_job(job_id);
     let worker = activation.worker.or_else(|| {
         job_events.iter().find_map(|&id| {
             let event = timeline.get(id);
             let same_activation = event.kind == EventKind::JobActive
-                && seconds_between(activation.at, event.at).abs() <= 1.0
-                && event.at < rerun_at;
+                && seconds_between(activation.at(), event.at()).abs() <= 1.0
+                && event.at() < rerun_at;
             event.worker.filter(|_| same_activation)
         })
     });
@@ -429,17 +429,17 @@ fn lost_lock_cause(
             .restarts
             .iter()
             .map(|&id| timeline.get(id))
-            .any(|e| e.worker.as_deref() == Some(w) && activation.at < e.at && e.at <= rerun_at)
+            .any(|e| e.worker.as_deref() == Some(w) && activation.at() < e.at() && e.at() <= rerun_at)
     });
     let rerun_lock_end = plus_millis(rerun_at, to_i64(context.params.lock_duration));
     let mut seen: Vec<EventId> = timeline
         .ids()
-        .filter(|(_, e)| e.at >= expiry_earliest)
+        .filter(|(_, e)| e.at() >= expiry_earliest)
         .filter(|(_, e)| {
             let by_old_worker = !reused && worker.is_some() && e.worker == worker;
             let lock_error = e.job_id == Some(job_id)
                 && super::lease::bullmq_refusal(e).is_some()
-                && e.at < rerun_lock_end
+                && e.at() < rerun_lock_end
                 && (e.worker.is_none() || e.worker == worker);
             by_old_worker || lock_error
         })
@@ -503,7 +503,7 @@ mod tests {
 
     fn event(line: u32, when: &str, kind: EventKind, job: Option<&str>) -> Event {
         let origin = Origin { channel: crate::model::Channel::Log, source: 0, line, raw: crate::model::Raw::default() };
-        let mut event = Event::new(at(when), kind, origin);
+        let mut event = Event::new(crate::model::Moment::try_from(at(when)).unwrap(), kind, origin);
         event.edit().job_id = job.map(crate::model::Text::from);
         event
     }
@@ -594,7 +594,7 @@ mod tests {
     fn a_job_failed_at_once_over_the_stall_limit_did_not_rerun_the_processor() {
         let in_stream = |line, when, kind, detail: Option<&str>| {
             let mut e = event(line, when, kind, Some("j"));
-            e.origin.channel = Channel::EventsStream;
+            e.set_origin(crate::model::Origin { channel: Channel::EventsStream, ..e.origin() });
             e.set_detail(detail.map(crate::model::Text::from));
             e
         };

@@ -47,7 +47,7 @@ impl Detector for StuckRunning {
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         // The timeline is in time order: its last event is the latest.
-        let Some(end) = context.timeline.events().last().map(|e| e.at) else {
+        let Some(end) = context.timeline.events().last().map(Event::at) else {
             return Vec::new();
         };
         let mut running = Vec::new();
@@ -82,7 +82,7 @@ fn lease_job(context: &Context, job_id: Text) -> Option<Running> {
         (Some(a), Some(b)) => a == b,
         _ => event.worker == claimed.worker,
     };
-    let later = || ids.iter().copied().filter(|&id| id != claim && timeline.get(id).at >= claimed.at);
+    let later = || ids.iter().copied().filter(|&id| id != claim && timeline.get(id).at() >= claimed.at());
     let ended = later().any(|id| {
         let event = timeline.get(id);
         match event.kind {
@@ -125,11 +125,11 @@ fn lock_expiry(context: &Context, activated_at: DateTime<Utc>, restart: &Event) 
     let params = context.params;
     let (earliest_renewal_ms, _) = RenewalModel::for_version(params.version.as_deref()).first_renewal_window(params);
     let lock_ms = i64::try_from(params.lock_duration).unwrap_or(i64::MAX);
-    if restart.at <= plus_millis(activated_at, earliest_renewal_ms) {
+    if restart.at() <= plus_millis(activated_at, earliest_renewal_ms) {
         (plus_millis(activated_at, lock_ms), "activated_at + lockDuration (the restart came before the first renewal)")
     } else {
         (
-            plus_millis(restart.at, lock_ms),
+            plus_millis(restart.at(), lock_ms),
             "restart_at + lockDuration (the latest a renewal before the restart could hold it)",
         )
     }
@@ -138,11 +138,11 @@ fn lock_expiry(context: &Context, activated_at: DateTime<Utc>, restart: &Event) 
 /// The first process start after `after`: in the same source as `near` when that source has one.
 fn restart_after(context: &Context, after: DateTime<Utc>, near: &Event) -> Option<EventId> {
     let restarts: Vec<EventId> =
-        context.restarts.iter().copied().filter(|&id| context.timeline.get(id).at > after).collect();
+        context.restarts.iter().copied().filter(|&id| context.timeline.get(id).at() > after).collect();
     restarts
         .iter()
         .copied()
-        .find(|&id| context.timeline.get(id).origin.source == near.origin.source)
+        .find(|&id| context.timeline.get(id).origin().source == near.origin().source)
         .or_else(|| restarts.first().copied())
 }
 
@@ -158,7 +158,7 @@ fn alive_after(context: &Context, owner: Option<Text>, restart: EventId) -> bool
     }
     // Only the events after the restart's instant, found by halving: the timeline is in time order.
     let events = context.timeline.events();
-    let after = events.partition_point(|e| e.at <= restart_event.at);
+    let after = events.partition_point(|e| e.at() <= restart_event.at());
     events[after..].iter().any(|e| e.worker == Some(owner))
 }
 
@@ -168,7 +168,7 @@ fn queue_job(context: &Context, job_id: Text) -> Option<Running> {
     let timeline = context.timeline;
     let activation = context.attempts_of_job(job_id).last()?.activated;
     let active = timeline.get(activation);
-    if active.origin.channel == Channel::Ledger {
+    if active.origin().channel == Channel::Ledger {
         return None;
     }
     let ended = context.events_of_job(job_id).iter().any(|&id| {
@@ -183,7 +183,7 @@ fn queue_job(context: &Context, job_id: Text) -> Option<Running> {
                 | EventKind::RoundFinished
         );
         let moved = matches!(event.kind, EventKind::JobStalled | EventKind::JobWaiting | EventKind::JobDelayed);
-        (finished && event.at >= active.at) || (moved && event.at > active.at)
+        (finished && event.at() >= active.at()) || (moved && event.at() > active.at())
     });
     if ended {
         return None;
@@ -192,11 +192,11 @@ fn queue_job(context: &Context, job_id: Text) -> Option<Running> {
     let owner = active.worker.or_else(|| {
         context.events_of_job(job_id).iter().find_map(|&id| {
             let event = timeline.get(id);
-            let same = event.kind == EventKind::JobActive && seconds_between(active.at, event.at).abs() <= 1.0;
+            let same = event.kind == EventKind::JobActive && seconds_between(active.at(), event.at()).abs() <= 1.0;
             event.worker.filter(|_| same)
         })
     });
-    let restart = restart_after(context, active.at, active).filter(|&id| !alive_after(context, owner, id));
+    let restart = restart_after(context, active.at(), active).filter(|&id| !alive_after(context, owner, id));
     let mut evidence = vec![activation];
     evidence.extend(restart);
     Some(Running {
@@ -204,7 +204,7 @@ fn queue_job(context: &Context, job_id: Text) -> Option<Running> {
         what: "queue job",
         since: activation,
         owner,
-        expiry: restart.map(|id| lock_expiry(context, active.at, timeline.get(id))),
+        expiry: restart.map(|id| lock_expiry(context, active.at(), timeline.get(id))),
         evidence,
     })
 }
@@ -223,7 +223,7 @@ fn rounds(context: &Context) -> Vec<Running> {
             let queue_seen = context
                 .attempts_of_job(job_id)
                 .iter()
-                .any(|attempt| timeline.get(attempt.activated).origin.channel != Channel::Ledger);
+                .any(|attempt| timeline.get(attempt.activated).origin().channel != Channel::Ledger);
             let restarted_later = context
                 .rounds
                 .iter()
@@ -233,7 +233,7 @@ fn rounds(context: &Context) -> Vec<Running> {
             }
         }
         let start = timeline.get(started);
-        let last_row = timeline.get(round.last_event).at;
+        let last_row = timeline.get(round.last_event).at();
         let restart = restart_after(context, last_row, start).filter(|&id| !alive_after(context, start.worker, id));
         let mut evidence = vec![started];
         evidence.extend(restart);
@@ -242,7 +242,7 @@ fn rounds(context: &Context) -> Vec<Running> {
             what: "round",
             since: started,
             owner: start.worker,
-            expiry: restart.map(|id| lock_expiry(context, start.at, timeline.get(id))),
+            expiry: restart.map(|id| lock_expiry(context, start.at(), timeline.get(id))),
             evidence,
         });
     }
@@ -251,7 +251,7 @@ fn rounds(context: &Context) -> Vec<Running> {
 
 fn snapshot(context: &Context, end: DateTime<Utc>, running: &[Running], stuck: &[&Running]) -> Finding {
     let timeline = context.timeline;
-    let since = |r: &Running| timeline.get(r.since).at;
+    let since = |r: &Running| timeline.get(r.since).at();
     let oldest = *stuck.iter().min_by_key(|r| (since(r), r.label.clone())).expect("at least one stuck job");
     let (expired_at, formula) = oldest.expiry.expect("a stuck job has an expiry");
 
@@ -321,7 +321,7 @@ mod tests {
 
     fn event(channel: Channel, when: &str, kind: EventKind, job: Option<&str>, worker: &str) -> Event {
         let origin = Origin { channel, source: 0, line: 0, raw: crate::model::Raw::default() };
-        let mut event = Event::new(at(when), kind, origin);
+        let mut event = Event::new(crate::model::Moment::try_from(at(when)).unwrap(), kind, origin);
         event.edit().job_id = job.map(crate::model::Text::from);
         event.edit().worker = Some(crate::model::Text::from(worker));
         event
@@ -336,7 +336,7 @@ mod tests {
 
     fn detect(mut events: Vec<Event>, params: &LockParams) -> Vec<Finding> {
         for (n, event) in events.iter_mut().enumerate() {
-            event.origin.line = u32::try_from(n).unwrap() + 1;
+            event.set_origin(crate::model::Origin { line: u32::try_from(n).unwrap() + 1, ..event.origin() });
         }
         let timeline = Timeline::new(events);
         let settings = Settings::default();
@@ -428,7 +428,7 @@ mod tests {
         assert_eq!(found[0].get("oldest_job"), Some(&Value::Text("run-a".into())));
         let mut ended = started.clone();
         ended.kind = EventKind::RoundFailed;
-        ended.at = at("2026-12-01T00:00:06Z");
+        ended.set_at(crate::model::Moment::try_from(at("2026-12-01T00:00:06Z")).unwrap());
         let events = vec![
             started,
             ended,

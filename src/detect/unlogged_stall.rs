@@ -32,14 +32,17 @@ impl Detector for UnloggedStall {
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
-        if !timeline.events().iter().any(|e| e.origin.channel == Channel::Log) {
+        if !timeline.events().iter().any(|e| e.origin().channel == Channel::Log) {
             return Vec::new();
         }
         let logged_stall = |job_id: Text, from: chrono::DateTime<chrono::Utc>, to: chrono::DateTime<chrono::Utc>| {
             Some(context.events_of_job(job_id)).is_some_and(|ids| {
                 ids.iter().any(|&id| {
                     let e = timeline.get(id);
-                    e.kind == EventKind::JobStalled && e.origin.channel == Channel::Log && from <= e.at && e.at <= to
+                    e.kind == EventKind::JobStalled
+                        && e.origin().channel == Channel::Log
+                        && from <= e.at()
+                        && e.at() <= to
                 })
             })
         };
@@ -51,23 +54,23 @@ impl Detector for UnloggedStall {
             for (job_id, ids) in context.job_events.iter() {
                 for &id in ids {
                     let e = timeline.get(id);
-                    if e.kind != EventKind::JobStalled || e.origin.channel != Channel::EventsStream {
+                    if e.kind != EventKind::JobStalled || e.origin().channel != Channel::EventsStream {
                         continue;
                     }
                     from_stream.push((job_id, id));
                     let slack = chrono::Duration::seconds(LOG_SLACK_S);
-                    if !logged_stall(job_id, e.at - slack, e.at + slack) {
-                        findings.push(finding(context, job_id, e.at, "events-stream", vec![id]));
+                    if !logged_stall(job_id, e.at() - slack, e.at() + slack) {
+                        findings.push(finding(context, job_id, e.at(), "events-stream", vec![id]));
                     }
                 }
             }
         }
         // Proven by timing, where the stream does not already show the stall.
         for (job_id, first, second) in context.recoveries() {
-            let (from, to) = (timeline.get(first).at, timeline.get(second).at);
+            let (from, to) = (timeline.get(first).at(), timeline.get(second).at());
             let in_stream = from_stream
                 .iter()
-                .any(|&(j, id)| j == job_id && from <= timeline.get(id).at && timeline.get(id).at <= to);
+                .any(|&(j, id)| j == job_id && from <= timeline.get(id).at() && timeline.get(id).at() <= to);
             if in_stream || logged_stall(job_id, from, to) {
                 continue;
             }
@@ -98,7 +101,7 @@ fn finding(
     finding.metric("proven_by", Value::Text(proven_by.to_string()));
     finding.metric("missing_listener", Value::Text(MISSING_LISTENER.to_string()));
     if proven_by == "timing" {
-        let (first, second) = (timeline.get(evidence[0]).at, timeline.get(evidence[1]).at);
+        let (first, second) = (timeline.get(evidence[0]).at(), timeline.get(evidence[1]).at());
         finding.metric("activated_at", Value::Time(first));
         finding.metric("gap_s", Value::Seconds(seconds_between(first, second)));
         finding.derive("gap_s", "recovered_at − activated_at");
@@ -123,7 +126,11 @@ mod tests {
 
     fn event(channel: Channel, line: u32, when: &str, kind: EventKind) -> Event {
         let origin = Origin { channel, source: 0, line, raw: crate::model::Raw::default() };
-        let mut event = Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc), kind, origin);
+        let mut event = Event::new(
+            crate::model::Moment::try_from(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc)).unwrap(),
+            kind,
+            origin,
+        );
         event.edit().job_id = Some("j".into());
         event
     }

@@ -8,11 +8,12 @@
 
 use std::io::BufRead;
 
-use chrono::{DateTime, Utc};
+use chrono::DateTime;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::model::{Channel, Event, EventKind, InputSummary, Origin, Raw, Text};
+use crate::model::{Channel, Event, EventKind, InputSummary, Moment, Origin, Raw, Text};
+use crate::time;
 
 use super::lines::Lines;
 use super::{EventFormat, SourceKind, SourceSpec};
@@ -42,12 +43,12 @@ struct Entry {
 }
 
 /// The instant a stream id stands for: its millisecond part.
-fn stream_time(id: &str) -> Option<DateTime<Utc>> {
+fn stream_time(id: &str) -> Option<Moment> {
     let (millis, seq) = id.split_once('-')?;
     if !seq.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    DateTime::from_timestamp_millis(millis.parse().ok()?)
+    time::moment(DateTime::from_timestamp_millis(millis.parse().ok()?)?).ok()
 }
 
 fn looks_like_stream_id(token: &str) -> bool {
@@ -69,7 +70,7 @@ fn to_event(spec: &SourceSpec, source: u16, entry: &Entry) -> Result<Option<Even
         Error::input(
             &spec.path,
             Some(entry.line),
-            format!("'{}' is not a stream id: expected <milliseconds>-<sequence>", entry.id),
+            format!("'{}' is not a stream id: expected <milliseconds>-<sequence>, in the years 1677-2262", entry.id),
         )
     })?;
     let Some(name) = field(&entry.fields, "event") else {
@@ -351,7 +352,7 @@ mod tests {
         let (events, summary) = read(&XrangeJson, JSON).unwrap();
         let kinds: Vec<EventKind> = events.iter().map(|e| e.kind).collect();
         assert_eq!(kinds, [EventKind::JobActive, EventKind::JobWaiting, EventKind::JobStalled, EventKind::JobFailed]);
-        assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00+00:00");
+        assert_eq!(events[0].at().to_rfc3339(), "2026-10-07T00:33:00+00:00");
         assert_eq!(events[0].slot.map(|s| s.to_rfc3339()).as_deref(), Some("2026-10-07T00:33:00+00:00"));
         assert_eq!(events[0].queue.as_deref(), Some("pr-review"));
         assert_eq!(events[3].detail_str(), Some("job stalled more than allowable limit"));

@@ -13,7 +13,8 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::model::{Channel, Event, EventKind, InputSummary, Origin, Raw, Text};
+use crate::model::{Channel, Event, EventKind, InputSummary, Moment, Origin, Raw, Text};
+use crate::time;
 
 use super::{EventFormat, SourceKind, SourceSpec};
 
@@ -162,7 +163,7 @@ fn job_events(
     fields: &Map<String, Value>,
     raw: &str,
 ) -> Result<Vec<Event>> {
-    let millis = |name: &str| -> Result<Option<DateTime<Utc>>> {
+    let millis = |name: &str| -> Result<Option<Moment>> {
         let Some(text) = text_field(fields, &[name]) else { return Ok(None) };
         let value: i64 = text.parse().map_err(|_| {
             Error::input(
@@ -171,9 +172,13 @@ fn job_events(
                 format!("job {job_id}: '{name}' is '{text}', expected epoch milliseconds"),
             )
         })?;
-        DateTime::from_timestamp_millis(value)
-            .map(Some)
-            .ok_or_else(|| Error::input(&spec.path, Some(line), format!("job {job_id}: '{name}' out of range")))
+        DateTime::from_timestamp_millis(value).and_then(|at| time::moment(at).ok()).map(Some).ok_or_else(|| {
+            Error::input(
+                &spec.path,
+                Some(line),
+                format!("job {job_id}: '{name}' is '{text}', outside the years 1677-2262 that a timeline holds"),
+            )
+        })
     };
     let counters: Vec<String> =
         [("ats", &["ats"][..]), ("atm", &["atm", "attemptsMade"]), ("stc", &["stc", "stalledCounter"])]
@@ -182,7 +187,7 @@ fn job_events(
             .collect();
     // One hash, one line: its events share their origin.
     let origin = Origin { channel: Channel::JobHash, source, line: super::line_of(spec, line)?, raw: Raw::text(raw) };
-    let make = |at: DateTime<Utc>, kind: EventKind, detail: Option<String>| {
+    let make = |at: Moment, kind: EventKind, detail: Option<String>| {
         let mut event = Event::new(at, kind, origin);
         let scope = crate::model::Scope {
             job_id: Some(job_id.into()),

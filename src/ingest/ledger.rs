@@ -290,6 +290,13 @@ pub fn record_to_event<'r>(
         return Ok(Outcome::Rejected(format!("empty time in column '{}'", column(FieldId::Time))));
     };
     let at = parse_time(spec, line, || column(FieldId::Time), &time_text)?;
+    let at = time::moment(at).map_err(|problem| {
+        Error::input(
+            &spec.path,
+            Some(line),
+            format!("column '{}': {}", column(FieldId::Time), problem.explain(&spec.tz_fix)),
+        )
+    })?;
     let Some(event_text) = field(FieldId::Event) else {
         return Ok(Outcome::Rejected(format!("empty event in column '{}'", column(FieldId::Event))));
     };

@@ -121,7 +121,8 @@ fn read_in_parts(
                     other => other,
                 })?;
             for event in &mut more {
-                event.origin.line = super::line_of(spec, u64::from(event.origin.line) + before)?;
+                let line = super::line_of(spec, u64::from(event.origin().line) + before)?;
+                event.set_origin(Origin { line, ..event.origin() });
             }
             for rejection in &mut account.rejections {
                 rejection.line += before;
@@ -871,7 +872,7 @@ mod tests {
             "at,run_id,event\r\n2026-10-07T00:33:03Z,r1,round_started\r\n\r\n2026-10-07T00:34:03Z,r1,round_finished\r\n2026-10-07T00:35:03Z,r1,ping\r\n",
         )
         .unwrap();
-        let lines: Vec<u32> = events.iter().map(|e| e.origin.line).collect();
+        let lines: Vec<u32> = events.iter().map(|e| e.origin().line).collect();
         assert_eq!(lines, [2, 4]);
         assert_eq!(summary.rejections[0].line, 5);
     }

@@ -104,7 +104,7 @@ mod tests {
             .to_string();
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].kind, EventKind::RoundStarted);
-        assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:03.120+00:00");
+        assert_eq!(events[0].at().to_rfc3339(), "2026-10-07T00:33:03.120+00:00");
         assert!(error.starts_with("ledger.jsonl:3: column 'ts': malformed timestamp"), "{error}");
     }
 }

@@ -318,15 +318,15 @@ Error: Request failed with status code 502
         assert_eq!(summary.ignored_by_reason["noise"], 4);
         assert_eq!(summary.ignored_by_reason["blank"], 1);
         let active = &events[1];
-        assert_eq!(active.at.to_rfc3339(), "2026-10-07T00:33:00+00:00");
+        assert_eq!(active.at().to_rfc3339(), "2026-10-07T00:33:00+00:00");
         assert_eq!(active.job_id.as_deref(), Some("repeat:pr-review-sweep:1791333180000"));
         assert_eq!(active.queue.as_deref(), Some("pr-review"));
         assert_eq!(active.job_name.as_deref(), Some("pr-review-sweep"));
         assert_eq!(active.worker.as_deref(), Some("41877"));
-        assert_eq!(active.origin.line, 4);
+        assert_eq!(active.origin().line, 4);
         assert_eq!(events[2].detail_str(), Some("POST /reviews failed status=502 pr=PR-4412"));
         assert_eq!(events[2].item.as_deref(), Some("PR-4412"));
-        assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:29:58+00:00");
+        assert_eq!(events[0].at().to_rfc3339(), "2026-10-07T00:29:58+00:00");
     }
 
     #[test]
@@ -341,7 +341,7 @@ Error: Request failed with status code 502
         assert_eq!(events[0].kind, EventKind::JobActive);
         assert_eq!(events[0].job_id.as_deref(), Some("repeat:pr-review-sweep:1791333180000"));
         assert_eq!(events[0].queue.as_deref(), Some("pr-review"));
-        let Some(raw) = events[0].origin.raw.kept() else { panic!("raw text is kept") };
+        let Some(raw) = events[0].origin().raw.kept() else { panic!("raw text is kept") };
         assert!(!raw.contains('\u{1b}'));
         assert_eq!(events[1].kind, EventKind::Error);
         assert_eq!(events[1].detail_str(), Some("Redis connection lost: ECONNRESET"));

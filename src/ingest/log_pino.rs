@@ -285,7 +285,7 @@ pub fn emit(
     };
     let at = entry
         .stamp
-        .to_utc(spec.tz)
+        .to_moment(spec.tz)
         .map_err(|problem| Error::input(&spec.path, Some(line), problem.explain(&spec.tz_fix)))?;
     let mut fields = entry.fields;
     for (field, _) in FIELD_KEYS {
@@ -359,13 +359,13 @@ mod tests {
         let (events, _) = read(&format!("{ACTIVE}\n{FAILED}\n"), None).unwrap();
         let active = &events[0];
         assert_eq!(active.kind, EventKind::JobActive);
-        assert_eq!(active.at.to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
+        assert_eq!(active.at().to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
         assert_eq!(active.job_id.as_deref(), Some("repeat:pr-review-sweep:1791333180000"));
         assert_eq!(active.queue.as_deref(), Some("pr-review"));
         assert_eq!(active.job_name.as_deref(), Some("pr-review-sweep"));
         assert_eq!(active.worker.as_deref(), Some("41877"));
-        assert_eq!(active.origin.channel, Channel::Log);
-        assert_eq!(active.origin.raw.kept().as_deref(), Some(ACTIVE));
+        assert_eq!(active.origin().channel, Channel::Log);
+        assert_eq!(active.origin().raw.kept().as_deref(), Some(ACTIVE));
         assert_eq!(events[1].kind, EventKind::JobFailed);
         assert_eq!(events[1].detail_str(), Some("connect ECONNREFUSED 10.0.3.7:443"));
     }
@@ -378,7 +378,7 @@ mod tests {
         let label = r#"{"level":"warn","time":1791333180000,"pid":41877,"hostname":"vm","msg":"stalled job 8 queue=pr-review"}"#;
         let (events, summary) = read(&format!("{iso}\n{label}\n"), None).unwrap();
         assert_eq!(counts(&summary), (2, 2, 0, 0));
-        assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00+00:00");
+        assert_eq!(events[0].at().to_rfc3339(), "2026-10-07T00:33:00+00:00");
         assert_eq!(events[0].job_id.as_deref(), Some("7"));
         assert_eq!(events[0].job_name.as_deref(), Some("pr-review-sweep"));
         assert_eq!(events[1].kind, EventKind::JobStalled);
@@ -426,7 +426,7 @@ mod tests {
         assert!(error.starts_with("api.log:1: timestamp has no UTC offset"), "{error}");
         assert!(error.contains("tz in [[log]]"), "{error}");
         let (events, _) = read(local, Some(chrono_tz::Asia::Seoul)).unwrap();
-        assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
+        assert_eq!(events[0].at().to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
     }
 
     #[test]

@@ -105,7 +105,7 @@ mod tests {
         let (events, summary) = read(&format!("{ACTIVE}\n{DECOY}\n{FAILED}\n"), None).unwrap();
         assert_eq!((summary.lines, summary.used, summary.ignored), (3, 2, 1));
         assert_eq!(events[0].kind, EventKind::JobActive);
-        assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
+        assert_eq!(events[0].at().to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
         assert_eq!(events[0].job_id.as_deref(), Some("repeat:pr-review-sweep:1791333180000"));
         assert_eq!(events[0].job_name.as_deref(), Some("pr-review-sweep"));
         assert_eq!(events[0].queue.as_deref(), Some("pr-review"));
@@ -134,7 +134,7 @@ mod tests {
         assert!(error.starts_with("app.log:1: timestamp has no UTC offset"), "{error}");
         assert!(error.contains("--log-tz"), "{error}");
         let (events, _) = read(LOCAL, Some(chrono_tz::Asia::Seoul)).unwrap();
-        assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00+00:00");
+        assert_eq!(events[0].at().to_rfc3339(), "2026-10-07T00:33:00+00:00");
     }
 
     #[test]
@@ -144,7 +144,7 @@ mod tests {
         assert!(Winston.sniff(nest));
         let (events, _) = read(nest, None).unwrap();
         assert_eq!(events[0].kind, EventKind::Error);
-        assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
+        assert_eq!(events[0].at().to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
     }
 
     #[test]

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use chrono_tz::Tz;
 
 use crate::error::{Error, Result};
-use crate::model::{Event, InputSummary};
+use crate::model::{Event, InputSummary, Moment};
 use crate::progress::{Progress, SourceBar};
 
 /// What a source is evidence of.
@@ -338,8 +338,8 @@ fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Ve
         format.read(spec, index, input, &mut events, &mut summary)?;
     }
     summary.events = events.len() as u64;
-    summary.first_at = events.iter().map(|e| e.at).min();
-    summary.last_at = events.iter().map(|e| e.at).max();
+    summary.first_at = events.iter().map(Event::moment).min().map(Moment::utc);
+    summary.last_at = events.iter().map(Event::moment).max().map(Moment::utc);
     if summary.lines == 0 {
         return Err(Error::input(
             &spec.path,

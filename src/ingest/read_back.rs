@@ -20,7 +20,7 @@ use super::{SourceKind, SourceSpec};
 pub fn read_back(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -> Result<HashMap<EventId, String>> {
     let mut by_source: HashMap<u16, Vec<(u64, EventId)>> = HashMap::new();
     for &id in ids {
-        let origin = timeline.get(id).origin;
+        let origin = timeline.get(id).origin();
         if let Some(offset) = origin.raw.offset() {
             by_source.entry(origin.source).or_default().push((offset, id));
         }
@@ -42,7 +42,7 @@ pub fn read_back(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -
             if offset >= size {
                 return Err(Error::input(
                     &spec.path,
-                    Some(u64::from(timeline.get(id).origin.line)),
+                    Some(u64::from(timeline.get(id).origin().line)),
                     "the file is shorter than when it was read: it changed during the run",
                 ));
             }
@@ -114,7 +114,7 @@ mod tests {
             "2026-10-07T00:54:05.700Z,r1,item_selected,PR-4412,\"picked, twice\"",
         ];
         let (spec, timeline) = ledger(&dir, "ledger.csv", &(rows.join("\r\n") + "\r\n"));
-        assert!(timeline.events().iter().all(|e| e.origin.raw.offset().is_some()));
+        assert!(timeline.events().iter().all(|e| e.origin().raw.offset().is_some()));
         let texts = read_back(&[spec], &timeline, &[0, 1]).unwrap();
         assert_eq!(texts[&0], rows[1]);
         assert_eq!(texts[&1], rows[2], "the record as written, quotes and all, without its line ending");
@@ -130,7 +130,7 @@ mod tests {
             "2026-10-07T00:35:00Z\tr1\tround_finished\t\t",
         ];
         let (spec, timeline) = ledger(&dir, "ledger.tsv", &(rows.join("\n") + "\n"));
-        let lines: Vec<u32> = timeline.events().iter().map(|e| e.origin.line).collect();
+        let lines: Vec<u32> = timeline.events().iter().map(|e| e.origin().line).collect();
         assert_eq!(lines, [2, 5, 6]);
         let texts = read_back(&[spec], &timeline, &[2, 0, 1]).unwrap();
         assert_eq!(texts[&0], rows[1], "all three lines of the record");

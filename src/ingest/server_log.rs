@@ -274,7 +274,7 @@ impl Scan<'_> {
             return Ok(false);
         };
         let at = stamp
-            .to_utc(spec.tz)
+            .to_moment(spec.tz)
             .map_err(|problem| Error::input(&spec.path, Some(line), problem.explain(&spec.tz_fix)))?;
         if kind.name().starts_with("job-") && found.job_id.is_none() {
             summary.reject(
@@ -331,7 +331,7 @@ mod tests {
         .unwrap();
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].kind, EventKind::JobActive);
-        assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
+        assert_eq!(events[0].at().to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
         assert_eq!((summary.lines, summary.used, summary.ignored, summary.rejected), (5, 1, 3, 1));
         assert_eq!(summary.ignored_by_reason["noise"], 1);
         assert_eq!(summary.ignored_by_reason["continuation"], 1);
@@ -348,7 +348,7 @@ mod tests {
     #[test]
     fn lines_with_offsets_need_no_declared_zone() {
         let (events, _) = read("2026-10-07T00:33:00Z INFO job active id=7\n", None).unwrap();
-        assert_eq!(events[0].at.to_rfc3339(), "2026-10-07T00:33:00+00:00");
+        assert_eq!(events[0].at().to_rfc3339(), "2026-10-07T00:33:00+00:00");
     }
 
     #[test]
@@ -369,7 +369,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(events.len(), 1);
-        assert_eq!(events[0].origin.line, 2);
+        assert_eq!(events[0].origin().line, 2);
         assert_eq!(events[0].job_id.as_deref(), Some("7"));
         assert_eq!((summary.lines, summary.used, summary.ignored_by_reason["noise"]), (2, 1, 1));
     }

@@ -8,7 +8,7 @@ pub mod report;
 pub mod rounds;
 pub mod timeline;
 
-pub use event::{Channel, Event, EventKind, Origin, Raw, Scope, Text};
+pub use event::{Channel, Event, EventKind, Moment, Origin, Raw, Scope, Text};
 pub use finding::{Derivation, Finding, Severity, Value};
 pub use params::{LockParams, ParamOrigin};
 pub use report::{InputSummary, Report};

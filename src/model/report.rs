@@ -145,7 +145,7 @@ impl Report {
 
     /// The text of the line (record) an event was read from.
     pub fn raw(&self, id: EventId) -> &str {
-        match self.timeline.get(id).origin.raw.kept() {
+        match self.timeline.get(id).origin().raw.kept() {
             Some(text) => text.as_str(),
             None => self.read_back.get(&id).map_or("", String::as_str),
         }

@@ -81,13 +81,13 @@ impl Rounds {
 impl Round {
     /// When the round began: its `round-started` row, else its first row.
     pub fn start_at(&self, timeline: &Timeline) -> DateTime<Utc> {
-        timeline.get(self.started.unwrap_or(self.first_event)).at
+        timeline.get(self.started.unwrap_or(self.first_event)).at()
     }
 
     /// When the round is known to have stopped running: its end row, else its last row (it was
     /// running at least until then).
     pub fn end_at(&self, timeline: &Timeline) -> DateTime<Utc> {
-        timeline.get(self.ended.unwrap_or(self.last_event)).at
+        timeline.get(self.ended.unwrap_or(self.last_event)).at()
     }
 
     pub fn is_running_at(&self, timeline: &Timeline, at: DateTime<Utc>) -> bool {
@@ -239,11 +239,11 @@ pub fn attempts(timeline: &Timeline) -> JobAttempts {
         };
         let is_activation = match event.kind {
             EventKind::JobActive => true,
-            EventKind::RoundStarted => event.origin.channel == Channel::Ledger,
+            EventKind::RoundStarted => event.origin().channel == Channel::Ledger,
             _ => false,
         };
         if is_activation {
-            found.push((job_id, event.origin.channel.activation_rank(), id));
+            found.push((job_id, event.origin().channel.activation_rank(), id));
         }
     }
     // By job (any order of jobs will do here: the interned text's address), then best channel
@@ -276,7 +276,11 @@ mod tests {
             + chrono::Duration::seconds(second);
         let source = u16::from(channel == Channel::Log);
         let line = u32::try_from(second).unwrap() + 1;
-        let mut event = Event::new(at, kind, Origin { channel, source, line, raw: Raw::default() });
+        let mut event = Event::new(
+            crate::model::Moment::try_from(at).unwrap(),
+            kind,
+            Origin { channel, source, line, raw: Raw::default() },
+        );
         event.edit().job_id = Some(job.into());
         event
     }
@@ -320,7 +324,7 @@ mod tests {
                 ("run-c", vec![], vec![]),
             ]
         );
-        assert_eq!(rounds[0].ended.map(|id| timeline.get(id).at), Some(timeline.get(8).at));
+        assert_eq!(rounds[0].ended.map(|id| timeline.get(id).at()), Some(timeline.get(8).at()));
     }
 
     #[test]
@@ -338,7 +342,7 @@ mod tests {
         let seen: Vec<(String, Vec<u64>)> = attempts
             .iter()
             .map(|(job, attempts)| {
-                (job.to_string(), attempts.iter().map(|a| u64::from(timeline.get(a.activated).origin.line)).collect())
+                (job.to_string(), attempts.iter().map(|a| u64::from(timeline.get(a.activated).origin().line)).collect())
             })
             .collect();
         assert_eq!(seen, [("job-a".to_string(), vec![6]), ("job-b".to_string(), vec![12, 41])]);

@@ -30,7 +30,7 @@ impl Timeline {
         // The key is unique (one event per source line, except a job hash's few, which keep
         // their order by kind below), so an unstable sort gives one order and needs no scratch
         // copy of millions of events.
-        let key = |a: &Event| (a.at, a.origin.source, a.origin.line, a.kind);
+        let key = |a: &Event| (a.moment(), a.origin().source, a.origin().line, a.kind);
         // Both halves on their own core: split around the median first (in place, one pass or
         // two), then each half sorted on its own.
         if events.len() >= 1 << 16 {
@@ -56,7 +56,7 @@ impl Timeline {
 
     /// The path of the source `event` was read from (empty when the timeline was given none).
     pub fn path(&self, event: &Event) -> &str {
-        self.paths.get(event.origin.source as usize).map_or("", Text::as_str)
+        self.paths.get(event.origin().source as usize).map_or("", Text::as_str)
     }
 
     pub fn events(&self) -> &[Event] {
@@ -106,16 +106,16 @@ mod tests {
                 let at = base + chrono::Duration::milliseconds(i64::try_from(seed >> 54).unwrap());
                 let source = u16::from(seed & 1 == 1);
                 Event::new(
-                    at,
+                    crate::model::Moment::try_from(at).unwrap(),
                     EventKind::ItemSelected,
                     Origin { channel: Channel::Ledger, source, line, raw: Raw::default() },
                 )
             })
             .collect();
         let mut expected = events.clone();
-        expected.sort_by_key(|a| (a.at, a.origin.source, a.origin.line));
+        expected.sort_by_key(|a| (a.at(), a.origin().source, a.origin().line));
         let timeline = Timeline::new(events);
-        assert!(timeline.events().iter().zip(&expected).all(|(a, b)| a.origin == b.origin && a.at == b.at));
+        assert!(timeline.events().iter().zip(&expected).all(|(a, b)| a.origin() == b.origin() && a.at() == b.at()));
         assert_eq!(timeline.len(), expected.len());
     }
 }

@@ -127,10 +127,10 @@ pub fn wire_event(report: &Report, id: EventId) -> WireEvent<'_> {
     let event = report.timeline.get(id);
     let raw = report.raw(id);
     WireEvent {
-        at: format_rfc3339(event.at),
+        at: format_rfc3339(event.at()),
         kind: event.kind.name(),
-        source: Source { path: report.timeline.path(event), line: u64::from(event.origin.line) },
-        channel: event.origin.channel,
+        source: Source { path: report.timeline.path(event), line: u64::from(event.origin().line) },
+        channel: event.origin().channel,
         job_id: event.job_id.as_deref(),
         job_name: event.job_name.as_deref(),
         queue: event.queue.as_deref(),

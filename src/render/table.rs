@@ -186,10 +186,10 @@ impl Renderer for Table {
             let row = |id: EventId| {
                 let event = report.timeline.get(id);
                 [
-                    format_datetime(event.at, tz),
+                    format_datetime(event.at(), tz),
                     event.kind.name().to_string(),
                     ids(event),
-                    format!("{}:{}", report.timeline.path(event), event.origin.line),
+                    format!("{}:{}", report.timeline.path(event), event.origin().line),
                 ]
             };
             let header = ["time", "kind", "ids", "source"];
@@ -293,8 +293,8 @@ fn render_finding(
             out,
             "      {}:{}  {}  {}  {}",
             report.timeline.path(event),
-            event.origin.line,
-            format_datetime(event.at, tz),
+            event.origin().line,
+            format_datetime(event.at(), tz),
             event.kind.name(),
             clip(report.raw(id), 140)
         )?;
