@@ -4,10 +4,8 @@
 //! still running: neither round could have seen the other's work as done. A fixed window in
 //! seconds can be set instead.
 
-use chrono::{DateTime, Utc};
-
 use crate::model::timeline::EventId;
-use crate::model::{EventKind, Finding, Round, Severity, Text, Value};
+use crate::model::{EventKind, Finding, Moment, Round, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::{Context, Detector};
@@ -27,8 +25,8 @@ impl Detector for DuplicateSelection {
         let timeline = context.timeline;
         // Times are read from the events once, here: pairing reads them again and again, and the
         // events of a million selections do not stay in the cache.
-        let spans: Vec<(DateTime<Utc>, DateTime<Utc>)> =
-            context.rounds.iter().map(|round| (round.start_at(timeline), round.end_at(timeline))).collect();
+        let spans: Vec<(Moment, Moment)> =
+            context.rounds.iter().map(|round| (round.start_moment(timeline), round.end_moment(timeline))).collect();
         // One flat list, grouped by item (by the interned item's address: any grouping will do,
         // the findings are put in item text order below) and in time order within an item. A
         // list per item would cost an allocation per item, and nearly every item is selected
@@ -62,10 +60,10 @@ impl Detector for DuplicateSelection {
             // later, so an item picked by thousands of rounds over a long ledger stays one pass.
             open.clear();
             for &later in &firsts {
-                let later_at = timeline.get(later.id).at();
+                let later_at = timeline.get(later.id).moment();
                 let close = |earlier: &Selection| {
                     if let Some(window) = context.settings.duplicate_window_s {
-                        seconds_between(timeline.get(earlier.id).at(), later_at) <= window
+                        timeline.get(earlier.id).moment().seconds_to(later_at) <= window
                     } else {
                         let (start, end) = spans[earlier.round as usize];
                         start <= later_at && later_at <= end

@@ -9,11 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
-
 use crate::model::timeline::EventId;
 use crate::model::{Channel, EventKind, Finding, Severity, Text, Value};
-use crate::time::seconds_between;
 use ustr::UstrSet;
 
 use super::{Context, Detector};
@@ -47,8 +44,8 @@ pub fn runs(context: &Context) -> Vec<Run> {
             .or_else(|| events.iter().find_map(|&id| timeline.get(id).queue))
             .unwrap_or(unnamed);
         for (index, attempt) in attempts.iter().enumerate() {
-            let start: DateTime<Utc> = timeline.get(attempt.activated).at();
-            let next = attempts.get(index + 1).map(|a| timeline.get(a.activated).at());
+            let start = timeline.get(attempt.activated).moment();
+            let next = attempts.get(index + 1).map(|a| timeline.get(a.activated).moment());
             // The end as seen by the channel that saw the start, so both ends share one clock;
             // else the first end any channel saw.
             let channel = timeline.get(attempt.activated).origin().channel;
@@ -62,7 +59,8 @@ pub fn runs(context: &Context) -> Vec<Run> {
                     continue;
                 }
                 let e = timeline.get(id);
-                if e.origin().channel == Channel::JobHash || e.at() <= start || next.is_some_and(|n| e.at() > n) {
+                if e.origin().channel == Channel::JobHash || e.moment() <= start || next.is_some_and(|n| e.moment() > n)
+                {
                     continue;
                 }
                 first_end.get_or_insert(id);
@@ -78,7 +76,7 @@ pub fn runs(context: &Context) -> Vec<Run> {
                     group,
                     started: attempt.activated,
                     ended: end,
-                    seconds: seconds_between(start, timeline.get(end).at()),
+                    seconds: start.seconds_to(timeline.get(end).moment()),
                 });
             }
         }

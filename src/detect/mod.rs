@@ -222,12 +222,13 @@ impl Context<'_> {
         for (job_id, attempts) in self.attempts.iter() {
             let events = self.events_of_job(job_id);
             for pair in attempts.windows(2) {
-                let (from, to) = (self.timeline.get(pair[0].activated).at(), self.timeline.get(pair[1].activated).at());
+                let (from, to) =
+                    (self.timeline.get(pair[0].activated).moment(), self.timeline.get(pair[1].activated).moment());
                 let ended = events.iter().any(|&id| {
                     let event = self.timeline.get(id);
                     matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished)
-                        && from <= event.at()
-                        && event.at() <= to
+                        && from <= event.moment()
+                        && event.moment() <= to
                 });
                 if !ended {
                     found.push((job_id, pair[0].activated, pair[1].activated));

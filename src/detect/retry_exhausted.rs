@@ -251,7 +251,8 @@ fn attempts(
     // Failures outside every attempt (the activations were not seen): each is an attempt.
     for (n, &id) in failures.iter().enumerate() {
         if !used[n] && !ran.iter().any(|a| a.cause.as_ref().is_some_and(|(_, c)| *c == Some(id))) {
-            let inside_one = ran.iter().any(|a| a.start.is_some_and(|s| timeline.get(s).at() <= timeline.get(id).at()));
+            let inside_one =
+                ran.iter().any(|a| a.start.is_some_and(|s| timeline.get(s).moment() <= timeline.get(id).moment()));
             if !inside_one {
                 let number =
                     timeline.get(id).lease().attempt.map_or(ran.len() + 1, |a| usize::try_from(a).unwrap_or(0));

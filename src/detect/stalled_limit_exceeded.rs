@@ -90,7 +90,7 @@ fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
     let stalls: Vec<EventId> = job_events
         .iter()
         .copied()
-        .filter(|&id| timeline.kind(id) == EventKind::JobStalled && timeline.get(id).at() <= failed.at())
+        .filter(|&id| timeline.kind(id) == EventKind::JobStalled && timeline.get(id).moment() <= failed.moment())
         .collect();
     let stall_channel_best = stalls.iter().map(|&id| timeline.get(id).origin().channel.activation_rank()).min();
     let stalls_counted = stalls
@@ -104,7 +104,7 @@ fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
         .filter(|&id| {
             let event = timeline.get(id);
             event.kind == EventKind::JobActive
-                && event.at() <= failed.at()
+                && event.moment() <= failed.moment()
                 && event.origin().channel != Channel::JobHash
         })
         .collect();

@@ -123,6 +123,7 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
     let activation = timeline.get(first);
     let rerun = timeline.get(second);
     let (activated_at, rerun_at) = (activation.at(), rerun.at());
+    let (activated, rerun_moment) = (activation.moment(), rerun.moment());
     let job_events = context.events_of_job(job_id);
 
     // A completion or failure between the activations makes the second one a retry or a repeat,
@@ -131,8 +132,8 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
     let ended = job_events.iter().any(|&id| {
         let event = timeline.get(id);
         matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished)
-            && activated_at <= event.at()
-            && event.at() <= rerun_at
+            && activated <= event.moment()
+            && event.moment() <= rerun_moment
     });
     if ended {
         return None;
@@ -144,7 +145,7 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
         .restarts
         .iter()
         .map(|&id| (id, timeline.get(id)))
-        .filter(|(_, e)| activated_at < e.at() && e.at() <= rerun_at)
+        .filter(|(_, e)| activated < e.moment() && e.moment() <= rerun_moment)
         .collect();
     let restart = restarts
         .iter()
@@ -264,7 +265,7 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
         .copied()
         .filter(|&id| {
             let event = timeline.get(id);
-            event.kind == EventKind::JobStalled && activated_at <= event.at() && event.at() <= rerun_at
+            event.kind == EventKind::JobStalled && activated <= event.moment() && event.moment() <= rerun_moment
         })
         .collect();
     let logged = stalled.iter().any(|&id| timeline.get(id).origin().channel == Channel::Log);
@@ -287,7 +288,7 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
         // not a later activation.
         let later_activation = event.kind == EventKind::JobActive && event.origin().channel == rerun.origin().channel;
         let outcome = matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed);
-        event.at() >= rerun_at
+        event.moment() >= rerun_moment
             && id != second
             && (later_activation || outcome)
             && event.origin().channel != Channel::JobHash
@@ -429,12 +430,13 @@ fn lost_lock_cause(
             .restarts
             .iter()
             .map(|&id| timeline.get(id))
-            .any(|e| e.worker.as_deref() == Some(w) && activation.at() < e.at() && e.at() <= rerun_at)
+            .any(|e| e.worker.as_deref() == Some(w) && activation.moment() < e.moment() && e.at() <= rerun_at)
     });
     let rerun_lock_end = plus_millis(rerun_at, to_i64(context.params.lock_duration));
+    // The events from the earliest expiry on, found by halving: the timeline is in time order.
+    let from = timeline.events().partition_point(|e| e.at() < expiry_earliest);
     let mut seen: Vec<EventId> = timeline
-        .ids()
-        .filter(|(_, e)| e.at() >= expiry_earliest)
+        .ids_from(from)
         .filter(|(_, e)| {
             let by_old_worker = !reused && worker.is_some() && e.worker == worker;
             let lock_error = e.job_id == Some(job_id)

@@ -82,7 +82,7 @@ fn lease_job(context: &Context, job_id: Text) -> Option<Running> {
         (Some(a), Some(b)) => a == b,
         _ => event.worker == claimed.worker,
     };
-    let later = || ids.iter().copied().filter(|&id| id != claim && timeline.get(id).at() >= claimed.at());
+    let later = || ids.iter().copied().filter(|&id| id != claim && timeline.get(id).moment() >= claimed.moment());
     let ended = later().any(|id| {
         let event = timeline.get(id);
         match event.kind {
@@ -158,7 +158,7 @@ fn alive_after(context: &Context, owner: Option<Text>, restart: EventId) -> bool
     }
     // Only the events after the restart's instant, found by halving: the timeline is in time order.
     let events = context.timeline.events();
-    let after = events.partition_point(|e| e.at() <= restart_event.at());
+    let after = events.partition_point(|e| e.moment() <= restart_event.moment());
     events[after..].iter().any(|e| e.worker == Some(owner))
 }
 
@@ -183,7 +183,7 @@ fn queue_job(context: &Context, job_id: Text) -> Option<Running> {
                 | EventKind::RoundFinished
         );
         let moved = matches!(event.kind, EventKind::JobStalled | EventKind::JobWaiting | EventKind::JobDelayed);
-        (finished && event.at() >= active.at()) || (moved && event.at() > active.at())
+        (finished && event.moment() >= active.moment()) || (moved && event.moment() > active.moment())
     });
     if ended {
         return None;

@@ -27,13 +27,13 @@ impl Detector for SweepOverlap {
         // Rounds come sorted by start: keep only those still running, so a long ledger is one pass.
         let mut running: Vec<&Round> = Vec::new();
         for later in rounds {
-            let later_start = later.start_at(timeline);
-            running.retain(|earlier| later_start < earlier.end_at(timeline));
+            let later_start = later.start_moment(timeline);
+            running.retain(|earlier| later_start < earlier.end_moment(timeline));
             for earlier in &running {
                 if earlier.sweep != later.sweep || earlier.run_id == later.run_id {
                     continue;
                 }
-                if earlier.start_at(timeline) < later_start {
+                if earlier.start_moment(timeline) < later_start {
                     findings.push(overlap(timeline, rounds, earlier, later));
                 }
             }
@@ -45,10 +45,10 @@ impl Detector for SweepOverlap {
 
 /// A round is a re-run when an earlier round carried the same job id or the same slot.
 fn is_rerun(timeline: &Timeline, rounds: &[Round], round: &Round) -> bool {
-    let start = round.start_at(timeline);
+    let start = round.start_moment(timeline);
     rounds.iter().any(|other| {
         other.run_id != round.run_id
-            && other.start_at(timeline) < start
+            && other.start_moment(timeline) < start
             && ((round.job_id.is_some() && other.job_id == round.job_id)
                 || (round.slot.is_some() && other.slot == round.slot))
     })

@@ -271,6 +271,9 @@ pub struct Interned<T: 'static> {
 
 /// A value kept in a process-wide `Interned` set.
 pub trait Internable: std::hash::Hash + Eq + Default + Sized + Send + Sync + 'static {
+    /// The empty value, number 0 (equal to `Self::default()`).
+    const EMPTY: &'static Self;
+
     fn set() -> &'static Interned<Self>;
 }
 
@@ -301,15 +304,17 @@ impl<T: Internable> std::hash::Hash for Handle<T> {
 }
 
 impl<T: Internable> Interned<T> {
-    fn new() -> Self {
-        let values = boxcar::Vec::new();
-        values.push(T::default());
-        Interned { values, numbers: std::array::from_fn(|_| std::sync::Mutex::default()) }
+    // `const`, so that the sets are plain statics: reading a value checks no lazy initialization.
+    const fn new() -> Self {
+        Interned {
+            values: boxcar::Vec::new(),
+            numbers: [const { std::sync::Mutex::new(std::collections::HashMap::with_hasher(FxBuildHasher)) }; 16],
+        }
     }
 
     /// The number of `value`, given to it when first seen.
     fn number(&'static self, value: T) -> u32 {
-        if value == T::default() {
+        if value == *T::EMPTY {
             return 0;
         }
         let hash = FxBuildHasher.hash_one(&value);
@@ -321,7 +326,7 @@ impl<T: Internable> Interned<T> {
         }
         // Values of one shard are numbered under its lock, so a value is never kept twice.
         let place = self.values.push(value);
-        let number = u32::try_from(place).expect("fewer than 4 billion distinct scopes and details");
+        let number = u32::try_from(place + 1).expect("fewer than 4 billion distinct scopes and details");
         numbers.insert(&self.values[place], number);
         number
     }
@@ -342,15 +347,20 @@ impl<T: Internable> Default for Handle<T> {
 
 impl<T: Internable> Handle<T> {
     /// The value, kept for the life of the process.
+    #[inline]
     pub fn get(self) -> &'static T {
-        // Every number was given by `Interned::number` after its value was pushed.
-        &T::set().values[self.0 as usize]
+        match self.0 {
+            0 => T::EMPTY,
+            // Every other number was given by `Interned::number` after its value was pushed.
+            number => &T::set().values[number as usize - 1],
+        }
     }
 }
 
 impl<T: Internable> std::ops::Deref for Handle<T> {
     type Target = T;
 
+    #[inline]
     fn deref(&self) -> &T {
         self.get()
     }
@@ -362,9 +372,13 @@ impl<T: Internable + std::fmt::Debug> std::fmt::Debug for Handle<T> {
     }
 }
 
-static SCOPES: std::sync::LazyLock<Interned<Scope>> = std::sync::LazyLock::new(Interned::new);
+static SCOPES: Interned<Scope> = Interned::new();
+
+static NO_SCOPE: Scope = Scope { job_id: None, job_name: None, queue: None, run_id: None, slot: None, worker: None };
 
 impl Internable for Scope {
+    const EMPTY: &'static Scope = &NO_SCOPE;
+
     fn set() -> &'static Interned<Scope> {
         &SCOPES
     }
@@ -396,8 +410,16 @@ impl TryFrom<DateTime<Utc>> for Moment {
 }
 
 impl Moment {
+    /// As a `DateTime`: a calendar computation, so loops over millions of events compare
+    /// moments and convert only what they report.
     pub fn utc(self) -> DateTime<Utc> {
         DateTime::from_timestamp_nanos(self.0)
+    }
+
+    /// Seconds from `self` to `later`, in whole milliseconds as `time::seconds_between` counts.
+    #[allow(clippy::cast_precision_loss)] // milliseconds over 292 years: exact below 2^53
+    pub fn seconds_to(self, later: Moment) -> f64 {
+        ((later.0 - self.0) / 1_000_000) as f64 / 1000.0
     }
 }
 
@@ -438,9 +460,13 @@ pub struct Extra {
     pub lease: Option<LeaseFacts>,
 }
 
-static EXTRAS: std::sync::LazyLock<Interned<Extra>> = std::sync::LazyLock::new(Interned::new);
+static EXTRAS: Interned<Extra> = Interned::new();
+
+static NO_EXTRA: Extra = Extra { detail: None, lease: None };
 
 impl Internable for Extra {
+    const EMPTY: &'static Extra = &NO_EXTRA;
+
     fn set() -> &'static Interned<Extra> {
         &EXTRAS
     }

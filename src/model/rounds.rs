@@ -8,7 +8,7 @@ use ustr::UstrMap;
 use chrono::{DateTime, Utc};
 
 use super::timeline::EventId;
-use super::{Channel, EventKind, Text, Timeline};
+use super::{Channel, EventKind, Moment, Text, Timeline};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Round {
@@ -88,6 +88,16 @@ impl Round {
     /// running at least until then).
     pub fn end_at(&self, timeline: &Timeline) -> DateTime<Utc> {
         timeline.get(self.ended.unwrap_or(self.last_event)).at()
+    }
+
+    /// `start_at` as the timeline orders it.
+    pub fn start_moment(&self, timeline: &Timeline) -> Moment {
+        timeline.get(self.started.unwrap_or(self.first_event)).moment()
+    }
+
+    /// `end_at` as the timeline orders it.
+    pub fn end_moment(&self, timeline: &Timeline) -> Moment {
+        timeline.get(self.ended.unwrap_or(self.last_event)).moment()
     }
 
     pub fn is_running_at(&self, timeline: &Timeline, at: DateTime<Utc>) -> bool {
@@ -185,7 +195,7 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
     }
     // Each start time is looked up once: the comparisons would otherwise read events all over
     // the timeline.
-    all.sort_by_cached_key(|a| (a.start_at(timeline), a.run_id));
+    all.sort_by_cached_key(|a| (a.start_moment(timeline), a.run_id));
     Rounds { all, ids }
 }
 

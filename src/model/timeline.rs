@@ -81,6 +81,12 @@ impl Timeline {
         (0..).zip(self.events.iter())
     }
 
+    /// `ids()` from the event at `first` on.
+    pub fn ids_from(&self, first: usize) -> impl Iterator<Item = (EventId, &Event)> {
+        // In range: `ingest::read_sources` refuses more than `MAX_EVENTS`.
+        (EventId::try_from(first).unwrap_or(EventId::MAX)..).zip(self.events[first..].iter())
+    }
+
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
     }
@@ -115,7 +121,9 @@ mod tests {
         let mut expected = events.clone();
         expected.sort_by_key(|a| (a.at(), a.origin().source, a.origin().line));
         let timeline = Timeline::new(events);
-        assert!(timeline.events().iter().zip(&expected).all(|(a, b)| a.origin() == b.origin() && a.at() == b.at()));
+        assert!(
+            timeline.events().iter().zip(&expected).all(|(a, b)| a.origin() == b.origin() && a.moment() == b.moment())
+        );
         assert_eq!(timeline.len(), expected.len());
     }
 }
