@@ -167,6 +167,7 @@ mod tests {
     use crate::detect::Settings;
     use crate::model::params::ParamOverrides;
     use crate::model::{Event, LockParams, Origin, Timeline};
+    use chrono::{DateTime, Utc};
 
     fn event(line: u32, when: &str, kind: EventKind, job: &str) -> Event {
         let origin = Origin { channel: Channel::Log, source: 0, line, raw: crate::model::Raw::default() };
