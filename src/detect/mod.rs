@@ -26,9 +26,10 @@ pub mod unlogged_stall;
 
 use ustr::{UstrMap, UstrSet};
 
+use crate::model::event::ByHandle;
 use crate::model::rounds::{self, Attempt, Rounds};
 use crate::model::timeline::EventId;
-use crate::model::{Channel, EventKind, Finding, LockParams, Text, Timeline};
+use crate::model::{Channel, EventKind, Finding, LockParams, Scope, Text, Timeline};
 
 /// Settings that shape detection, validated before analysis starts.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -100,7 +101,9 @@ fn kind_bit(kind: EventKind) -> u32 {
 #[derive(Debug, Default)]
 pub struct JobEvents {
     ids: Vec<EventId>,
-    groups: UstrMap<Group>,
+    groups: Vec<Group>,
+    /// Where each job's group is in `groups`.
+    places: UstrMap<u32>,
 }
 
 /// Where one job's events are in `JobEvents::ids`, and their kinds.
@@ -116,17 +119,19 @@ struct Group {
 impl JobEvents {
     /// The events that name `job_id`, in time order (none: empty).
     pub fn get(&self, job_id: Text) -> &[EventId] {
-        self.groups.get(&job_id).map_or(&[], |&group| self.group(group))
+        self.places.get(&job_id).map_or(&[], |&place| self.group(self.groups[place as usize]))
     }
 
     /// Whether any event of `job_id` is of one of `kinds`.
     pub fn has(&self, job_id: Text, kinds: &[EventKind]) -> bool {
-        self.groups.get(&job_id).is_some_and(|group| kinds.iter().any(|&kind| group.kinds & kind_bit(kind) != 0))
+        self.places
+            .get(&job_id)
+            .is_some_and(|&place| kinds.iter().any(|&kind| self.groups[place as usize].kinds & kind_bit(kind) != 0))
     }
 
     /// Every job with its events.
     pub fn iter(&self) -> impl Iterator<Item = (Text, &[EventId])> {
-        self.groups.iter().map(|(&job_id, &group)| (job_id, self.group(group)))
+        self.places.iter().map(|(&job_id, &place)| (job_id, self.group(self.groups[place as usize])))
     }
 
     fn group(&self, group: Group) -> &[EventId] {
@@ -152,14 +157,21 @@ impl JobIndex {
             job_kinds: 0,
             stream_from: None,
         };
+        // Each event's group, worked out once per scope (the rows of a round share theirs), not
+        // looked up by job id for each of millions of events.
+        let mut place_of_scope: ByHandle<Scope, Option<u32>> = ByHandle::new();
+        let job_events = &mut index.job_events;
         for (id, event) in timeline.ids() {
-            if let Some(job_id) = event.job_id {
+            let place = place_of_scope.get_or(event.scope(), |scope| job_events.place(scope.job_id?));
+            if let Some(place) = place {
                 // Counted here, placed below: the groups' sizes are known only at the end.
-                let group = index.job_events.groups.entry(job_id).or_default();
+                let group = &mut job_events.groups[place as usize];
                 group.len += 1;
                 group.kinds |= kind_bit(event.kind);
                 index.job_kinds |= kind_bit(event.kind);
-                if event.kind == EventKind::LeaseClaimed {
+                if event.kind == EventKind::LeaseClaimed
+                    && let Some(job_id) = event.job_id
+                {
                     index.lease_jobs.insert(job_id);
                 }
             }
@@ -171,9 +183,8 @@ impl JobIndex {
                 index.stream_from = Some(event.at());
             }
         }
-        let job_events = &mut index.job_events;
         let mut start = 0;
-        for group in job_events.groups.values_mut() {
+        for group in &mut job_events.groups {
             let len = group.len;
             // From here on, a group's length counts the ids placed in it so far.
             (group.start, group.len) = (start, 0);
@@ -181,14 +192,25 @@ impl JobIndex {
         }
         job_events.ids = vec![0; start as usize];
         for (id, event) in timeline.ids() {
-            if let Some(job_id) = event.job_id
-                && let Some(group) = job_events.groups.get_mut(&job_id)
-            {
+            if let Some(place) = place_of_scope.get_or(event.scope(), |scope| job_events.place(scope.job_id?)) {
+                let group = &mut job_events.groups[place as usize];
                 job_events.ids[(group.start + group.len) as usize] = id;
                 group.len += 1;
             }
         }
         index
+    }
+}
+
+impl JobEvents {
+    /// Where `job_id`'s group is, made when the job is first met.
+    fn place(&mut self, job_id: Text) -> Option<u32> {
+        let next = u32::try_from(self.groups.len()).ok()?;
+        let place = *self.places.entry(job_id).or_insert(next);
+        if place == next {
+            self.groups.push(Group::default());
+        }
+        Some(place)
     }
 }
 

@@ -337,6 +337,43 @@ impl<T: Internable> Handle<T> {
     pub fn of(value: T) -> Self {
         Handle(T::set().number(value), std::marker::PhantomData)
     }
+
+    /// The value's number: 0 for the empty value, then 1, 2, ... in the order values were first
+    /// seen, so that a pass over millions of events can keep what it worked out per value in a
+    /// list (`ByHandle`) instead of looking the value up again.
+    pub fn number(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What a pass over events worked out for each value it met (each scope, for instance), kept by
+/// the value's number: events of one round share their scope, so the pass looks a round up in its
+/// tables once per scope, not once per event.
+pub struct ByHandle<T: Internable, V> {
+    known: Vec<Option<V>>,
+    marker: std::marker::PhantomData<T>,
+}
+
+impl<T: Internable, V: Copy> ByHandle<T, V> {
+    /// Sized for the values interned so far (more can be met: they are worked out each time).
+    pub fn new() -> Self {
+        ByHandle { known: vec![None; T::set().values.count() + 1], marker: std::marker::PhantomData }
+    }
+
+    /// What was worked out for `handle`, else `work(value)`, kept for the next event.
+    pub fn get_or(&mut self, handle: Handle<T>, work: impl FnOnce(&'static T) -> V) -> V {
+        match self.known.get_mut(handle.number()) {
+            Some(Some(known)) => *known,
+            Some(slot) => *slot.insert(work(handle.get())),
+            None => work(handle.get()),
+        }
+    }
+}
+
+impl<T: Internable, V: Copy> Default for ByHandle<T, V> {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl<T: Internable> Default for Handle<T> {
@@ -688,6 +725,33 @@ mod tests {
         assert_eq!(distinct.len(), 2000);
         assert!(numbered[0].iter().enumerate().all(|(n, handle)| **handle == scope(u32::try_from(n).unwrap())));
         assert_eq!(Scope::default().interned(), Handle::default(), "the empty scope is number 0");
+    }
+
+    #[test]
+    fn a_pass_works_out_each_scope_once_and_scopes_met_later_each_time() {
+        let early = Scope { run_id: Some("run-by-handle-early".into()), ..Scope::default() }.interned();
+        let mut places: ByHandle<Scope, u32> = ByHandle::new();
+        let mut worked = 0;
+        for _ in 0..3 {
+            let place = places.get_or(early, |scope| {
+                worked += 1;
+                assert_eq!(scope.run_id.as_deref(), Some("run-by-handle-early"));
+                7
+            });
+            assert_eq!(place, 7);
+        }
+        assert_eq!(worked, 1, "kept after the first time");
+        // A scope interned after the pass was sized is still answered, worked out each time.
+        let late = Scope { run_id: Some("run-by-handle-late".into()), ..Scope::default() }.interned();
+        assert!(late.number() >= places.known.len());
+        let mut calls = 0;
+        for _ in 0..2 {
+            places.get_or(late, |_| {
+                calls += 1;
+                9
+            });
+        }
+        assert_eq!(calls, 2);
     }
 
     #[test]

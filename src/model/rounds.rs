@@ -7,8 +7,9 @@ use ustr::UstrMap;
 
 use chrono::{DateTime, Utc};
 
+use super::event::ByHandle;
 use super::timeline::EventId;
-use super::{Channel, EventKind, Moment, Text, Timeline};
+use super::{Channel, EventKind, Moment, Scope, Text, Timeline};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Round {
@@ -118,12 +119,12 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
     // placed in one list below.
     let mut members: Vec<(u32, EventId)> =
         Vec::with_capacity(timeline.count_of(EventKind::ItemSelected) + timeline.count_of(EventKind::EffectPosted));
+    // Each event's round, worked out once per scope (the rows of a round share theirs), not looked
+    // up by run id for each of millions of rows.
+    let mut place_of_scope: ByHandle<Scope, Option<u32>> = ByHandle::new();
     for (id, event) in timeline.ids() {
-        let Some(run_id) = event.run_id else {
-            continue;
-        };
         if !matches!(
-            event.kind,
+            timeline.kind(id),
             EventKind::RoundStarted
                 | EventKind::ItemSelected
                 | EventKind::EffectPosted
@@ -132,33 +133,42 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
         ) {
             continue;
         }
-        let place = *place_of.entry(run_id).or_insert_with(|| {
-            all.push(Round {
-                run_id,
-                sweep: None,
-                job_id: None,
-                slot: None,
-                started: None,
-                ended: None,
-                first_event: id,
-                last_event: id,
-                selections: Place::default(),
-                effects: Place::default(),
+        let Some(place) = place_of_scope.get_or(event.scope(), |scope| {
+            let run_id = scope.run_id?;
+            let place = *place_of.entry(run_id).or_insert_with(|| {
+                all.push(Round {
+                    run_id,
+                    sweep: None,
+                    job_id: None,
+                    slot: None,
+                    started: None,
+                    ended: None,
+                    first_event: id,
+                    last_event: id,
+                    selections: Place::default(),
+                    effects: Place::default(),
+                });
+                // Fewer rounds than events, and `read_sources` bounds those to 32 bits.
+                u32::try_from(all.len() - 1).expect("fewer rounds than events")
             });
-            // Fewer rounds than events, and `read_sources` bounds those to 32 bits.
-            u32::try_from(all.len() - 1).expect("fewer rounds than events")
-        });
+            // What the round's rows say of it, from the first that says it: rows with the same
+            // scope say the same, so once per scope is enough.
+            let round = &mut all[place as usize];
+            if round.sweep.is_none() {
+                round.sweep = scope.job_name.or(scope.queue);
+            }
+            if round.job_id.is_none() {
+                round.job_id = scope.job_id;
+            }
+            if round.slot.is_none() {
+                round.slot = scope.slot;
+            }
+            Some(place)
+        }) else {
+            continue;
+        };
         let round = &mut all[place as usize];
         round.last_event = id;
-        if round.sweep.is_none() {
-            round.sweep = event.job_name.or(event.queue);
-        }
-        if round.job_id.is_none() {
-            round.job_id = event.job_id;
-        }
-        if round.slot.is_none() {
-            round.slot = event.slot;
-        }
         match event.kind {
             EventKind::RoundStarted if round.started.is_none() => round.started = Some(id),
             EventKind::RoundFinished | EventKind::RoundFailed if round.ended.is_none() => {
