@@ -283,7 +283,6 @@ pub fn record_to_event<'r>(
             Cow::Owned(text) => Some(Cow::<str>::Owned(trim(&text).to_string())).filter(|t| !t.is_empty()),
         })
     };
-    let mut text = |id: FieldId| field(id).map(|value| recent.text(&value));
     let column = |id: FieldId| columns.column(id.name()).unwrap_or(id.name());
     let line = u64::from(origin.line);
     let Some(time_text) = field(FieldId::Time) else {
@@ -309,20 +308,37 @@ pub fn record_to_event<'r>(
         )));
     };
     let mut event = Event::new(at, kind, origin);
-    let mut scope =
-        crate::model::Scope { run_id: text(FieldId::Run), job_id: text(FieldId::Job), ..Default::default() };
+    // A row of a recent round takes its scope from its cells as written (a malformed slot is an
+    // error here, before the lease columns are read, as it always was).
+    let cell = |id: FieldId| field(id).unwrap_or_default();
+    let (run, job, slot, worker, sweep, queue) = (
+        cell(FieldId::Run),
+        cell(FieldId::Job),
+        cell(FieldId::Slot),
+        cell(FieldId::Worker),
+        cell(FieldId::Sweep),
+        cell(FieldId::Queue),
+    );
+    let cells = [&*run, &*job, &*slot, &*worker, &*sweep, &*queue];
+    let scope = recent.scope_of_cells(&cells, |recent| {
+        let mut text = |text: &str| (!text.is_empty()).then(|| recent.text(text));
+        let slot = if slot.is_empty() { None } else { Some(parse_time(spec, line, || column(FieldId::Slot), &slot)?) };
+        Ok::<_, Error>(crate::model::Scope {
+            run_id: text(&run),
+            job_id: text(&job),
+            worker: text(&worker),
+            job_name: text(&sweep),
+            queue: text(&queue),
+            slot,
+        })
+    })?;
+    let mut text = |id: FieldId| field(id).map(|value| recent.text(&value));
     event.item = text(FieldId::Item);
-    scope.worker = text(FieldId::Worker);
-    scope.job_name = text(FieldId::Sweep);
-    scope.queue = text(FieldId::Queue);
     let mut detail = match (field(FieldId::Status), field(FieldId::Detail)) {
         (Some(status), Some(detail)) => Some(Text::from(format!("{status}: {detail}").as_str())),
         (Some(_), None) => text(FieldId::Status),
         (None, _) => text(FieldId::Detail),
     };
-    if let Some(slot) = field(FieldId::Slot) {
-        scope.slot = Some(parse_time(spec, line, || column(FieldId::Slot), &slot)?);
-    }
     // Lease and effect columns, kept only when the row has any.
     let mut lease = LeaseFacts::default();
     if let Some(until) = field(FieldId::LeaseUntil) {
@@ -359,7 +375,7 @@ pub fn record_to_event<'r>(
     lease.payload_hash = text(FieldId::PayloadHash);
     let lease = (lease != LeaseFacts::default()).then_some(lease);
     event.set_extra(recent.extra(Extra { detail, lease }));
-    event.set_scope(recent.scope(scope));
+    event.set_scope(scope);
     Ok(Outcome::Event(event))
 }
 

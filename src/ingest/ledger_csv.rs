@@ -865,6 +865,53 @@ mod tests {
     }
 
     #[test]
+    fn each_row_gets_the_scope_of_its_own_cells_when_rows_of_a_round_differ() {
+        // The reader keeps the scopes of recent rounds by their cells as written: a row that
+        // changes one cell (a worker takes over, a slot appears, cells that only differ in where
+        // one ends) must get its own scope, and a malformed slot in a later row of a known round
+        // is still an error on its line.
+        let (events, _) = read(
+            "at,run_id,job_id,slot,worker,event\n\
+             2026-10-07T00:33:03Z,r1,j1,,w1,round_started\n\
+             2026-10-07T00:33:04Z,r1,j1,,w1,item_selected\n\
+             2026-10-07T00:33:05Z,r1,j1,,w2,item_selected\n\
+             2026-10-07T00:33:06Z,r1,j,1,w2,item_selected\n\
+             2026-10-07T00:33:07Z,r1,j1,2026-10-07T00:33:00Z,w2,item_selected\n\
+             2026-10-07T00:33:08Z,r1,j1,,w1,round_finished\n",
+        )
+        .unwrap();
+        type Seen<'a> = (Option<&'a str>, Option<&'a str>, Option<String>, Option<&'a str>);
+        let scopes: Vec<Seen> = events
+            .iter()
+            .map(|e| (e.job_id.as_deref(), e.worker.as_deref(), e.slot.map(|s| s.to_rfc3339()), e.run_id.as_deref()))
+            .collect();
+        let slot = Some("2026-10-07T00:33:00+00:00".to_string());
+        assert_eq!(
+            scopes,
+            [
+                (Some("j1"), Some("w1"), None, Some("r1")),
+                (Some("j1"), Some("w1"), None, Some("r1")),
+                (Some("j1"), Some("w2"), None, Some("r1")),
+                // "j1","" and "j","1": the same bytes, ending elsewhere (an epoch-seconds slot).
+                (Some("j"), Some("w2"), Some("1970-01-01T00:00:01+00:00".to_string()), Some("r1")),
+                (Some("j1"), Some("w2"), slot, Some("r1")),
+                (Some("j1"), Some("w1"), None, Some("r1")),
+            ]
+        );
+        assert_eq!(events[0].scope(), events[1].scope());
+        assert_eq!(events[0].scope(), events[5].scope());
+        let error = read(
+            "at,run_id,slot,event\n\
+             2026-10-07T00:33:03Z,r1,2026-10-07T00:33:00Z,round_started\n\
+             2026-10-07T00:33:04Z,r1,2026-10-07T00:33:00Z,item_selected\n\
+             2026-10-07T00:33:05Z,r1,2026-10-07T25:33:00Z,item_selected\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.starts_with("ledger.csv:4: column 'slot': malformed timestamp"), "{error}");
+    }
+
+    #[test]
     fn rows_are_cited_by_the_line_they_are_on_with_crlf_endings_and_after_blank_lines() {
         // A CRLF export (Excel, SQL Server tools) and a blank line between rows: each row's
         // evidence must point at its own line, as a text editor numbers it.

@@ -15,6 +15,31 @@ use crate::model::{Scope, Text};
 const SLOT_BITS: u32 = 12;
 /// Slots for details (2^8): statuses and reasons are few.
 const EXTRA_BITS: u32 = 8;
+/// Slots for the scope cells of recent rounds (2^10): a round's rows are seldom further apart.
+const ROUND_BITS: u32 = 10;
+
+/// The cells a row's scope is made of (run, job, slot, worker, sweep, queue), absent ones empty.
+pub type ScopeCells<'a> = [&'a str; 6];
+
+/// A recent row's scope cells, as written, and the scope they made.
+#[derive(Default)]
+struct RoundCells {
+    /// The cells one after another; `ends` says where each ends.
+    text: String,
+    ends: [u16; 6],
+    scope: Handle<Scope>,
+}
+
+impl RoundCells {
+    fn holds(&self, cells: &ScopeCells<'_>) -> bool {
+        let mut start = 0;
+        cells.iter().zip(self.ends).all(|(cell, end)| {
+            let kept = &self.text.as_bytes()[start..end as usize];
+            start = end as usize;
+            kept == cell.as_bytes()
+        })
+    }
+}
 
 pub struct RecentTexts {
     slots: Box<[Option<Text>]>,
@@ -23,6 +48,10 @@ pub struct RecentTexts {
     scopes: Box<[Option<Handle<Scope>>]>,
     /// The same for details without lease columns (`Extra`): a ledger has a few, repeated.
     extras: Box<[Option<Handle<Extra>>]>,
+    /// The scopes of recent rows by their cells as written, by the run cell's hash: every row of
+    /// a round repeats its round's cells, and a row whose cells were seen recently needs none of
+    /// them interned, nor its slot read, to know its scope.
+    rounds: Box<[RoundCells]>,
     hasher: BuildHasherDefault<FxHasher>,
 }
 
@@ -32,6 +61,7 @@ impl Default for RecentTexts {
             slots: vec![None; 1 << SLOT_BITS].into_boxed_slice(),
             scopes: vec![None; 1 << SLOT_BITS].into_boxed_slice(),
             extras: vec![None; 1 << EXTRA_BITS].into_boxed_slice(),
+            rounds: std::iter::repeat_with(RoundCells::default).take(1 << ROUND_BITS).collect(),
             hasher: BuildHasherDefault::default(),
         }
     }
@@ -57,6 +87,32 @@ impl RecentTexts {
             Some(known) if **known == scope => *known,
             _ => *slot.insert(scope.interned()),
         }
+    }
+
+    /// The scope a row with these cells has: the one a recent row with the same cells got, else
+    /// `make()`'s (kept for the rows after).
+    pub fn scope_of_cells<E>(
+        &mut self,
+        cells: &ScopeCells<'_>,
+        make: impl FnOnce(&mut Self) -> Result<Scope, E>,
+    ) -> Result<Handle<Scope>, E> {
+        let slot = (self.hasher.hash_one(cells[0]) >> (64 - ROUND_BITS)) as usize;
+        if self.rounds[slot].holds(cells) {
+            return Ok(self.rounds[slot].scope);
+        }
+        let scope = make(self)?;
+        let scope = self.scope(scope);
+        // Cells longer than 64 KiB together are not kept: such rows take the long way.
+        if u16::try_from(cells.iter().map(|cell| cell.len()).sum::<usize>()).is_ok() {
+            let kept = &mut self.rounds[slot];
+            kept.text.clear();
+            for (cell, end) in cells.iter().zip(&mut kept.ends) {
+                kept.text.push_str(cell);
+                *end = u16::try_from(kept.text.len()).unwrap_or(u16::MAX);
+            }
+            kept.scope = scope;
+        }
+        Ok(scope)
     }
 
     /// The interned `extra` (see `Extra::interned`); a detail seen recently, without lease
