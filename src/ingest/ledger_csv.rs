@@ -866,6 +866,8 @@ mod tests {
 
     #[test]
     fn each_row_gets_the_scope_of_its_own_cells_when_rows_of_a_round_differ() {
+        // Job, worker, slot and run of an event.
+        type Seen<'a> = (Option<&'a str>, Option<&'a str>, Option<String>, Option<&'a str>);
         // The reader keeps the scopes of recent rounds by their cells as written: a row that
         // changes one cell (a worker takes over, a slot appears, cells that only differ in where
         // one ends) must get its own scope, and a malformed slot in a later row of a known round
@@ -880,7 +882,6 @@ mod tests {
              2026-10-07T00:33:08Z,r1,j1,,w1,round_finished\n",
         )
         .unwrap();
-        type Seen<'a> = (Option<&'a str>, Option<&'a str>, Option<String>, Option<&'a str>);
         let scopes: Vec<Seen> = events
             .iter()
             .map(|e| (e.job_id.as_deref(), e.worker.as_deref(), e.slot.map(|s| s.to_rfc3339()), e.run_id.as_deref()))
