@@ -101,9 +101,7 @@ fn kind_bit(kind: EventKind) -> u32 {
 #[derive(Debug, Default)]
 pub struct JobEvents {
     ids: Vec<EventId>,
-    groups: Vec<Group>,
-    /// Where each job's group is in `groups`.
-    places: UstrMap<u32>,
+    groups: UstrMap<Group>,
 }
 
 /// Where one job's events are in `JobEvents::ids`, and their kinds.
@@ -119,19 +117,17 @@ struct Group {
 impl JobEvents {
     /// The events that name `job_id`, in time order (none: empty).
     pub fn get(&self, job_id: Text) -> &[EventId] {
-        self.places.get(&job_id).map_or(&[], |&place| self.group(self.groups[place as usize]))
+        self.groups.get(&job_id).map_or(&[], |&group| self.group(group))
     }
 
     /// Whether any event of `job_id` is of one of `kinds`.
     pub fn has(&self, job_id: Text, kinds: &[EventKind]) -> bool {
-        self.places
-            .get(&job_id)
-            .is_some_and(|&place| kinds.iter().any(|&kind| self.groups[place as usize].kinds & kind_bit(kind) != 0))
+        self.groups.get(&job_id).is_some_and(|group| kinds.iter().any(|&kind| group.kinds & kind_bit(kind) != 0))
     }
 
     /// Every job with its events.
     pub fn iter(&self) -> impl Iterator<Item = (Text, &[EventId])> {
-        self.places.iter().map(|(&job_id, &place)| (job_id, self.group(self.groups[place as usize])))
+        self.groups.iter().map(|(&job_id, &group)| (job_id, self.group(group)))
     }
 
     fn group(&self, group: Group) -> &[EventId] {
@@ -159,13 +155,15 @@ impl JobIndex {
         };
         // Each event's group, worked out once per scope (the rows of a round share theirs), not
         // looked up by job id for each of millions of events.
+        // The groups are built in a list, each job's place in it found once; the table by job id
+        // that detectors ask is made at the end (a detector's lookup is then one table probe).
         let mut place_of_scope: ByHandle<Scope, Option<u32>> = ByHandle::new();
-        let job_events = &mut index.job_events;
+        let mut jobs = Jobs::default();
         for (id, event) in timeline.ids() {
-            let place = place_of_scope.get_or(event.scope(), |scope| job_events.place(scope.job_id?));
+            let place = place_of_scope.get_or(event.scope(), |scope| jobs.place(scope.job_id?));
             if let Some(place) = place {
                 // Counted here, placed below: the groups' sizes are known only at the end.
-                let group = &mut job_events.groups[place as usize];
+                let group = &mut jobs.groups[place as usize];
                 group.len += 1;
                 group.kinds |= kind_bit(event.kind);
                 index.job_kinds |= kind_bit(event.kind);
@@ -184,25 +182,37 @@ impl JobIndex {
             }
         }
         let mut start = 0;
-        for group in &mut job_events.groups {
+        // In the order the table by job id will list them: detectors that go through every job
+        // then read the list of ids from start to end.
+        for &place in jobs.places.values() {
+            let group = &mut jobs.groups[place as usize];
             let len = group.len;
             // From here on, a group's length counts the ids placed in it so far.
             (group.start, group.len) = (start, 0);
             start += len;
         }
-        job_events.ids = vec![0; start as usize];
+        let mut ids = vec![0; start as usize];
         for (id, event) in timeline.ids() {
-            if let Some(place) = place_of_scope.get_or(event.scope(), |scope| job_events.place(scope.job_id?)) {
-                let group = &mut job_events.groups[place as usize];
-                job_events.ids[(group.start + group.len) as usize] = id;
+            if let Some(place) = place_of_scope.get_or(event.scope(), |scope| jobs.place(scope.job_id?)) {
+                let group = &mut jobs.groups[place as usize];
+                ids[(group.start + group.len) as usize] = id;
                 group.len += 1;
             }
         }
+        let groups = jobs.places.iter().map(|(&job_id, &place)| (job_id, jobs.groups[place as usize])).collect();
+        index.job_events = JobEvents { ids, groups };
         index
     }
 }
 
-impl JobEvents {
+/// `JobEvents` while it is built: the groups in a list, and each job's place in it.
+#[derive(Default)]
+struct Jobs {
+    groups: Vec<Group>,
+    places: UstrMap<u32>,
+}
+
+impl Jobs {
     /// Where `job_id`'s group is, made when the job is first met.
     fn place(&mut self, job_id: Text) -> Option<u32> {
         let next = u32::try_from(self.groups.len()).ok()?;
