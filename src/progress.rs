@@ -90,7 +90,10 @@ pub struct CountingReader<R> {
 impl<R> CountingReader<R> {
     fn report(&mut self) {
         if self.unreported > 0 {
-            self.bar.inc(self.unreported);
+            // Readers of one file may overlap (a ledger read in two parts: the first reads a
+            // little past where the second started), so a bar with a length stops at it.
+            let room = self.bar.length().map_or(u64::MAX, |length| length.saturating_sub(self.bar.position()));
+            self.bar.inc(self.unreported.min(room));
             self.unreported = 0;
         }
     }
@@ -165,6 +168,19 @@ mod tests {
         assert_eq!(bar.0.position(), 0, "batched: nothing reported yet");
         drop(reader);
         assert_eq!(bar.0.position(), 1000);
+    }
+
+    #[test]
+    fn readers_that_overlap_stop_the_bar_at_the_file_size() {
+        let data = sample(3 * (1 << 20));
+        let bar = counting().source("sample", Some(data.len() as u64)).unwrap();
+        // The second half, and the first half read a block past the middle.
+        let mut later = bar.count(Cursor::new(data[data.len() / 2..].to_vec()));
+        std::io::copy(&mut later, &mut std::io::sink()).unwrap();
+        let mut earlier = bar.count(Cursor::new(data[..data.len() / 2 + (1 << 20)].to_vec()));
+        std::io::copy(&mut earlier, &mut std::io::sink()).unwrap();
+        drop((later, earlier));
+        assert_eq!(bar.0.position(), data.len() as u64);
     }
 
     #[test]
