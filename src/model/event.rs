@@ -4,8 +4,10 @@
 //! so that every finding can show the evidence it rests on.
 //!
 //! Millions of events are kept at once (a ledger of a sweep that runs every minute), so an event is
-//! small: its ids and texts are interned (`Text`: one copy of each distinct string, compared by
-//! pointer), and its raw text stays in the source file until a report shows it (`Raw`).
+//! small (40 bytes): its texts are interned (`Text`: one copy of each distinct string, compared by
+//! pointer), its scope and details are numbers into interned lists (`Handle`), its time is 64-bit
+//! nanoseconds (`Moment`), and its raw text stays in the source file until a report shows it
+//! (`Raw`).
 
 use chrono::{DateTime, Utc};
 use rustc_hash::FxBuildHasher;
