@@ -17,6 +17,22 @@ pub struct Timeline {
     paths: Vec<Text>,
 }
 
+/// The order of the timeline: time, then source position and line (then kind, for a job hash's
+/// events, which share a line).
+fn key(event: &Event) -> (super::Moment, u16, u32, EventKind) {
+    let origin = event.origin();
+    (event.moment(), origin.source, origin.line, event.kind)
+}
+
+/// How many events are earlier, in the timeline's order, than the event before them.
+fn descents(events: &[Event]) -> usize {
+    events.windows(2).filter(|pair| key(&pair[0]) > key(&pair[1])).count()
+}
+
+/// At most this many places where an event is earlier than the one before: the events are then
+/// a few sorted runs (the sources, the parts of a ledger read in two), merged rather than sorted.
+const MERGED_RUNS: usize = 64;
+
 /// Index of an event in the timeline; findings cite evidence by it. 32 bits: the indexes detectors
 /// build hold millions of them, and a case of more than 4 billion events is refused when it is read
 /// (`MAX_EVENTS`).
@@ -28,12 +44,15 @@ pub const MAX_EVENTS: usize = EventId::MAX as usize;
 impl Timeline {
     pub fn new(mut events: Vec<Event>) -> Self {
         // The key is unique (one event per source line, except a job hash's few, which keep
-        // their order by kind below), so an unstable sort gives one order and needs no scratch
-        // copy of millions of events.
-        let key = |a: &Event| (a.moment(), a.origin().source, a.origin().line, a.kind);
-        // Both halves on their own core: split around the median first (in place, one pass or
-        // two), then each half sorted on its own.
-        if events.len() >= 1 << 16 {
+        // their order by kind below), so every sort gives the same order.
+        // Sources are usually written in time order, and they are appended one after another:
+        // a few long runs, which a merging sort joins in a pass or two, with a scratch copy of
+        // half the events (below the detectors' peak).
+        if descents(&events) <= MERGED_RUNS {
+            events.sort_by_key(key);
+        } else if events.len() >= 1 << 16 {
+            // Otherwise an unstable sort, which needs no scratch copy, with both halves on their
+            // own core: split around the median first (in place), then each half on its own.
             let middle = events.len() / 2;
             events.select_nth_unstable_by_key(middle, key);
             let (earlier, later) = events.split_at_mut(middle);
@@ -118,6 +137,26 @@ mod tests {
                 )
             })
             .collect();
+        assert!(descents(&events) > MERGED_RUNS, "random times: the unstable sort on two cores");
+        sorts_as_one_sort_would(events);
+        // Three sources, each in time order, appended: a few runs, merged. Equal times across
+        // sources are ordered by source, then line.
+        let mut events = Vec::new();
+        for source in [2u16, 0, 1] {
+            events.extend((0..40_000u32).map(|line| {
+                let at = base + chrono::Duration::milliseconds(i64::from(line / 3 * 7 + u32::from(source)) % 90_000);
+                Event::new(
+                    crate::model::Moment::try_from(at).unwrap(),
+                    EventKind::ItemSelected,
+                    Origin { channel: Channel::Ledger, source, line: line + 1, raw: Raw::default() },
+                )
+            }));
+        }
+        assert!(descents(&events) <= MERGED_RUNS, "a few runs: merged");
+        sorts_as_one_sort_would(events);
+    }
+
+    fn sorts_as_one_sort_would(events: Vec<Event>) {
         let mut expected = events.clone();
         expected.sort_by_key(|a| (a.at(), a.origin().source, a.origin().line));
         let timeline = Timeline::new(events);
@@ -125,5 +164,6 @@ mod tests {
             timeline.events().iter().zip(&expected).all(|(a, b)| a.origin() == b.origin() && a.moment() == b.moment())
         );
         assert_eq!(timeline.len(), expected.len());
+        assert_eq!(descents(timeline.events()), 0);
     }
 }
