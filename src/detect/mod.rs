@@ -130,6 +130,16 @@ impl JobEvents {
         self.groups.iter().map(|(&job_id, &group)| (job_id, self.group(group)))
     }
 
+    /// Every job that has an event of one of `kinds`, with its events: the others are skipped
+    /// without a look at their events or a lookup of their id.
+    pub fn iter_having(&self, kinds: &[EventKind]) -> impl Iterator<Item = (Text, &[EventId])> {
+        let bits = kinds.iter().fold(0, |bits, &kind| bits | kind_bit(kind));
+        self.groups
+            .iter()
+            .filter(move |(_, group)| group.kinds & bits != 0)
+            .map(|(&job_id, &group)| (job_id, self.group(group)))
+    }
+
     fn group(&self, group: Group) -> &[EventId] {
         &self.ids[group.start as usize..(group.start + group.len) as usize]
     }
@@ -158,7 +168,13 @@ impl JobIndex {
         // The groups are built in a list, each job's place in it found once; the table by job id
         // that detectors ask is made at the end (a detector's lookup is then one table probe).
         let mut place_of_scope: ByHandle<Scope, Option<u32>> = ByHandle::new();
-        let mut jobs = Jobs::default();
+        // Sized for a job per round start and activation (most jobs have one): not rebuilt as it
+        // grows.
+        let expected = timeline.count_of(EventKind::RoundStarted) + timeline.count_of(EventKind::JobActive);
+        let mut jobs = Jobs {
+            groups: Vec::with_capacity(expected),
+            places: UstrMap::with_capacity_and_hasher(expected, std::hash::BuildHasherDefault::default()),
+        };
         for (id, event) in timeline.ids() {
             let place = place_of_scope.get_or(event.scope(), |scope| jobs.place(scope.job_id?));
             if let Some(place) = place {

@@ -51,7 +51,9 @@ impl Detector for StuckRunning {
             return Vec::new();
         };
         let mut running = Vec::new();
-        for (job_id, _) in context.job_events.iter() {
+        // A lease job runs from an accepted claim, a queue job from an activation BullMQ or the
+        // log saw (one the ledger alone saw is a round, below): jobs with neither are not looked at.
+        for (job_id, _) in context.job_events.iter_having(&[EventKind::LeaseClaimed, EventKind::JobActive]) {
             if retries::is_lease_job(context, job_id) {
                 running.extend(lease_job(context, job_id));
             } else {
