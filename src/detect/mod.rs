@@ -168,13 +168,7 @@ impl JobIndex {
         // The groups are built in a list, each job's place in it found once; the table by job id
         // that detectors ask is made at the end (a detector's lookup is then one table probe).
         let mut place_of_scope: ByHandle<Scope, Option<u32>> = ByHandle::new();
-        // Sized for a job per round start and activation (most jobs have one): not rebuilt as it
-        // grows.
-        let expected = timeline.count_of(EventKind::RoundStarted) + timeline.count_of(EventKind::JobActive);
-        let mut jobs = Jobs {
-            groups: Vec::with_capacity(expected),
-            places: UstrMap::with_capacity_and_hasher(expected, std::hash::BuildHasherDefault::default()),
-        };
+        let mut jobs = Jobs::default();
         for (id, event) in timeline.ids() {
             let place = place_of_scope.get_or(event.scope(), |scope| jobs.place(scope.job_id?));
             if let Some(place) = place {
