@@ -81,11 +81,8 @@ impl Detector for ClockOffsetSuspected {
         let maybe_activation =
             |&id: &EventId| matches!(timeline.kind(id), EventKind::JobActive | EventKind::RoundStarted);
         let mut activations: Vec<EventId> = Vec::new();
-        for (_, ids) in context.job_events.iter() {
-            // A pair needs two activations: a job activated once needs no look at its events.
-            if ids.iter().filter(|id| maybe_activation(id)).nth(1).is_none() {
-                continue;
-            }
+        // A pair needs two activations: a job activated once needs no look at its events.
+        for (_, ids) in context.job_events.iter_reactivated_or_having(&[]) {
             activations.clear();
             activations.extend(ids.iter().copied().filter(maybe_activation).filter(|&id| {
                 let e = timeline.get(id);

@@ -83,10 +83,7 @@ impl Detector for DuplicateEffect {
             }
         };
         if context.jobs_have(&[EventKind::EffectPosted]) {
-            for (job_id, ids) in context.job_events.iter() {
-                if !context.job_has(job_id, &[EventKind::EffectPosted]) {
-                    continue;
-                }
+            for (job_id, ids) in context.job_events.iter_having(&[EventKind::EffectPosted]) {
                 deliveries.clear();
                 deliveries.extend(
                     ids.iter()

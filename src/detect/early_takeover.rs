@@ -31,7 +31,7 @@ impl Detector for EarlyTakeover {
         if !context.jobs_have(&[EventKind::LeaseClaimed]) {
             return findings;
         }
-        for (job_id, job_events) in context.job_events.iter() {
+        for (job_id, job_events) in context.job_events.iter_having(&[EventKind::LeaseClaimed]) {
             for &id in job_events {
                 let claim = timeline.get(id);
                 if claim.kind != EventKind::LeaseClaimed || !lease::granted(claim) {

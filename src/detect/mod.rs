@@ -112,6 +112,9 @@ struct Group {
     /// One bit per kind (`kind_bit`): most questions about a job are about kinds it never had
     /// (a failure, a stall), and the answer should not cost a look at each of its events.
     kinds: u32,
+    /// How many of its events may be activations (`job-active`, `round-started`): nearly every
+    /// round's job has one, and a detector that compares activations has nothing to compare.
+    activations: u32,
 }
 
 impl JobEvents {
@@ -137,6 +140,17 @@ impl JobEvents {
         self.groups
             .iter()
             .filter(move |(_, group)| group.kinds & bits != 0)
+            .map(|(&job_id, &group)| (job_id, self.group(group)))
+    }
+
+    /// Every job with two or more events that may be activations (`job-active`,
+    /// `round-started`), or with an event of one of `kinds`, with its events: the others are
+    /// skipped without a look at their events or a lookup of their id.
+    pub fn iter_reactivated_or_having(&self, kinds: &[EventKind]) -> impl Iterator<Item = (Text, &[EventId])> {
+        let bits = kinds.iter().fold(0, |bits, &kind| bits | kind_bit(kind));
+        self.groups
+            .iter()
+            .filter(move |(_, group)| group.activations >= 2 || group.kinds & bits != 0)
             .map(|(&job_id, &group)| (job_id, self.group(group)))
     }
 
@@ -176,6 +190,9 @@ impl JobIndex {
                 let group = &mut jobs.groups[place as usize];
                 group.len += 1;
                 group.kinds |= kind_bit(event.kind);
+                if matches!(event.kind, EventKind::JobActive | EventKind::RoundStarted) {
+                    group.activations = group.activations.saturating_add(1);
+                }
                 index.job_kinds |= kind_bit(event.kind);
                 if event.kind == EventKind::LeaseClaimed
                     && let Some(job_id) = event.job_id
@@ -387,5 +404,41 @@ mod tests {
         assert!(!context.job_has("job-1".into(), &[EventKind::JobFailed]));
         assert!(!context.job_has("job-3".into(), &[EventKind::LeaseClaimed]));
         assert_eq!(timeline.kind(1), EventKind::LeaseClaimed);
+    }
+
+    #[test]
+    fn jobs_are_picked_by_their_kinds_and_by_a_second_activation() {
+        // job-1: claimed; job-2: activated twice (a job-active and a round-started); job-3:
+        // activated once and failed; job-4: activated once.
+        let mut rows = vec![
+            row(1, 10.0, EventKind::LeaseClaimed, "w1", Some(1), None, None),
+            row(2, 11.0, EventKind::JobActive, "w1", None, None, None),
+            row(3, 12.0, EventKind::RoundStarted, "w1", None, None, None),
+            row(4, 13.0, EventKind::RoundStarted, "w1", None, None, None),
+            row(5, 14.0, EventKind::RoundFailed, "w1", None, None, None),
+            row(6, 15.0, EventKind::JobActive, "w1", None, None, None),
+        ];
+        for (row, job) in rows.iter_mut().zip(["job-1", "job-2", "job-2", "job-3", "job-3", "job-4"]) {
+            row.edit().job_id = Some(job.into());
+        }
+        let timeline = Timeline::new(rows);
+        let (params, settings) = (LockParams::default(), Settings::default());
+        let context = Context::new(&timeline, &params, &settings);
+        let picked = |jobs: Vec<(Text, &[EventId])>| {
+            let mut names: Vec<String> = jobs.iter().map(|(job, _)| job.to_string()).collect();
+            names.sort();
+            names
+        };
+        let having = |kinds: &[EventKind]| picked(context.job_events.iter_having(kinds).collect());
+        assert_eq!(having(&[EventKind::LeaseClaimed]), ["job-1"]);
+        assert_eq!(having(&[EventKind::RoundFailed, EventKind::LeaseClaimed]), ["job-1", "job-3"]);
+        assert!(having(&[EventKind::JobStalled]).is_empty());
+        let reactivated = |kinds: &[EventKind]| picked(context.job_events.iter_reactivated_or_having(kinds).collect());
+        assert_eq!(reactivated(&[]), ["job-2"]);
+        assert_eq!(reactivated(&[EventKind::LeaseClaimed]), ["job-1", "job-2"]);
+        // Each with all of its events.
+        let events: Vec<usize> =
+            context.job_events.iter_having(&[EventKind::RoundFailed]).map(|(_, ids)| ids.len()).collect();
+        assert_eq!(events, [2]);
     }
 }

@@ -45,11 +45,16 @@ impl Detector for RetryStorm {
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
-        let mut jobs: Vec<Text> = context.job_events.iter().map(|(job_id, _)| job_id).collect();
+        // Both patterns are about what follows a failure: most jobs never failed, and are not
+        // looked at (nor sorted).
+        let mut jobs: Vec<Text> = context
+            .job_events
+            .iter_having(&[EventKind::JobFailed, EventKind::RoundFailed])
+            .map(|(job_id, _)| job_id)
+            .collect();
         jobs.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
         let mut findings = Vec::new();
         for job_id in jobs {
-            // Both patterns are about what follows a failure: most jobs never failed.
             let failures = retries::failures(context, job_id);
             if failures.is_empty() {
                 continue;
@@ -199,7 +204,8 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
     let mut by_channel: BTreeMap<Channel, Vec<Retry>> = BTreeMap::new();
     // Reused for every job: nearly all of the jobs of a big case were activated once.
     let mut activations: Vec<(Channel, EventId)> = Vec::new();
-    for (job_id, ids) in context.job_events.iter() {
+    // Only a lease job (its claims) or a job with a second activation can have retried.
+    for (job_id, ids) in context.job_events.iter_reactivated_or_having(&[EventKind::LeaseClaimed]) {
         let candidates: Vec<EventId> = if retries::is_lease_job(context, job_id) {
             ids.iter().copied().filter(|&id| timeline.kind(id) == EventKind::LeaseClaimed).skip(1).collect()
         } else {

@@ -51,7 +51,7 @@ impl Detector for UnloggedStall {
         let mut from_stream: Vec<(Text, EventId)> = Vec::new();
         // Read through every job's events only when some of them are stalls.
         if context.jobs_have(&[EventKind::JobStalled]) {
-            for (job_id, ids) in context.job_events.iter() {
+            for (job_id, ids) in context.job_events.iter_having(&[EventKind::JobStalled]) {
                 for &id in ids {
                     let e = timeline.get(id);
                     if e.kind != EventKind::JobStalled || e.origin().channel != Channel::EventsStream {
