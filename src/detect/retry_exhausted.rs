@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
+use crate::model::event::{ByHandle, Extra};
 use crate::model::timeline::EventId;
 use crate::model::{Channel, Event, EventKind, Finding, Severity, Text, Value};
 use crate::time::seconds_between;
@@ -29,14 +30,17 @@ pub const DEAD_STATUSES: &[&str] = &["dead", "quarantined", "dead_lettered", "de
 
 /// Whether an event records the job being given up: a `job-dead` row, BullMQ's
 /// `retries-exhausted`, or a ledger row whose status is dead.
-fn gives_up(event: &Event) -> bool {
+fn gives_up(event: &Event, dead_details: &mut ByHandle<Extra, bool>) -> bool {
     match event.kind {
         EventKind::JobDead | EventKind::JobRetriesExhausted => true,
+        // A ledger's rows share a few details: each is read once.
         _ => {
             event.origin().channel == Channel::Ledger
-                && event.detail_str().is_some_and(|d| {
-                    let first = d.split([':', ' ', ';']).next().unwrap_or("");
-                    DEAD_STATUSES.iter().any(|status| first.eq_ignore_ascii_case(status))
+                && dead_details.get_or(event.extra(), |extra| {
+                    extra.detail.is_some_and(|d| {
+                        let first = d.split([':', ' ', ';']).next().unwrap_or("");
+                        DEAD_STATUSES.iter().any(|status| first.eq_ignore_ascii_case(status))
+                    })
                 })
         }
     }
@@ -53,8 +57,9 @@ impl Detector for RetryExhausted {
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let mut dead: BTreeMap<Text, Vec<EventId>> = BTreeMap::new();
+        let mut dead_details = ByHandle::new();
         for (id, event) in context.timeline.ids() {
-            if let (true, Some(job_id)) = (gives_up(event), event.job_id) {
+            if let (true, Some(job_id)) = (gives_up(event, &mut dead_details), event.job_id) {
                 dead.entry(job_id).or_default().push(id);
             }
         }
