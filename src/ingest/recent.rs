@@ -3,6 +3,7 @@
 //! Ledger rows repeat the ids, names and statuses of the few rounds running at the time. The
 //! interner is one shared table of every distinct text, mostly out of cache and behind a lock;
 //! the last few thousand texts a reader saw answer most lookups from a table that fits in cache.
+//! The same for the scopes of rows, by their cells as written (`scope_of_cells`), and for details.
 
 use std::hash::{BuildHasher, BuildHasherDefault};
 
@@ -43,9 +44,6 @@ impl RoundCells {
 
 pub struct RecentTexts {
     slots: Box<[Option<Text>]>,
-    /// The same for the scopes of rows (job, run, slot, worker): every row of a round has its
-    /// round's.
-    scopes: Box<[Option<Handle<Scope>>]>,
     /// The same for details without lease columns (`Extra`): a ledger has a few, repeated.
     extras: Box<[Option<Handle<Extra>>]>,
     /// The scopes of recent rows by their cells as written, by the run cell's hash: every row of
@@ -59,7 +57,6 @@ impl Default for RecentTexts {
     fn default() -> Self {
         RecentTexts {
             slots: vec![None; 1 << SLOT_BITS].into_boxed_slice(),
-            scopes: vec![None; 1 << SLOT_BITS].into_boxed_slice(),
             extras: vec![None; 1 << EXTRA_BITS].into_boxed_slice(),
             rounds: std::iter::repeat_with(RoundCells::default).take(1 << ROUND_BITS).collect(),
             hasher: BuildHasherDefault::default(),
@@ -79,16 +76,6 @@ impl RecentTexts {
         }
     }
 
-    /// The interned `scope` (see `Scope::interned`); a scope seen recently is not looked up in
-    /// the process-wide set again.
-    pub fn scope(&mut self, scope: Scope) -> Handle<Scope> {
-        let slot = &mut self.scopes[(self.hasher.hash_one(scope) >> (64 - SLOT_BITS)) as usize];
-        match slot {
-            Some(known) if **known == scope => *known,
-            _ => *slot.insert(scope.interned()),
-        }
-    }
-
     /// The scope a row with these cells has: the one a recent row with the same cells got, else
     /// `make()`'s (kept for the rows after).
     pub fn scope_of_cells<E>(
@@ -101,7 +88,7 @@ impl RecentTexts {
             return Ok(self.rounds[slot].scope);
         }
         let scope = make(self)?;
-        let scope = self.scope(scope);
+        let scope = scope.interned();
         // Cells longer than 64 KiB together are not kept: such rows take the long way.
         if u16::try_from(cells.iter().map(|cell| cell.len()).sum::<usize>()).is_ok() {
             let kept = &mut self.rounds[slot];
@@ -149,14 +136,30 @@ mod tests {
     }
 
     #[test]
-    fn a_recent_scope_is_the_interned_one() {
+    fn rows_with_the_cells_of_a_recent_row_take_its_scope_without_making_one() {
         let mut recent = RecentTexts::default();
-        let scope = Scope { run_id: Some("run-1".into()), worker: Some("api-1".into()), ..Scope::default() };
-        let kept = recent.scope(scope);
-        assert_eq!(*kept, scope);
-        assert_eq!(kept, scope.interned());
-        assert_eq!(recent.scope(scope), kept);
-        let other = Scope { worker: Some("api-2".into()), ..scope };
-        assert_eq!(*recent.scope(other), other);
+        let made = |run: &str, worker: &str| Scope {
+            run_id: Some(run.into()),
+            worker: Some(worker.into()),
+            ..Scope::default()
+        };
+        let making = std::cell::Cell::new(0);
+        let scope_of = |recent: &mut RecentTexts, cells: ScopeCells<'_>| {
+            recent.scope_of_cells(&cells, |_| {
+                making.set(making.get() + 1);
+                Ok::<_, ()>(made(cells[0], cells[3]))
+            })
+        };
+        let first = scope_of(&mut recent, ["run-1", "", "", "api-1", "", ""]).unwrap();
+        assert_eq!(*first, made("run-1", "api-1"));
+        assert_eq!(scope_of(&mut recent, ["run-1", "", "", "api-1", "", ""]).unwrap(), first);
+        assert_eq!(making.get(), 1, "the second row took the first's scope");
+        let other = scope_of(&mut recent, ["run-1", "", "", "api-2", "", ""]).unwrap();
+        assert_eq!(*other, made("run-1", "api-2"));
+        assert_eq!(making.get(), 2);
+        // A failure to make a scope (a malformed slot) is passed on, and nothing is kept.
+        let failed = recent.scope_of_cells(&["run-1", "", "bad", "api-2", "", ""], |_| Err("malformed slot"));
+        assert_eq!(failed, Err("malformed slot"));
+        assert_eq!(scope_of(&mut recent, ["run-1", "", "", "api-2", "", ""]).unwrap(), other);
     }
 }
