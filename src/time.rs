@@ -56,7 +56,7 @@ impl Stamp {
 
 /// `at` as the timeline keeps it, or why it cannot be (see `Moment`).
 pub fn moment(at: DateTime<Utc>) -> Result<Moment, ZoneProblem> {
-    Moment::try_from(at).map_err(|_| ZoneProblem::OutOfRange)
+    Moment::new(at).map_err(|_| ZoneProblem::OutOfRange)
 }
 
 impl ZoneProblem {

@@ -223,11 +223,8 @@ mod tests {
 
     fn event(source: u16, channel: Channel, when: &str, kind: EventKind, job: &str) -> Event {
         let origin = Origin { channel, source, line: 1, raw: crate::model::Raw::default() };
-        let mut event = Event::new(
-            crate::model::Moment::try_from(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc)).unwrap(),
-            kind,
-            origin,
-        );
+        let mut event =
+            Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc).into(), kind, origin);
         event.edit().job_id = Some(job.into());
         event
     }

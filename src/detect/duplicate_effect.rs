@@ -277,8 +277,7 @@ mod tests {
                     raw: crate::model::Raw::default(),
                 };
                 let at = DateTime::parse_from_rfc3339(r.at).unwrap().with_timezone(&Utc);
-                let mut event =
-                    Event::new(crate::model::Moment::try_from(at).unwrap(), EventKind::EffectPosted, origin);
+                let mut event = Event::new(at.into(), EventKind::EffectPosted, origin);
                 event.edit().job_id = r.job.map(crate::model::Text::from);
                 event.edit().run_id = r.run.map(crate::model::Text::from);
                 event.item = r.item.map(crate::model::Text::from);

@@ -146,11 +146,8 @@ mod tests {
     fn row(line: u32, when: &str, kind: EventKind, run: &str, item: Option<&str>) -> Event {
         let origin =
             Origin { channel: crate::model::Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
-        let mut event = Event::new(
-            crate::model::Moment::try_from(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc)).unwrap(),
-            kind,
-            origin,
-        );
+        let mut event =
+            Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc).into(), kind, origin);
         event.edit().run_id = Some(crate::model::Text::from(run));
         event.item = item.map(crate::model::Text::from);
         event

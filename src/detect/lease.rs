@@ -448,7 +448,7 @@ pub(crate) mod tests {
         accepted: Option<bool>,
     ) -> Event {
         let origin = Origin { channel: Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
-        let mut event = Event::new(crate::model::Moment::try_from(t(at)).unwrap(), kind, origin);
+        let mut event = Event::new(t(at).into(), kind, origin);
         event.edit().job_id = Some("job-1".into());
         event.edit().worker = Some(crate::model::Text::from(worker));
         event.lease_mut().generation = generation;

@@ -171,11 +171,8 @@ mod tests {
 
     fn event(line: u32, when: &str, kind: EventKind, job: &str) -> Event {
         let origin = Origin { channel: Channel::Log, source: 0, line, raw: crate::model::Raw::default() };
-        let mut event = Event::new(
-            crate::model::Moment::try_from(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc)).unwrap(),
-            kind,
-            origin,
-        );
+        let mut event =
+            Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc).into(), kind, origin);
         event.edit().job_id = Some(job.into());
         event.edit().job_name = Some("sweep".into());
         event

@@ -281,7 +281,7 @@ mod tests {
 
     fn row(line: u32, when: &str, kind: EventKind, worker: &str, attempt: Option<u64>, detail: Option<&str>) -> Event {
         let origin = Origin { channel: Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
-        let mut event = Event::new(crate::model::Moment::try_from(at(when)).unwrap(), kind, origin);
+        let mut event = Event::new(at(when).into(), kind, origin);
         event.edit().job_id = Some("job-9".into());
         event.edit().worker = Some(crate::model::Text::from(worker));
         event.lease_mut().attempt = attempt;
@@ -351,7 +351,7 @@ mod tests {
     fn the_stall_limit_is_left_to_stalled_limit_exceeded() {
         let stream = |line: u32, when: &str, kind: EventKind, detail: &str| {
             let origin = Origin { channel: Channel::EventsStream, source: 1, line, raw: crate::model::Raw::default() };
-            let mut event = Event::new(crate::model::Moment::try_from(at(when)).unwrap(), kind, origin);
+            let mut event = Event::new(at(when).into(), kind, origin);
             event.edit().job_id = Some("7".into());
             event.set_detail(Some(crate::model::Text::from(detail)));
             event

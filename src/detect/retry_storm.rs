@@ -315,7 +315,7 @@ mod tests {
 
     fn row(when: &str, kind: EventKind, job: &str, worker: &str, detail: Option<&str>) -> Event {
         let origin = Origin { channel: Channel::Ledger, source: 0, line: 0, raw: crate::model::Raw::default() };
-        let mut event = Event::new(crate::model::Moment::try_from(at(when)).unwrap(), kind, origin);
+        let mut event = Event::new(at(when).into(), kind, origin);
         event.edit().job_id = Some(crate::model::Text::from(job));
         event.edit().worker = Some(crate::model::Text::from(worker));
         event.set_detail(detail.map(crate::model::Text::from));
@@ -349,9 +349,9 @@ mod tests {
             let start = at("2026-12-01T00:00:00Z") + chrono::Duration::milliseconds(s);
             let worker = format!("w-{}", n % 2);
             let mut claim = row("2026-12-01T00:00:00Z", EventKind::LeaseClaimed, "job-3", &worker, None);
-            claim.set_at(crate::model::Moment::try_from(start).unwrap());
+            claim.set_at(start.into());
             let mut failed = row("2026-12-01T00:00:00Z", EventKind::RoundFailed, "job-3", &worker, Some(cause));
-            failed.set_at(crate::model::Moment::try_from(start + chrono::Duration::seconds(1)).unwrap());
+            failed.set_at((start + chrono::Duration::seconds(1)).into());
             events.extend([claim, failed]);
         }
         events
@@ -398,9 +398,7 @@ mod tests {
                 let worker = format!("w-{n}");
                 events.push(row("2026-12-01T00:00:00Z", EventKind::LeaseClaimed, &job, &worker, None));
                 let mut retry = row("2026-12-01T00:00:05Z", EventKind::LeaseClaimed, &job, &worker, None);
-                retry.set_at(
-                    crate::model::Moment::try_from(retry.at() + chrono::Duration::milliseconds(*offset)).unwrap(),
-                );
+                retry.set_at((retry.at() + chrono::Duration::milliseconds(*offset)).into());
                 events.push(retry);
             }
             detect(events)
@@ -418,7 +416,7 @@ mod tests {
         let stream = |when: &str, kind: EventKind| {
             let origin =
                 Origin { channel: Channel::EventsStream, source: 1, line: 0, raw: crate::model::Raw::default() };
-            let mut event = Event::new(crate::model::Moment::try_from(at(when)).unwrap(), kind, origin);
+            let mut event = Event::new(at(when).into(), kind, origin);
             event.edit().job_id = Some("1".into());
             event
         };

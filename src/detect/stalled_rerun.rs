@@ -505,7 +505,7 @@ mod tests {
 
     fn event(line: u32, when: &str, kind: EventKind, job: Option<&str>) -> Event {
         let origin = Origin { channel: crate::model::Channel::Log, source: 0, line, raw: crate::model::Raw::default() };
-        let mut event = Event::new(crate::model::Moment::try_from(at(when)).unwrap(), kind, origin);
+        let mut event = Event::new(at(when).into(), kind, origin);
         event.edit().job_id = job.map(crate::model::Text::from);
         event
     }

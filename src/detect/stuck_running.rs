@@ -323,7 +323,7 @@ mod tests {
 
     fn event(channel: Channel, when: &str, kind: EventKind, job: Option<&str>, worker: &str) -> Event {
         let origin = Origin { channel, source: 0, line: 0, raw: crate::model::Raw::default() };
-        let mut event = Event::new(crate::model::Moment::try_from(at(when)).unwrap(), kind, origin);
+        let mut event = Event::new(at(when).into(), kind, origin);
         event.edit().job_id = job.map(crate::model::Text::from);
         event.edit().worker = Some(crate::model::Text::from(worker));
         event
@@ -430,7 +430,7 @@ mod tests {
         assert_eq!(found[0].get("oldest_job"), Some(&Value::Text("run-a".into())));
         let mut ended = started.clone();
         ended.kind = EventKind::RoundFailed;
-        ended.set_at(crate::model::Moment::try_from(at("2026-12-01T00:00:06Z")).unwrap());
+        ended.set_at(at("2026-12-01T00:00:06Z").into());
         let events = vec![
             started,
             ended,

@@ -440,15 +440,20 @@ pub struct Moment(i64);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutOfRange;
 
-impl TryFrom<DateTime<Utc>> for Moment {
-    type Error = OutOfRange;
-
-    fn try_from(at: DateTime<Utc>) -> Result<Self, OutOfRange> {
-        at.timestamp_nanos_opt().map(Moment).ok_or(OutOfRange)
+/// Tests write times as `DateTime`s: one outside the range fails the test.
+#[cfg(test)]
+impl From<DateTime<Utc>> for Moment {
+    fn from(at: DateTime<Utc>) -> Moment {
+        Moment::new(at).expect("a test time in 1677-2262")
     }
 }
 
 impl Moment {
+    /// `at` as the timeline keeps it, or `OutOfRange` outside the years 1677-2262.
+    pub fn new(at: DateTime<Utc>) -> Result<Moment, OutOfRange> {
+        at.timestamp_nanos_opt().map(Moment).ok_or(OutOfRange)
+    }
+
     /// As a `DateTime`: a calendar computation, so loops over millions of events compare
     /// moments and convert only what they report.
     pub fn utc(self) -> DateTime<Utc> {
@@ -671,8 +676,8 @@ mod tests {
     fn events_of_one_round_share_one_scope_and_an_edit_changes_only_its_event() {
         let origin = || Origin { channel: Channel::Ledger, source: 0, line: 1, raw: Raw::default() };
         let at = DateTime::parse_from_rfc3339("2026-10-07T00:33:00Z").unwrap().with_timezone(&Utc);
-        let mut first = Event::new(crate::model::Moment::try_from(at).unwrap(), EventKind::RoundStarted, origin());
-        let mut second = Event::new(crate::model::Moment::try_from(at).unwrap(), EventKind::ItemSelected, origin());
+        let mut first = Event::new(at.into(), EventKind::RoundStarted, origin());
+        let mut second = Event::new(at.into(), EventKind::ItemSelected, origin());
         assert_eq!(first.scope(), second.scope(), "no scope yet: the empty one");
         first.edit().run_id = Some("run-a".into());
         first.edit().job_id = Some("job-a".into());
@@ -693,8 +698,8 @@ mod tests {
     fn details_and_lease_columns_are_shared_and_an_edit_changes_only_its_event() {
         let origin = || Origin { channel: Channel::Ledger, source: 0, line: 1, raw: Raw::default() };
         let at = DateTime::parse_from_rfc3339("2026-10-07T00:33:00Z").unwrap().with_timezone(&Utc);
-        let mut first = Event::new(crate::model::Moment::try_from(at).unwrap(), EventKind::EffectPosted, origin());
-        let mut second = Event::new(crate::model::Moment::try_from(at).unwrap(), EventKind::EffectPosted, origin());
+        let mut first = Event::new(at.into(), EventKind::EffectPosted, origin());
+        let mut second = Event::new(at.into(), EventKind::EffectPosted, origin());
         assert_eq!(first.extra(), second.extra(), "no detail yet: the empty one");
         first.set_detail(Some("review posted".into()));
         second.set_detail(Some("review posted".into()));

@@ -296,11 +296,7 @@ mod tests {
             + chrono::Duration::seconds(second);
         let source = u16::from(channel == Channel::Log);
         let line = u32::try_from(second).unwrap() + 1;
-        let mut event = Event::new(
-            crate::model::Moment::try_from(at).unwrap(),
-            kind,
-            Origin { channel, source, line, raw: Raw::default() },
-        );
+        let mut event = Event::new(at.into(), kind, Origin { channel, source, line, raw: Raw::default() });
         event.edit().job_id = Some(job.into());
         event
     }

@@ -131,7 +131,7 @@ mod tests {
                 let at = base + chrono::Duration::milliseconds(i64::try_from(seed >> 54).unwrap());
                 let source = u16::from(seed & 1 == 1);
                 Event::new(
-                    crate::model::Moment::try_from(at).unwrap(),
+                    at.into(),
                     EventKind::ItemSelected,
                     Origin { channel: Channel::Ledger, source, line, raw: Raw::default() },
                 )
@@ -146,7 +146,7 @@ mod tests {
             events.extend((0..40_000u32).map(|line| {
                 let at = base + chrono::Duration::milliseconds(i64::from(line / 3 * 7 + u32::from(source)) % 90_000);
                 Event::new(
-                    crate::model::Moment::try_from(at).unwrap(),
+                    at.into(),
                     EventKind::ItemSelected,
                     Origin { channel: Channel::Ledger, source, line: line + 1, raw: Raw::default() },
                 )
