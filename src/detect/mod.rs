@@ -184,7 +184,7 @@ impl JobIndex {
         let mut place_of_scope: ByHandle<Scope, Option<u32>> = ByHandle::new();
         let mut jobs = Jobs::default();
         for (id, event) in timeline.ids() {
-            let place = place_of_scope.get_or(event.scope(), |scope| jobs.place(scope.job_id?));
+            let place = place_of_scope.get_or(event.scope(), |scope| scope.job_id.map(|job_id| jobs.place(job_id)));
             if let Some(place) = place {
                 // Counted here, placed below: the groups' sizes are known only at the end.
                 let group = &mut jobs.groups[place as usize];
@@ -220,7 +220,9 @@ impl JobIndex {
         }
         let mut ids = vec![0; start as usize];
         for (id, event) in timeline.ids() {
-            if let Some(place) = place_of_scope.get_or(event.scope(), |scope| jobs.place(scope.job_id?)) {
+            if let Some(place) =
+                place_of_scope.get_or(event.scope(), |scope| scope.job_id.map(|job_id| jobs.place(job_id)))
+            {
                 let group = &mut jobs.groups[place as usize];
                 ids[(group.start + group.len) as usize] = id;
                 group.len += 1;
@@ -241,13 +243,14 @@ struct Jobs {
 
 impl Jobs {
     /// Where `job_id`'s group is, made when the job is first met.
-    fn place(&mut self, job_id: Text) -> Option<u32> {
-        let next = u32::try_from(self.groups.len()).ok()?;
+    fn place(&mut self, job_id: Text) -> u32 {
+        // Fewer jobs than events, and `read_sources` bounds those to 32 bits.
+        let next = u32::try_from(self.groups.len()).expect("fewer jobs than events");
         let place = *self.places.entry(job_id).or_insert(next);
         if place == next {
             self.groups.push(Group::default());
         }
-        Some(place)
+        place
     }
 }
 

@@ -82,13 +82,13 @@ impl Rounds {
 impl Round {
     /// When the round began: its `round-started` row, else its first row.
     pub fn start_at(&self, timeline: &Timeline) -> DateTime<Utc> {
-        timeline.get(self.started.unwrap_or(self.first_event)).at()
+        self.start_moment(timeline).utc()
     }
 
     /// When the round is known to have stopped running: its end row, else its last row (it was
     /// running at least until then).
     pub fn end_at(&self, timeline: &Timeline) -> DateTime<Utc> {
-        timeline.get(self.ended.unwrap_or(self.last_event)).at()
+        self.end_moment(timeline).utc()
     }
 
     /// `start_at` as the timeline orders it.
