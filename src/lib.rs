@@ -17,7 +17,7 @@ pub mod time;
 
 use config::Config;
 use error::Result;
-use model::report::View;
+use model::report::{RawTexts, View};
 use model::{LockParams, Report, Timeline};
 
 /// Reads every source of a case and builds the report for `view`.
@@ -67,10 +67,16 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
         assumptions,
         timeline,
         findings,
-        read_back: std::collections::HashMap::new(),
+        raw_texts: RawTexts::Read(std::collections::HashMap::new()),
     };
     if read_back {
-        report.read_back = ingest::read_back::read_back(&config.sources, &report.timeline, &report.shown_events())?;
+        report.raw_texts = match view {
+            // Every event: its lines are read back while they are written, a chunk at a time.
+            View::Timeline => RawTexts::OnDemand(Box::new(ingest::read_back::SourceFiles(config.sources.clone()))),
+            View::Analyze | View::Check(_) => {
+                RawTexts::Read(ingest::read_back::read_back(&config.sources, &report.timeline, &report.shown_events())?)
+            }
+        };
     }
     Ok(report)
 }

@@ -8,6 +8,7 @@ use std::io::{BufRead, BufReader};
 
 use crate::error::{Error, Result};
 use crate::model::Timeline;
+use crate::model::report::ReadBack;
 use crate::model::timeline::EventId;
 
 use super::{SourceKind, SourceSpec};
@@ -18,14 +19,31 @@ use super::{SourceKind, SourceSpec};
 /// A span is where its line starts: the text is that line, without its line ending. For a CSV
 /// ledger it is the record, which a quoted cell may carry over line endings.
 pub fn read_back(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -> Result<HashMap<EventId, String>> {
-    let mut by_source: HashMap<u16, Vec<(u64, EventId)>> = HashMap::new();
-    for &id in ids {
+    let texts = read_in_order(sources, timeline, ids)?;
+    Ok(ids.iter().copied().zip(texts).filter_map(|(id, text)| Some((id, text?))).collect())
+}
+
+/// The sources of a timeline, read back a chunk of events at a time while a whole timeline is
+/// written (`RawTexts::OnDemand`): the lines of millions of events are never held at once.
+#[derive(Debug)]
+pub struct SourceFiles(pub Vec<SourceSpec>);
+
+impl ReadBack for SourceFiles {
+    fn read(&self, timeline: &Timeline, ids: &[EventId]) -> Result<Vec<Option<String>>> {
+        read_in_order(&self.0, timeline, ids)
+    }
+}
+
+/// `read_back`, as a list in the order of `ids` (`None` where the text is kept in memory).
+fn read_in_order(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -> Result<Vec<Option<String>>> {
+    let mut by_source: HashMap<u16, Vec<(u64, usize)>> = HashMap::new();
+    for (place, &id) in ids.iter().enumerate() {
         let origin = timeline.get(id).origin();
         if let Some(offset) = origin.raw.offset() {
-            by_source.entry(origin.source).or_default().push((offset, id));
+            by_source.entry(origin.source).or_default().push((offset, place));
         }
     }
-    let mut texts = HashMap::new();
+    let mut texts = vec![None; ids.len()];
     for (source, mut spans) in by_source {
         let spec = &sources[usize::from(source)];
         let io = |source| Error::Io { path: spec.path.clone(), source };
@@ -38,11 +56,11 @@ pub fn read_back(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -
         spans.sort_unstable();
         let mut position = 0u64;
         let mut buffer = Vec::new();
-        for (offset, id) in spans {
+        for (offset, place) in spans {
             if offset >= size {
                 return Err(Error::input(
                     &spec.path,
-                    Some(u64::from(timeline.get(id).origin().line)),
+                    Some(u64::from(timeline.get(ids[place]).origin().line)),
                     "the file is shorter than when it was read: it changed during the run",
                 ));
             }
@@ -51,7 +69,7 @@ pub fn read_back(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -
             buffer.clear();
             position = offset + read_record(&mut file, delimiter, &mut buffer).map_err(io)?;
             let text = String::from_utf8_lossy(&buffer);
-            texts.insert(id, text.trim_end_matches(['\n', '\r']).to_string());
+            texts[place] = Some(text.trim_end_matches(['\n', '\r']).to_string());
         }
     }
     Ok(texts)
@@ -94,6 +112,8 @@ fn read_record(file: &mut impl BufRead, delimiter: Option<u8>, out: &mut Vec<u8>
 mod tests {
     use super::*;
     use crate::ingest::{SourceKind, read_sources};
+    use crate::model::Report;
+    use crate::model::report::{RawTexts, View};
     use crate::progress::Progress;
 
     /// A ledger file of `text` in `dir`, read as a case would read it.
@@ -136,6 +156,75 @@ mod tests {
         assert_eq!(texts[&0], rows[1], "all three lines of the record");
         assert_eq!(texts[&1], rows[2]);
         assert_eq!(texts[&2], rows[3], "the record after, from its own line");
+    }
+
+    /// A report of `timeline` whose texts are read back from `spec` on demand.
+    fn on_demand(spec: &SourceSpec, timeline: Timeline) -> Report {
+        Report {
+            view: View::Timeline,
+            display_tz: chrono_tz::UTC,
+            inputs: Vec::new(),
+            params: crate::model::LockParams::default(),
+            assumptions: Vec::new(),
+            timeline,
+            findings: Vec::new(),
+            raw_texts: RawTexts::OnDemand(Box::new(SourceFiles(vec![spec.clone()]))),
+        }
+    }
+
+    #[test]
+    fn texts_read_on_demand_in_chunks_are_the_texts_read_back_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rows = vec!["at,run_id,event,item,detail".to_string()];
+        for i in 0..9 {
+            let detail = if i == 4 { "\"two\nlines\"".to_string() } else { format!("row {i}") };
+            rows.push(format!("2026-10-07T00:{:02}:00Z,r1,item_selected,PR-{i},{detail}", 30 + i));
+        }
+        let (spec, timeline) = ledger(&dir, "ledger.csv", &(rows.join("\n") + "\n"));
+        let ids: Vec<EventId> = timeline.ids().map(|(id, _)| id).collect();
+        let at_once = read_back(std::slice::from_ref(&spec), &timeline, &ids).unwrap();
+        let report = on_demand(&spec, timeline);
+        for chunk in [1, 2, 4, 100] {
+            let mut seen = Vec::new();
+            report
+                .each_raw_in_chunks(
+                    &ids,
+                    chunk,
+                    |e| e.to_string(),
+                    |id, raw| {
+                        seen.push((id, raw.to_string()));
+                        Ok(())
+                    },
+                )
+                .unwrap();
+            let expected: Vec<(EventId, String)> = ids.iter().map(|&id| (id, at_once[&id].clone())).collect();
+            assert_eq!(seen, expected, "chunks of {chunk}");
+        }
+        assert_eq!(at_once[&4], rows[5], "the quoted cell's two lines");
+        assert_eq!(report.raw(4), "", "texts read on demand are given by each_raw only");
+    }
+
+    #[test]
+    fn a_file_cut_short_while_texts_are_read_on_demand_ends_the_walk_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "at,event\n2026-10-07T00:33:00Z,round_started\n2026-10-07T00:34:00Z,round_finished\n";
+        let (spec, timeline) = ledger(&dir, "ledger.csv", text);
+        let report = on_demand(&spec, timeline);
+        std::fs::write(&spec.path, "at,event\n2026-10-07T00:33:00Z,round_started\n").unwrap();
+        let mut seen = Vec::new();
+        let error = report
+            .each_raw_in_chunks(
+                &[0, 1],
+                1,
+                |e| e.to_string(),
+                |id, raw| {
+                    seen.push((id, raw.to_string()));
+                    Ok(())
+                },
+            )
+            .unwrap_err();
+        assert_eq!(seen, [(0, "2026-10-07T00:33:00Z,round_started".to_string())], "the first chunk is written");
+        assert!(error.contains("ledger.csv:3: the file is shorter than when it was read"), "{error}");
     }
 
     #[test]

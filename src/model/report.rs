@@ -124,10 +124,30 @@ pub struct Report {
     pub assumptions: Vec<String>,
     pub timeline: Timeline,
     pub findings: Vec<Finding>,
-    /// The raw text of the shown events whose text stayed in their file (a `Raw::span`), read back
-    /// once the findings are known.
-    pub read_back: HashMap<EventId, String>,
+    /// The raw text of the shown events whose text stayed in their file (a `Raw::span`).
+    pub raw_texts: RawTexts,
 }
+
+/// Where a report gets the raw text of the shown events whose text stayed in their file.
+#[derive(Debug)]
+pub enum RawTexts {
+    /// Read back once the findings were known: the few lines a report cites.
+    Read(HashMap<EventId, String>),
+    /// Read back a chunk of events at a time while the report is written (`Report::each_raw`):
+    /// a whole timeline's lines (a gigabyte for millions of events) are never held at once.
+    OnDemand(Box<dyn ReadBack>),
+}
+
+/// Reads the raw texts of events back from the sources they were read from (implemented where
+/// the sources are known, in `ingest::read_back`).
+pub trait ReadBack: Send + Sync + std::fmt::Debug {
+    /// The text of each of `ids`, in their order: `None` for an event whose text is kept in
+    /// memory (`Raw::kept`).
+    fn read(&self, timeline: &Timeline, ids: &[EventId]) -> crate::error::Result<Vec<Option<String>>>;
+}
+
+/// Events whose texts `Report::each_raw` reads back at once: about 13 MB of ledger lines.
+const READ_BACK_CHUNK: usize = 1 << 16;
 
 impl Report {
     /// Ids of the events to show: all for `timeline`, the cited ones otherwise.
@@ -143,12 +163,52 @@ impl Report {
         }
     }
 
-    /// The text of the line (record) an event was read from.
+    /// The text of the line (record) an event was read from, for a report whose texts were read
+    /// back (`RawTexts::Read`: `analyze`, `check`). A report whose texts are read on demand (a
+    /// whole timeline) gives them through `each_raw`; here, only the texts kept in memory.
     pub fn raw(&self, id: EventId) -> &str {
         match self.timeline.get(id).origin().raw.kept() {
             Some(text) => text.as_str(),
-            None => self.read_back.get(&id).map_or("", String::as_str),
+            None => match &self.raw_texts {
+                RawTexts::Read(texts) => texts.get(&id).map_or("", String::as_str),
+                RawTexts::OnDemand(_) => "",
+            },
         }
+    }
+
+    /// Calls `each` with each of `ids`, in order, and the text of its line (record). Texts read on
+    /// demand are read a chunk of ids at a time, in file order within the chunk; a failure to
+    /// read them (a file changed since it was read) is handed to `failed` and ends the walk.
+    pub fn each_raw<E>(
+        &self,
+        ids: &[EventId],
+        failed: impl Fn(crate::error::Error) -> E,
+        each: impl FnMut(EventId, &str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.each_raw_in_chunks(ids, READ_BACK_CHUNK, failed, each)
+    }
+
+    /// `each_raw`, reading back `chunk` ids at a time.
+    pub(crate) fn each_raw_in_chunks<E>(
+        &self,
+        ids: &[EventId],
+        chunk: usize,
+        failed: impl Fn(crate::error::Error) -> E,
+        mut each: impl FnMut(EventId, &str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let RawTexts::OnDemand(source) = &self.raw_texts else {
+            return ids.iter().try_for_each(|&id| each(id, self.raw(id)));
+        };
+        for chunk in ids.chunks(chunk) {
+            let texts = source.read(&self.timeline, chunk).map_err(&failed)?;
+            for (&id, text) in chunk.iter().zip(&texts) {
+                match text {
+                    Some(text) => each(id, text)?,
+                    None => each(id, self.raw(id))?,
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Findings at or above the `check` threshold.
