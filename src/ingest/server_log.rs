@@ -80,7 +80,9 @@ impl EventFormat for ServerLog {
 /// whole block can be searched at once instead of line by line.
 struct Chunks {
     input: Box<dyn BufRead + Send>,
+    /// Zeroed once and reused: `filled` bytes of it are read input.
     buffer: Vec<u8>,
+    filled: usize,
     /// Bytes of `buffer` that belong to the region handed out last (consumed on the next call).
     handed: usize,
     done: bool,
@@ -90,34 +92,43 @@ const CHUNK: usize = 1 << 20;
 
 impl Chunks {
     fn new(input: Box<dyn BufRead + Send>) -> Self {
-        Chunks { input, buffer: Vec::with_capacity(CHUNK), handed: 0, done: false }
+        Chunks { input, buffer: vec![0; 2 * CHUNK], filled: 0, handed: 0, done: false }
     }
 
     fn next_region(&mut self, path: &std::path::Path) -> Result<Option<&[u8]>> {
-        self.buffer.drain(..self.handed);
+        // The start of a line the last region did not reach moves to the front.
+        self.buffer.copy_within(self.handed..self.filled, 0);
+        self.filled -= self.handed;
         self.handed = 0;
+        // The bytes before it hold no line end.
+        let mut searched = 0;
         loop {
-            if let Some(last) = memchr::memrchr(b'\n', &self.buffer)
-                && (self.buffer.len() >= CHUNK || self.done)
-            {
-                self.handed = last + 1;
-                return Ok(Some(&self.buffer[..self.handed]));
+            // Searched only once a block is in (a pipe gives 64 KiB a read), and only the bytes
+            // not searched before (a line longer than a block is read a block at a time).
+            if self.filled >= CHUNK || self.done {
+                if let Some(last) = memchr::memrchr(b'\n', &self.buffer[searched..self.filled]) {
+                    self.handed = searched + last + 1;
+                    return Ok(Some(&self.buffer[..self.handed]));
+                }
+                searched = self.filled;
             }
             if self.done {
-                if self.buffer.is_empty() {
+                if self.filled == 0 {
                     return Ok(None);
                 }
                 // The last line has no line ending.
-                self.handed = self.buffer.len();
+                self.handed = self.filled;
                 return Ok(Some(&self.buffer[..self.handed]));
             }
-            let old = self.buffer.len();
-            self.buffer.resize(old + CHUNK, 0);
+            if self.buffer.len() - self.filled < CHUNK {
+                // A line longer than a block so far: room for a block more.
+                self.buffer.resize(self.filled + CHUNK, 0);
+            }
             let read = self
                 .input
-                .read(&mut self.buffer[old..])
+                .read(&mut self.buffer[self.filled..])
                 .map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-            self.buffer.truncate(old + read);
+            self.filled += read;
             if read == 0 {
                 self.done = true;
             }
@@ -310,6 +321,43 @@ mod tests {
     use super::*;
     use crate::model::EventKind;
     use std::path::PathBuf;
+
+    /// Reads what it is given a few bytes at a time, as a pipe may.
+    struct Trickle(std::io::Cursor<Vec<u8>>, usize);
+
+    impl std::io::Read for Trickle {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let room = out.len().min(self.1);
+            self.0.read(&mut out[..room])
+        }
+    }
+
+    #[test]
+    fn regions_are_the_input_cut_at_line_ends_whatever_the_reads_and_line_lengths() {
+        // Short lines, a line longer than two blocks, lines again, a last line without its end.
+        let mut input = Vec::new();
+        for n in 0..30_000 {
+            input.extend_from_slice(format!("2026-10-07 09:33:00.{:03} line {n}\n", n % 1000).as_bytes());
+        }
+        input.extend(std::iter::repeat_n(b'x', 2 * CHUNK + 12_345));
+        input.push(b'\n');
+        for n in 0..30_000 {
+            input.extend_from_slice(format!("line {n}\n").as_bytes());
+        }
+        input.extend_from_slice(b"the last line");
+        for step in [1_000, 65_536, 3 * CHUNK] {
+            let reader = std::io::BufReader::new(Trickle(std::io::Cursor::new(input.clone()), step));
+            let mut chunks = Chunks::new(Box::new(reader));
+            let (mut joined, mut regions) = (Vec::new(), 0);
+            while let Some(region) = chunks.next_region(std::path::Path::new("server.log")).unwrap() {
+                joined.extend_from_slice(region);
+                regions += 1;
+                assert!(region.ends_with(b"\n") || joined.len() == input.len(), "a region ends at a line end");
+            }
+            assert_eq!(joined, input, "reads of {step} bytes");
+            assert!(regions >= 3, "{regions} regions");
+        }
+    }
 
     fn read(text: &str, tz: Option<chrono_tz::Tz>) -> Result<(Vec<Event>, InputSummary)> {
         let spec = SourceSpec::new(SourceKind::Log, PathBuf::from("server.log"), tz, "--log-tz".into());
