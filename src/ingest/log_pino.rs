@@ -365,7 +365,7 @@ mod tests {
         assert_eq!(active.job_name.as_deref(), Some("pr-review-sweep"));
         assert_eq!(active.worker.as_deref(), Some("41877"));
         assert_eq!(active.origin().channel, Channel::Log);
-        assert_eq!(active.origin().raw.kept().as_deref(), Some(ACTIVE));
+        assert_eq!(active.origin().raw.kept(), Some(ACTIVE));
         assert_eq!(events[1].kind, EventKind::JobFailed);
         assert_eq!(events[1].detail_str(), Some("connect ECONNREFUSED 10.0.3.7:443"));
     }

@@ -186,8 +186,8 @@ impl Origin {
 ///   memory for the few lines a report cites. Its end is the line's end (for a CSV record with a
 ///   quoted line ending, the record's end), found again when it is read back.
 /// - A kept text (`Raw::text`), for input that cannot be read twice (standard input, compressed
-///   files) and for formats whose events are few: interned, and listed once for the process, so
-///   that the event holds only its place in that list.
+///   files) and for formats whose events are few: listed once for the process, so that the event
+///   holds only its place in that list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Raw(u64);
 
@@ -198,12 +198,15 @@ impl Default for Raw {
     }
 }
 
-/// The top bit of a `Raw`: set for a kept text (the rest is its place in `KEPT`, 0 for the empty
-/// text), clear for a span (the rest is the byte offset: files are smaller than 2^63 bytes).
+/// The top bit of a `Raw`: set for a kept text (the rest is its place in `KEPT` plus one, 0 for
+/// the empty text), clear for a span (the rest is the byte offset: files are smaller than 2^63
+/// bytes).
 const KEPT_BIT: u64 = 1 << 63;
 
-/// The kept raw texts, in the order they were kept (`Raw::text`).
-static KEPT: std::sync::Mutex<Vec<Text>> = std::sync::Mutex::new(Vec::new());
+/// The kept raw texts, in the order they were kept (`Raw::text`). Not interned: the lines of a
+/// source are nearly all different, and a compressed ledger keeps millions of them, for which
+/// hashing each into the interner's table cost a fifth of the run. Readers take no lock.
+static KEPT: boxcar::Vec<Box<str>> = boxcar::Vec::new();
 
 impl Raw {
     /// The line starting at byte `offset` of a plain file.
@@ -217,10 +220,8 @@ impl Raw {
         if text.is_empty() {
             return Raw::default();
         }
-        // A panic elsewhere cannot leave the list half-changed: it is only ever pushed to.
-        let mut kept = KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        kept.push(Text::from(text));
-        Raw(KEPT_BIT | kept.len() as u64)
+        let place = KEPT.push(Box::from(text));
+        Raw(KEPT_BIT | (place as u64 + 1))
     }
 
     /// The byte offset of a span (`None`: the text is kept).
@@ -229,16 +230,15 @@ impl Raw {
     }
 
     /// The kept text (`None`: a span, read back from its file).
-    pub fn kept(self) -> Option<Text> {
+    pub fn kept(self) -> Option<&'static str> {
         let place = self.0 & !KEPT_BIT;
         if self.0 & KEPT_BIT == 0 {
             None
         } else if place == 0 {
-            Some(Text::default())
+            Some("")
         } else {
-            let kept = KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             // Every kept `Raw` was made by `Raw::text`, which pushed its text first.
-            kept.get(usize::try_from(place - 1).ok()?).copied()
+            KEPT.get(usize::try_from(place - 1).ok()?).map(|text| &**text)
         }
     }
 }

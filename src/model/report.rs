@@ -168,7 +168,7 @@ impl Report {
     /// whole timeline) gives them through `each_raw`; here, only the texts kept in memory.
     pub fn raw(&self, id: EventId) -> &str {
         match self.timeline.get(id).origin().raw.kept() {
-            Some(text) => text.as_str(),
+            Some(text) => text,
             None => match &self.raw_texts {
                 RawTexts::Read(texts) => texts.get(&id).map_or("", String::as_str),
                 RawTexts::OnDemand(_) => "",
