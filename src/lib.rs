@@ -29,7 +29,17 @@ pub fn build_report(config: &Config, view: View) -> Result<Report> {
 /// `build_report`, reading back the raw lines of the shown events only when `read_back` (they
 /// stay in their files otherwise: a timeline's worth of lines nobody will print).
 fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
-    let (events, mut inputs) = ingest::read_sources(&config.sources, &config.progress)?;
+    // A whole timeline with its lines would decompress a compressed source again for every chunk
+    // of events it writes: its events keep their lines' texts instead.
+    let sources: Vec<ingest::SourceSpec> = config
+        .sources
+        .iter()
+        .map(|source| ingest::SourceSpec {
+            reread_compressed: !(view == View::Timeline && read_back),
+            ..source.clone()
+        })
+        .collect();
+    let (events, mut inputs) = ingest::read_sources(&sources, &config.progress)?;
     let file_params = match &config.params_path {
         Some(path) => {
             let (overrides, summary) = ingest::bullmq_params::read(path)?;
@@ -72,9 +82,9 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
     if read_back {
         report.raw_texts = match view {
             // Every event: its lines are read back while they are written, a chunk at a time.
-            View::Timeline => RawTexts::OnDemand(Box::new(ingest::read_back::SourceFiles(config.sources.clone()))),
+            View::Timeline => RawTexts::OnDemand(Box::new(ingest::read_back::SourceFiles(sources))),
             View::Analyze | View::Check(_) => {
-                RawTexts::Read(ingest::read_back::read_back(&config.sources, &report.timeline, &report.shown_events())?)
+                RawTexts::Read(ingest::read_back::read_back(&sources, &report.timeline, &report.shown_events())?)
             }
         };
     }

@@ -235,7 +235,7 @@ impl<'s> Rows<'s> {
     fn add(&mut self, record: &Record, events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<()> {
         let (spec, line) = (self.spec, record.line);
         summary.lines += 1;
-        let raw = if spec.rereadable {
+        let raw = if spec.reread.by_offset() {
             // Where the record starts; the read-back finds its end.
             Raw::span(record.offset)
         } else {
@@ -540,7 +540,7 @@ mod tests {
         let path = dir.path().join("ledger.csv");
         std::fs::write(&path, text).unwrap();
         let spec = SourceSpec {
-            rereadable: true,
+            reread: crate::ingest::Reread::Seek,
             ..SourceSpec::new(SourceKind::Ledger, path.clone(), Some(chrono_tz::UTC), "--ledger-tz".into())
         };
         let mut events = Vec::new();

@@ -99,10 +99,35 @@ pub struct SourceSpec {
     pub builtin_rules: bool,
     /// BullMQ events stream: the queue the stream belongs to (`bull:<queue>:events`).
     pub queue: Option<String>,
-    /// Whether the source is a plain file that can be read again: formats with many events then
-    /// keep only where each line is (`Raw::Span`), and the report reads back the lines it shows.
-    /// Set when the source is opened (false for standard input and compressed files).
-    pub rereadable: bool,
+    /// How the source's lines can be read again: formats with many events then keep only where
+    /// each line is (`Raw::span`), and the report reads back the lines it shows. Set when the
+    /// source is opened.
+    pub reread: Reread,
+    /// Whether a compressed file is read back by decompressing it again (`Reread::Decompress`)
+    /// rather than keeping the text of each event. True but for a whole timeline that shows its
+    /// lines, which would decompress the file again for every chunk of events it writes.
+    pub reread_compressed: bool,
+}
+
+/// How the lines of a source are read again for the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reread {
+    /// Standard input (and a compressed file when `reread_compressed` is off): each event keeps
+    /// the text of its line.
+    #[default]
+    No,
+    /// A plain file: read again at any byte offset, and readable in parts at once.
+    Seek,
+    /// A gzip-compressed file: decompressed again from its start, forward to each offset (in the
+    /// decompressed text) that the report shows.
+    Decompress,
+}
+
+impl Reread {
+    /// Whether events keep only where their line is.
+    pub fn by_offset(self) -> bool {
+        self != Reread::No
+    }
 }
 
 impl SourceSpec {
@@ -118,7 +143,8 @@ impl SourceSpec {
             rules: Vec::new(),
             builtin_rules: true,
             queue: None,
-            rereadable: false,
+            reread: Reread::No,
+            reread_compressed: true,
         }
     }
 
@@ -326,12 +352,12 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
 fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Vec<Event>, InputSummary)> {
     // `bar` lives to the end of the function: its bar is cleared when this source is done.
     let (mut input, bar) = open_counted(&spec.path, progress)?;
-    let spec = &SourceSpec { rereadable: is_rereadable(&spec.path), ..spec.clone() };
+    let spec = &SourceSpec { reread: reread(spec), ..spec.clone() };
     let first_line = peek_first_line(&mut input, &spec.path)?;
     let format = choose_format(spec, &first_line)?;
     let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
     let mut events = Vec::new();
-    if spec.rereadable {
+    if spec.reread == Reread::Seek {
         let reopen = Reopen { path: &spec.path, bar: bar.as_ref() };
         format.read_file(spec, index, input, &reopen, &mut events, &mut summary)?;
     } else {
@@ -350,11 +376,24 @@ fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Ve
     Ok((events, summary))
 }
 
-/// A regular, uncompressed file: its bytes can be read again at the offsets the first read saw.
-fn is_rereadable(path: &Path) -> bool {
-    let Ok(mut file) = File::open(path) else { return false };
+/// How a source can be read again: a regular file at the offsets the first read saw, directly
+/// or, compressed, by decompressing it again; standard input, a FIFO or a device not at all.
+fn reread(spec: &SourceSpec) -> Reread {
+    let Ok(mut file) = File::open(&spec.path) else { return Reread::No };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Reread::No;
+    }
     let mut magic = [0u8; 2];
-    file.metadata().is_ok_and(|m| m.is_file()) && !(file.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b])
+    match file.read_exact(&mut magic) {
+        Ok(()) if magic == [0x1f, 0x8b] => {
+            if spec.reread_compressed {
+                Reread::Decompress
+            } else {
+                Reread::No
+            }
+        }
+        _ => Reread::Seek,
+    }
 }
 
 fn peek_first_line(input: &mut Box<dyn BufRead + Send>, path: &Path) -> Result<String> {

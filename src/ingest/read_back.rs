@@ -2,9 +2,9 @@
 //! (`Raw::span`): the text of millions of ledger rows is not held in memory for the few a report
 //! cites.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Seek};
 
 use crate::error::{Error, Result};
 use crate::model::Timeline;
@@ -34,45 +34,154 @@ impl ReadBack for SourceFiles {
     }
 }
 
-/// `read_back`, as a list in the order of `ids` (`None` where the text is kept in memory).
+/// `read_back`, as a list in the order of `ids` (`None` where the text is kept in memory). Each
+/// source is read on its own thread: a compressed one is decompressed again up to its last span.
 fn read_in_order(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -> Result<Vec<Option<String>>> {
-    let mut by_source: HashMap<u16, Vec<(u64, usize)>> = HashMap::new();
+    let mut by_source: BTreeMap<u16, Vec<(u64, usize)>> = BTreeMap::new();
     for (place, &id) in ids.iter().enumerate() {
         let origin = timeline.get(id).origin();
         if let Some(offset) = origin.raw.offset() {
             by_source.entry(origin.source).or_default().push((offset, place));
         }
     }
+    let line_of = |place: usize| u64::from(timeline.get(ids[place]).origin().line);
+    let read: Vec<Result<Vec<(usize, String)>>> = std::thread::scope(|scope| {
+        let readers: Vec<_> = by_source
+            .into_iter()
+            .map(|(source, spans)| {
+                let spec = &sources[usize::from(source)];
+                scope.spawn(move || read_spans(spec, spans, line_of))
+            })
+            .collect();
+        readers
+            .into_iter()
+            .map(|reader| reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
     let mut texts = vec![None; ids.len()];
-    for (source, mut spans) in by_source {
-        let spec = &sources[usize::from(source)];
-        let io = |source| Error::Io { path: spec.path.clone(), source };
-        let file = File::open(&spec.path).map_err(io)?;
-        let size = file.metadata().map_err(io)?.len();
-        let mut file = BufReader::with_capacity(1 << 20, file);
-        let delimiter = (spec.kind == SourceKind::Ledger).then(|| super::ledger_csv::detect_delimiter(spec, &mut file));
-        // In file order through one buffer: reading back a whole timeline is one forward pass,
-        // not a seek and a read per line.
-        spans.sort_unstable();
-        let mut position = 0u64;
-        let mut buffer = Vec::new();
-        for (offset, place) in spans {
-            if offset >= size {
-                return Err(Error::input(
-                    &spec.path,
-                    Some(u64::from(timeline.get(ids[place]).origin().line)),
-                    "the file is shorter than when it was read: it changed during the run",
-                ));
-            }
-            let skip = i64::try_from(offset).unwrap_or(i64::MAX) - i64::try_from(position).unwrap_or(i64::MAX);
-            file.seek_relative(skip).map_err(io)?;
-            buffer.clear();
-            position = offset + read_record(&mut file, delimiter, &mut buffer).map_err(io)?;
-            let text = String::from_utf8_lossy(&buffer);
-            texts[place] = Some(text.trim_end_matches(['\n', '\r']).to_string());
+    // The first source's error, whichever thread ended first.
+    for texts_of_source in read {
+        for (place, text) in texts_of_source? {
+            texts[place] = Some(text);
         }
     }
     Ok(texts)
+}
+
+/// The texts at `spans` (byte offsets in the file's text, with their places in the caller's
+/// list) of one source, in file order through one buffer: reading back a whole timeline is one
+/// forward pass, not a seek and a read per line.
+fn read_spans(
+    spec: &SourceSpec,
+    mut spans: Vec<(u64, usize)>,
+    line_of: impl Fn(usize) -> u64,
+) -> Result<Vec<(usize, String)>> {
+    let io = |source| Error::Io { path: spec.path.clone(), source };
+    let shorter = |place: usize| {
+        Error::input(
+            &spec.path,
+            Some(line_of(place)),
+            "the file is shorter than when it was read: it changed during the run",
+        )
+    };
+    let mut input = SourceText::open(spec)?;
+    let delimiter =
+        (spec.kind == SourceKind::Ledger).then(|| super::ledger_csv::detect_delimiter(spec, &mut input.reader()));
+    spans.sort_unstable();
+    let mut position = 0u64;
+    let mut buffer = Vec::new();
+    let mut texts = Vec::with_capacity(spans.len());
+    let mut last: Option<(u64, String)> = None;
+    for (offset, place) in spans {
+        // Events read from one line share its text.
+        if let Some((at, text)) = &last
+            && *at == offset
+        {
+            texts.push((place, text.clone()));
+            continue;
+        }
+        if !input.move_to(spec, position, offset).map_err(io)? {
+            return Err(shorter(place));
+        }
+        buffer.clear();
+        let read = read_record(&mut input.reader(), delimiter, &mut buffer).map_err(io)?;
+        if read == 0 {
+            return Err(shorter(place));
+        }
+        position = offset + read;
+        let text = String::from_utf8_lossy(&buffer).trim_end_matches(['\n', '\r']).to_string();
+        texts.push((place, text.clone()));
+        last = Some((offset, text));
+    }
+    Ok(texts)
+}
+
+/// The text of a source file, read forward from its start.
+enum SourceText {
+    /// A plain file: moved about by seeking.
+    Plain { file: BufReader<File>, size: u64 },
+    /// A compressed file: decompressed from its start. Its size on disk says nothing of its
+    /// text's, and going back means starting again.
+    Compressed(Box<dyn BufRead + Send>),
+}
+
+impl SourceText {
+    fn open(spec: &SourceSpec) -> Result<SourceText> {
+        let io = |source| Error::Io { path: spec.path.clone(), source };
+        let mut file = File::open(&spec.path).map_err(io)?;
+        let size = file.metadata().map_err(io)?.len();
+        let mut magic = [0u8; 2];
+        if file.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b] {
+            return Ok(SourceText::Compressed(super::open(&spec.path)?));
+        }
+        file.rewind().map_err(io)?;
+        Ok(SourceText::Plain { file: BufReader::with_capacity(1 << 20, file), size })
+    }
+
+    fn reader(&mut self) -> &mut dyn BufRead {
+        match self {
+            SourceText::Plain { file, .. } => file,
+            SourceText::Compressed(input) => input,
+        }
+    }
+
+    /// Moves from byte `from` of the text to byte `to`; false when the text ends before `to`.
+    fn move_to(&mut self, spec: &SourceSpec, from: u64, to: u64) -> std::io::Result<bool> {
+        match self {
+            SourceText::Plain { file, size } => {
+                if to >= *size {
+                    return Ok(false);
+                }
+                let ahead = i64::try_from(to).unwrap_or(i64::MAX) - i64::try_from(from).unwrap_or(i64::MAX);
+                file.seek_relative(ahead)?;
+                Ok(true)
+            }
+            SourceText::Compressed(input) => {
+                let from = if to < from {
+                    *input = super::open(&spec.path).map_err(std::io::Error::other)?;
+                    0
+                } else {
+                    from
+                };
+                Ok(skip(input, to - from)? == to - from)
+            }
+        }
+    }
+}
+
+/// Reads and drops `count` bytes; returns how many there were before the end of the input.
+fn skip(input: &mut dyn BufRead, count: u64) -> std::io::Result<u64> {
+    let mut left = count;
+    while left > 0 {
+        let available = input.fill_buf()?;
+        if available.is_empty() {
+            break;
+        }
+        let taken = available.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        input.consume(taken);
+        left -= taken as u64;
+    }
+    Ok(count - left)
 }
 
 /// Reads the line at the reader's position into `out`, or with a CSV `delimiter`, the record
@@ -123,6 +232,83 @@ mod tests {
         let spec = SourceSpec::new(SourceKind::Ledger, path, Some(chrono_tz::UTC), "--ledger-tz".into());
         let (events, _) = read_sources(std::slice::from_ref(&spec), &Progress::hidden()).unwrap();
         (spec, Timeline::new(events))
+    }
+
+    /// `parts` gzip-compressed, each its own member (as `cat a.gz b.gz` gives).
+    fn gzip(parts: &[&str]) -> Vec<u8> {
+        use std::io::Write;
+        let mut out = Vec::new();
+        for part in parts {
+            let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            encoder.write_all(part.as_bytes()).unwrap();
+            out.extend(encoder.finish().unwrap());
+        }
+        out
+    }
+
+    /// The ledger in `bytes`, written to `name` in `dir` and read as a case would read it.
+    fn ledger_bytes(
+        dir: &tempfile::TempDir,
+        name: &str,
+        bytes: &[u8],
+        spec: impl Fn(SourceSpec) -> SourceSpec,
+    ) -> (SourceSpec, Timeline) {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let spec = spec(SourceSpec::new(SourceKind::Ledger, path, Some(chrono_tz::UTC), "--ledger-tz".into()));
+        let (events, _) = read_sources(std::slice::from_ref(&spec), &Progress::hidden()).unwrap();
+        (spec, Timeline::new(events))
+    }
+
+    const QUOTED_ROWS: [&str; 5] = [
+        "at,run_id,event,item,detail",
+        "2026-10-07T00:33:00Z,r1,round_started,,",
+        "2026-10-07T00:34:00Z,r1,item_selected,PR-1,\"first line\r\nsecond, \"\"quoted\"\"\"",
+        "2026-10-07T00:35:00Z,r1,item_selected,PR-2,\"picked, once\"",
+        "2026-10-07T00:36:00Z,r1,round_finished,,",
+    ];
+
+    #[test]
+    fn a_compressed_ledger_is_read_back_by_decompressing_it_again_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = QUOTED_ROWS.join("\r\n") + "\r\n";
+        // Two members, the second starting inside the quoted cell.
+        let cut = text.find("second").unwrap();
+        let (spec, timeline) = ledger_bytes(&dir, "ledger.csv.gz", &gzip(&[&text[..cut], &text[cut..]]), |s| s);
+        let ids: Vec<EventId> = timeline.ids().map(|(id, _)| id).collect();
+        assert_eq!(ids.len(), 4);
+        assert!(timeline.events().iter().all(|e| e.origin().raw.offset().is_some()), "spans, not kept texts");
+        // Asked for out of file order, and one of them twice.
+        let asked = [3, 1, 0, 2, 1];
+        let texts = read_back(std::slice::from_ref(&spec), &timeline, &asked).unwrap();
+        for id in asked {
+            assert_eq!(texts[&id], QUOTED_ROWS[id as usize + 1], "event {id}: the record as written, quotes and all");
+        }
+        let (plain, plain_timeline) = ledger_bytes(&dir, "ledger.csv", text.as_bytes(), |s| s);
+        assert_eq!(read_back(&[plain], &plain_timeline, &asked).unwrap(), texts, "as from the plain file");
+    }
+
+    #[test]
+    fn a_compressed_file_cut_short_since_it_was_read_is_an_error_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = QUOTED_ROWS.join("\n") + "\n";
+        let (spec, timeline) = ledger_bytes(&dir, "ledger.csv.gz", &gzip(&[&text]), |s| s);
+        let two_rows = QUOTED_ROWS[..2].join("\n") + "\n";
+        std::fs::write(&spec.path, gzip(&[&two_rows])).unwrap();
+        assert_eq!(read_back(std::slice::from_ref(&spec), &timeline, &[0]).unwrap()[&0], QUOTED_ROWS[1]);
+        let error = read_back(std::slice::from_ref(&spec), &timeline, &[0, 3]).unwrap_err().to_string();
+        assert!(error.contains("ledger.csv.gz:6: the file is shorter than when it was read"), "{error}");
+    }
+
+    #[test]
+    fn a_compressed_source_keeps_its_texts_when_it_is_not_to_be_decompressed_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = QUOTED_ROWS.join("\n") + "\n";
+        let keep = |spec: SourceSpec| SourceSpec { reread_compressed: false, ..spec };
+        let (_, timeline) = ledger_bytes(&dir, "ledger.csv.gz", &gzip(&[&text]), keep);
+        assert!(timeline.events().iter().all(|e| e.origin().raw.kept().is_some()));
+        let (_, timeline) = ledger_bytes(&dir, "ledger.csv", text.as_bytes(), keep);
+        assert!(timeline.events().iter().all(|e| e.origin().raw.offset().is_some()), "a plain file is read back");
     }
 
     #[test]

@@ -298,7 +298,7 @@ impl Scan<'_> {
             channel: crate::model::Channel::Log,
             source: self.source,
             line: super::line_of(spec, line)?,
-            raw: if spec.rereadable { Raw::span(offset) } else { Raw::text(text) },
+            raw: if spec.reread.by_offset() { Raw::span(offset) } else { Raw::text(text) },
         };
         let mut event = Event::new(at, kind, origin);
         found.fill(&mut event);
