@@ -408,8 +408,36 @@ pub fn parse_en_us_datetime(text: &str) -> Result<(Stamp, usize), String> {
 /// A time for people: `2026-10-07 09:54:05.70` in `tz`; milliseconds only when present, trimmed
 /// of trailing zeros down to hundredths.
 pub fn format_datetime(at: DateTime<Utc>, tz: Tz) -> String {
+    let mut text = String::with_capacity(23);
+    write_datetime(&mut text, at, tz);
+    text
+}
+
+/// `format_datetime`, appended to `out`: a timeline of millions of rows writes its times into
+/// one reused buffer. By hand, not with a `strftime` pattern, which is parsed again on every call.
+pub fn write_datetime(out: &mut String, at: DateTime<Utc>, tz: Tz) {
+    use chrono::{Datelike, Timelike};
+    use std::fmt::Write;
     let local = at.with_timezone(&tz);
-    format!("{}{}", local.format("%Y-%m-%d %H:%M:%S"), fraction(at))
+    // Times are within 1677-2262 (`Moment`): the year has four digits.
+    let _ = write!(
+        out,
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        local.year(),
+        local.month(),
+        local.day(),
+        local.hour(),
+        local.minute(),
+        local.second()
+    );
+    let millis = at.timestamp_subsec_millis();
+    if millis != 0 {
+        if millis.is_multiple_of(10) {
+            let _ = write!(out, ".{:02}", millis / 10);
+        } else {
+            let _ = write!(out, ".{millis:03}");
+        }
+    }
 }
 
 /// A clock time for summaries: `09:54:05.70`.
@@ -473,6 +501,29 @@ pub fn plus_millis(at: DateTime<Utc>, millis: i64) -> DateTime<Utc> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn datetimes_written_by_hand_are_the_strftime_ones() {
+        let zones = [chrono_tz::UTC, chrono_tz::Asia::Seoul, chrono_tz::Europe::Berlin, chrono_tz::Asia::Kolkata];
+        // Both ends of the range a `Moment` holds, DST changes, fractions of every kind.
+        let mut nanos: Vec<i64> = vec![i64::MIN, i64::MAX, 0, -1, 1_711_846_799_999_000_000, 1_729_990_800_000_000_000];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            nanos.push(x.cast_signed());
+        }
+        for n in nanos {
+            let at = DateTime::from_timestamp_nanos(n);
+            for tz in zones {
+                let local = at.with_timezone(&tz);
+                let expected = format!("{}{}", local.format("%Y-%m-%d %H:%M:%S"), fraction(at));
+                assert_eq!(format_datetime(at, tz), expected, "{n} in {tz}");
+            }
+        }
+    }
+
     use super::*;
 
     fn utc(text: &str) -> DateTime<Utc> {

@@ -54,63 +54,93 @@ impl Style {
     }
 }
 
-fn ids(event: &Event) -> String {
-    let mut parts = Vec::new();
+/// An event's ids as `job=… run=… item=…`, appended to `out`.
+fn write_ids(out: &mut String, event: &Event) {
+    use std::fmt::Write as _;
+    let start = out.len();
+    let part = |out: &mut String, label: &str, value: &dyn std::fmt::Display| {
+        if out.len() > start {
+            out.push(' ');
+        }
+        let _ = write!(out, "{label}{value}");
+    };
     for (label, value) in [
-        ("job", &event.job_id),
-        ("name", &event.job_name),
-        ("run", &event.run_id),
-        ("item", &event.item),
-        ("worker", &event.worker),
+        ("job=", &event.job_id),
+        ("name=", &event.job_name),
+        ("run=", &event.run_id),
+        ("item=", &event.item),
+        ("worker=", &event.worker),
     ] {
         if let Some(value) = value {
-            parts.push(format!("{label}={value}"));
+            part(out, label, &value.as_str());
         }
     }
-    if let Some(generation) = event.lease().generation {
-        parts.push(format!("gen={generation}"));
+    let lease = event.lease();
+    if let Some(generation) = lease.generation {
+        part(out, "gen=", &generation);
     }
-    if let Some(attempt) = event.lease().attempt {
-        parts.push(format!("attempt={attempt}"));
+    if let Some(attempt) = lease.attempt {
+        part(out, "attempt=", &attempt);
     }
-    if let Some(accepted) = event.lease().accepted {
-        parts.push(if accepted { "accepted".into() } else { "REJECTED".into() });
+    if let Some(accepted) = lease.accepted {
+        part(out, "", &if accepted { "accepted" } else { "REJECTED" });
     }
-    if let Some(key) = &event.lease().key {
-        parts.push(format!("key={key}"));
+    if let Some(key) = &lease.key {
+        part(out, "key=", &key.as_str());
     }
-    parts.join(" ")
+}
+
+/// The width of a cell in columns: its length when it is printable ASCII, as nearly all are.
+fn width(cell: &str) -> usize {
+    if cell.bytes().all(|b| (b' '..=b'~').contains(&b)) { cell.len() } else { cell.width() }
 }
 
 /// The same grid as `Style::grid` without wrapping, written row by row: a timeline of millions
 /// of events is formatted twice (once to measure the columns) instead of being held as a table.
+/// `row` writes a row's cells into the (cleared) buffers it is given, reused for every row.
 fn stream_grid<const N: usize>(
     out: &mut dyn Write,
     header: [&str; N],
     ids: &[EventId],
-    row: impl Fn(EventId) -> [String; N],
+    row: impl Fn(EventId, &mut [String; N]),
 ) -> io::Result<()> {
-    let mut widths = header.map(UnicodeWidthStr::width);
+    let mut cells: [String; N] = std::array::from_fn(|_| String::new());
+    let fill = |id: EventId, cells: &mut [String; N]| {
+        cells.iter_mut().for_each(String::clear);
+        row(id, cells);
+    };
+    let mut widths = header.map(width);
     for &id in ids {
-        for (width, cell) in widths.iter_mut().zip(row(id)) {
-            *width = (*width).max(cell.width());
+        fill(id, &mut cells);
+        for (width, cell) in widths.iter_mut().zip(&cells) {
+            *width = (*width).max(self::width(cell));
         }
     }
     let rule = |left: &str, fill: &str, middle: &str, right: &str| {
         let parts: Vec<String> = widths.iter().map(|&w| fill.repeat(w + 2)).collect();
         format!("{left}{}{right}", parts.join(middle))
     };
-    let line = |cells: &[&str]| {
-        let parts: Vec<String> =
-            cells.iter().zip(&widths).map(|(cell, &w)| format!(" {cell}{} ", " ".repeat(w - cell.width()))).collect();
-        format!("│{}│", parts.join("┆"))
+    let mut line = String::new();
+    let mut write_line = |out: &mut dyn Write, cells: &[&str]| {
+        line.clear();
+        line.push('│');
+        for (column, (cell, &w)) in cells.iter().zip(&widths).enumerate() {
+            if column > 0 {
+                line.push('┆');
+            }
+            line.push(' ');
+            line.push_str(cell);
+            line.extend(std::iter::repeat_n(' ', w - width(cell) + 1));
+        }
+        line.push_str("│\n");
+        out.write_all(line.as_bytes())
     };
     writeln!(out, "{}", rule("┌", "─", "┬", "┐"))?;
-    writeln!(out, "{}", line(&header))?;
+    write_line(out, &header)?;
     writeln!(out, "{}", rule("╞", "═", "╪", "╡"))?;
     for &id in ids {
-        let cells = row(id);
-        writeln!(out, "{}", line(&cells.each_ref().map(String::as_str)))?;
+        fill(id, &mut cells);
+        write_line(out, &cells.each_ref().map(String::as_str))?;
     }
     writeln!(out, "{}", rule("└", "─", "┴", "┘"))
 }
@@ -183,20 +213,21 @@ impl Renderer for Table {
             writeln!(out)?;
             let title = if report.view == View::Timeline { "Timeline" } else { "Timeline (events cited by findings)" };
             writeln!(out, "{title}")?;
-            let row = |id: EventId| {
+            let row = |id: EventId, cells: &mut [String; 4]| {
+                use std::fmt::Write as _;
                 let event = report.timeline.get(id);
-                [
-                    format_datetime(event.at(), tz),
-                    event.kind.name().to_string(),
-                    ids(event),
-                    format!("{}:{}", report.timeline.path(event), event.origin().line),
-                ]
+                crate::time::write_datetime(&mut cells[0], event.at(), tz);
+                cells[1].push_str(event.kind.name());
+                write_ids(&mut cells[2], event);
+                let _ = write!(cells[3], "{}:{}", report.timeline.path(event), event.origin().line);
             };
             let header = ["time", "kind", "ids", "source"];
             if style.wrap {
                 let mut grid = style.grid(&header);
                 for id in shown {
-                    grid.add_row(row(id).to_vec());
+                    let mut cells = std::array::from_fn(|_| String::new());
+                    row(id, &mut cells);
+                    grid.add_row(cells.to_vec());
                 }
                 writeln!(out, "{grid}")?;
             } else {
@@ -324,8 +355,10 @@ mod stream_tests {
             grid.add_row(row.to_vec());
         }
         let mut streamed = Vec::new();
-        stream_grid(&mut streamed, ["time", "kind", "ids", "source"], &[0, 1], |i| {
-            rows[i as usize].map(str::to_string)
+        stream_grid(&mut streamed, ["time", "kind", "ids", "source"], &[0, 1], |i, cells| {
+            for (cell, text) in cells.iter_mut().zip(rows[i as usize]) {
+                cell.push_str(text);
+            }
         })
         .unwrap();
         assert_eq!(String::from_utf8(streamed).unwrap(), format!("{grid}\n"));
