@@ -249,7 +249,7 @@ pub fn open_counted(path: &Path, progress: &Progress) -> Result<(Box<dyn BufRead
     };
     let mut reader = BufReader::with_capacity(1 << 16, raw);
     let magic = reader.fill_buf().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-    let input: Box<dyn BufRead + Send> = if magic.starts_with(&[0x1f, 0x8b]) {
+    let input: Box<dyn BufRead + Send> = if magic.starts_with(&GZIP_MAGIC) {
         let decoder = flate2::bufread::MultiGzDecoder::new(reader);
         Box::new(BufReader::with_capacity(1 << 16, decoder))
     } else {
@@ -376,23 +376,27 @@ fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Ve
     Ok((events, summary))
 }
 
+/// The first bytes of a gzip member.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Whether the file read from its start is gzip-compressed (it is left past its first bytes).
+pub(crate) fn is_gzip(file: &mut File) -> bool {
+    let mut magic = [0u8; 2];
+    file.read_exact(&mut magic).is_ok() && magic == GZIP_MAGIC
+}
+
 /// How a source can be read again: a regular file at the offsets the first read saw, directly
 /// or, compressed, by decompressing it again; standard input, a FIFO or a device not at all.
 fn reread(spec: &SourceSpec) -> Reread {
     let Ok(mut file) = File::open(&spec.path) else { return Reread::No };
     if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Reread::No;
-    }
-    let mut magic = [0u8; 2];
-    match file.read_exact(&mut magic) {
-        Ok(()) if magic == [0x1f, 0x8b] => {
-            if spec.reread_compressed {
-                Reread::Decompress
-            } else {
-                Reread::No
-            }
-        }
-        _ => Reread::Seek,
+        Reread::No
+    } else if !is_gzip(&mut file) {
+        Reread::Seek
+    } else if spec.reread_compressed {
+        Reread::Decompress
+    } else {
+        Reread::No
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek};
+use std::io::{BufRead, BufReader, Seek};
 
 use crate::error::{Error, Result};
 use crate::model::Timeline;
@@ -59,7 +59,7 @@ fn read_in_order(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -
             .collect()
     });
     let mut texts = vec![None; ids.len()];
-    // The first source's error, whichever thread ended first.
+    // Errors in source order: the same error, whichever thread ended first.
     for texts_of_source in read {
         for (place, text) in texts_of_source? {
             texts[place] = Some(text);
@@ -130,8 +130,7 @@ impl SourceText {
         let io = |source| Error::Io { path: spec.path.clone(), source };
         let mut file = File::open(&spec.path).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
-        let mut magic = [0u8; 2];
-        if file.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b] {
+        if super::is_gzip(&mut file) {
             return Ok(SourceText::Compressed(super::open(&spec.path)?));
         }
         file.rewind().map_err(io)?;
