@@ -2,7 +2,7 @@
 """leasetrace benchmark runner.
 
     python3 bench/run.py CASE --rounds 5 [--binary target/release/leasetrace] [--json OUT]
-                         [--split] [--check-ratios]
+                         [--split] [--gzip] [--check-ratios]
 
 CASE is a folder written by bench/gen_case.py. Each round runs, in this order (A B C D A B C D ...):
 
@@ -14,6 +14,13 @@ CASE is a folder written by bench/gen_case.py. Each round runs, in this order (A
 and with --split also
   E  leasetrace analyze --log CASE/server.log --log-tz Asia/Seoul     the log alone
   F  leasetrace analyze --ledger CASE/ledger.csv                      the ledger alone
+
+and with --gzip also
+  G  leasetrace analyze CASE-gz --format json    the same case gzipped (CASE-gz, beside CASE, is
+                                                 made once: both files gzipped at level 1, the
+                                                 manifest pointing at them), whose findings and
+                                                 evidence (file lines and raw text read back by
+                                                 decompressing again) must be those of A's
 
 Every answer is checked against CASE/expected.json in every round (leasetrace must report the
 embedded incident and count as many relevant log lines as rg; rg and the script must find what the
@@ -28,10 +35,12 @@ was wrong (or, with --check-ratios, when a ratio misses the CI thresholds below)
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -191,6 +200,43 @@ def check_leasetrace(r: dict, exp: dict, rg_count: int | None) -> list[str]:
     return errs
 
 
+def gzip_copy(case: Path) -> Path:
+    """CASE-gz beside CASE: its log and ledger gzipped, the same lock parameters and manifest."""
+    out = case.parent / (case.name + "-gz")
+    stamp = " ".join(str((case / name).stat().st_mtime_ns) for name in ("server.log", "ledger.csv", "leasetrace.toml"))
+    if (out / ".stamp").is_file() and (out / ".stamp").read_text() == stamp:
+        return out
+    out.mkdir(exist_ok=True)
+    for name in ("server.log", "ledger.csv"):
+        with open(case / name, "rb") as src, gzip.open(out / (name + ".gz"), "wb", compresslevel=1) as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    shutil.copy(case / "bullmq.json", out / "bullmq.json")
+    manifest = (case / "leasetrace.toml").read_text()
+    for name in ("server.log", "ledger.csv"):
+        manifest = manifest.replace(f'"{name}"', f'"{name}.gz"')
+    (out / "leasetrace.toml").write_text(manifest)
+    (out / ".stamp").write_text(stamp)
+    return out
+
+
+def without_paths(findings: list) -> list:
+    """Findings with each evidence event's file name taken off (the gzipped copy's end in .gz)."""
+    out = json.loads(json.dumps(findings))
+    for finding in out:
+        for event in finding["evidence"]:
+            event["source"]["path"] = Path(event["source"]["path"]).name.removesuffix(".gz")
+    return out
+
+
+def check_leasetrace_gzip(r: dict, exp: dict, plain: dict | None) -> list[str]:
+    errs = check_leasetrace(r, exp, None)
+    if errs or plain is None:
+        return errs
+    if without_paths(json.loads(r["stdout"])["findings"]) != without_paths(plain["findings"]):
+        errs.append("findings or evidence differ from the plain files' (raw lines read back, lines, metrics)")
+    return errs
+
+
 def check_leasetrace_log_only(r: dict, exp: dict) -> list[str]:
     if r["rc"] != 0:
         return [f"exit {r['rc']}: {r['stderr'].strip()[-500:]}"]
@@ -251,6 +297,7 @@ def main() -> int:
     ap.add_argument("--binary", type=Path, default=REPO / "target" / "release" / "leasetrace")
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--split", action="store_true", help="also time leasetrace on the log alone and on the ledger alone")
+    ap.add_argument("--gzip", action="store_true", help="also time leasetrace on the case gzipped (made once beside it)")
     ap.add_argument("--check-ratios", action="store_true",
                     help=f"fail unless leasetrace/rg <= {CI_MAX_LEASETRACE_OVER_RG:g} and python/leasetrace >= {CI_MIN_PYTHON_OVER_LEASETRACE:g}")
     ap.add_argument("--timeout", type=float, default=None, help="kill a command after this many seconds (a failure)")
@@ -284,6 +331,9 @@ def main() -> int:
                                      str(case / "bullmq.json"), "--format", "json"], True),
             ("leasetrace ledger only", [str(binary), "analyze", "--ledger", str(ledger), "--format", "json"], True),
         ]
+    if args.gzip:
+        gz_case = gzip_copy(case)
+        commands += [("leasetrace gzipped", [str(binary), "analyze", str(gz_case), "--format", "json"], True)]
     # MB each command reads (for the ingest figures): the log, the ledger, or both.
     reads_mb = {"rg -c": log_bytes / 1e6, "leasetrace log only": log_bytes / 1e6, "leasetrace ledger only": ledger_bytes / 1e6}
 
@@ -299,7 +349,7 @@ def main() -> int:
     results = {name: [] for name, _, _ in commands}
     errors = []
     for rnd in range(1, args.rounds + 1):
-        rg_count = lt_events = None
+        rg_count = lt_events = plain_report = None
         row = []
         for name, argv, capture in commands:
             r = run(argv, capture, args.timeout)
@@ -317,11 +367,14 @@ def main() -> int:
                 errs = check_cat(r, exp)
             elif name == "leasetrace log only":
                 errs = check_leasetrace_log_only(r, exp)
+            elif name == "leasetrace gzipped":
+                errs = check_leasetrace_gzip(r, exp, plain_report)
             else:
                 errs = check_leasetrace_ledger_only(r, exp)
             if name == "leasetrace" and r["rc"] == 0:
                 try:
-                    lt_events = input_of(json.loads(r["stdout"]), "log")["events"]
+                    plain_report = json.loads(r["stdout"])
+                    lt_events = input_of(plain_report, "log")["events"]
                 except (ValueError, TypeError, KeyError):
                     pass
             results[name].append({"round": rnd, "wall_s": r["wall_s"], "rss_kb": r["rss_kb"], "ok": not errs, "errors": errs})
