@@ -208,7 +208,7 @@ impl Renderer for Json {
             },
         };
         // serde_json writes a few bytes at a time: into a buffer of a known type, not through `dyn`
-        // for each piece (a third of the time of writing a whole timeline).
+        // for each piece (a quarter of the time of writing a whole timeline).
         let mut buffered = io::BufWriter::with_capacity(1 << 16, &mut *out);
         serde_json::to_writer_pretty(&mut buffered, &wire)?;
         buffered.write_all(b"\n")?;
