@@ -83,9 +83,12 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
         report.raw_texts = match view {
             // Every event: its lines are read back while they are written, a chunk at a time.
             View::Timeline => RawTexts::OnDemand(Box::new(ingest::read_back::SourceFiles(sources))),
-            View::Analyze | View::Check(_) => {
-                RawTexts::Read(ingest::read_back::read_back(&sources, &report.timeline, &report.shown_events())?)
-            }
+            View::Analyze | View::Check(_) => RawTexts::Read(ingest::read_back::read_back(
+                &sources,
+                &report.timeline,
+                &report.shown_events(),
+                &config.progress,
+            )?),
         };
     }
     Ok(report)

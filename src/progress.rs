@@ -27,6 +27,12 @@ impl Progress {
         Progress::default()
     }
 
+    /// Bars that count but draw nowhere, whatever stderr is: for tests of what is counted.
+    #[cfg(test)]
+    pub(crate) fn counting() -> Self {
+        Progress { multi: Some(MultiProgress::with_draw_target(ProgressDrawTarget::hidden())) }
+    }
+
     /// Bars on stderr when it is a terminal and the user did not ask for quiet.
     pub fn on_stderr(quiet: bool) -> Self {
         if quiet || !std::io::stderr().is_terminal() {
@@ -68,6 +74,12 @@ impl Progress {
 pub struct SourceBar(ProgressBar);
 
 impl SourceBar {
+    /// The bytes counted so far.
+    #[cfg(test)]
+    pub(crate) fn position(&self) -> u64 {
+        self.0.position()
+    }
+
     /// Counts the bytes read through `inner` on this bar.
     pub fn count<R: Read>(&self, inner: R) -> CountingReader<R> {
         CountingReader { inner, bar: self.0.clone(), unreported: 0 }
@@ -125,9 +137,8 @@ mod tests {
 
     use super::*;
 
-    /// Progress that counts but draws nowhere, whatever stderr is.
     fn counting() -> Progress {
-        Progress { multi: Some(MultiProgress::with_draw_target(ProgressDrawTarget::hidden())) }
+        Progress::counting()
     }
 
     fn counting_bar() -> SourceBar {

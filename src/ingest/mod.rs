@@ -234,13 +234,22 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
 /// As `open`, with a progress bar for the source when `progress` shows any. The bar goes when the
 /// returned `SourceBar` is dropped, so the caller keeps it for as long as it reads.
 pub fn open_counted(path: &Path, progress: &Progress) -> Result<(Box<dyn BufRead + Send>, Option<SourceBar>)> {
+    open_labelled(path, &path.display().to_string(), progress)
+}
+
+/// As `open_counted`, the bar named `label`.
+pub fn open_labelled(
+    path: &Path,
+    label: &str,
+    progress: &Progress,
+) -> Result<(Box<dyn BufRead + Send>, Option<SourceBar>)> {
     let (raw, bar): (Box<dyn Read + Send>, _) = if path == Path::new("-") {
         (Box::new(std::io::stdin()), progress.source("stdin", None))
     } else {
         let file = File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
         // A FIFO or a device has no meaningful length: it gets a spinner, like stdin.
         let size = file.metadata().ok().filter(std::fs::Metadata::is_file).map(|m| m.len());
-        (Box::new(file), progress.source(&path.display().to_string(), size))
+        (Box::new(file), progress.source(label, size))
     };
     // Counted before the gzip decoder, so that a compressed file's bar ends at its size on disk.
     let raw: Box<dyn Read + Send> = match &bar {

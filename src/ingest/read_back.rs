@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::model::Timeline;
 use crate::model::report::ReadBack;
 use crate::model::timeline::EventId;
+use crate::progress::{Progress, SourceBar};
 
 use super::{SourceKind, SourceSpec};
 
@@ -18,8 +19,16 @@ use super::{SourceKind, SourceSpec};
 ///
 /// A span is where its line starts: the text is that line, without its line ending. For a CSV
 /// ledger it is the record, which a quoted cell may carry over line endings.
-pub fn read_back(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -> Result<HashMap<EventId, String>> {
-    let texts = read_in_order(sources, timeline, ids)?;
+///
+/// A compressed source is decompressed again up to its last line shown, with a progress bar
+/// (`progress`): for a large file that is a second read, seconds long.
+pub fn read_back(
+    sources: &[SourceSpec],
+    timeline: &Timeline,
+    ids: &[EventId],
+    progress: &Progress,
+) -> Result<HashMap<EventId, String>> {
+    let texts = read_in_order(sources, timeline, ids, progress)?;
     Ok(ids.iter().copied().zip(texts).filter_map(|(id, text)| Some((id, text?))).collect())
 }
 
@@ -30,13 +39,20 @@ pub struct SourceFiles(pub Vec<SourceSpec>);
 
 impl ReadBack for SourceFiles {
     fn read(&self, timeline: &Timeline, ids: &[EventId]) -> Result<Vec<Option<String>>> {
-        read_in_order(&self.0, timeline, ids)
+        // Only plain files are read back this way (see `SourceSpec::reread_compressed`): quick
+        // seeks, no bar.
+        read_in_order(&self.0, timeline, ids, &Progress::hidden())
     }
 }
 
 /// `read_back`, as a list in the order of `ids` (`None` where the text is kept in memory). Each
 /// source is read on its own thread: a compressed one is decompressed again up to its last span.
-fn read_in_order(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -> Result<Vec<Option<String>>> {
+fn read_in_order(
+    sources: &[SourceSpec],
+    timeline: &Timeline,
+    ids: &[EventId],
+    progress: &Progress,
+) -> Result<Vec<Option<String>>> {
     let mut by_source: BTreeMap<u16, Vec<(u64, usize)>> = BTreeMap::new();
     for (place, &id) in ids.iter().enumerate() {
         let origin = timeline.get(id).origin();
@@ -50,7 +66,7 @@ fn read_in_order(sources: &[SourceSpec], timeline: &Timeline, ids: &[EventId]) -
             .into_iter()
             .map(|(source, spans)| {
                 let spec = &sources[usize::from(source)];
-                scope.spawn(move || read_spans(spec, spans, line_of))
+                scope.spawn(move || read_spans(spec, spans, line_of, progress))
             })
             .collect();
         readers
@@ -75,6 +91,7 @@ fn read_spans(
     spec: &SourceSpec,
     mut spans: Vec<(u64, usize)>,
     line_of: impl Fn(usize) -> u64,
+    progress: &Progress,
 ) -> Result<Vec<(usize, String)>> {
     let io = |source| Error::Io { path: spec.path.clone(), source };
     let shorter = |place: usize| {
@@ -84,7 +101,7 @@ fn read_spans(
             "the file is shorter than when it was read: it changed during the run",
         )
     };
-    let mut input = SourceText::open(spec)?;
+    let mut input = SourceText::open(spec, progress)?;
     let delimiter =
         (spec.kind == SourceKind::Ledger).then(|| super::ledger_csv::detect_delimiter(spec, &mut input.reader()));
     spans.sort_unstable();
@@ -120,18 +137,20 @@ fn read_spans(
 enum SourceText {
     /// A plain file: moved about by seeking.
     Plain { file: BufReader<File>, size: u64 },
-    /// A compressed file: decompressed from its start. Its size on disk says nothing of its
-    /// text's, and going back means starting again.
-    Compressed(Box<dyn BufRead + Send>),
+    /// A compressed file: decompressed from its start, its compressed bytes counted on `bar`.
+    /// Its size on disk says nothing of its text's, and going back means starting again.
+    Compressed { input: Box<dyn BufRead + Send>, bar: Option<SourceBar>, progress: Progress },
 }
 
 impl SourceText {
-    fn open(spec: &SourceSpec) -> Result<SourceText> {
+    fn open(spec: &SourceSpec, progress: &Progress) -> Result<SourceText> {
         let io = |source| Error::Io { path: spec.path.clone(), source };
         let mut file = File::open(&spec.path).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
         if super::is_gzip(&mut file) {
-            return Ok(SourceText::Compressed(super::open(&spec.path)?));
+            let label = format!("{} (cited lines)", spec.display_path());
+            let (input, bar) = super::open_labelled(&spec.path, &label, progress)?;
+            return Ok(SourceText::Compressed { input, bar, progress: progress.clone() });
         }
         file.rewind().map_err(io)?;
         Ok(SourceText::Plain { file: BufReader::with_capacity(1 << 20, file), size })
@@ -140,7 +159,7 @@ impl SourceText {
     fn reader(&mut self) -> &mut dyn BufRead {
         match self {
             SourceText::Plain { file, .. } => file,
-            SourceText::Compressed(input) => input,
+            SourceText::Compressed { input, .. } => input,
         }
     }
 
@@ -155,9 +174,13 @@ impl SourceText {
                 file.seek_relative(ahead)?;
                 Ok(true)
             }
-            SourceText::Compressed(input) => {
+            SourceText::Compressed { input, bar, progress } => {
                 let from = if to < from {
-                    *input = super::open(&spec.path).map_err(std::io::Error::other)?;
+                    // Its bar goes with it: the new one starts again from zero.
+                    bar.take();
+                    let label = format!("{} (cited lines)", spec.display_path());
+                    (*input, *bar) =
+                        super::open_labelled(&spec.path, &label, progress).map_err(std::io::Error::other)?;
                     0
                 } else {
                     from
@@ -279,12 +302,39 @@ mod tests {
         assert!(timeline.events().iter().all(|e| e.origin().raw.offset().is_some()), "spans, not kept texts");
         // Asked for out of file order, and one of them twice.
         let asked = [3, 1, 0, 2, 1];
-        let texts = read_back(std::slice::from_ref(&spec), &timeline, &asked).unwrap();
+        let texts = read_back(std::slice::from_ref(&spec), &timeline, &asked, &Progress::hidden()).unwrap();
         for id in asked {
             assert_eq!(texts[&id], QUOTED_ROWS[id as usize + 1], "event {id}: the record as written, quotes and all");
         }
         let (plain, plain_timeline) = ledger_bytes(&dir, "ledger.csv", text.as_bytes(), |s| s);
-        assert_eq!(read_back(&[plain], &plain_timeline, &asked).unwrap(), texts, "as from the plain file");
+        assert_eq!(
+            read_back(&[plain], &plain_timeline, &asked, &Progress::hidden()).unwrap(),
+            texts,
+            "as from the plain file"
+        );
+    }
+
+    #[test]
+    fn reading_back_a_compressed_file_counts_its_compressed_bytes_on_a_bar() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = (0..50_000).map(|n| format!("2026-10-07T00:33:00Z,r{n},item_selected,PR-{n},\"row {n}\"\n"));
+        let text: String = std::iter::once(QUOTED_ROWS[0].to_string() + "\n").chain(rows).collect();
+        let (spec, _) = ledger_bytes(&dir, "ledger.csv.gz", &gzip(&[&text]), |s| s);
+        let size = std::fs::metadata(&spec.path).unwrap().len();
+        let mut source = SourceText::open(&spec, &Progress::counting()).unwrap();
+        let SourceText::Compressed { bar: Some(_), .. } = &source else { panic!("a compressed file, with its bar") };
+        // To the last line: every compressed byte has gone through the bar.
+        let last = text[..text.len() - 1].rfind('\n').unwrap() as u64 + 1;
+        assert!(source.move_to(&spec, 0, last).unwrap());
+        let mut record = Vec::new();
+        read_record(&mut source.reader(), Some(b','), &mut record).unwrap();
+        assert!(record.starts_with(b"2026-10-07T00:33:00Z,r49999,"));
+        assert_eq!(skip(source.reader(), 1).unwrap(), 0, "at the end");
+        let SourceText::Compressed { bar: Some(bar), .. } = &source else { unreachable!() };
+        assert_eq!(bar.position(), size);
+        // Hidden progress: no bar at all.
+        let hidden = SourceText::open(&spec, &Progress::hidden()).unwrap();
+        assert!(matches!(hidden, SourceText::Compressed { bar: None, .. }));
     }
 
     #[test]
@@ -294,8 +344,12 @@ mod tests {
         let (spec, timeline) = ledger_bytes(&dir, "ledger.csv.gz", &gzip(&[&text]), |s| s);
         let two_rows = QUOTED_ROWS[..2].join("\n") + "\n";
         std::fs::write(&spec.path, gzip(&[&two_rows])).unwrap();
-        assert_eq!(read_back(std::slice::from_ref(&spec), &timeline, &[0]).unwrap()[&0], QUOTED_ROWS[1]);
-        let error = read_back(std::slice::from_ref(&spec), &timeline, &[0, 3]).unwrap_err().to_string();
+        assert_eq!(
+            read_back(std::slice::from_ref(&spec), &timeline, &[0], &Progress::hidden()).unwrap()[&0],
+            QUOTED_ROWS[1]
+        );
+        let error =
+            read_back(std::slice::from_ref(&spec), &timeline, &[0, 3], &Progress::hidden()).unwrap_err().to_string();
         assert!(error.contains("ledger.csv.gz:6: the file is shorter than when it was read"), "{error}");
     }
 
@@ -320,7 +374,7 @@ mod tests {
         ];
         let (spec, timeline) = ledger(&dir, "ledger.csv", &(rows.join("\r\n") + "\r\n"));
         assert!(timeline.events().iter().all(|e| e.origin().raw.offset().is_some()));
-        let texts = read_back(&[spec], &timeline, &[0, 1]).unwrap();
+        let texts = read_back(&[spec], &timeline, &[0, 1], &Progress::hidden()).unwrap();
         assert_eq!(texts[&0], rows[1]);
         assert_eq!(texts[&1], rows[2], "the record as written, quotes and all, without its line ending");
     }
@@ -337,7 +391,7 @@ mod tests {
         let (spec, timeline) = ledger(&dir, "ledger.tsv", &(rows.join("\n") + "\n"));
         let lines: Vec<u32> = timeline.events().iter().map(|e| e.origin().line).collect();
         assert_eq!(lines, [2, 5, 6]);
-        let texts = read_back(&[spec], &timeline, &[2, 0, 1]).unwrap();
+        let texts = read_back(&[spec], &timeline, &[2, 0, 1], &Progress::hidden()).unwrap();
         assert_eq!(texts[&0], rows[1], "all three lines of the record");
         assert_eq!(texts[&1], rows[2]);
         assert_eq!(texts[&2], rows[3], "the record after, from its own line");
@@ -367,7 +421,7 @@ mod tests {
         }
         let (spec, timeline) = ledger(&dir, "ledger.csv", &(rows.join("\n") + "\n"));
         let ids: Vec<EventId> = timeline.ids().map(|(id, _)| id).collect();
-        let at_once = read_back(std::slice::from_ref(&spec), &timeline, &ids).unwrap();
+        let at_once = read_back(std::slice::from_ref(&spec), &timeline, &ids, &Progress::hidden()).unwrap();
         let report = on_demand(&spec, timeline);
         for chunk in [1, 2, 4, 100] {
             let mut seen = Vec::new();
@@ -417,7 +471,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (spec, timeline) = ledger(&dir, "ledger.csv", "at,event\n2026-10-07T00:33:00Z,round_started\n");
         std::fs::write(&spec.path, "at,event\n").unwrap();
-        let error = read_back(&[spec], &timeline, &[0]).unwrap_err().to_string();
+        let error = read_back(&[spec], &timeline, &[0], &Progress::hidden()).unwrap_err().to_string();
         assert!(error.contains("ledger.csv:2: the file is shorter than when it was read"), "{error}");
     }
 }
