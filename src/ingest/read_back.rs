@@ -148,12 +148,16 @@ impl SourceText {
         let mut file = File::open(&spec.path).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
         if super::is_gzip(&mut file) {
-            let label = format!("{} (cited lines)", spec.display_path());
-            let (input, bar) = super::open_labelled(&spec.path, &label, progress)?;
+            let (input, bar) = Self::decompress(spec, progress)?;
             return Ok(SourceText::Compressed { input, bar, progress: progress.clone() });
         }
         file.rewind().map_err(io)?;
         Ok(SourceText::Plain { file: BufReader::with_capacity(1 << 20, file), size })
+    }
+
+    /// A compressed file's text from its start, with its bar.
+    fn decompress(spec: &SourceSpec, progress: &Progress) -> Result<(Box<dyn BufRead + Send>, Option<SourceBar>)> {
+        super::open_labelled(&spec.path, &format!("{} (cited lines)", spec.display_path()), progress)
     }
 
     fn reader(&mut self) -> &mut dyn BufRead {
@@ -178,9 +182,7 @@ impl SourceText {
                 let from = if to < from {
                     // Its bar goes with it: the new one starts again from zero.
                     bar.take();
-                    let label = format!("{} (cited lines)", spec.display_path());
-                    (*input, *bar) =
-                        super::open_labelled(&spec.path, &label, progress).map_err(std::io::Error::other)?;
+                    (*input, *bar) = Self::decompress(spec, progress).map_err(std::io::Error::other)?;
                     0
                 } else {
                     from
@@ -249,11 +251,7 @@ mod tests {
 
     /// A ledger file of `text` in `dir`, read as a case would read it.
     fn ledger(dir: &tempfile::TempDir, name: &str, text: &str) -> (SourceSpec, Timeline) {
-        let path = dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
-        let spec = SourceSpec::new(SourceKind::Ledger, path, Some(chrono_tz::UTC), "--ledger-tz".into());
-        let (events, _) = read_sources(std::slice::from_ref(&spec), &Progress::hidden()).unwrap();
-        (spec, Timeline::new(events))
+        ledger_bytes(dir, name, text.as_bytes(), |spec| spec)
     }
 
     /// `parts` gzip-compressed, each its own member (as `cat a.gz b.gz` gives).
