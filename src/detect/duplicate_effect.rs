@@ -12,7 +12,7 @@
 //! tasks that both chose it: that is `duplicate-selection`, which sees the selections too.
 
 use crate::model::timeline::EventId;
-use crate::model::{Event, EventKind, Finding, Severity, Text, Value};
+use crate::model::{Event, EventKind, Finding, Item, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::{Context, Detector};
@@ -70,14 +70,20 @@ impl Detector for DuplicateEffect {
         // else a round's (run id). One small list per task, sorted by item, instead of one table
         // of the million effects of a big ledger.
         let mut repeated: Vec<(Effect, Vec<EventId>)> = Vec::new();
-        let mut deliveries: Vec<(Option<Text>, EventId)> = Vec::new();
-        let mut add_repeats = |task: (bool, Text), deliveries: &mut Vec<(Option<Text>, EventId)>| {
+        let mut deliveries: Vec<(Option<Item>, EventId)> = Vec::new();
+        let mut add_repeats = |task: (bool, Text), deliveries: &mut Vec<(Option<Item>, EventId)>| {
             if deliveries.len() < 2 {
                 return;
             }
-            // By item (where its text is kept: grouping needs no order of texts, and the findings
+            // Equal items together (their texts are read only where hashes are alike: the findings
             // are sorted by text below), then in time order (ids are timeline positions).
-            deliveries.sort_unstable_by_key(|&(item, id)| (item.map(|item| item.as_char_ptr()), id));
+            deliveries.sort_unstable_by(|(a, a_id), (b, b_id)| {
+                let items = match (a, b) {
+                    (Some(a), Some(b)) => a.grouping_cmp(b),
+                    _ => a.is_some().cmp(&b.is_some()),
+                };
+                items.then(a_id.cmp(b_id))
+            });
             for same in deliveries.chunk_by(|a, b| a.0 == b.0).filter(|same| same.len() > 1) {
                 repeated.push(((task.0, task.1, same[0].0), same.iter().map(|&(_, id)| id).collect()));
             }
@@ -119,7 +125,7 @@ impl Detector for DuplicateEffect {
 }
 
 /// One effect: (is the task a job, task id, item).
-type Effect = (bool, Text, Option<Text>);
+type Effect = (bool, Text, Option<Item>);
 
 fn duplicate(context: &Context, is_job: bool, task: &str, item: Option<&str>, ids: &[EventId]) -> Option<Finding> {
     let timeline = context.timeline;
@@ -280,7 +286,7 @@ mod tests {
                 let mut event = Event::new(at.into(), EventKind::EffectPosted, origin);
                 event.edit().job_id = r.job.map(crate::model::Text::from);
                 event.edit().run_id = r.run.map(crate::model::Text::from);
-                event.item = r.item.map(crate::model::Text::from);
+                event.item = r.item.map(Item::from);
                 event.lease_mut().key = r.key.map(crate::model::Text::from);
                 event.lease_mut().payload_hash = r.hash.map(crate::model::Text::from);
                 event.lease_mut().accepted = r.accepted;
@@ -366,5 +372,21 @@ mod tests {
         ]);
         assert_eq!(text(&found[0], "run_id"), "r1");
         assert_eq!(text(&found[0], "item"), "PR-1");
+    }
+
+    #[test]
+    fn items_whose_hashes_are_alike_are_different_effects() {
+        // A, B, A for one job, with A and B hashing alike (`Item::key`): A was delivered twice, B
+        // once, however the sort interleaves them.
+        let (a, b) = crate::model::item::texts_with_one_key();
+        let found = detect(&[
+            Row { item: Some(a), ..ROW },
+            Row { at: "2026-12-01T00:00:05Z", item: Some(b), ..ROW },
+            Row { at: "2026-12-01T00:00:09Z", item: Some(a), ..ROW },
+        ]);
+        assert_eq!(found.len(), 1);
+        assert_eq!(text(&found[0], "item"), a);
+        assert_eq!(found[0].get("deliveries"), Some(&Value::Count(2)));
+        assert_eq!(found[0].get("gap_s"), Some(&Value::Seconds(9.0)));
     }
 }

@@ -5,7 +5,7 @@
 //! seconds can be set instead.
 
 use crate::model::timeline::EventId;
-use crate::model::{EventKind, Finding, Moment, Round, Severity, Text, Value};
+use crate::model::{EventKind, Finding, Item, Moment, Round, Severity, Value};
 use crate::time::seconds_between;
 
 use super::{Context, Detector};
@@ -27,11 +27,10 @@ impl Detector for DuplicateSelection {
         // events of a million selections do not stay in the cache.
         let spans: Vec<(Moment, Moment)> =
             context.rounds.iter().map(|round| (round.start_moment(timeline), round.end_moment(timeline))).collect();
-        // One flat list, grouped by item (by the interned item's address: any grouping will do,
-        // the findings are put in item text order below) and in time order within an item. A
-        // list per item would cost an allocation per item, and nearly every item is selected
-        // once or twice.
-        let mut selections: Vec<Selection> = Vec::new();
+        // One flat list, grouped by item (by the hash of its text first, `Item::key`: any grouping
+        // will do, the findings are put in item text order below) and in time order within an item. A list per
+        // item would cost an allocation per item, and nearly every item is selected once or twice.
+        let mut selections: Vec<Selection> = Vec::with_capacity(context.rounds.selection_count());
         for (index, round) in context.rounds.iter().enumerate() {
             let index = u32::try_from(index).expect("fewer than 2^32 rounds");
             for &id in context.rounds.selections(round) {
@@ -40,42 +39,55 @@ impl Detector for DuplicateSelection {
                 }
             }
         }
-        selections.sort_unstable_by_key(|s| (s.item.as_char_ptr(), s.id));
-        let mut findings: Vec<(Text, Finding)> = Vec::new();
+        selections.sort_unstable_by_key(|s| (s.item.key(), s.id));
+        let mut findings: Vec<(Item, Finding)> = Vec::new();
+        let mut same_item: Vec<Selection> = Vec::new();
         let mut firsts: Vec<Selection> = Vec::new();
         let mut open: Vec<Selection> = Vec::new();
-        for group in selections.chunk_by(|a, b| a.item == b.item) {
-            if group.len() < 2 {
+        for same_key in selections.chunk_by(|a, b| a.item.key() == b.item.key()) {
+            if same_key.len() < 2 {
                 continue;
             }
-            // Each round counts with its first selection of the item; every pair of rounds is
-            // judged on its own, so A–B far apart does not hide B–C close together.
-            firsts.clear();
-            firsts.extend_from_slice(group);
-            firsts.sort_unstable_by_key(|s| (s.round, s.id));
-            firsts.dedup_by_key(|s| s.round);
-            firsts.sort_unstable_by_key(|s| s.id);
-            // Earlier first selections that can still pair with a later one: once a round has
-            // ended (or a selection fell out of the fixed window) it cannot pair with anything
-            // later, so an item picked by thousands of rounds over a long ledger stays one pass.
-            open.clear();
-            for &later in &firsts {
-                let later_at = timeline.get(later.id).moment();
-                let close = |earlier: &Selection| {
-                    if let Some(window) = context.settings.duplicate_window_s {
-                        timeline.get(earlier.id).moment().seconds_to(later_at) <= window
-                    } else {
-                        let (start, end) = spans[earlier.round as usize];
-                        start <= later_at && later_at <= end
-                    }
-                };
-                open.retain(close);
-                for earlier in &open {
-                    let rounds = (&context.rounds[earlier.round as usize], &context.rounds[later.round as usize]);
-                    let finding = duplicate(context, &later.item, (earlier.id, rounds.0), (later.id, rounds.1));
-                    findings.push((later.item, finding));
+            // Items whose texts hash alike are told apart here.
+            same_item.clear();
+            same_item.extend_from_slice(same_key);
+            if same_item.iter().any(|s| s.item != same_item[0].item) {
+                same_item.sort_by(|a, b| a.item.grouping_cmp(&b.item).then(a.id.cmp(&b.id)));
+            }
+            for group in same_item.chunk_by(|a, b| a.item == b.item) {
+                if group.len() < 2 {
+                    continue;
                 }
-                open.push(later);
+                let group_item = group[0].item;
+                // Each round counts with its first selection of the item; every pair of rounds
+                // is judged on its own, so A–B far apart does not hide B–C close together.
+                firsts.clear();
+                firsts.extend_from_slice(group);
+                firsts.sort_unstable_by_key(|s| (s.round, s.id));
+                firsts.dedup_by_key(|s| s.round);
+                firsts.sort_unstable_by_key(|s| s.id);
+                // Earlier first selections that can still pair with a later one: once a round has
+                // ended (or a selection fell out of the fixed window) it cannot pair with anything
+                // later, so an item picked by thousands of rounds over a long ledger stays one pass.
+                open.clear();
+                for &later in &firsts {
+                    let later_at = timeline.get(later.id).moment();
+                    let close = |earlier: &Selection| {
+                        if let Some(window) = context.settings.duplicate_window_s {
+                            timeline.get(earlier.id).moment().seconds_to(later_at) <= window
+                        } else {
+                            let (start, end) = spans[earlier.round as usize];
+                            start <= later_at && later_at <= end
+                        }
+                    };
+                    open.retain(close);
+                    for earlier in &open {
+                        let rounds = (&context.rounds[earlier.round as usize], &context.rounds[later.round as usize]);
+                        let finding = duplicate(context, &group_item, (earlier.id, rounds.0), (later.id, rounds.1));
+                        findings.push((group_item, finding));
+                    }
+                    open.push(later);
+                }
             }
         }
         // Items in text order, for a stable order of findings made at the same time (sorting the
@@ -85,10 +97,11 @@ impl Detector for DuplicateSelection {
     }
 }
 
-/// One round's selection of an item (the round by its position in `Context::rounds`).
+/// One round's selection of an item (the round by its position in `Context::rounds`): 16 bytes,
+/// for each of a ledger's million selections.
 #[derive(Clone, Copy)]
 struct Selection {
-    item: Text,
+    item: Item,
     id: EventId,
     round: u32,
 }
@@ -149,7 +162,7 @@ mod tests {
         let mut event =
             Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc).into(), kind, origin);
         event.edit().run_id = Some(crate::model::Text::from(run));
-        event.item = item.map(crate::model::Text::from);
+        event.item = item.map(Item::from);
         event
     }
 
@@ -216,6 +229,41 @@ mod tests {
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].get("run_a"), Some(&Value::Text("b".into())));
         assert_eq!(findings[0].get("run_b"), Some(&Value::Text("c".into())));
+    }
+
+    #[test]
+    fn items_whose_hashes_are_alike_are_paired_only_with_themselves() {
+        // Rounds a and b each select B, then A, while both run. A and B hash alike (`Item::key`),
+        // so they are grouped together, interleaved, before their texts tell them apart: each is
+        // a duplicate of itself, with its own selection times.
+        let (a_text, b_text) = crate::model::item::texts_with_one_key();
+        let findings = detect(
+            vec![
+                row(1, "2026-10-07T00:53:03Z", EventKind::RoundStarted, "a", None),
+                row(2, "2026-10-07T00:53:30Z", EventKind::ItemSelected, "a", Some(b_text)),
+                row(3, "2026-10-07T00:54:03Z", EventKind::RoundStarted, "b", None),
+                row(4, "2026-10-07T00:54:05.700Z", EventKind::ItemSelected, "a", Some(a_text)),
+                row(5, "2026-10-07T00:54:06Z", EventKind::ItemSelected, "b", Some(b_text)),
+                row(6, "2026-10-07T00:54:06.360Z", EventKind::ItemSelected, "b", Some(a_text)),
+                row(7, "2026-10-07T00:55:40Z", EventKind::RoundFinished, "a", None),
+                row(8, "2026-10-07T00:55:41Z", EventKind::RoundFinished, "b", None),
+            ],
+            &Settings::default(),
+        );
+        let mut found: Vec<(String, String)> = findings
+            .iter()
+            .map(|finding| match (finding.get("item"), finding.get("delta_s")) {
+                (Some(Value::Text(item)), Some(delta)) => (item.clone(), format!("{delta:?}")),
+                other => panic!("a duplicate without item or delta: {other:?}"),
+            })
+            .collect();
+        found.sort();
+        let mut expected = vec![
+            (a_text.to_string(), format!("{:?}", Value::Seconds(0.66))),
+            (b_text.to_string(), format!("{:?}", Value::Seconds(36.0))),
+        ];
+        expected.sort();
+        assert_eq!(found, expected);
     }
 
     #[test]

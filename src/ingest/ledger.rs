@@ -332,8 +332,8 @@ pub fn record_to_event<'r>(
             slot,
         })
     })?;
+    event.item = field(FieldId::Item).map(|value| recent.item(&value));
     let mut text = |id: FieldId| field(id).map(|value| recent.text(&value));
-    event.item = text(FieldId::Item);
     let mut detail = match (field(FieldId::Status), field(FieldId::Detail)) {
         (Some(status), Some(detail)) => Some(Text::from(format!("{status}: {detail}").as_str())),
         (Some(_), None) => text(FieldId::Status),

@@ -128,7 +128,7 @@ impl Classified {
             worker: self.worker.as_deref().map(Text::from),
         };
         event.set_scope(scope.interned());
-        event.item = self.item.as_deref().map(Text::from);
+        event.item = self.item.as_deref().map(crate::model::Item::from);
         event.set_detail(self.detail.as_deref().map(Text::from));
     }
 

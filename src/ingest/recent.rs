@@ -10,7 +10,8 @@ use std::hash::{BuildHasher, BuildHasherDefault};
 use rustc_hash::FxHasher;
 
 use crate::model::event::{Extra, Handle};
-use crate::model::{Scope, Text};
+use crate::model::item::ItemTexts;
+use crate::model::{Item, Scope, Text};
 
 /// Slots in the cache (2^12): enough for the rounds that overlap in time in a busy ledger.
 const SLOT_BITS: u32 = 12;
@@ -60,6 +61,10 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 
 pub struct RecentTexts {
     slots: Box<[Option<Text>]>,
+    /// The same for items, which are kept by this reader, not interned (see `Item`): a round's
+    /// effect row names the item its selection row named a moment before.
+    items: ItemTexts,
+    item_slots: Box<[Option<Item>]>,
     /// The same for details without lease columns (`Extra`): a ledger has a few, repeated.
     extras: Box<[Option<Handle<Extra>>]>,
     /// The scopes of recent rows by their cells as written, by the run cell's hash: every row of
@@ -73,6 +78,8 @@ impl Default for RecentTexts {
     fn default() -> Self {
         RecentTexts {
             slots: vec![None; 1 << SLOT_BITS].into_boxed_slice(),
+            items: ItemTexts::default(),
+            item_slots: vec![None; 1 << SLOT_BITS].into_boxed_slice(),
             extras: vec![None; 1 << EXTRA_BITS].into_boxed_slice(),
             rounds: std::iter::repeat_with(RoundCells::default).take(1 << ROUND_BITS).collect(),
             hasher: BuildHasherDefault::default(),
@@ -89,6 +96,15 @@ impl RecentTexts {
         match slot {
             Some(known) if known.as_str() == text => *known,
             _ => *slot.insert(Text::from(text)),
+        }
+    }
+
+    /// `text` as an item: the recent item with that text, else kept anew.
+    pub fn item(&mut self, text: &str) -> Item {
+        let slot = (crate::model::item::key_of(text) >> (32 - SLOT_BITS)) as usize;
+        match self.item_slots[slot] {
+            Some(known) if self.items.text(known) == text => known,
+            _ => *self.item_slots[slot].insert(self.items.keep(text)),
         }
     }
 
@@ -165,6 +181,29 @@ mod tests {
         }
         assert_eq!(recent.text("run-261007-0933-a"), a);
         assert_ne!(recent.text("run-261007-0933-b"), a);
+    }
+
+    #[test]
+    fn a_recent_item_is_shared_and_items_are_told_apart_by_text() {
+        let mut recent = RecentTexts::default();
+        let selected = recent.item("PR-4412");
+        let posted = recent.item("PR-4412");
+        assert_eq!(selected.place_for_tests(), posted.place_for_tests(), "the recent item, not a new one");
+        assert_eq!(recent.items.text(posted), "PR-4412", "read from the block being written");
+        let (a_text, b_text) = crate::model::item::texts_with_one_key();
+        let (a, b) = (recent.item(a_text), recent.item(b_text));
+        // Thousands of other items later (the slot may have been reused), still equal by text.
+        for n in 0..10_000 {
+            recent.item(&format!("ISSUE-{n}"));
+        }
+        let again = recent.item("PR-4412");
+        // Items are compared once their reader is done with them.
+        drop(recent);
+        assert_eq!(again, selected);
+        assert_eq!(again.as_str(), "PR-4412");
+        assert_ne!(a, b, "one key, two texts");
+        assert_eq!(a.key(), b.key());
+        assert_eq!((a.as_str(), b.as_str()), (a_text, b_text));
     }
 
     #[test]

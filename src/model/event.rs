@@ -5,7 +5,8 @@
 //!
 //! Millions of events are kept at once (a ledger of a sweep that runs every minute), so an event is
 //! small (40 bytes): its texts are interned (`Text`: one copy of each distinct string, compared by
-//! pointer), its scope and details are numbers into interned lists (`Handle`), its time is 64-bit
+//! pointer) except its item, which is nearly always new (`Item`: kept per row, with a hash), its
+//! scope and details are numbers into interned lists (`Handle`), its time is 64-bit
 //! nanoseconds (`Moment`), and its raw text stays in the source file until a report shows it
 //! (`Raw`).
 
@@ -480,7 +481,8 @@ pub struct Event {
     pub kind: EventKind,
     /// Job, run, slot and worker, shared with the events of the same round (see `Scope`).
     scope: Handle<Scope>,
-    pub item: Option<Text>,
+    /// What the row selected or acted on (see `Item`: equal by text, not interned).
+    pub item: Option<super::Item>,
     /// The failure reason and the lease columns, shared with the events that have the same (see
     /// `Extra`): read with `detail()` and `lease()`.
     extra: Handle<Extra>,

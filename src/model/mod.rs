@@ -3,6 +3,7 @@
 
 pub mod event;
 pub mod finding;
+pub mod item;
 pub mod params;
 pub mod report;
 pub mod rounds;
@@ -10,6 +11,7 @@ pub mod timeline;
 
 pub use event::{Channel, Event, EventKind, Moment, Origin, Raw, Scope, Text};
 pub use finding::{Derivation, Finding, Severity, Value};
+pub use item::Item;
 pub use params::{LockParams, ParamOrigin};
 pub use report::{InputSummary, Report};
 pub use rounds::{Attempt, Round};

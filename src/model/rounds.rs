@@ -74,6 +74,11 @@ impl Rounds {
         self.placed(round.effects)
     }
 
+    /// How many `item-selected` rows all rounds have together.
+    pub fn selection_count(&self) -> usize {
+        self.all.iter().map(|round| round.selections.len as usize).sum()
+    }
+
     fn placed(&self, place: Place) -> &[EventId] {
         &self.ids[place.start as usize..(place.start + place.len) as usize]
     }
@@ -304,7 +309,7 @@ mod tests {
     fn row(second: i64, kind: EventKind, run: &str, item: Option<&str>) -> Event {
         let mut event = activation(second, kind, Channel::Ledger, run);
         event.edit().run_id = Some(run.into());
-        event.item = item.map(Text::from);
+        event.item = item.map(crate::model::Item::from);
         event
     }
 

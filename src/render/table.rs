@@ -65,14 +65,14 @@ fn write_ids(out: &mut String, event: &Event) {
         let _ = write!(out, "{label}{value}");
     };
     for (label, value) in [
-        ("job=", &event.job_id),
-        ("name=", &event.job_name),
-        ("run=", &event.run_id),
-        ("item=", &event.item),
-        ("worker=", &event.worker),
+        ("job=", event.job_id.as_deref()),
+        ("name=", event.job_name.as_deref()),
+        ("run=", event.run_id.as_deref()),
+        ("item=", event.item.as_deref()),
+        ("worker=", event.worker.as_deref()),
     ] {
         if let Some(value) = value {
-            part(out, label, &value.as_str());
+            part(out, label, &value);
         }
     }
     let lease = event.lease();
