@@ -48,13 +48,17 @@ impl Detector for DuplicateSelection {
             if same_key.len() < 2 {
                 continue;
             }
-            // Items whose texts hash alike are told apart here.
-            same_item.clear();
-            same_item.extend_from_slice(same_key);
-            if same_item.iter().any(|s| s.item != same_item[0].item) {
+            // Items whose texts hash alike are told apart here (each text is read once when they
+            // are all the same item, as they nearly always are).
+            let (groups, one_item): (&[Selection], bool) = if same_key.iter().all(|s| s.item == same_key[0].item) {
+                (same_key, true)
+            } else {
+                same_item.clear();
+                same_item.extend_from_slice(same_key);
                 same_item.sort_by(|a, b| a.item.grouping_cmp(&b.item).then(a.id.cmp(&b.id)));
-            }
-            for group in same_item.chunk_by(|a, b| a.item == b.item) {
+                (&same_item, false)
+            };
+            for group in groups.chunk_by(|a, b| one_item || a.item == b.item) {
                 if group.len() < 2 {
                     continue;
                 }
