@@ -34,8 +34,9 @@ impl Detector for DuplicateSelection {
         for (index, round) in context.rounds.iter().enumerate() {
             let index = u32::try_from(index).expect("fewer than 2^32 rounds");
             for &id in context.rounds.selections(round) {
-                if let Some(item) = timeline.get(id).item {
-                    selections.push(Selection { item, id, round: index });
+                let event = timeline.get(id);
+                if let Some(item) = event.item {
+                    selections.push(Selection { item, at: event.moment(), id, round: index });
                 }
             }
         }
@@ -75,10 +76,10 @@ impl Detector for DuplicateSelection {
                 // later, so an item picked by thousands of rounds over a long ledger stays one pass.
                 open.clear();
                 for &later in &firsts {
-                    let later_at = timeline.get(later.id).moment();
+                    let later_at = later.at;
                     let close = |earlier: &Selection| {
                         if let Some(window) = context.settings.duplicate_window_s {
-                            timeline.get(earlier.id).moment().seconds_to(later_at) <= window
+                            earlier.at.seconds_to(later_at) <= window
                         } else {
                             let (start, end) = spans[earlier.round as usize];
                             start <= later_at && later_at <= end
@@ -101,11 +102,13 @@ impl Detector for DuplicateSelection {
     }
 }
 
-/// One round's selection of an item (the round by its position in `Context::rounds`): 16 bytes,
-/// for each of a ledger's million selections.
+/// One round's selection of an item (the round by its position in `Context::rounds`), with its
+/// time: pairing reads times again and again, and the events of a million selections are
+/// scattered over the timeline.
 #[derive(Clone, Copy)]
 struct Selection {
     item: Item,
+    at: Moment,
     id: EventId,
     round: u32,
 }
