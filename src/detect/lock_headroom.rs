@@ -7,8 +7,6 @@
 //! risk: if even the longest run, blocking from start to end, stays under that limit, the lock
 //! length did not cause the rerun.
 
-use std::collections::BTreeMap;
-
 use crate::model::timeline::EventId;
 use crate::model::{Channel, EventKind, Finding, Severity, Text, Value};
 use ustr::UstrSet;
@@ -103,18 +101,21 @@ impl Detector for LockHeadroom {
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
         let stalled_jobs: UstrSet = context.recoveries().into_iter().map(|(job, _, _)| job).collect();
-        // Groups in name order (`Text` orders by its text).
-        let mut groups: BTreeMap<Text, Vec<Run>> = BTreeMap::new();
-        for run in runs(context) {
-            groups.entry(run.group).or_default().push(run);
-        }
+        // Grouped in place, each group in the order `runs` gave (a list per group would copy the
+        // runs of a big ledger, at the detectors' peak of memory); groups in name order (`Text`
+        // orders by its text).
+        let mut runs = runs(context);
+        runs.sort_by_key(|run| run.group.as_char_ptr());
+        let mut groups: Vec<&[Run]> = runs.chunk_by(|a, b| a.group == b.group).collect();
+        groups.sort_by_key(|runs| runs[0].group);
         #[allow(clippy::cast_precision_loss)]
         let lock_s = context.params.lock_duration as f64 / 1000.0;
         #[allow(clippy::cast_precision_loss)]
         let renew_s = context.params.lock_renew_time as f64 / 1000.0;
         let blocking_limit_s = lock_s - renew_s / 2.0;
         let mut findings = Vec::new();
-        for (group, runs) in groups {
+        for runs in groups {
+            let group = runs[0].group;
             let mut seconds: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
             seconds.sort_by(f64::total_cmp);
             let max = *seconds.last().expect("groups are not empty");

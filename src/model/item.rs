@@ -43,6 +43,9 @@ const OFFSET_MASK: u32 = (1 << OFFSET_BITS) - 1;
 const MAX_BLOCKS: usize = 1 << (31 - OFFSET_BITS);
 /// Where the last text of a block may start.
 const MAX_OFFSET: usize = OFFSET_MASK as usize;
+/// The room a block starts with: its last text starts below `MAX_OFFSET` and most are short (a
+/// block that grew by doubling would end with half of it unused until it is handed over).
+const BLOCK_CAPACITY: usize = MAX_OFFSET + 1 + 256;
 /// Texts longer than this are kept singly: a text's length is written before it as one
 /// character whose code is the length (a block stays valid UTF-8), and codes from 0xD800 on are
 /// not all characters.
@@ -203,7 +206,7 @@ impl ItemTexts {
                 self.out_of_blocks = true;
                 return Item::single(text);
             }
-            self.current = Some((number, String::new()));
+            self.current = Some((number, String::with_capacity(BLOCK_CAPACITY)));
         }
         let Some((number, block)) = &mut self.current else { unreachable!("a block was just started") };
         let offset = block.len();
