@@ -45,8 +45,37 @@ impl Detector for DuplicateSelection {
         let mut same_item: Vec<Selection> = Vec::new();
         let mut firsts: Vec<Selection> = Vec::new();
         let mut open: Vec<Selection> = Vec::new();
+        // Whether a selection at `later_at` can pair with an earlier one, and whether the earlier
+        // one can pair with nothing from then on (its round has ended, or it fell out of the
+        // fixed window: later selections are later still).
+        let window = context.settings.duplicate_window_s;
+        let close = |earlier: &Selection, later_at: Moment| {
+            if let Some(window) = window {
+                earlier.at.seconds_to(later_at) <= window
+            } else {
+                let (start, end) = spans[earlier.round as usize];
+                start <= later_at && later_at <= end
+            }
+        };
+        let gone = |earlier: &Selection, later_at: Moment| match window {
+            Some(window) => earlier.at.seconds_to(later_at) > window,
+            None => later_at > spans[earlier.round as usize].1,
+        };
         for same_key in selections.chunk_by(|a, b| a.item.key() == b.item.key()) {
             if same_key.len() < 2 {
+                continue;
+            }
+            // An item selected again, but never while another round that selected it ran (nearly
+            // every item re-selected in a long ledger), is let go before any text is read: if no
+            // two selections with this key pair, no two of one item do.
+            open.clear();
+            let may_pair = same_key.iter().any(|later| {
+                open.retain(|earlier| !gone(earlier, later.at));
+                let pairs = open.iter().any(|earlier| earlier.round != later.round && close(earlier, later.at));
+                open.push(*later);
+                pairs
+            });
+            if !may_pair {
                 continue;
             }
             // Items whose texts hash alike are told apart here (each text is read once when they
@@ -76,16 +105,7 @@ impl Detector for DuplicateSelection {
                 // later, so an item picked by thousands of rounds over a long ledger stays one pass.
                 open.clear();
                 for &later in &firsts {
-                    let later_at = later.at;
-                    let close = |earlier: &Selection| {
-                        if let Some(window) = context.settings.duplicate_window_s {
-                            earlier.at.seconds_to(later_at) <= window
-                        } else {
-                            let (start, end) = spans[earlier.round as usize];
-                            start <= later_at && later_at <= end
-                        }
-                    };
-                    open.retain(close);
+                    open.retain(|earlier| close(earlier, later.at));
                     for earlier in &open {
                         let rounds = (&context.rounds[earlier.round as usize], &context.rounds[later.round as usize]);
                         let finding = duplicate(context, &group_item, (earlier.id, rounds.0), (later.id, rounds.1));
