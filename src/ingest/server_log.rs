@@ -11,7 +11,7 @@ use crate::model::{Event, InputSummary, Origin, Raw};
 use crate::time::{self, Leading, Shape};
 
 use super::log_rules::RuleSet;
-use super::{EventFormat, SourceKind, SourceSpec};
+use super::{EventFormat, Reopen, SourceKind, SourceSpec};
 
 pub struct ServerLog;
 
@@ -41,38 +41,147 @@ impl EventFormat for ServerLog {
         summary: &mut InputSummary,
     ) -> Result<()> {
         let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
+        let part = Part { spec, source, rules: &rules, start: 0, later: false };
+        let scan = part.scan(input, None, events, summary)?;
+        scan.account(spec, summary)
+    }
+
+    /// A log of `SPLIT_AT_LEAST` bytes or more is read in two parts on two threads, split at the
+    /// first line that starts after its middle; the second part counts its lines from 1 and
+    /// they are renumbered when it is done. The events and the account are those of `read`: a
+    /// line's classification depends on that line alone, and the one check that depends on where
+    /// a line is (the first timestamp of the log is parsed in full, see `Scan::check_stamp`) is
+    /// kept by the second part for the case that the first part has no timestamp at all.
+    fn read_file(
+        &self,
+        spec: &SourceSpec,
+        source: u16,
+        input: Box<dyn BufRead + Send>,
+        reopen: &Reopen,
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<()> {
+        read_in_parts(spec, source, input, reopen, SPLIT_AT_LEAST, events, summary)
+    }
+}
+
+/// `ServerLog::read_file`, splitting a file of `split_at_least` bytes or more.
+fn read_in_parts(
+    spec: &SourceSpec,
+    source: u16,
+    input: Box<dyn BufRead + Send>,
+    reopen: &Reopen,
+    split_at_least: u64,
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<()> {
+    let size = std::fs::metadata(reopen.path()).map_or(0, |m| m.len());
+    let middle = if size >= split_at_least { line_start_after(reopen, size / 2)? } else { None };
+    let Some(middle) = middle else { return ServerLog.read(spec, source, input, events, summary) };
+    let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (first, later) = std::thread::scope(|scope| {
+        let later = scope.spawn(|| {
+            let part = Part { spec, source, rules: &rules, start: middle, later: true };
+            let mut events = Vec::new();
+            let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), ServerLog.name(), spec.tz);
+            let scan = part.scan(reopen.at(middle)?, Some(&stop), &mut events, &mut summary)?;
+            Ok::<_, Error>((scan, events, summary))
+        });
+        let part = Part { spec, source, rules: &rules, start: 0, later: false };
+        let first = part.scan(Box::new(std::io::Read::take(input, middle)), None, events, summary);
+        if first.is_err() {
+            // The first part's error is the one to report: the second part need not finish.
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        (first, later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    let mut first = first?;
+    // The second part counted its lines from 1 at the middle.
+    let before = first.line;
+    let rebased = |error: Error| match error {
+        Error::Input { path, line: Some(line), message } => Error::Input { path, line: Some(line + before), message },
+        other => other,
+    };
+    let (later, mut more, mut account) = later.map_err(rebased)?;
+    if !first.first_stamp_checked
+        && let Some(problem) = later.first_stamp_problem
+    {
+        return Err(rebased(problem));
+    }
+    for event in &mut more {
+        let line = super::line_of(spec, u64::from(event.origin().line) + before)?;
+        event.set_origin(Origin { line, ..event.origin() });
+    }
+    for rejection in &mut account.rejections {
+        rejection.line += before;
+    }
+    events.append(&mut more);
+    summary.absorb(account);
+    first.add(&later);
+    first.account(spec, summary)
+}
+
+/// Logs at least this large are read in two parts (see `ServerLog::read_file`).
+const SPLIT_AT_LEAST: u64 = 16 << 20;
+
+/// Where the first line after byte `from` starts: past the first `\n` at or after it (`None`: no
+/// line ending there, or nothing after it).
+fn line_start_after(reopen: &Reopen, from: u64) -> Result<Option<u64>> {
+    let io = |source| Error::Io { path: reopen.path().to_path_buf(), source };
+    let mut file = std::fs::File::open(reopen.path()).map_err(io)?;
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from)).map_err(io)?;
+    let mut block = vec![0; 1 << 20];
+    let read = std::io::Read::read(&mut file, &mut block).map_err(io)?;
+    let Some(newline) = memchr::memchr(b'\n', &block[..read]) else { return Ok(None) };
+    let start = from + newline as u64 + 1;
+    let size = file.metadata().map_err(io)?.len();
+    Ok((start < size).then_some(start))
+}
+
+/// One part of a log: all of it, or the part from byte `start` to its end (`later`), whose lines
+/// are counted from 1.
+struct Part<'a> {
+    spec: &'a SourceSpec,
+    source: u16,
+    rules: &'a RuleSet,
+    start: u64,
+    later: bool,
+}
+
+impl<'a> Part<'a> {
+    /// Reads the part's lines into `events` and `summary` (used lines, rejections); the counts of
+    /// the others are in the scan returned. `stop`, once set, ends the scan early.
+    fn scan(
+        &self,
+        input: Box<dyn BufRead + Send>,
+        stop: Option<&std::sync::atomic::AtomicBool>,
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<Scan<'a>> {
         let mut chunks = Chunks::new(input);
         let mut scan = Scan {
-            spec,
-            source,
-            rules: &rules,
+            spec: self.spec,
+            source: self.source,
+            rules: self.rules,
             line: 0,
             stamped: 0,
             blank: 0,
             continuation: 0,
             noise: 0,
             first_stamp_checked: false,
-            region_offset: 0,
+            keep_first_stamp_problem: self.later,
+            first_stamp_problem: None,
+            region_offset: self.start,
         };
-        while let Some(region) = chunks.next_region(&spec.path)? {
+        while let Some(region) = chunks.next_region(&self.spec.path)? {
+            if stop.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed)) {
+                break;
+            }
             scan.region(region, events, summary)?;
             scan.region_offset += region.len() as u64;
         }
-        summary.lines = scan.line;
-        for (reason, count) in [("blank", scan.blank), ("continuation", scan.continuation), ("noise", scan.noise)] {
-            if count > 0 {
-                summary.ignored += count;
-                *summary.ignored_by_reason.entry(reason.to_string()).or_default() += count;
-            }
-        }
-        if scan.line > 0 && scan.stamped == 0 {
-            return Err(Error::input(
-                &spec.path,
-                Some(1),
-                "no line starts with a timestamp: expected lines like '2026-10-07 09:33:00.012 INFO ...' (YYYY-MM-DD HH:MM:SS, optionally with fraction and offset)",
-            ));
-        }
-        Ok(())
+        Ok(scan)
     }
 }
 
@@ -148,11 +257,43 @@ struct Scan<'a> {
     noise: u64,
     /// Whether a line that starts like a timestamp has had the full check (shape and zone).
     first_stamp_checked: bool,
+    /// In the second part of a log read in two: the full check's error is kept, not returned (it
+    /// is the log's error only if the first part had no timestamp).
+    keep_first_stamp_problem: bool,
+    first_stamp_problem: Option<Error>,
     /// Byte offset of the current region in the input: events keep where their line is.
     region_offset: u64,
 }
 
 impl Scan<'_> {
+    /// The counts of `later`, the part after this one.
+    fn add(&mut self, later: &Scan<'_>) {
+        self.line += later.line;
+        self.stamped += later.stamped;
+        self.blank += later.blank;
+        self.continuation += later.continuation;
+        self.noise += later.noise;
+    }
+
+    /// The lines that are not events, into the summary; an error if no line had a timestamp.
+    fn account(&self, spec: &SourceSpec, summary: &mut InputSummary) -> Result<()> {
+        summary.lines = self.line;
+        for (reason, count) in [("blank", self.blank), ("continuation", self.continuation), ("noise", self.noise)] {
+            if count > 0 {
+                summary.ignored += count;
+                *summary.ignored_by_reason.entry(reason.to_string()).or_default() += count;
+            }
+        }
+        if self.line > 0 && self.stamped == 0 {
+            return Err(Error::input(
+                &spec.path,
+                Some(1),
+                "no line starts with a timestamp: expected lines like '2026-10-07 09:33:00.012 INFO ...' (YYYY-MM-DD HH:MM:SS, optionally with fraction and offset)",
+            ));
+        }
+        Ok(())
+    }
+
     /// One region of whole lines. The rules' candidate search runs over the whole region;
     /// the lines it does not touch only get counted (a look at their first bytes says blank,
     /// continuation or noise), and each line it touches is parsed and classified in full.
@@ -201,7 +342,13 @@ impl Scan<'_> {
                 }
                 Some(b'0'..=b'9' | b'[') if time::looks_like_date(text.strip_prefix(b"[").unwrap_or(text)) => {
                     if !self.first_stamp_checked {
-                        self.check_stamp(text)?;
+                        match self.check_stamp(text) {
+                            Err(problem) if self.keep_first_stamp_problem => {
+                                self.first_stamp_problem = Some(problem);
+                                self.first_stamp_checked = true;
+                            }
+                            checked => checked?,
+                        }
                     }
                     self.stamped += 1;
                     self.noise += 1;
@@ -365,6 +512,113 @@ mod tests {
         let mut summary = InputSummary::new("server.log", "log", "text", tz);
         ServerLog.read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)?;
         Ok((events, summary))
+    }
+
+    /// `text` read as a plain file, in two parts when `split_at_least` allows, or in one.
+    fn read_file(text: &str, tz: Option<chrono_tz::Tz>, split_at_least: u64) -> Result<(Vec<Event>, InputSummary)> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server.log");
+        std::fs::write(&path, text).unwrap();
+        let spec = SourceSpec {
+            reread: crate::ingest::Reread::Seek,
+            ..SourceSpec::new(SourceKind::Log, path.clone(), tz, "--log-tz".into())
+        };
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("server.log", "log", "text", tz);
+        let reopen = Reopen { path: &path, bar: None };
+        read_in_parts(&spec, 0, reopen.at(0)?, &reopen, split_at_least, &mut events, &mut summary)?;
+        Ok((events, summary))
+    }
+
+    /// An error from the file `read_file` wrote, from its name on (the folder is a new one each time).
+    fn in_file(error: &Error) -> String {
+        let error = error.to_string();
+        error[error.find("server.log").unwrap()..].to_string()
+    }
+
+    /// A log of every kind of line: entries that matter, rejected ones (no job id), noise, blank
+    /// lines and stack traces, `n` entries long.
+    fn mixed_log(n: usize) -> String {
+        use std::fmt::Write;
+        let mut text = String::new();
+        for i in 0..n {
+            let at = format!("2026-10-07 09:{:02}:{:02}.{:03}", i / 60 % 60, i % 60, i % 1000);
+            match i % 7 {
+                0 => writeln!(text, "{at} INFO [worker] job active queue=q name=sweep id={i} pid=41877"),
+                // Rejected (no job id) a few times, in the second half only.
+                1 if i > n / 2 && i % 49 == 1 => writeln!(text, "{at} INFO [worker] job completed queue=q name=sweep"),
+                1 => writeln!(text, "{at} INFO [worker] job completed queue=q name=sweep id={i}"),
+                2 => writeln!(text, "{at} ERROR [api] request failed\n    at Object.<anonymous> (/app/main.js:{i}:1)"),
+                3 => writeln!(text, "\n{at} DEBUG cache hit key=k{i}"),
+                _ => writeln!(text, "{at} INFO GET /api/jobs/active 200 {i}ms"),
+            }
+            .unwrap();
+        }
+        text
+    }
+
+    #[test]
+    fn a_log_read_in_two_parts_gives_the_events_and_account_of_one_read() {
+        // A first line of growing length moves the middle over every byte of a few lines (an
+        // entry, a stack trace, a blank line): the part after it counts its lines from 1.
+        for pad in 0..240 {
+            let text = format!("2026-10-07 09:00:00.000 INFO {}\n{}", "x".repeat(pad), mixed_log(3_000));
+            let whole = read_file(&text, Some(chrono_tz::Asia::Seoul), u64::MAX).unwrap();
+            let parts = read_file(&text, Some(chrono_tz::Asia::Seoul), 1).unwrap();
+            assert!(parts.0 == whole.0, "first line padded by {pad}");
+            assert_eq!(parts.1, whole.1);
+            assert!(
+                whole.0.len() > 500 && whole.1.rejected > 5 && whole.1.ignored_by_reason.len() == 3,
+                "{:?}",
+                whole.1
+            );
+        }
+    }
+
+    #[test]
+    fn an_error_in_the_second_part_names_its_line_in_the_file() {
+        let mut text = mixed_log(2_000);
+        let line = text[..text.len() * 3 / 4].matches('\n').count() + 1;
+        let at = text.match_indices('\n').nth(line - 2).unwrap().0 + 1;
+        text.insert_str(at, "2026-10-07 09:61:00 INFO job active id=7\n");
+        let whole = in_file(&read_file(&text, Some(chrono_tz::Asia::Seoul), u64::MAX).unwrap_err());
+        let parts = in_file(&read_file(&text, Some(chrono_tz::Asia::Seoul), 1).unwrap_err());
+        assert!(whole.starts_with(&format!("server.log:{line}: malformed timestamp")), "{whole}");
+        assert_eq!(parts, whole);
+    }
+
+    #[test]
+    fn the_first_timestamp_is_checked_in_full_once_even_in_the_second_part() {
+        // The first part has no timestamp: the second part's first one is the log's first, and
+        // its missing zone is the log's error, at its line.
+        let mut text = "    at Object.<anonymous> (/app/main.js:1:1)\n".repeat(2_000);
+        let first_line = 2_001;
+        text += &"2026-10-07 09:33:00.100 INFO GET /healthz 200 1ms\n".repeat(2_000);
+        let whole = in_file(&read_file(&text, None, u64::MAX).unwrap_err());
+        let parts = in_file(&read_file(&text, None, 1).unwrap_err());
+        assert!(whole.starts_with(&format!("server.log:{first_line}: timestamp has no UTC offset")), "{whole}");
+        assert_eq!(parts, whole);
+        // The first part has one: the second part's first noise line is not checked again (a
+        // malformed time there is noise, as in one read). It is put where the second part starts.
+        let malformed = "2026-13-45 99:99:99 INFO GET /healthz 200 1ms\n";
+        let base = mixed_log(2_000);
+        let text = base
+            .match_indices('\n')
+            .map(|(at, _)| {
+                let mut text = base.clone();
+                text.insert_str(at + 1, malformed);
+                (at + 1, text)
+            })
+            .find(|(at, text)| {
+                let middle = text.len() / 2;
+                middle <= *at && text[middle..*at].find('\n') == Some(*at - 1 - middle)
+            })
+            .map(|(_, text)| text)
+            .unwrap();
+        let whole = read_file(&text, Some(chrono_tz::Asia::Seoul), u64::MAX).unwrap();
+        let parts = read_file(&text, Some(chrono_tz::Asia::Seoul), 1).unwrap();
+        assert!(parts.0 == whole.0);
+        assert_eq!(parts.1, whole.1);
     }
 
     #[test]
