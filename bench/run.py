@@ -125,7 +125,7 @@ def run(argv: list[str], capture: bool, timeout: float | None) -> dict:
     command's wall time. Without /usr/bin/time, os.wait4's figure is used (a floor of ~16 MB)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile(mode="r", suffix=".rss") as rss:
-        full = [TIME, "-f", "%M", "-o", rss.name, *argv] if TIME else argv
+        full = [TIME, "-f", "%M %U %S", "-o", rss.name, *argv] if TIME else argv
         t0 = time.perf_counter()
         p = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=out if capture else subprocess.DEVNULL, stderr=err)
         timer = threading.Timer(timeout, p.kill) if timeout else None
@@ -137,13 +137,19 @@ def run(argv: list[str], capture: bool, timeout: float | None) -> dict:
             timer.cancel()
         p.returncode = os.waitstatus_to_exitcode(status)
         rss_kb = usage.ru_maxrss
+        cpu_s = usage.ru_utime + usage.ru_stime
         if TIME:
-            lines = [ln for ln in rss.read().split() if ln.isdigit()]
-            rss_kb = int(lines[-1]) if lines else None
+            # The last line is "%M %U %S" (a line before it may say the command failed).
+            fields = (rss.read().strip().splitlines() or [""])[-1].split()
+            try:
+                rss_kb, cpu_s = int(fields[0]), float(fields[1]) + float(fields[2])
+            except (IndexError, ValueError):
+                rss_kb = None
         out.seek(0)
         err.seek(0)
         return {
             "wall_s": wall,
+            "cpu_s": cpu_s,
             "rss_kb": rss_kb,
             "rc": p.returncode,
             "stdout": out.read().decode("utf-8", "replace"),
@@ -405,7 +411,8 @@ def main() -> int:
                     lt_events = input_of(plain_report, "log")["events"]
                 except (ValueError, TypeError, KeyError):
                     pass
-            results[name].append({"round": rnd, "wall_s": r["wall_s"], "rss_kb": r["rss_kb"], "ok": not errs, "errors": errs})
+            results[name].append({"round": rnd, "wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "rss_kb": r["rss_kb"],
+                                  "ok": not errs, "errors": errs})
             errors += [f"round {rnd}: {name}: {e}" for e in errs]
             row.append(f"{name} {r['wall_s']:.3f}s")
         # leasetrace's log events must equal this round's rg count.
@@ -426,8 +433,11 @@ def main() -> int:
     for name, _, _ in commands:
         walls = [x["wall_s"] for x in results[name]]
         med = statistics.median(walls)
+        cpu = statistics.median(x["cpu_s"] for x in results[name])
         summary[name] = {
             "median_s": med,
+            "median_cpu_s": cpu,
+            "reads_mb_per_cpu_s": reads_mb.get(name, total_mb) / cpu if cpu > 0 else None,
             "min_s": min(walls),
             "max_s": max(walls),
             "peak_rss_mb": max(x["rss_kb"] or 0 for x in results[name]) / 1024,
@@ -438,12 +448,13 @@ def main() -> int:
     ratio_col = {"leasetrace": f"{fmt_ratio(medians['leasetrace_over_rg'])} rg -c",
                  "python": f"{fmt_ratio(medians['python_over_leasetrace'])} leasetrace"}
     print()
-    print(f"{'command':<24} {'median s':>9} {'min s':>9} {'peak RSS MB':>12} {'MB/s':>9} {'own MB/s':>9}  median ratio")
+    print(f"{'command':<24} {'median s':>9} {'min s':>9} {'CPU s':>7} {'peak RSS MB':>12} {'MB/s':>9} {'own MB/s':>9}  median ratio")
     for name, _, _ in commands:
         s = summary[name]
-        print(f"{name:<24} {s['median_s']:>9.3f} {s['min_s']:>9.3f} {s['peak_rss_mb']:>12.1f} {s['mb_s']:>9.0f} "
-              f"{s['reads_mb_s']:>9.0f}  {ratio_col.get(name, '')}")
+        print(f"{name:<24} {s['median_s']:>9.3f} {s['min_s']:>9.3f} {s['median_cpu_s']:>7.2f} {s['peak_rss_mb']:>12.1f} "
+              f"{s['mb_s']:>9.0f} {s['reads_mb_s']:>9.0f}  {ratio_col.get(name, '')}")
     print(f"(MB/s: log + ledger = {total_mb:.1f} MB over the median; own MB/s: over the bytes the command reads; "
+          f"CPU s: user + system, all threads, median; "
           f"ratios: median of the per-round ratios; leasetrace/cat {fmt_ratio(medians['leasetrace_over_cat'])})")
 
     lt = summary["leasetrace"]
@@ -454,7 +465,8 @@ def main() -> int:
     ]
     if args.split:
         target_rows += [
-            ("log ingest MB/s (one thread)", summary["log ingest"]["reads_mb_s"], ">=", TARGETS["log_ingest_min_mb_s"]),
+            # "On one core": the log's MB over the CPU seconds of all threads that read it.
+            ("log ingest MB per CPU second", summary["log ingest"]["reads_mb_per_cpu_s"], ">=", TARGETS["log_ingest_min_mb_s"]),
             ("ledger ingest MB/s", summary["ledger ingest"]["reads_mb_s"], ">=", TARGETS["ledger_ingest_min_mb_s"]),
         ]
     print("\nissue targets (reported, not enforced):")
