@@ -112,23 +112,8 @@ fn read_in_parts(
         }
         if let Some(line) = met_middle {
             // The second part counted its lines from 1 at the middle.
-            let before = line - 1;
-            let (mut more, mut account) =
-                later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)).map_err(|error| match error {
-                    Error::Input { path, line: Some(line), message } => {
-                        Error::Input { path, line: Some(line + before), message }
-                    }
-                    other => other,
-                })?;
-            for event in &mut more {
-                let line = super::line_of(spec, u64::from(event.origin().line) + before)?;
-                event.set_origin(Origin { line, ..event.origin() });
-            }
-            for rejection in &mut account.rejections {
-                rejection.line += before;
-            }
-            events.append(&mut more);
-            summary.absorb(account);
+            let later = later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            super::join_later_part(spec, line - 1, later, events, summary)?;
         }
         Ok(())
     })
@@ -149,14 +134,8 @@ impl Drop for StopOnDrop<'_> {
 /// Where the first record after the first line ending at or after byte `from` would start: past
 /// that `\n` and any line endings after it (`None`: no line ending there, or only line endings).
 fn record_start_after(reopen: &Reopen, from: u64) -> Result<Option<u64>> {
-    let io = |source| Error::Io { path: reopen.path().to_path_buf(), source };
-    let mut file = std::fs::File::open(reopen.path()).map_err(io)?;
-    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from)).map_err(io)?;
-    let mut block = vec![0; 1 << 20];
-    let read = std::io::Read::read(&mut file, &mut block).map_err(io)?;
-    let block = &block[..read];
-    let Some(newline) = memchr::memchr(b'\n', block) else { return Ok(None) };
-    Ok(block[newline..].iter().position(|&b| b != b'\n' && b != b'\r').map(|start| from + (newline + start) as u64))
+    let Some((newline, rest)) = reopen.line_end_after(from)? else { return Ok(None) };
+    Ok(rest.iter().position(|&b| b != b'\n' && b != b'\r').map(|start| newline + start as u64))
 }
 
 /// The second part of a file: the records from byte `start` (a record's start) to the end, with

@@ -210,6 +210,52 @@ impl Reopen<'_> {
             None => Box::new(BufReader::with_capacity(1 << 16, file)),
         })
     }
+
+    /// Where the first `\n` at or after byte `from` is, and the bytes from there to the end of
+    /// the 1 MiB read from `from` (not counted on the bar: a look for where a second part of the
+    /// file may start). `None`: no line ending in that MiB.
+    pub fn line_end_after(&self, from: u64) -> Result<Option<(u64, Vec<u8>)>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let io = |source| Error::Io { path: self.path.to_path_buf(), source };
+        let mut file = File::open(self.path).map_err(io)?;
+        file.seek(SeekFrom::Start(from)).map_err(io)?;
+        let mut block = vec![0; 1 << 20];
+        let read = file.read(&mut block).map_err(io)?;
+        block.truncate(read);
+        Ok(memchr::memchr(b'\n', &block).map(|newline| (from + newline as u64, block.split_off(newline))))
+    }
+}
+
+/// The second part of a file read in two (from a line start on, its lines counted from 1 there),
+/// after the first part's `before` lines: its lines, rejections and error renumbered, its events
+/// and account added to the first part's. Formats that read a large file in two parts on two
+/// threads (CSV ledger, text log) join them here.
+pub(crate) fn join_later_part(
+    spec: &SourceSpec,
+    before: u64,
+    later: Result<(Vec<Event>, InputSummary)>,
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<()> {
+    let (mut more, mut account) = later.map_err(|error| shifted(error, before))?;
+    for event in &mut more {
+        let line = line_of(spec, u64::from(event.origin().line) + before)?;
+        event.set_origin(crate::model::Origin { line, ..event.origin() });
+    }
+    for rejection in &mut account.rejections {
+        rejection.line += before;
+    }
+    events.append(&mut more);
+    summary.absorb(account);
+    Ok(())
+}
+
+/// An error of a file's second part, its line counted in the file (see `join_later_part`).
+pub(crate) fn shifted(error: Error, before: u64) -> Error {
+    match error {
+        Error::Input { path, line: Some(line), message } => Error::Input { path, line: Some(line + before), message },
+        other => other,
+    }
 }
 
 /// Every event format leasetrace reads. Adding a format: one file and one line here.

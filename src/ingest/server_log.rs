@@ -99,25 +99,13 @@ fn read_in_parts(
     let mut first = first?;
     // The second part counted its lines from 1 at the middle.
     let before = first.line;
-    let rebased = |error: Error| match error {
-        Error::Input { path, line: Some(line), message } => Error::Input { path, line: Some(line + before), message },
-        other => other,
-    };
-    let (later, mut more, mut account) = later.map_err(rebased)?;
+    let (later, more, account) = later.map_err(|error| super::shifted(error, before))?;
     if !first.first_stamp_checked
         && let Some(problem) = later.first_stamp_problem
     {
-        return Err(rebased(problem));
+        return Err(super::shifted(problem, before));
     }
-    for event in &mut more {
-        let line = super::line_of(spec, u64::from(event.origin().line) + before)?;
-        event.set_origin(Origin { line, ..event.origin() });
-    }
-    for rejection in &mut account.rejections {
-        rejection.line += before;
-    }
-    events.append(&mut more);
-    summary.absorb(account);
+    super::join_later_part(spec, before, Ok((more, account)), events, summary)?;
     first.add(&later);
     first.account(spec, summary)
 }
@@ -128,15 +116,11 @@ const SPLIT_AT_LEAST: u64 = 16 << 20;
 /// Where the first line after byte `from` starts: past the first `\n` at or after it (`None`: no
 /// line ending there, or nothing after it).
 fn line_start_after(reopen: &Reopen, from: u64) -> Result<Option<u64>> {
-    let io = |source| Error::Io { path: reopen.path().to_path_buf(), source };
-    let mut file = std::fs::File::open(reopen.path()).map_err(io)?;
-    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from)).map_err(io)?;
-    let mut block = vec![0; 1 << 20];
-    let read = std::io::Read::read(&mut file, &mut block).map_err(io)?;
-    let Some(newline) = memchr::memchr(b'\n', &block[..read]) else { return Ok(None) };
-    let start = from + newline as u64 + 1;
-    let size = file.metadata().map_err(io)?.len();
-    Ok((start < size).then_some(start))
+    let Some((newline, _)) = reopen.line_end_after(from)? else { return Ok(None) };
+    let size = std::fs::metadata(reopen.path())
+        .map_err(|source| Error::Io { path: reopen.path().to_path_buf(), source })?
+        .len();
+    Ok((newline + 1 < size).then_some(newline + 1))
 }
 
 /// One part of a log: all of it, or the part from byte `start` to its end (`later`), whose lines
