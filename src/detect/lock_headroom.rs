@@ -34,8 +34,13 @@ pub fn runs(context: &Context) -> Vec<Run> {
     let timeline = context.timeline;
     let mut out = Vec::new();
     let unnamed = Text::from("(unnamed)");
-    for (job_id, attempts) in context.attempts.iter() {
-        let events = context.events_of_job(job_id);
+    // Jobs in the order their events are laid out (`JobEvents`): the walk reads those lists from
+    // start to end, and looks up the attempts, a smaller table, instead.
+    for (job_id, events) in context.job_events.iter() {
+        let attempts = context.attempts_of_job(job_id);
+        if attempts.is_empty() {
+            continue;
+        }
         let group = events
             .iter()
             .find_map(|&id| timeline.get(id).job_name)
@@ -123,7 +128,15 @@ impl Detector for LockHeadroom {
             if max / lock_s < REPORT_RATIO && !stalled_here {
                 continue;
             }
-            let longest = runs.iter().max_by(|a, b| a.seconds.total_cmp(&b.seconds)).expect("not empty");
+            // Of equally long runs, the job last in id order, then the later one of that job.
+            let longest = runs
+                .iter()
+                .max_by(|a, b| {
+                    (a.seconds.total_cmp(&b.seconds))
+                        .then_with(|| a.job_id.as_str().cmp(b.job_id.as_str()))
+                        .then(a.started.cmp(&b.started))
+                })
+                .expect("not empty");
             let could_outlive = max > blocking_limit_s;
             let severity = if could_outlive { Severity::Warning } else { Severity::Info };
             let mut finding = Finding::new("lock-headroom", severity, timeline.get(longest.ended).at());
@@ -214,6 +227,17 @@ mod tests {
         assert_eq!(f.get("could_outlive_lock"), Some(&Value::Flag(false)));
         assert_eq!(f.severity, Severity::Info);
         assert!(matches!(f.get("max_ratio"), Some(Value::Ratio(r)) if (r - 0.64).abs() < 0.001));
+    }
+
+    #[test]
+    fn of_equally_long_runs_the_last_job_in_id_order_is_cited() {
+        // j0, j1 and j2 all ran 754 s: the longest is j2's whatever order the jobs are walked in.
+        for seconds in [[754, 754, 754], [300, 754, 754]] {
+            let findings = detect(runs_of(&seconds), 1_178_000);
+            assert_eq!(findings[0].get("longest_job_id"), Some(&Value::Text("j2".into())), "{seconds:?}");
+        }
+        let findings = detect(runs_of(&[754, 754, 300]), 1_178_000);
+        assert_eq!(findings[0].get("longest_job_id"), Some(&Value::Text("j1".into())));
     }
 
     #[test]
