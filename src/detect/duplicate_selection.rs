@@ -28,8 +28,9 @@ impl Detector for DuplicateSelection {
         let spans: Vec<(Moment, Moment)> =
             context.rounds.iter().map(|round| (round.start_moment(timeline), round.end_moment(timeline))).collect();
         // One flat list, grouped by item (by the hash of its text first, `Item::key`: any grouping
-        // will do, the findings are put in item text order below) and in time order within an item. A list per
-        // item would cost an allocation per item, and nearly every item is selected once or twice.
+        // will do, the findings are put in item text order below) and in time order within an
+        // item. A list per item would cost an allocation per item, and nearly every item is
+        // selected once or twice.
         let mut selections: Vec<Selection> = Vec::with_capacity(context.rounds.selection_count());
         for (index, round) in context.rounds.iter().enumerate() {
             let index = u32::try_from(index).expect("fewer than 2^32 rounds");

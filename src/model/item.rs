@@ -4,8 +4,9 @@
 //! selections of 357 k items in the 2 M-row benchmark ledger. Interning them (one table of every
 //! distinct text, shared by all threads) cost a quarter of reading the ledger: each new item is a
 //! lookup in a table of hundreds of thousands of texts that the file streaming through the caches
-//! has evicted. So items are not interned. An item is a 4-byte number for its text, kept once
-//! per row that named it, and two items are equal when their texts are; a reader's recent items
+//! has evicted. So items are not interned. An item is where its text is (4 bytes; the text is
+//! kept once per row that named it) and a hash of the text (4 bytes), and two items are equal when
+//! their texts are; a reader's recent items
 //! answer the rows of the same round (`ItemTexts::keep` through `ingest::recent`), so a round's
 //! effect row shares its selection row's text.
 //!
