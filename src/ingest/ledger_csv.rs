@@ -58,7 +58,7 @@ impl EventFormat for LedgerCsv {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        read_in_parts(spec, source, input, Some((reopen, SPLIT_AT_LEAST)), events, summary)
+        read_in_parts(spec, source, input, Some((reopen, super::SPLIT_AT_LEAST)), events, summary)
     }
 }
 
@@ -118,9 +118,6 @@ fn read_in_parts(
         Ok(())
     })
 }
-
-/// Files at least this large are read in two parts (see `LedgerCsv::read_file`).
-const SPLIT_AT_LEAST: u64 = 16 << 20;
 
 /// Sets a flag when dropped.
 struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);

@@ -188,6 +188,10 @@ pub trait EventFormat: Sync {
     }
 }
 
+/// Plain files at least this large are read in two parts on two threads by the formats that can
+/// (`EventFormat::read_file`: the CSV ledger and the text log).
+pub(crate) const SPLIT_AT_LEAST: u64 = 16 << 20;
+
 /// Opens a plain source file again at a byte offset, its bytes counted on the source's bar.
 pub struct Reopen<'a> {
     path: &'a Path,

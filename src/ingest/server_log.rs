@@ -46,9 +46,9 @@ impl EventFormat for ServerLog {
         scan.account(spec, summary)
     }
 
-    /// A log of `SPLIT_AT_LEAST` bytes or more is read in two parts on two threads, split at the
-    /// first line that starts after its middle; the second part counts its lines from 1 and
-    /// they are renumbered when it is done. The events and the account are those of `read`: a
+    /// A log of `ingest::SPLIT_AT_LEAST` bytes or more is read in two parts on two threads, split
+    /// at the first line that starts after its middle; the second part counts its lines from 1
+    /// and they are renumbered when it is done. The events and the account are those of `read`: a
     /// line's classification depends on that line alone, and the one check that depends on where
     /// a line is (the first timestamp of the log is parsed in full, see `Scan::check_stamp`) is
     /// kept by the second part for the case that the first part has no timestamp at all.
@@ -61,7 +61,7 @@ impl EventFormat for ServerLog {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        read_in_parts(spec, source, input, reopen, SPLIT_AT_LEAST, events, summary)
+        read_in_parts(spec, source, input, reopen, super::SPLIT_AT_LEAST, events, summary)
     }
 }
 
@@ -76,7 +76,13 @@ fn read_in_parts(
     summary: &mut InputSummary,
 ) -> Result<()> {
     let size = std::fs::metadata(reopen.path()).map_or(0, |m| m.len());
-    let middle = if size >= split_at_least { line_start_after(reopen, size / 2)? } else { None };
+    // The second part starts at the first line after the middle (none: a file of one long line
+    // there, or nothing after it).
+    let middle = if size >= split_at_least {
+        reopen.line_end_after(size / 2)?.map(|(newline, _)| newline + 1).filter(|&start| start < size)
+    } else {
+        None
+    };
     let Some(middle) = middle else { return ServerLog.read(spec, source, input, events, summary) };
     let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
     let stop = std::sync::atomic::AtomicBool::new(false);
@@ -108,19 +114,6 @@ fn read_in_parts(
     super::join_later_part(spec, before, Ok((more, account)), events, summary)?;
     first.add(&later);
     first.account(spec, summary)
-}
-
-/// Logs at least this large are read in two parts (see `ServerLog::read_file`).
-const SPLIT_AT_LEAST: u64 = 16 << 20;
-
-/// Where the first line after byte `from` starts: past the first `\n` at or after it (`None`: no
-/// line ending there, or nothing after it).
-fn line_start_after(reopen: &Reopen, from: u64) -> Result<Option<u64>> {
-    let Some((newline, _)) = reopen.line_end_after(from)? else { return Ok(None) };
-    let size = std::fs::metadata(reopen.path())
-        .map_err(|source| Error::Io { path: reopen.path().to_path_buf(), source })?
-        .len();
-    Ok((newline + 1 < size).then_some(newline + 1))
 }
 
 /// One part of a log: all of it, or the part from byte `start` to its end (`later`), whose lines
