@@ -294,8 +294,10 @@ struct Records {
     at_eof: bool,
     /// Input offset of `buffer[0]`.
     offset: u64,
-    /// Line of the next unread byte: one more than the `\n` read so far.
+    /// Line of the next unread byte: one more than the line ends read so far (`ingest::line_ends`).
     line: u64,
+    /// Whether the last byte read was a `\r` (a `\n` right after it ends no other line).
+    after_cr: bool,
     /// Cells of the first record: every record must have as many.
     expected: Option<usize>,
     quoted: csv_core::Reader,
@@ -320,6 +322,7 @@ impl Records {
             at_eof: false,
             offset: 0,
             line: 1,
+            after_cr: false,
             expected: None,
             quoted: csv_core::ReaderBuilder::new().delimiter(delimiter).build(),
             unquoted: vec![0; 1024],
@@ -354,7 +357,7 @@ impl Records {
         let first = loop {
             let skipped = self.buffer[self.start..self.end].iter().position(|&b| b != b'\n' && b != b'\r');
             let upto = skipped.map_or(self.end, |skipped| self.start + skipped);
-            self.line += memchr::memchr_iter(b'\n', &self.buffer[self.start..upto]).count() as u64;
+            self.line += super::line_ends(&self.buffer[self.start..upto], &mut self.after_cr);
             self.start = upto;
             if skipped.is_some() {
                 break upto;
@@ -380,13 +383,14 @@ impl Records {
             self.refill().map_err(|error| read_error(spec, line, &error))?;
         };
         let first = self.start;
-        let (content_end, consumed_end) = match stop {
+        let content_end = match stop {
             Some(stop) if self.buffer[stop] == b'"' => return self.next_by_csv_core(spec, line, offset),
-            Some(stop) => (stop, stop + 1),
-            None => (self.end, self.end),
+            Some(stop) => stop,
+            None => self.end,
         };
-        self.line += u64::from(content_end < consumed_end && self.buffer[content_end] == b'\n');
-        self.start = consumed_end;
+        // The line ending is left to the next record's pass over line endings, which counts it.
+        self.start = content_end;
+        self.after_cr = false;
 
         let content = &self.buffer[first..content_end];
         self.bounds.clear();
@@ -413,7 +417,6 @@ impl Records {
         while self.expected.is_none() && self.end - self.start <= 3 && !self.at_eof {
             self.refill().map_err(|error| read_error(spec, line, &error))?;
         }
-        self.quoted.set_line(line);
         let (mut written, mut ended) = (0, 0);
         loop {
             // An empty input tells `csv_core` that the input has ended.
@@ -426,6 +429,8 @@ impl Records {
                 &mut self.unquoted[written..],
                 &mut self.ends[ended..],
             );
+            // Counted here, not by `csv_core`, which ends lines at `\n` only.
+            self.line += super::line_ends(&self.buffer[self.start..self.start + read], &mut self.after_cr);
             self.start += read;
             written += wrote;
             ended += ends;
@@ -437,7 +442,6 @@ impl Records {
                 ReadRecordResult::End => return Ok(None),
             }
         }
-        self.line = self.quoted.line();
         check_width(spec, line, self.expected, ended)?;
         self.expected = Some(ended);
         let cells = &self.unquoted[..written];
@@ -623,7 +627,8 @@ mod tests {
     fn first_byte(input: &[u8], byte: u64, counted: &mut (usize, u64)) -> (u64, u64) {
         let at = usize::try_from(byte).unwrap();
         let first = at + input[at..].iter().take_while(|&&b| b == b'\r' || b == b'\n').count();
-        counted.1 += memchr::memchr_iter(b'\n', &input[counted.0..first]).count() as u64;
+        let mut after_cr = counted.0 > 0 && input[counted.0 - 1] == b'\r';
+        counted.1 += crate::ingest::line_ends(&input[counted.0..first], &mut after_cr);
         counted.0 = first;
         (1 + counted.1, first as u64)
     }
@@ -899,6 +904,19 @@ mod tests {
         let lines: Vec<u32> = events.iter().map(|e| e.origin().line).collect();
         assert_eq!(lines, [2, 4]);
         assert_eq!(summary.rejections[0].line, 5);
+    }
+
+    #[test]
+    fn rows_of_a_file_with_lone_cr_endings_are_cited_by_their_own_lines() {
+        // Old Mac exports end lines with a lone `\r`: a text editor shows one row per line, and
+        // each row's evidence must point at its own (it once pointed every row at line 1).
+        let (events, summary) = read(
+            "at,run_id,event\r2026-10-07T00:33:03Z,r1,round_started\r\r2026-10-07T00:34:03Z,\"r\r1\",round_finished\r2026-10-07T00:35:03Z,r1,round_finished\r2026-10-07T00:36:03Z,r1,ping\r",
+        )
+        .unwrap();
+        let lines: Vec<u32> = events.iter().map(|e| e.origin().line).collect();
+        assert_eq!(lines, [2, 4, 6]);
+        assert_eq!(summary.rejections[0].line, 7);
     }
 
     #[test]

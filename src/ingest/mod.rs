@@ -357,6 +357,22 @@ pub fn choose_format(spec: &SourceSpec, first_line: &str) -> Result<&'static dyn
     ))
 }
 
+/// The line ends in `bytes` as a CSV ledger counts its lines, and as text editors number them: a
+/// line ends at `\n`, `\r\n` or a lone `\r` (old Mac exports), so every `\r` ends one and every
+/// `\n` not right after a `\r`. `after_cr` says whether the byte before `bytes` was a `\r`, and
+/// is updated to whether their last byte is.
+pub(crate) fn line_ends(bytes: &[u8], after_cr: &mut bool) -> u64 {
+    let mut count = 0;
+    for at in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+        let cr_before = if at == 0 { *after_cr } else { bytes[at - 1] == b'\r' };
+        count += u64::from(bytes[at] == b'\r' || !cr_before);
+    }
+    if let Some(&last) = bytes.last() {
+        *after_cr = last == b'\r';
+    }
+    count
+}
+
 /// `line` as an event keeps it (`Origin::line`), or an error naming the file.
 pub(crate) fn line_of(spec: &SourceSpec, line: u64) -> Result<u32> {
     crate::model::Origin::line_number(line).map_err(|problem| Error::input(&spec.path, Some(line), problem))
@@ -464,4 +480,20 @@ fn peek_first_line(input: &mut Box<dyn BufRead + Send>, path: &Path) -> Result<S
     let text = String::from_utf8_lossy(buffer);
     let first = text.lines().map(str::trim).find(|line| !line.is_empty());
     Ok(first.unwrap_or_default().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn line_ends_count_lf_crlf_and_lone_cr_once_each_across_pieces() {
+        let text = b"a\nb\r\nc\rd\r\r\ne\n\n\r";
+        let whole = super::line_ends(text, &mut false);
+        assert_eq!(whole, 8);
+        // Cut anywhere (a `\r\n` cut in two included), the pieces count the same.
+        for cut in 0..=text.len() {
+            let mut after_cr = false;
+            let pieces = super::line_ends(&text[..cut], &mut after_cr) + super::line_ends(&text[cut..], &mut after_cr);
+            assert_eq!(pieces, whole, "cut at {cut}");
+        }
+    }
 }
