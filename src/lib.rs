@@ -50,7 +50,9 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
     };
     let params = LockParams::resolve(&file_params, &config.param_flags);
     let paths = config.sources.iter().map(|source| model::Text::from(source.display_path().as_str())).collect();
-    let timeline = Timeline::new(events).with_paths(paths);
+    // The sources' summaries come first, in source order.
+    let line_texts = inputs.iter_mut().map(|input| std::mem::take(&mut input.texts)).collect();
+    let timeline = Timeline::new(events).with_paths(paths).with_line_texts(line_texts);
     let findings = match view {
         View::Timeline => Vec::new(),
         View::Analyze | View::Check(_) => {

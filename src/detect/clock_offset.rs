@@ -222,7 +222,7 @@ mod tests {
     use crate::model::{Event, LockParams, Origin, Timeline};
 
     fn event(source: u16, channel: Channel, when: &str, kind: EventKind, job: &str) -> Event {
-        let origin = Origin { channel, source, line: 1, raw: crate::model::Raw::default() };
+        let origin = Origin { channel, source, line: 1 };
         let mut event =
             Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc).into(), kind, origin);
         event.edit().job_id = Some(job.into());

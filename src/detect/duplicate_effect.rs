@@ -276,12 +276,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(n, r)| {
-                let origin = Origin {
-                    channel: Channel::Ledger,
-                    source: 0,
-                    line: u32::try_from(n).unwrap() + 2,
-                    raw: crate::model::Raw::default(),
-                };
+                let origin = Origin { channel: Channel::Ledger, source: 0, line: u32::try_from(n).unwrap() + 2 };
                 let at = DateTime::parse_from_rfc3339(r.at).unwrap().with_timezone(&Utc);
                 let mut event = Event::new(at.into(), EventKind::EffectPosted, origin);
                 event.edit().job_id = r.job.map(crate::model::Text::from);

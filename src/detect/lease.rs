@@ -447,7 +447,7 @@ pub(crate) mod tests {
         until: Option<f64>,
         accepted: Option<bool>,
     ) -> Event {
-        let origin = Origin { channel: Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
+        let origin = Origin { channel: Channel::Ledger, source: 0, line };
         let mut event = Event::new(t(at).into(), kind, origin);
         event.edit().job_id = Some("job-1".into());
         event.edit().worker = Some(crate::model::Text::from(worker));

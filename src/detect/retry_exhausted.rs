@@ -280,7 +280,7 @@ mod tests {
     }
 
     fn row(line: u32, when: &str, kind: EventKind, worker: &str, attempt: Option<u64>, detail: Option<&str>) -> Event {
-        let origin = Origin { channel: Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
+        let origin = Origin { channel: Channel::Ledger, source: 0, line };
         let mut event = Event::new(at(when).into(), kind, origin);
         event.edit().job_id = Some("job-9".into());
         event.edit().worker = Some(crate::model::Text::from(worker));
@@ -350,7 +350,7 @@ mod tests {
     #[test]
     fn the_stall_limit_is_left_to_stalled_limit_exceeded() {
         let stream = |line: u32, when: &str, kind: EventKind, detail: &str| {
-            let origin = Origin { channel: Channel::EventsStream, source: 1, line, raw: crate::model::Raw::default() };
+            let origin = Origin { channel: Channel::EventsStream, source: 1, line };
             let mut event = Event::new(at(when).into(), kind, origin);
             event.edit().job_id = Some("7".into());
             event.set_detail(Some(crate::model::Text::from(detail)));

@@ -314,7 +314,7 @@ mod tests {
     }
 
     fn row(when: &str, kind: EventKind, job: &str, worker: &str, detail: Option<&str>) -> Event {
-        let origin = Origin { channel: Channel::Ledger, source: 0, line: 0, raw: crate::model::Raw::default() };
+        let origin = Origin { channel: Channel::Ledger, source: 0, line: 0 };
         let mut event = Event::new(at(when).into(), kind, origin);
         event.edit().job_id = Some(crate::model::Text::from(job));
         event.edit().worker = Some(crate::model::Text::from(worker));
@@ -414,8 +414,7 @@ mod tests {
     #[test]
     fn a_reactivation_after_a_stall_is_not_a_retry() {
         let stream = |when: &str, kind: EventKind| {
-            let origin =
-                Origin { channel: Channel::EventsStream, source: 1, line: 0, raw: crate::model::Raw::default() };
+            let origin = Origin { channel: Channel::EventsStream, source: 1, line: 0 };
             let mut event = Event::new(at(when).into(), kind, origin);
             event.edit().job_id = Some("1".into());
             event

@@ -504,7 +504,7 @@ mod tests {
     }
 
     fn event(line: u32, when: &str, kind: EventKind, job: Option<&str>) -> Event {
-        let origin = Origin { channel: crate::model::Channel::Log, source: 0, line, raw: crate::model::Raw::default() };
+        let origin = Origin { channel: crate::model::Channel::Log, source: 0, line };
         let mut event = Event::new(at(when).into(), kind, origin);
         event.edit().job_id = job.map(crate::model::Text::from);
         event

@@ -322,7 +322,7 @@ mod tests {
     }
 
     fn event(channel: Channel, when: &str, kind: EventKind, job: Option<&str>, worker: &str) -> Event {
-        let origin = Origin { channel, source: 0, line: 0, raw: crate::model::Raw::default() };
+        let origin = Origin { channel, source: 0, line: 0 };
         let mut event = Event::new(at(when).into(), kind, origin);
         event.edit().job_id = job.map(crate::model::Text::from);
         event.edit().worker = Some(crate::model::Text::from(worker));

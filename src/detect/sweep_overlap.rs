@@ -114,8 +114,7 @@ mod tests {
     use chrono::{DateTime, Utc};
 
     fn row(line: u32, when: &str, kind: EventKind, run: &str) -> Event {
-        let origin =
-            Origin { channel: crate::model::Channel::Ledger, source: 0, line, raw: crate::model::Raw::default() };
+        let origin = Origin { channel: crate::model::Channel::Ledger, source: 0, line };
         let mut event =
             Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc).into(), kind, origin);
         event.edit().run_id = Some(crate::model::Text::from(run));

@@ -12,7 +12,7 @@ use chrono::DateTime;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::model::{Channel, Event, EventKind, InputSummary, Moment, Origin, Raw, Text};
+use crate::model::{Channel, Event, EventKind, InputSummary, Moment, Origin, Text};
 use crate::time;
 
 use super::lines::Lines;
@@ -83,12 +83,7 @@ fn to_event(spec: &SourceSpec, source: u16, entry: &Entry) -> Result<Option<Even
     let Some(kind) = EVENT_NAMES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k) else {
         return Ok(None);
     };
-    let origin = Origin {
-        channel: Channel::EventsStream,
-        source,
-        line: super::line_of(spec, entry.line)?,
-        raw: Raw::text(&entry.raw),
-    };
+    let origin = Origin { channel: Channel::EventsStream, source, line: super::line_of(spec, entry.line)? };
     let mut event = Event::new(at, kind, origin);
     let job_id = field(&entry.fields, "jobId").map(Text::from);
     let scope = crate::model::Scope {
@@ -126,6 +121,7 @@ fn accept(
     match to_event(spec, source, entry)? {
         Some(event) => {
             summary.used += span;
+            summary.texts.keep(event.origin().line, &entry.raw);
             events.push(event);
         }
         None => {

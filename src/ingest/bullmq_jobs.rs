@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::model::{Channel, Event, EventKind, InputSummary, Moment, Origin, Raw, Text};
+use crate::model::{Channel, Event, EventKind, InputSummary, Moment, Origin, Text};
 use crate::time;
 
 use super::{EventFormat, SourceKind, SourceSpec};
@@ -77,12 +77,13 @@ impl EventFormat for HgetallJson {
                 summary.ignore("not a job hash (no 'name' field)");
                 continue;
             }
-            let made = job_events(spec, source, line, queue, job_id, &fields, &raw)?;
+            let made = job_events(spec, source, line, queue, job_id, &fields)?;
             if made.is_empty() {
                 summary.ignore("job hash without timestamps");
                 continue;
             }
             summary.used();
+            summary.texts.keep(super::line_of(spec, line)?, &raw);
             events.extend(made);
         }
         Ok(())
@@ -161,7 +162,6 @@ fn job_events(
     queue: &str,
     job_id: &str,
     fields: &Map<String, Value>,
-    raw: &str,
 ) -> Result<Vec<Event>> {
     let millis = |name: &str| -> Result<Option<Moment>> {
         let Some(text) = text_field(fields, &[name]) else { return Ok(None) };
@@ -186,7 +186,7 @@ fn job_events(
             .filter_map(|(label, names)| text_field(fields, names).map(|v| format!("{label}={v}")))
             .collect();
     // One hash, one line: its events share their origin.
-    let origin = Origin { channel: Channel::JobHash, source, line: super::line_of(spec, line)?, raw: Raw::text(raw) };
+    let origin = Origin { channel: Channel::JobHash, source, line: super::line_of(spec, line)? };
     let make = |at: Moment, kind: EventKind, detail: Option<String>| {
         let mut event = Event::new(at, kind, origin);
         let scope = crate::model::Scope {

@@ -8,7 +8,7 @@ use std::io::BufRead;
 use crate::error::{Error, Result};
 use std::borrow::Cow;
 
-use crate::model::{Event, InputSummary, Origin, Raw};
+use crate::model::{Event, InputSummary, Origin};
 
 use super::ledger::{self, Columns, FIELDS, FieldId, Outcome};
 use super::recent::RecentTexts;
@@ -211,23 +211,21 @@ impl<'s> Rows<'s> {
     fn add(&mut self, record: &Record, events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<()> {
         let (spec, line) = (self.spec, record.line);
         summary.lines += 1;
-        let raw = if spec.reread.by_offset() {
-            // Where the record starts; the read-back finds its end.
-            Raw::span(record.offset)
-        } else {
-            Raw::text(&record.cells().collect::<Vec<_>>().join(self.separator))
-        };
-        let origin = Origin {
-            channel: crate::model::Channel::Ledger,
-            source: self.source,
-            line: super::line_of(spec, line)?,
-            raw,
-        };
+        let in_file = spec.reread.by_offset();
+        if in_file {
+            // Where some records start: the read-back finds a record from the last one before it.
+            summary.texts.mark(line, record.offset);
+        }
+        let origin =
+            Origin { channel: crate::model::Channel::Ledger, source: self.source, line: super::line_of(spec, line)? };
         let index = &self.index;
         let get = |id: FieldId| index[id as usize].and_then(|i| record.cell(i)).map(Cow::Borrowed);
         match ledger::record_to_event(spec, &self.columns, get, &mut self.recent, origin)? {
             Outcome::Event(event) => {
                 summary.used();
+                if !in_file {
+                    summary.texts.keep(origin.line, &record.cells().collect::<Vec<_>>().join(self.separator));
+                }
                 events.push(event);
             }
             Outcome::Rejected(reason) => summary.reject(line, reason),
@@ -528,7 +526,42 @@ mod tests {
         let reopen = Reopen { path: &path, bar: None };
         let input = reopen.at(0)?;
         read_in_parts(&spec, 0, input, Some((&reopen, split_at_least)), &mut events, &mut summary)?;
+        // Every event's record is found again in the file by the marks the read left: it starts
+        // with its first line, and is that line when it holds no quote.
+        let lines = physical_lines(text);
+        let texts = std::mem::take(&mut summary.texts);
+        assert!(texts.is_in_file() || events.is_empty());
+        for (line, read) in crate::ingest::read_back::every_event_read_back(&spec, &events, texts)? {
+            let first = lines[line as usize - 1];
+            assert!(read.starts_with(first), "line {line}: {read:?}");
+            assert!(first.contains('"') || read == first, "line {line}: {read:?}");
+        }
         Ok((events, summary))
+    }
+
+    /// The lines of `text` as `line_ends` ends them (`\n`, `\r\n` or a lone `\r`).
+    fn physical_lines(text: &str) -> Vec<&str> {
+        let mut lines = Vec::new();
+        let mut start = 0;
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            match bytes[at] {
+                b'\r' if bytes.get(at + 1) == Some(&b'\n') => {
+                    lines.push(&text[start..at]);
+                    at += 2;
+                    start = at;
+                }
+                b'\r' | b'\n' => {
+                    lines.push(&text[start..at]);
+                    at += 1;
+                    start = at;
+                }
+                _ => at += 1,
+            }
+        }
+        lines.push(&text[start..]);
+        lines
     }
 
     /// A ledger of `rows` rounds' rows: `quoted` puts a detail with line endings in a quoted cell

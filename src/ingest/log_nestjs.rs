@@ -337,11 +337,11 @@ Error: Request failed with status code 502
         assert!(NestJs.sniff(coloured));
         // `Logger.fatal('Redis connection lost: ECONNRESET')`: no context.
         let no_context = "\u{1b}[1m[Nest] 41877  - \u{1b}[0m10/07/2026, 9:33:00 AM \u{1b}[1m  FATAL\u{1b}[0m \u{1b}[1mRedis connection lost: ECONNRESET\u{1b}[0m";
-        let (events, _) = read(&format!("{coloured}\n{no_context}\n"), SEOUL).unwrap();
+        let (events, summary) = read(&format!("{coloured}\n{no_context}\n"), SEOUL).unwrap();
         assert_eq!(events[0].kind, EventKind::JobActive);
         assert_eq!(events[0].job_id.as_deref(), Some("repeat:pr-review-sweep:1791333180000"));
         assert_eq!(events[0].queue.as_deref(), Some("pr-review"));
-        let Some(raw) = events[0].origin().raw.kept() else { panic!("raw text is kept") };
+        let Some(raw) = summary.texts.kept(events[0].origin().line) else { panic!("raw text is kept") };
         assert!(!raw.contains('\u{1b}'));
         assert_eq!(events[1].kind, EventKind::Error);
         assert_eq!(events[1].detail_str(), Some("Redis connection lost: ECONNRESET"));

@@ -316,15 +316,11 @@ pub fn emit(
     if kind == EventKind::Error && fields.detail.is_none() && !entry.message.trim().is_empty() {
         fields.detail = Some(entry.message.trim().to_string());
     }
-    let origin = Origin {
-        channel: Channel::Log,
-        source,
-        line: super::line_of(spec, line)?,
-        raw: crate::model::Raw::text(entry.raw),
-    };
+    let origin = Origin { channel: Channel::Log, source, line: super::line_of(spec, line)? };
     let mut event = Event::new(at, kind, origin);
     fields.fill(&mut event);
     summary.used();
+    summary.texts.keep(origin.line, entry.raw);
     events.push(event);
     Ok(())
 }
@@ -356,7 +352,7 @@ mod tests {
 
     #[test]
     fn job_lines_take_ids_from_keys_and_epoch_millis_need_no_zone() {
-        let (events, _) = read(&format!("{ACTIVE}\n{FAILED}\n"), None).unwrap();
+        let (events, summary) = read(&format!("{ACTIVE}\n{FAILED}\n"), None).unwrap();
         let active = &events[0];
         assert_eq!(active.kind, EventKind::JobActive);
         assert_eq!(active.at().to_rfc3339(), "2026-10-07T00:33:00.004+00:00");
@@ -365,7 +361,7 @@ mod tests {
         assert_eq!(active.job_name.as_deref(), Some("pr-review-sweep"));
         assert_eq!(active.worker.as_deref(), Some("41877"));
         assert_eq!(active.origin().channel, Channel::Log);
-        assert_eq!(active.origin().raw.kept(), Some(ACTIVE));
+        assert_eq!(summary.texts.kept(active.origin().line), Some(ACTIVE));
         assert_eq!(events[1].kind, EventKind::JobFailed);
         assert_eq!(events[1].detail_str(), Some("connect ECONNREFUSED 10.0.3.7:443"));
     }

@@ -99,9 +99,9 @@ pub struct SourceSpec {
     pub builtin_rules: bool,
     /// BullMQ events stream: the queue the stream belongs to (`bull:<queue>:events`).
     pub queue: Option<String>,
-    /// How the source's lines can be read again: formats with many events then keep only where
-    /// each line is (`Raw::span`), and the report reads back the lines it shows. Set when the
-    /// source is opened.
+    /// How the source's lines can be read again: formats with many events then keep no texts,
+    /// only marks to find lines by (`LineTexts`), and the report reads back the lines it shows.
+    /// Set when the source is opened.
     pub reread: Reread,
     /// Whether a compressed file is read back by decompressing it again (`Reread::Decompress`)
     /// rather than keeping the text of each event. True but for a whole timeline that shows its
@@ -249,6 +249,8 @@ pub(crate) fn join_later_part(
     for rejection in &mut account.rejections {
         rejection.line += before;
     }
+    let texts = std::mem::take(&mut account.texts);
+    summary.texts.append_later(texts, line_of(spec, before)?);
     events.append(&mut more);
     summary.absorb(account);
     Ok(())

@@ -1,24 +1,24 @@
-//! Reading back the lines a report shows, for events that kept only where their text starts
-//! (`Raw::span`): the text of millions of ledger rows is not held in memory for the few a report
-//! cites.
+//! Reading back the lines a report shows, for sources whose texts stayed in their files
+//! (`LineTexts::is_in_file`): the text of millions of ledger rows is not held in memory for the
+//! few a report cites.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Seek};
 
 use crate::error::{Error, Result};
-use crate::model::Timeline;
 use crate::model::report::ReadBack;
 use crate::model::timeline::EventId;
+use crate::model::{LineTexts, Timeline};
 use crate::progress::{Progress, SourceBar};
 
 use super::{SourceKind, SourceSpec};
 
-/// The text of each of `ids` whose raw text is a span of its source file, by event id. The
-/// sources are the ones the timeline was read from, in the same order.
+/// The text of each of `ids` whose source's texts stayed in its file, by event id. The sources are
+/// the ones the timeline was read from, in the same order.
 ///
-/// A span is where its line starts: the text is that line, without its line ending. For a CSV
-/// ledger it is the record, which a quoted cell may carry over line endings.
+/// The text is the event's line, without its line ending. For a CSV ledger it is the record that
+/// starts on that line, which a quoted cell may carry over line endings.
 ///
 /// A compressed source is decompressed again up to its last line shown, with a progress bar
 /// (`progress`): for a large file that is a second read, seconds long.
@@ -53,20 +53,20 @@ fn read_in_order(
     ids: &[EventId],
     progress: &Progress,
 ) -> Result<Vec<Option<String>>> {
-    let mut by_source: BTreeMap<u16, Vec<(u64, usize)>> = BTreeMap::new();
+    let mut by_source: BTreeMap<u16, Vec<(u32, usize)>> = BTreeMap::new();
     for (place, &id) in ids.iter().enumerate() {
         let origin = timeline.get(id).origin();
-        if let Some(offset) = origin.raw.offset() {
-            by_source.entry(origin.source).or_default().push((offset, place));
+        if timeline.line_texts(origin.source).is_some_and(LineTexts::is_in_file) {
+            by_source.entry(origin.source).or_default().push((origin.line, place));
         }
     }
-    let line_of = |place: usize| u64::from(timeline.get(ids[place]).origin().line);
     let read: Vec<Result<Vec<(usize, String)>>> = std::thread::scope(|scope| {
         let readers: Vec<_> = by_source
             .into_iter()
-            .map(|(source, spans)| {
+            .filter_map(|(source, lines)| {
                 let spec = &sources[usize::from(source)];
-                scope.spawn(move || read_spans(spec, spans, line_of, progress))
+                let texts = timeline.line_texts(source)?;
+                Some(scope.spawn(move || read_lines(spec, texts, lines, progress)))
             })
             .collect();
         readers
@@ -84,53 +84,115 @@ fn read_in_order(
     Ok(texts)
 }
 
-/// The texts at `spans` (byte offsets in the file's text, with their places in the caller's
-/// list) of one source, in file order through one buffer: reading back a whole timeline is one
-/// forward pass, not a seek and a read per line.
-fn read_spans(
+/// The texts of `lines` (with their places in the caller's list) of one source, in file order
+/// through one buffer: reading back a whole timeline is one forward pass, not a seek and a read
+/// per line. A line is reached by reading forward from the last mark before it, or from where the
+/// last line read ended when that is nearer.
+fn read_lines(
     spec: &SourceSpec,
-    mut spans: Vec<(u64, usize)>,
-    line_of: impl Fn(usize) -> u64,
+    texts: &LineTexts,
+    mut lines: Vec<(u32, usize)>,
     progress: &Progress,
 ) -> Result<Vec<(usize, String)>> {
     let io = |source| Error::Io { path: spec.path.clone(), source };
-    let shorter = |place: usize| {
+    let shorter = |line: u32| {
         Error::input(
             &spec.path,
-            Some(line_of(place)),
+            Some(u64::from(line)),
             "the file is shorter than when it was read: it changed during the run",
         )
     };
     let mut input = SourceText::open(spec, progress)?;
     let delimiter =
         (spec.kind == SourceKind::Ledger).then(|| super::ledger_csv::detect_delimiter(spec, &mut input.reader()));
-    spans.sort_unstable();
-    let mut position = 0u64;
+    lines.sort_unstable();
+    // Where the reader is: the byte, the line that starts there, and whether the byte before it
+    // was a `\r` (for a CSV ledger, whose line ends are `line_ends`').
+    let (mut position, mut line, mut after_cr) = (0u64, 1u32, false);
     let mut buffer = Vec::new();
-    let mut texts = Vec::with_capacity(spans.len());
-    let mut last: Option<(u64, String)> = None;
-    for (offset, place) in spans {
+    let mut texts_read = Vec::with_capacity(lines.len());
+    let mut last: Option<(u32, String)> = None;
+    for (wanted, place) in lines {
         // Events read from one line share its text.
         if let Some((at, text)) = &last
-            && *at == offset
+            && *at == wanted
         {
-            texts.push((place, text.clone()));
+            texts_read.push((place, text.clone()));
             continue;
         }
-        if !input.move_to(spec, position, offset).map_err(io)? {
-            return Err(shorter(place));
+        let mark = texts.mark_at_or_before(wanted);
+        if mark.line > line {
+            if !input.move_to(spec, position, mark.offset).map_err(io)? {
+                return Err(shorter(wanted));
+            }
+            (position, line, after_cr) = (mark.offset, mark.line, false);
         }
+        let (passed, reached) =
+            pass_lines(input.reader(), wanted - line, delimiter.is_some(), &mut after_cr).map_err(io)?;
+        position += passed;
+        if !reached {
+            return Err(shorter(wanted));
+        }
+        line = wanted;
         buffer.clear();
-        let read = read_record(&mut input.reader(), delimiter, &mut buffer).map_err(io)?;
+        let read = read_record(input.reader(), delimiter, &mut buffer).map_err(io)?;
         if read == 0 {
-            return Err(shorter(place));
+            return Err(shorter(wanted));
         }
-        position = offset + read;
+        position += read;
+        let ends = match delimiter {
+            Some(_) => super::line_ends(&buffer, &mut after_cr),
+            None => u64::from(buffer.ends_with(b"\n")),
+        };
+        // A source has at most `u32::MAX` lines (`Origin::line_number`).
+        line = line.saturating_add(u32::try_from(ends).unwrap_or(u32::MAX));
         let text = String::from_utf8_lossy(&buffer).trim_end_matches(['\n', '\r']).to_string();
-        texts.push((place, text.clone()));
-        last = Some((offset, text));
+        texts_read.push((place, text.clone()));
+        last = Some((wanted, text));
     }
-    Ok(texts)
+    Ok(texts_read)
+}
+
+/// Reads past `count` line ends (a CSV ledger's as `line_ends` counts them, with `csv` and its
+/// `after_cr`; else `\n`s), and then past the `\n` of a `\r\n` whose `\r` ended the last line
+/// passed. Returns the bytes passed, and whether all `count` were there before the input ended.
+fn pass_lines(input: &mut dyn BufRead, mut count: u32, csv: bool, after_cr: &mut bool) -> std::io::Result<(u64, bool)> {
+    let mut passed = 0u64;
+    loop {
+        let available = input.fill_buf()?;
+        if available.is_empty() {
+            return Ok((passed, count == 0));
+        }
+        if count == 0 {
+            if csv && *after_cr && available[0] == b'\n' {
+                input.consume(1);
+                passed += 1;
+            }
+            *after_cr = false;
+            return Ok((passed, true));
+        }
+        let mut used = available.len();
+        let mut ends = |at: usize| {
+            count -= 1;
+            (count == 0).then_some(at + 1)
+        };
+        let found = if csv {
+            memchr::memchr2_iter(b'\n', b'\r', available)
+                .filter(|&at| {
+                    let cr_before = if at == 0 { *after_cr } else { available[at - 1] == b'\r' };
+                    available[at] == b'\r' || !cr_before
+                })
+                .find_map(&mut ends)
+        } else {
+            memchr::memchr_iter(b'\n', available).find_map(&mut ends)
+        };
+        if let Some(end) = found {
+            used = end;
+        }
+        *after_cr = available[used - 1] == b'\r';
+        input.consume(used);
+        passed += used as u64;
+    }
 }
 
 /// The text of a source file, read forward from its start.
@@ -210,35 +272,55 @@ fn skip(input: &mut dyn BufRead, count: u64) -> std::io::Result<u64> {
 
 /// Reads the line at the reader's position into `out`, or with a CSV `delimiter`, the record
 /// (the lines up to the one that ends its last quoted cell). Returns the bytes read.
-fn read_record(file: &mut impl BufRead, delimiter: Option<u8>, out: &mut Vec<u8>) -> std::io::Result<u64> {
+fn read_record(file: &mut dyn BufRead, delimiter: Option<u8>, out: &mut Vec<u8>) -> std::io::Result<u64> {
     use csv_core::ReadRecordResult;
-    let mut read = file.read_until(b'\n', out)? as u64;
-    let Some(delimiter) = delimiter else { return Ok(read) };
-    if memchr::memchr(b'"', out).is_none() {
-        return Ok(read);
+    let Some(delimiter) = delimiter else { return Ok(file.read_until(b'\n', out)? as u64) };
+    // A record ends at its first line ending outside quotes (`\r` or `\n`, as the ledger was
+    // read). Without a quote before the line ending, that is the first one.
+    let available = file.fill_buf()?;
+    if let Some(at) = memchr::memchr3(b'\n', b'\r', b'"', available)
+        && available[at] != b'"'
+    {
+        out.extend_from_slice(&available[..=at]);
+        file.consume(at + 1);
+        return Ok(at as u64 + 1);
     }
-    // `csv_core`, the parser the ledger was read with, says which line ending ends the record.
+    // Else `csv_core`, the parser the ledger was read with, says where it ends.
     let mut parser = csv_core::ReaderBuilder::new().delimiter(delimiter).build();
-    let (mut cells, mut ends) = (vec![0; out.len()], vec![0; 64]);
-    let mut fed = 0;
+    let (mut cells, mut ends) = (vec![0; 1024], vec![0; 64]);
+    let mut read = 0;
     loop {
-        let (result, consumed, _, _) = parser.read_record(&out[fed..], &mut cells, &mut ends);
-        fed += consumed;
+        // An empty input (the end of the file) tells `csv_core` that the input has ended: it
+        // then gives the record or the end.
+        let available = file.fill_buf()?;
+        let (result, consumed, _, _) = parser.read_record(available, &mut cells, &mut ends);
+        out.extend_from_slice(&available[..consumed]);
+        file.consume(consumed);
+        read += consumed as u64;
         match result {
             ReadRecordResult::Record | ReadRecordResult::End => return Ok(read),
-            ReadRecordResult::OutputFull => cells.resize(cells.len() * 2 + 1, 0),
+            ReadRecordResult::OutputFull => cells.resize(cells.len() * 2, 0),
             ReadRecordResult::OutputEndsFull => ends.resize(ends.len() * 2, 0),
-            ReadRecordResult::InputEmpty => {
-                let more = file.read_until(b'\n', out)?;
-                if more == 0 {
-                    // An empty input tells `csv_core` that the input has ended.
-                    parser.read_record(&[], &mut cells, &mut ends);
-                    return Ok(read);
-                }
-                read += more as u64;
-            }
+            ReadRecordResult::InputEmpty => {}
         }
     }
+}
+
+/// Each of `events`' line number and text read back from `spec` by `texts`, in line order (for
+/// the readers' tests).
+#[cfg(test)]
+pub(crate) fn every_event_read_back(
+    spec: &SourceSpec,
+    events: &[crate::model::Event],
+    texts: LineTexts,
+) -> Result<Vec<(u32, String)>> {
+    let timeline = Timeline::new(events.to_vec()).with_line_texts(vec![texts]);
+    let ids: Vec<EventId> = timeline.ids().map(|(id, _)| id).collect();
+    let read = read_back(std::slice::from_ref(spec), &timeline, &ids, &Progress::hidden())?;
+    let mut lines: Vec<(u32, String)> =
+        ids.iter().map(|id| (timeline.get(*id).origin().line, read[id].clone())).collect();
+    lines.sort();
+    Ok(lines)
 }
 
 #[cfg(test)]
@@ -266,6 +348,13 @@ mod tests {
         out
     }
 
+    /// The timeline of `specs`, with where their lines' texts are, as a case builds it.
+    fn timeline_of(specs: &[SourceSpec]) -> Timeline {
+        let (events, mut inputs) = read_sources(specs, &Progress::hidden()).unwrap();
+        let texts = inputs.iter_mut().map(|input| std::mem::take(&mut input.texts)).collect();
+        Timeline::new(events).with_line_texts(texts)
+    }
+
     /// The ledger in `bytes`, written to `name` in `dir` and read as a case would read it.
     fn ledger_bytes(
         dir: &tempfile::TempDir,
@@ -276,8 +365,7 @@ mod tests {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
         let spec = spec(SourceSpec::new(SourceKind::Ledger, path, Some(chrono_tz::UTC), "--ledger-tz".into()));
-        let (events, _) = read_sources(std::slice::from_ref(&spec), &Progress::hidden()).unwrap();
-        (spec, Timeline::new(events))
+        (spec.clone(), timeline_of(&[spec]))
     }
 
     const QUOTED_ROWS: [&str; 5] = [
@@ -297,7 +385,7 @@ mod tests {
         let (spec, timeline) = ledger_bytes(&dir, "ledger.csv.gz", &gzip(&[&text[..cut], &text[cut..]]), |s| s);
         let ids: Vec<EventId> = timeline.ids().map(|(id, _)| id).collect();
         assert_eq!(ids.len(), 4);
-        assert!(timeline.events().iter().all(|e| e.origin().raw.offset().is_some()), "spans, not kept texts");
+        assert!(timeline.line_texts(0).unwrap().is_in_file(), "read back, not kept");
         // Asked for out of file order, and one of them twice.
         let asked = [3, 1, 0, 2, 1];
         let texts = read_back(std::slice::from_ref(&spec), &timeline, &asked, &Progress::hidden()).unwrap();
@@ -357,9 +445,64 @@ mod tests {
         let text = QUOTED_ROWS.join("\n") + "\n";
         let keep = |spec: SourceSpec| SourceSpec { reread_compressed: false, ..spec };
         let (_, timeline) = ledger_bytes(&dir, "ledger.csv.gz", &gzip(&[&text]), keep);
-        assert!(timeline.events().iter().all(|e| e.origin().raw.kept().is_some()));
+        assert!(!timeline.line_texts(0).unwrap().is_in_file());
+        assert!(timeline.events().iter().all(|e| timeline.kept_text(e).is_some()));
         let (_, timeline) = ledger_bytes(&dir, "ledger.csv", text.as_bytes(), keep);
-        assert!(timeline.events().iter().all(|e| e.origin().raw.offset().is_some()), "a plain file is read back");
+        assert!(timeline.line_texts(0).unwrap().is_in_file(), "a plain file is read back");
+        assert!(timeline.events().iter().all(|e| timeline.kept_text(e).is_none()));
+    }
+
+    #[test]
+    fn lines_of_a_large_log_are_found_from_the_nearest_mark() {
+        // Some 3 MiB of log (read in two parts), a job line every 97 lines: each is read back from
+        // the last mark before it, out of order and across the marks.
+        use std::fmt::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::new();
+        for n in 0..30_000 {
+            let at = format!("2026-10-07 09:{:02}:{:02}.{:03}", n / 60 % 60, n % 60, n % 1000);
+            if n % 97 == 5 {
+                writeln!(text, "{at} INFO [worker] job active queue=q name=sweep id={n} pid=41877").unwrap();
+            } else {
+                writeln!(text, "{at} INFO GET /api/health 200 {n}ms {}", "x".repeat(n % 50)).unwrap();
+            }
+        }
+        let path = dir.path().join("server.log");
+        std::fs::write(&path, &text).unwrap();
+        let spec = SourceSpec::new(SourceKind::Log, path, Some(chrono_tz::Asia::Seoul), "--log-tz".into());
+        let timeline = timeline_of(std::slice::from_ref(&spec));
+        let texts = timeline.line_texts(0).unwrap();
+        assert!(texts.is_in_file());
+        assert!(texts.mark_at_or_before(29_000).line > 20_000, "marked along the file");
+        let lines: Vec<&str> = text.lines().collect();
+        let mut ids: Vec<EventId> = timeline.ids().map(|(id, _)| id).collect();
+        assert_eq!(ids.len(), 30_000 / 97 + 1);
+        ids.reverse();
+        ids.rotate_left(100);
+        let read = read_back(std::slice::from_ref(&spec), &timeline, &ids, &Progress::hidden()).unwrap();
+        for id in ids {
+            let line = timeline.get(id).origin().line as usize;
+            assert_eq!(read[&id], lines[line - 1], "line {line}");
+        }
+    }
+
+    #[test]
+    fn records_of_a_ledger_with_lone_cr_endings_are_read_back_one_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = [
+            "at,run_id,event,item,detail",
+            "2026-10-07T00:33:00Z,r1,round_started,,",
+            "2026-10-07T00:34:00Z,r1,item_selected,PR-1,\"two\rlines\"",
+            "2026-10-07T00:35:00Z,r1,item_selected,PR-2,plain",
+            "2026-10-07T00:36:00Z,r1,round_finished,,",
+        ];
+        let (spec, timeline) = ledger(&dir, "ledger.csv", &(rows.join("\r") + "\r"));
+        let lines: Vec<u32> = timeline.events().iter().map(|e| e.origin().line).collect();
+        assert_eq!(lines, [2, 3, 5, 6], "a lone CR ends a line, in a quoted cell too");
+        let texts = read_back(&[spec], &timeline, &[3, 1, 0, 2], &Progress::hidden()).unwrap();
+        for id in 0..4 {
+            assert_eq!(texts[&id], rows[id as usize + 1], "event {id}");
+        }
     }
 
     #[test]
@@ -371,7 +514,7 @@ mod tests {
             "2026-10-07T00:54:05.700Z,r1,item_selected,PR-4412,\"picked, twice\"",
         ];
         let (spec, timeline) = ledger(&dir, "ledger.csv", &(rows.join("\r\n") + "\r\n"));
-        assert!(timeline.events().iter().all(|e| e.origin().raw.offset().is_some()));
+        assert!(timeline.line_texts(0).unwrap().is_in_file());
         let texts = read_back(&[spec], &timeline, &[0, 1], &Progress::hidden()).unwrap();
         assert_eq!(texts[&0], rows[1]);
         assert_eq!(texts[&1], rows[2], "the record as written, quotes and all, without its line ending");

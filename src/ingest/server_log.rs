@@ -7,7 +7,7 @@
 use std::io::BufRead;
 
 use crate::error::{Error, Result};
-use crate::model::{Event, InputSummary, Origin, Raw};
+use crate::model::{Event, InputSummary, Origin};
 use crate::time::{self, Leading, Shape};
 
 use super::log_rules::RuleSet;
@@ -150,6 +150,7 @@ impl<'a> Part<'a> {
             keep_first_stamp_problem: self.later,
             first_stamp_problem: None,
             region_offset: self.start,
+            in_file: self.spec.reread.by_offset(),
         };
         while let Some(region) = chunks.next_region(&self.spec.path)? {
             if stop.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed)) {
@@ -238,8 +239,11 @@ struct Scan<'a> {
     /// is the log's error only if the first part had no timestamp).
     keep_first_stamp_problem: bool,
     first_stamp_problem: Option<Error>,
-    /// Byte offset of the current region in the input: events keep where their line is.
+    /// Byte offset of the current region in the input.
     region_offset: u64,
+    /// Whether the lines' texts stay in the file (which is then marked, see `LineTexts`), or are
+    /// kept.
+    in_file: bool,
 }
 
 impl Scan<'_> {
@@ -279,6 +283,9 @@ impl Scan<'_> {
             let line = self.line + memchr::memchr_iter(b'\n', &region[..at]).count() as u64 + 1;
             return Err(binary(self.spec, line));
         }
+        if self.in_file {
+            summary.texts.mark(self.line + 1, self.region_offset);
+        }
         let mut position = 0;
         let mut candidates = self.rules.candidates(region);
         while position < region.len() {
@@ -289,8 +296,7 @@ impl Scan<'_> {
             self.count_lines(&region[position..start])?;
             let end = memchr::memchr(b'\n', &region[start..]).map_or(region.len(), |i| start + i);
             self.line += 1;
-            let offset = self.region_offset + start as u64;
-            self.candidate_line(&region[start..end], offset, events, summary)?;
+            self.candidate_line(&region[start..end], events, summary)?;
             position = end + 1;
         }
         Ok(())
@@ -367,13 +373,7 @@ impl Scan<'_> {
 
     /// A line the candidate search touched: a line that matters unless it is not an entry or no
     /// rule matches its message after all.
-    fn candidate_line(
-        &mut self,
-        text: &[u8],
-        offset: u64,
-        events: &mut Vec<Event>,
-        summary: &mut InputSummary,
-    ) -> Result<()> {
+    fn candidate_line(&mut self, text: &[u8], events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<()> {
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         match time::stamp_shape(text) {
             Shape::Blank => self.blank += 1,
@@ -381,7 +381,7 @@ impl Scan<'_> {
             Shape::Malformed | Shape::Stamped(_) => {
                 self.check_stamp(text)?;
                 self.stamped += 1;
-                if !self.line_that_matters(text, offset, events, summary)? {
+                if !self.line_that_matters(text, events, summary)? {
                     self.noise += 1;
                 }
             }
@@ -390,13 +390,7 @@ impl Scan<'_> {
     }
 
     /// Parses and classifies a stamped line; `false` when it is noise after all.
-    fn line_that_matters(
-        &mut self,
-        bytes: &[u8],
-        offset: u64,
-        events: &mut Vec<Event>,
-        summary: &mut InputSummary,
-    ) -> Result<bool> {
+    fn line_that_matters(&mut self, bytes: &[u8], events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<bool> {
         let (spec, line) = (self.spec, self.line);
         let text = std::str::from_utf8(bytes).map_err(|_| binary(spec, line))?;
         let (stamp, rest) = match time::leading_stamp(text) {
@@ -418,15 +412,14 @@ impl Scan<'_> {
             );
             return Ok(true);
         }
-        let origin = Origin {
-            channel: crate::model::Channel::Log,
-            source: self.source,
-            line: super::line_of(spec, line)?,
-            raw: if spec.reread.by_offset() { Raw::span(offset) } else { Raw::text(text) },
-        };
+        let origin =
+            Origin { channel: crate::model::Channel::Log, source: self.source, line: super::line_of(spec, line)? };
         let mut event = Event::new(at, kind, origin);
         found.fill(&mut event);
         summary.used();
+        if !self.in_file {
+            summary.texts.keep(origin.line, text);
+        }
         events.push(event);
         Ok(true)
     }
@@ -504,6 +497,13 @@ mod tests {
         let mut summary = InputSummary::new("server.log", "log", "text", tz);
         let reopen = Reopen { path: &path, bar: None };
         read_in_parts(&spec, 0, reopen.at(0)?, &reopen, split_at_least, &mut events, &mut summary)?;
+        // Every event's line is found again in the file by the marks the read left.
+        let lines: Vec<&str> = text.split('\n').collect();
+        let texts = std::mem::take(&mut summary.texts);
+        assert!(texts.is_in_file() || events.is_empty());
+        for (line, read) in crate::ingest::read_back::every_event_read_back(&spec, &events, texts)? {
+            assert_eq!(read, lines[line as usize - 1].trim_end_matches('\r'), "line {line}");
+        }
         Ok((events, summary))
     }
 

@@ -1,14 +1,14 @@
 //! One thing that happened, as one source saw it.
 //!
-//! An event never loses its origin: the file, the line and where its raw text is travel with it,
-//! so that every finding can show the evidence it rests on.
+//! An event never loses its origin: the file and the line travel with it, so that every finding
+//! can show the evidence it rests on.
 //!
 //! Millions of events are kept at once (a ledger of a sweep that runs every minute), so an event is
-//! small (40 bytes): its texts are interned (`Text`: one copy of each distinct string, compared by
+//! small (32 bytes): its texts are interned (`Text`: one copy of each distinct string, compared by
 //! pointer) except its item, which is nearly always new (`Item`: kept per row, with a hash), its
 //! scope and details are numbers into interned lists (`Handle`), its time is 64-bit
-//! nanoseconds (`Moment`), and its raw text stays in the source file until a report shows it
-//! (`Raw`).
+//! nanoseconds (`Moment`), and the text of its line is found by the line (`LineTexts`): it stays in
+//! the source file until a report shows it.
 
 use chrono::{DateTime, Utc};
 use rustc_hash::FxBuildHasher;
@@ -155,7 +155,7 @@ impl Channel {
     }
 }
 
-/// Where an event came from: 16 bytes, as it is kept with each of millions of events.
+/// Where an event came from: 8 bytes, as it is kept with each of millions of events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Origin {
     pub channel: Channel,
@@ -165,7 +165,6 @@ pub struct Origin {
     /// 1-based line (for CSV: the physical line the record starts on). A source has at most
     /// `u32::MAX` lines (`Origin::line_number`).
     pub line: u32,
-    pub raw: Raw,
 }
 
 /// The most sources one case reads (`Origin::source`).
@@ -176,71 +175,6 @@ impl Origin {
     pub fn line_number(line: u64) -> Result<u32, String> {
         u32::try_from(line)
             .map_err(|_| format!("more than {} lines: split the file and read the part with the incident", u32::MAX))
-    }
-}
-
-/// Where the text of the line (record) an event was read from is, in 8 bytes: a byte offset in
-/// its source file, or a text kept in memory.
-///
-/// - A span (`Raw::span`): the line starts at that byte of a plain file, and is read back when a
-///   report shows the event (`ingest::read_back`): a gigabyte of log or ledger is not kept in
-///   memory for the few lines a report cites. Its end is the line's end (for a CSV record with a
-///   quoted line ending, the record's end), found again when it is read back.
-/// - A kept text (`Raw::text`), for input that cannot be read twice (standard input, compressed
-///   files) and for formats whose events are few: listed once for the process, so that the event
-///   holds only its place in that list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Raw(u64);
-
-/// The empty kept text.
-impl Default for Raw {
-    fn default() -> Self {
-        Raw(KEPT_BIT)
-    }
-}
-
-/// The top bit of a `Raw`: set for a kept text (the rest is its place in `KEPT` plus one, 0 for
-/// the empty text), clear for a span (the rest is the byte offset: files are smaller than 2^63
-/// bytes).
-const KEPT_BIT: u64 = 1 << 63;
-
-/// The kept raw texts, in the order they were kept (`Raw::text`). Not interned: the lines of a
-/// source are nearly all different, and a compressed ledger keeps millions of them, for which
-/// hashing each into the interner's table cost a fifth of the run. Readers take no lock.
-static KEPT: boxcar::Vec<Box<str>> = boxcar::Vec::new();
-
-impl Raw {
-    /// The line starting at byte `offset` of a plain file.
-    pub fn span(offset: u64) -> Raw {
-        debug_assert!(offset < KEPT_BIT);
-        Raw(offset & !KEPT_BIT)
-    }
-
-    /// The text itself, kept for the life of the process (as interned texts are).
-    pub fn text(text: &str) -> Raw {
-        if text.is_empty() {
-            return Raw::default();
-        }
-        let place = KEPT.push(Box::from(text));
-        Raw(KEPT_BIT | (place as u64 + 1))
-    }
-
-    /// The byte offset of a span (`None`: the text is kept).
-    pub fn offset(self) -> Option<u64> {
-        (self.0 & KEPT_BIT == 0).then_some(self.0)
-    }
-
-    /// The kept text (`None`: a span, read back from its file).
-    pub fn kept(self) -> Option<&'static str> {
-        let place = self.0 & !KEPT_BIT;
-        if self.0 & KEPT_BIT == 0 {
-            None
-        } else if place == 0 {
-            Some("")
-        } else {
-            // Every kept `Raw` was made by `Raw::text`, which pushed its text first.
-            KEPT.get(usize::try_from(place - 1).ok()?).map(|text| &**text)
-        }
     }
 }
 
@@ -498,7 +432,6 @@ pub struct Event {
     channel: Channel,
     source: u16,
     line: u32,
-    raw: Raw,
 }
 
 /// What some events add: a failure reason, status or error text, and the columns of lease and
@@ -596,8 +529,8 @@ impl Event {
     }
 
     pub fn new(at: Moment, kind: EventKind, origin: Origin) -> Self {
-        let Origin { channel, source, line, raw } = origin;
-        Event { at, kind, scope: Handle::default(), item: None, extra: Handle::default(), channel, source, line, raw }
+        let Origin { channel, source, line } = origin;
+        Event { at, kind, scope: Handle::default(), item: None, extra: Handle::default(), channel, source, line }
     }
 
     /// When it happened, in UTC.
@@ -616,11 +549,11 @@ impl Event {
 
     /// Where it was read from.
     pub fn origin(&self) -> Origin {
-        Origin { channel: self.channel, source: self.source, line: self.line, raw: self.raw }
+        Origin { channel: self.channel, source: self.source, line: self.line }
     }
 
     pub fn set_origin(&mut self, origin: Origin) {
-        Origin { channel: self.channel, source: self.source, line: self.line, raw: self.raw } = origin;
+        Origin { channel: self.channel, source: self.source, line: self.line } = origin;
     }
 
     pub fn scope(&self) -> Handle<Scope> {
@@ -683,7 +616,7 @@ mod tests {
 
     #[test]
     fn events_of_one_round_share_one_scope_and_an_edit_changes_only_its_event() {
-        let origin = || Origin { channel: Channel::Ledger, source: 0, line: 1, raw: Raw::default() };
+        let origin = || Origin { channel: Channel::Ledger, source: 0, line: 1 };
         let at = DateTime::parse_from_rfc3339("2026-10-07T00:33:00Z").unwrap().with_timezone(&Utc);
         let mut first = Event::new(at.into(), EventKind::RoundStarted, origin());
         let mut second = Event::new(at.into(), EventKind::ItemSelected, origin());
@@ -705,7 +638,7 @@ mod tests {
 
     #[test]
     fn details_and_lease_columns_are_shared_and_an_edit_changes_only_its_event() {
-        let origin = || Origin { channel: Channel::Ledger, source: 0, line: 1, raw: Raw::default() };
+        let origin = || Origin { channel: Channel::Ledger, source: 0, line: 1 };
         let at = DateTime::parse_from_rfc3339("2026-10-07T00:33:00Z").unwrap().with_timezone(&Utc);
         let mut first = Event::new(at.into(), EventKind::EffectPosted, origin());
         let mut second = Event::new(at.into(), EventKind::EffectPosted, origin());
@@ -790,10 +723,11 @@ mod tests {
         // Millions of ledger rows are kept at once: every byte here is megabytes of peak memory
         // (docs/performance.md). Texts are interned pointers, the job, run, slot and worker are one
         // interned scope and the detail and lease columns one interned `Extra` (numbered, 4 bytes
-        // each), and the source's path is kept once by the timeline.
+        // each), the source's path is kept once by the timeline, and the text of the line is
+        // found by the line (`LineTexts`).
         let size = std::mem::size_of::<Event>();
-        assert!(size <= 40, "Event is {size} bytes");
-        assert_eq!(std::mem::size_of::<Origin>(), 16);
+        assert!(size <= 32, "Event is {size} bytes");
+        assert_eq!(std::mem::size_of::<Origin>(), 8);
         assert_eq!(std::mem::size_of::<Option<Text>>(), 8);
     }
 }

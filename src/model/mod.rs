@@ -4,14 +4,16 @@
 pub mod event;
 pub mod finding;
 pub mod item;
+pub mod line_texts;
 pub mod params;
 pub mod report;
 pub mod rounds;
 pub mod timeline;
 
-pub use event::{Channel, Event, EventKind, Moment, Origin, Raw, Scope, Text};
+pub use event::{Channel, Event, EventKind, Moment, Origin, Scope, Text};
 pub use finding::{Derivation, Finding, Severity, Value};
 pub use item::Item;
+pub use line_texts::LineTexts;
 pub use params::{LockParams, ParamOrigin};
 pub use report::{InputSummary, Report};
 pub use rounds::{Attempt, Round};

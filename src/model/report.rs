@@ -35,6 +35,10 @@ pub struct InputSummary {
     pub first_at: Option<DateTime<Utc>>,
     #[serde(serialize_with = "crate::model::report::rfc3339_opt")]
     pub last_at: Option<DateTime<Utc>>,
+    /// Where the texts of the lines that became events are, while the source is read: the
+    /// timeline takes them over (`Timeline::with_line_texts`).
+    #[serde(skip)]
+    pub texts: super::LineTexts,
 }
 
 pub fn rfc3339_opt<S: serde::Serializer>(at: &Option<DateTime<Utc>>, serializer: S) -> Result<S::Ok, S::Error> {
@@ -69,6 +73,7 @@ impl InputSummary {
             rejections: Vec::new(),
             first_at: None,
             last_at: None,
+            texts: super::LineTexts::default(),
         }
     }
 
@@ -124,7 +129,7 @@ pub struct Report {
     pub assumptions: Vec<String>,
     pub timeline: Timeline,
     pub findings: Vec<Finding>,
-    /// The raw text of the shown events whose text stayed in their file (a `Raw::span`).
+    /// The raw text of the shown events whose text stayed in their file (`LineTexts::is_in_file`).
     pub raw_texts: RawTexts,
 }
 
@@ -142,7 +147,7 @@ pub enum RawTexts {
 /// the sources are known, in `ingest::read_back`).
 pub trait ReadBack: Send + Sync + std::fmt::Debug {
     /// The text of each of `ids`, in their order: `None` for an event whose text is kept in
-    /// memory (`Raw::kept`).
+    /// memory (`LineTexts::kept`).
     fn read(&self, timeline: &Timeline, ids: &[EventId]) -> crate::error::Result<Vec<Option<String>>>;
 }
 
@@ -167,7 +172,7 @@ impl Report {
     /// back (`RawTexts::Read`: `analyze`, `check`). A report whose texts are read on demand (a
     /// whole timeline) gives them through `each_raw`; here, only the texts kept in memory.
     pub fn raw(&self, id: EventId) -> &str {
-        match self.timeline.get(id).origin().raw.kept() {
+        match self.timeline.kept_text(self.timeline.get(id)) {
             Some(text) => text,
             None => match &self.raw_texts {
                 RawTexts::Read(texts) => texts.get(&id).map_or("", String::as_str),

@@ -293,7 +293,7 @@ pub fn attempts(timeline: &Timeline) -> JobAttempts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Event, Origin, Raw};
+    use crate::model::{Event, Origin};
     use chrono::DateTime;
 
     fn activation(second: i64, kind: EventKind, channel: Channel, job: &str) -> Event {
@@ -301,7 +301,7 @@ mod tests {
             + chrono::Duration::seconds(second);
         let source = u16::from(channel == Channel::Log);
         let line = u32::try_from(second).unwrap() + 1;
-        let mut event = Event::new(at.into(), kind, Origin { channel, source, line, raw: Raw::default() });
+        let mut event = Event::new(at.into(), kind, Origin { channel, source, line });
         event.edit().job_id = Some(job.into());
         event
     }

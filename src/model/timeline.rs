@@ -15,6 +15,8 @@ pub struct Timeline {
     /// Each source's path as the report shows it, by source position (`Origin::source`): an
     /// event carries the position only, which keeps millions of events 8 bytes smaller.
     paths: Vec<Text>,
+    /// Where the texts of each source's lines are, by source position.
+    line_texts: Vec<super::LineTexts>,
 }
 
 /// The order of the timeline: time, then source position and line (then kind, for a job hash's
@@ -64,13 +66,32 @@ impl Timeline {
             events.sort_unstable_by_key(key);
         }
         let kinds = events.iter().map(|event| event.kind).collect();
-        Timeline { events, kinds, paths: Vec::new() }
+        Timeline { events, kinds, paths: Vec::new(), line_texts: Vec::new() }
     }
 
     /// The timeline with the paths of its sources, in source order.
     #[must_use]
     pub fn with_paths(self, paths: Vec<Text>) -> Self {
         Timeline { paths, ..self }
+    }
+
+    /// The timeline with where the texts of its sources' lines are, in source order.
+    #[must_use]
+    pub fn with_line_texts(self, line_texts: Vec<super::LineTexts>) -> Self {
+        Timeline { line_texts, ..self }
+    }
+
+    /// Where the texts of the lines of source `source` are (`None` when the timeline was given
+    /// none for it).
+    pub fn line_texts(&self, source: u16) -> Option<&super::LineTexts> {
+        self.line_texts.get(usize::from(source))
+    }
+
+    /// The text of `event`'s line when it is kept in memory (`None`: it stays in its file, or the
+    /// timeline was given no texts).
+    pub fn kept_text(&self, event: &Event) -> Option<&str> {
+        let origin = event.origin();
+        self.line_texts(origin.source)?.kept(origin.line)
     }
 
     /// The path of the source `event` was read from (empty when the timeline was given none).
@@ -118,7 +139,7 @@ impl Timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Channel, Origin, Raw};
+    use crate::model::{Channel, Origin};
 
     #[test]
     fn a_large_timeline_is_sorted_by_time_then_source_then_line_as_one_sort_would() {
@@ -130,11 +151,7 @@ mod tests {
                 seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
                 let at = base + chrono::Duration::milliseconds(i64::try_from(seed >> 54).unwrap());
                 let source = u16::from(seed & 1 == 1);
-                Event::new(
-                    at.into(),
-                    EventKind::ItemSelected,
-                    Origin { channel: Channel::Ledger, source, line, raw: Raw::default() },
-                )
+                Event::new(at.into(), EventKind::ItemSelected, Origin { channel: Channel::Ledger, source, line })
             })
             .collect();
         assert!(descents(&events) > MERGED_RUNS, "random times: the unstable sort on two cores");
@@ -148,7 +165,7 @@ mod tests {
                 Event::new(
                     at.into(),
                     EventKind::ItemSelected,
-                    Origin { channel: Channel::Ledger, source, line: line + 1, raw: Raw::default() },
+                    Origin { channel: Channel::Ledger, source, line: line + 1 },
                 )
             }));
         }
