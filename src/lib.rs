@@ -11,6 +11,7 @@ pub mod ingest;
 pub mod init;
 pub mod lock_plan;
 pub mod model;
+pub mod parallel;
 pub mod progress;
 pub mod render;
 pub mod time;

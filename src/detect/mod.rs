@@ -334,28 +334,11 @@ pub static DETECTORS: &[&dyn Detector] = &[
 /// gathered in registry order before the sort, so the report is the same however they were
 /// scheduled.
 pub fn analyze(context: &Context) -> Vec<Finding> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(DETECTORS.len());
-    let mut found: Vec<(usize, Vec<Finding>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(detector) = DETECTORS.get(index) else { break done };
-                        done.push((index, detector.detect(context)));
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect()
+    let in_list_order: Vec<usize> = (0..DETECTORS.len()).collect();
+    let found = crate::parallel::map_in_order(&in_list_order, crate::parallel::cores(), |index| {
+        DETECTORS[index].detect(context)
     });
-    found.sort_unstable_by_key(|(index, _)| *index);
-    let mut findings: Vec<Finding> = found.into_iter().flat_map(|(_, findings)| findings).collect();
+    let mut findings: Vec<Finding> = found.into_iter().flatten().collect();
     findings.sort_by(|a, b| (a.at, a.code).cmp(&(b.at, b.code)));
     findings
 }

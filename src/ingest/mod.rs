@@ -382,9 +382,11 @@ pub(crate) fn line_of(spec: &SourceSpec, line: u64) -> Result<u32> {
 
 /// Reads every event source of a case, in order, each with its own bar when `progress` shows any.
 pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Event>, Vec<InputSummary>)> {
-    // Sources are independent until the timeline merges them: each is read on its own thread, and
-    // the results are combined in source order, so the output does not depend on which finished
-    // first (and the first failing source, in order, is the error reported).
+    // Sources are independent until the timeline merges them: they are read on as many threads as
+    // there are cores (a case of dozens of log files would otherwise hold a read buffer and a
+    // thread for each at once), the largest first, and the results are combined in source order,
+    // so the output does not depend on which finished first (and the first failing source, in
+    // order, is the error reported). A large file read in two parts adds a thread of its own.
     if specs.len() > crate::model::event::MAX_SOURCES {
         return Err(Error::usage(format!(
             "{} sources: more than one analysis can take ({}): merge files of one kind first",
@@ -392,13 +394,13 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
             crate::model::event::MAX_SOURCES
         )));
     }
-    let results: Vec<Result<(Vec<Event>, InputSummary)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> =
-            (0..).zip(specs).map(|(index, spec)| scope.spawn(move || read_source(index, spec, progress))).collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect()
+    let size = |spec: &SourceSpec| std::fs::metadata(&spec.path).map_or(0, |m| m.len());
+    let mut largest_first: Vec<usize> = (0..specs.len()).collect();
+    largest_first.sort_by_key(|&index| std::cmp::Reverse(size(&specs[index])));
+    let results = crate::parallel::map_in_order(&largest_first, crate::parallel::cores(), |index| {
+        // At most `MAX_SOURCES`, checked above.
+        let source = u16::try_from(index).expect("at most MAX_SOURCES sources");
+        read_source(source, &specs[index], progress)
     });
     let mut reads = Vec::new();
     let mut summaries = Vec::new();
