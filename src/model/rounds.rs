@@ -120,9 +120,11 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
     let mut all: Vec<Round> = Vec::with_capacity(expected);
     let mut place_of: UstrMap<u32> =
         UstrMap::with_capacity_and_hasher(expected, std::hash::BuildHasherDefault::default());
-    // Each selection and effect with its round's place, in time order: counted per round first,
-    // placed in one list below.
-    let mut members: Vec<(u32, EventId)> =
+    // Each selection and effect's round place (`NO_ROUND`: none), in time order: counted per
+    // round first, placed in one list below. The ids are not kept with them: the second pass
+    // finds them again in the timeline's list of kinds, a byte each.
+    let is_member = |kind: EventKind| matches!(kind, EventKind::ItemSelected | EventKind::EffectPosted);
+    let mut member_rounds: Vec<u32> =
         Vec::with_capacity(timeline.count_of(EventKind::ItemSelected) + timeline.count_of(EventKind::EffectPosted));
     // Each event's round, worked out once per scope (the rows of a round share theirs), not looked
     // up by run id for each of millions of rows.
@@ -170,6 +172,9 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
             }
             Some(place)
         }) else {
+            if is_member(timeline.kind(id)) {
+                member_rounds.push(NO_ROUND);
+            }
             continue;
         };
         let round = &mut all[place as usize];
@@ -181,11 +186,11 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
             }
             EventKind::ItemSelected => {
                 round.selections.len += 1;
-                members.push((place, id));
+                member_rounds.push(place);
             }
             EventKind::EffectPosted => {
                 round.effects.len += 1;
-                members.push((place, id));
+                member_rounds.push(place);
             }
             _ => {}
         }
@@ -201,10 +206,13 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
         }
     }
     let mut ids = vec![0; start as usize];
-    for (place, id) in members {
+    let members = (0..).zip(timeline.kinds_in_order()).filter(|&(_, &kind)| is_member(kind));
+    for ((id, &kind), place) in members.zip(member_rounds) {
+        if place == NO_ROUND {
+            continue;
+        }
         let round = &mut all[place as usize];
-        let place =
-            if timeline.kind(id) == EventKind::EffectPosted { &mut round.effects } else { &mut round.selections };
+        let place = if kind == EventKind::EffectPosted { &mut round.effects } else { &mut round.selections };
         ids[(place.start + place.len) as usize] = id;
         place.len += 1;
     }
@@ -213,6 +221,9 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
     all.sort_by_cached_key(|a| (a.start_moment(timeline), a.run_id));
     Rounds { all, ids }
 }
+
+/// In `rounds`: a selection or effect row that names no run.
+const NO_ROUND: u32 = u32::MAX;
 
 /// One activation of a job.
 #[derive(Debug, Clone, PartialEq)]
@@ -328,6 +339,11 @@ mod tests {
             row(8, RoundFinished, "run-a", None),
             // A round with no start row, selections or effects.
             row(9, RoundFinished, "run-c", None),
+            // Rows that name no run belong to no round, between the others'.
+            activation(10, ItemSelected, Channel::Ledger, "job-without-run"),
+            row(11, ItemSelected, "run-b", Some("PR-4")),
+            activation(12, EffectPosted, Channel::Ledger, "job-without-run"),
+            row(13, EffectPosted, "run-b", Some("PR-4")),
         ]);
         let rounds = rounds(&timeline);
         let items = |ids: &[EventId]| -> Vec<&str> {
@@ -341,7 +357,7 @@ mod tests {
             seen,
             [
                 ("run-a", vec!["PR-1", "PR-3"], vec!["PR-3", "PR-1"]),
-                ("run-b", vec!["PR-2"], vec!["PR-2"]),
+                ("run-b", vec!["PR-2", "PR-4"], vec!["PR-2", "PR-4"]),
                 ("run-c", vec![], vec![]),
             ]
         );

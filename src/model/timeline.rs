@@ -111,6 +111,11 @@ impl Timeline {
         self.kinds[id as usize]
     }
 
+    /// Every event's kind, in timeline order.
+    pub fn kinds_in_order(&self) -> &[EventKind] {
+        &self.kinds
+    }
+
     /// How many events are of `kind`.
     pub fn count_of(&self, kind: EventKind) -> usize {
         self.kinds.iter().filter(|&&k| k == kind).count()
