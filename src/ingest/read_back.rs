@@ -102,6 +102,13 @@ fn read_lines(
             "the file is shorter than when it was read: it changed during the run",
         )
     };
+    let changed = |line: u32| {
+        Error::input(
+            &spec.path,
+            Some(u64::from(line)),
+            "the line is not where it was when the file was read: the file changed during the run",
+        )
+    };
     let mut input = SourceText::open(spec, progress)?;
     let delimiter =
         (spec.kind == SourceKind::Ledger).then(|| super::ledger_csv::detect_delimiter(spec, &mut input.reader()));
@@ -127,8 +134,9 @@ fn read_lines(
             }
             (position, line, after_cr) = (mark.offset, mark.line, false);
         }
-        let (passed, reached) =
-            pass_lines(input.reader(), wanted - line, delimiter.is_some(), &mut after_cr).map_err(io)?;
+        // A record read before ran past the wanted line only if the file changed since it was read.
+        let Some(ahead) = wanted.checked_sub(line) else { return Err(changed(wanted)) };
+        let (passed, reached) = pass_lines(input.reader(), ahead, delimiter.is_some(), &mut after_cr).map_err(io)?;
         position += passed;
         if !reached {
             return Err(shorter(wanted));
@@ -614,5 +622,16 @@ mod tests {
         std::fs::write(&spec.path, "at,event\n").unwrap();
         let error = read_back(&[spec], &timeline, &[0], &Progress::hidden()).unwrap_err().to_string();
         assert!(error.contains("ledger.csv:2: the file is shorter than when it was read"), "{error}");
+    }
+
+    #[test]
+    fn a_record_that_now_runs_over_the_next_wanted_line_is_an_error_not_a_wrong_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = "at,run_id,event\n2026-10-07T00:33:00Z,r1,round_started\n2026-10-07T00:34:00Z,r1,round_finished\n";
+        let (spec, timeline) = ledger(&dir, "ledger.csv", rows);
+        // Rewritten since: the first record's quoted cell now takes the second's line.
+        std::fs::write(&spec.path, "at,run_id,event\n2026-10-07T00:33:00Z,\"r1\nr2\",round_started\n").unwrap();
+        let error = read_back(&[spec], &timeline, &[0, 1], &Progress::hidden()).unwrap_err().to_string();
+        assert!(error.contains("ledger.csv:3: the line is not where it was"), "{error}");
     }
 }

@@ -74,9 +74,13 @@ impl LineTexts {
     /// Adds the texts of a later part of the same file, whose lines were counted from 1 at its
     /// start: `before` lines come before it.
     pub fn append_later(&mut self, later: LineTexts, before: u32) {
-        self.marks.extend(later.marks.into_iter().map(|mark| Mark { line: mark.line + before, ..mark }));
+        // A mark past the 32 bits events keep has no events after it to find.
+        let marks =
+            later.marks.into_iter().filter_map(|mark| Some(Mark { line: mark.line.checked_add(before)?, ..mark }));
+        self.marks.extend(marks);
         for (line, text) in later.kept {
-            self.keep(line + before, &text);
+            // Kept for events, whose shifted lines were checked first (`ingest::join_later_part`).
+            self.keep(line.saturating_add(before), &text);
         }
     }
 }
