@@ -45,8 +45,9 @@ impl ReadBack for SourceFiles {
     }
 }
 
-/// `read_back`, as a list in the order of `ids` (`None` where the text is kept in memory). Each
-/// source is read on its own thread: a compressed one is decompressed again up to its last span.
+/// `read_back`, as a list in the order of `ids` (`None` where the text is kept in memory). The
+/// sources are read on as many threads as there are cores: a compressed one is decompressed again
+/// up to its last line shown.
 fn read_in_order(
     sources: &[SourceSpec],
     timeline: &Timeline,
@@ -60,19 +61,14 @@ fn read_in_order(
             by_source.entry(origin.source).or_default().push((origin.line, place));
         }
     }
-    let read: Vec<Result<Vec<(usize, String)>>> = std::thread::scope(|scope| {
-        let readers: Vec<_> = by_source
-            .into_iter()
-            .filter_map(|(source, lines)| {
-                let spec = &sources[usize::from(source)];
-                let texts = timeline.line_texts(source)?;
-                Some(scope.spawn(move || read_lines(spec, texts, lines, progress)))
-            })
-            .collect();
-        readers
-            .into_iter()
-            .map(|reader| reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect()
+    let by_source: Vec<(u16, Vec<(u32, usize)>)> = by_source.into_iter().collect();
+    let in_source_order: Vec<usize> = (0..by_source.len()).collect();
+    let read = crate::parallel::map_in_order(&in_source_order, crate::parallel::cores(), |index| {
+        let (source, lines) = &by_source[index];
+        match timeline.line_texts(*source) {
+            Some(texts) => read_lines(&sources[usize::from(*source)], texts, lines.clone(), progress),
+            None => Ok(Vec::new()),
+        }
     });
     let mut texts = vec![None; ids.len()];
     // Errors in source order: the same error, whichever thread ended first.
