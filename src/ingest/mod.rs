@@ -17,6 +17,7 @@ pub mod log_nestjs;
 pub mod log_pino;
 pub mod log_rules;
 pub mod log_winston;
+pub mod read_ahead;
 pub mod read_back;
 pub mod recent;
 pub mod server_log;
@@ -311,8 +312,8 @@ pub fn open_labelled(
     let mut reader = BufReader::with_capacity(1 << 16, raw);
     let magic = reader.fill_buf().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
     let input: Box<dyn BufRead + Send> = if magic.starts_with(&GZIP_MAGIC) {
-        let decoder = flate2::bufread::MultiGzDecoder::new(reader);
-        Box::new(BufReader::with_capacity(1 << 16, decoder))
+        // Decompressed on its own thread, ahead of the parsing.
+        Box::new(read_ahead::ReadAhead::new(flate2::bufread::MultiGzDecoder::new(reader)))
     } else {
         Box::new(reader)
     };
