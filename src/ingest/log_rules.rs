@@ -104,7 +104,7 @@ pub const FIELD_KEYS: &[(&str, &[&str])] = &[
 pub const CAPTURES: &[&str] = &["job_id", "job_name", "queue", "run_id", "item", "worker", "detail"];
 
 /// What a rule found on a line.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default, PartialEq, Clone)]
 pub struct Classified {
     pub kind: Option<EventKind>,
     pub job_id: Option<String>,
@@ -334,8 +334,14 @@ impl RuleSet {
         let mut shapes = Vec::new();
         for (index, spec) in user.iter().enumerate() {
             let place = format!("{source}: log rule {} ('{}')", index + 1, spec.pattern);
-            let kind = EventKind::from_name(&spec.event).ok_or_else(|| {
-                let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
+            let kind = EventKind::from_name(&spec.event).filter(|&kind| kind != EventKind::WorkerSettings).ok_or_else(|| {
+                if spec.event == EventKind::WorkerSettings.name() {
+                    return Error::usage(format!(
+                        "{place}: a rule cannot yield worker-settings: worker settings are read from any line that names BullMQ's options with their values (lockDuration=12000ms, see docs/inputs.md)"
+                    ));
+                }
+                let names: Vec<&str> =
+                    EventKind::ALL.iter().filter(|&&k| k != EventKind::WorkerSettings).map(|k| k.name()).collect();
                 Error::usage(format!("{place}: unknown event '{}': expected one of {}", spec.event, names.join(", ")))
             })?;
             let regex = Regex::new(&spec.pattern).map_err(|e| Error::usage(format!("{place}: invalid regex: {e}")))?;
@@ -361,8 +367,12 @@ impl RuleSet {
                 rules.push(Rule::new(regex, rule.yields));
             }
         }
-        // No rule at all (built-ins off, none given) matches nothing.
-        let candidates = if shapes.is_empty() { Hir::fail() } else { Hir::alternation(shapes) };
+        // Worker settings are evidence whatever the rules say (worker_settings.rs): their keys are
+        // candidates too.
+        shapes.push(unanchored(
+            &regex_syntax::parse(super::worker_settings::CANDIDATE).expect("the settings search parses"),
+        ));
+        let candidates = Hir::alternation(shapes);
         let candidates = regex::bytes::RegexBuilder::new(&candidates.to_string())
             .size_limit(64 << 20)
             .build()
@@ -442,6 +452,20 @@ impl RuleSet {
         }
         found
     }
+}
+
+/// The fields (`FIELD_KEYS`) that `key=value` pairs of a message give, for a line no rule matched
+/// (a worker-settings line's pid and queue).
+pub fn key_value_fields(message: &str) -> Classified {
+    let mut found = Classified::default();
+    for (key, value) in KeyValues::new(message) {
+        if let Some((field, _)) =
+            FIELD_KEYS.iter().find(|(_, keys)| keys.iter().any(|known| known.eq_ignore_ascii_case(key)))
+        {
+            found.set(field, unquote(value));
+        }
+    }
+    found
 }
 
 /// The rule without captures (names would clash between rules), its start anchors dropped and its

@@ -14,7 +14,7 @@ pub use event::{Channel, Event, EventKind, Moment, Origin, Scope, Text};
 pub use finding::{Derivation, Finding, Severity, Value};
 pub use item::Item;
 pub use line_texts::LineTexts;
-pub use params::{LockParams, ParamOrigin};
+pub use params::{LockParams, Param, ParamOrigin, WorkerSettings};
 pub use report::{InputSummary, Report};
 pub use rounds::{Attempt, Round};
 pub use timeline::Timeline;
