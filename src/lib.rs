@@ -49,11 +49,21 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
         }
         None => model::params::ParamOverrides::default(),
     };
-    let params = LockParams::resolve(&file_params, &config.param_flags);
     let paths = config.sources.iter().map(|source| model::Text::from(source.display_path().as_str())).collect();
     // The sources' summaries come first, in source order.
     let line_texts = inputs.iter_mut().map(|input| std::mem::take(&mut input.texts)).collect();
     let timeline = Timeline::new(events).with_paths(paths).with_line_texts(line_texts);
+    // The worker settings the logs gave are evidence for the parameters no flag or file gives.
+    let logged = model::params::Logged::from_timeline(&timeline);
+    let activations = if model::params::Logged::values_differ(&logged) {
+        model::params::Activation::from_timeline(&timeline)
+    } else {
+        Vec::new()
+    };
+    let file_path = config.params_path.as_ref().map(|path| path.display().to_string());
+    let declared =
+        model::params::Declared { file: &file_params, file_path: file_path.as_deref(), flags: &config.param_flags };
+    let params = LockParams::resolve_with_log(declared, logged, &activations);
     let findings = match view {
         View::Timeline => Vec::new(),
         View::Analyze | View::Check(_) => {
@@ -72,11 +82,30 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
             assumptions.push(format!("{name} = {value}{unit}: {}", origin.describe()));
         }
     }
+    for param in model::Param::ALL {
+        if params.origins.get(param) == model::ParamOrigin::Log {
+            assumptions.push(format!(
+                "{} = {}: {} (no flag or parameters file gives it)",
+                param.name(),
+                param.show(params.value(param)),
+                params.describe_origin(param)
+            ));
+        }
+    }
+    let mut warnings = Vec::new();
+    // BullMQ's parameters matter to a case with BullMQ jobs in it (a lease ledger alone has none).
+    if view != View::Timeline && has_bullmq_jobs(&timeline) {
+        warnings.extend(model::warnings::defaults_in_force(&params));
+    }
+    warnings.extend(model::warnings::disagreements(&params, config.display_tz));
+    warnings.extend(model::warnings::contradicted(&findings, detect::lock_params_contradicted::CODE));
+    warnings.extend(model::warnings::empty_inputs(&inputs));
     let mut report = Report {
         view,
         display_tz: config.display_tz,
         inputs,
         params,
+        warnings,
         assumptions,
         timeline,
         findings,
@@ -95,6 +124,14 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
         };
     }
     Ok(report)
+}
+
+/// Whether the timeline shows BullMQ jobs, which the lock parameters are about: an activation
+/// (a `job-active` record, or a ledger row that starts a round of a job) or a stall.
+fn has_bullmq_jobs(timeline: &Timeline) -> bool {
+    use model::EventKind;
+    timeline.count_of(EventKind::JobActive) + timeline.count_of(EventKind::JobStalled) > 0
+        || timeline.events().iter().any(|e| e.kind == EventKind::RoundStarted && e.job_id.is_some())
 }
 
 /// BullMQ trims its events stream (about 10,000 entries by default): when the stream starts after

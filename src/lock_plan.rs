@@ -190,12 +190,10 @@ pub fn render_json(plan: &Plan) -> String {
 pub fn render_table(plan: &Plan, params: &LockParams, tz: Tz, runs: usize) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "leasetrace lock · times in {}", tz.name());
-    let entries: Vec<String> = params
-        .entries()
+    let entries: Vec<String> = crate::model::Param::ALL
         .iter()
-        .map(|(name, value, origin)| {
-            let unit = if *name == "maxStalledCount" { "" } else { " ms" };
-            format!("{name} {value}{unit} ({})", origin.describe())
+        .map(|&param| {
+            format!("{} {} ({})", param.name(), param.show(params.value(param)), params.describe_origin(param))
         })
         .collect();
     let _ = writeln!(out, "Lock parameters: {}", entries.join(" · "));

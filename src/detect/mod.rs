@@ -13,6 +13,7 @@ pub mod duplicate_selection;
 pub mod early_takeover;
 pub mod lease;
 pub mod lock_headroom;
+pub mod lock_params_contradicted;
 pub mod retries;
 pub mod retry_exhausted;
 pub mod retry_storm;
@@ -326,6 +327,7 @@ pub static DETECTORS: &[&dyn Detector] = &[
     &retry_exhausted::RetryExhausted,
     &retry_storm::RetryStorm,
     &stuck_running::StuckRunning,
+    &lock_params_contradicted::LockParamsContradicted,
 ];
 
 /// Runs every detector; findings come out ordered by time, then code, for stable reports.

@@ -9,6 +9,7 @@ pub mod params;
 pub mod report;
 pub mod rounds;
 pub mod timeline;
+pub mod warnings;
 
 pub use event::{Channel, Event, EventKind, Moment, Origin, Scope, Text};
 pub use finding::{Derivation, Finding, Severity, Value};

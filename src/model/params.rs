@@ -159,12 +159,65 @@ pub struct Logged {
     pub event: EventId,
 }
 
+impl Logged {
+    /// Every `worker-settings` event of the timeline, in time order.
+    pub fn from_timeline(timeline: &super::Timeline) -> Vec<Logged> {
+        let kinds = timeline.kinds_in_order();
+        (0..)
+            .zip(kinds)
+            .filter(|(_, kind)| **kind == super::EventKind::WorkerSettings)
+            .filter_map(|(id, _)| {
+                let event = timeline.get(id);
+                Some(Logged {
+                    at: event.at(),
+                    place: format!("{}:{}", timeline.path(event), event.origin().line),
+                    source: event.origin().source,
+                    worker: event.worker,
+                    settings: event.settings()?,
+                    event: id,
+                })
+            })
+            .collect()
+    }
+
+    /// Whether the lines give some parameter more than one value: only then does it matter which
+    /// job ran under which (`Activation`).
+    pub fn values_differ(logged: &[Logged]) -> bool {
+        Param::ALL.iter().any(|&param| {
+            let mut values = logged.iter().filter_map(|line| line.settings.get(param));
+            values.next().is_some_and(|first| values.any(|value| value != first))
+        })
+    }
+}
+
 /// A job activation, as resolution weighs the logged values: when, in which source, by whom.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Activation {
     pub at: DateTime<Utc>,
     pub source: u16,
     pub worker: Option<Text>,
+}
+
+impl Activation {
+    /// Every activation of the timeline: `job-active` records but a job hash's (which keeps only
+    /// the last) and ledger `round-started` rows, with a job id.
+    pub fn from_timeline(timeline: &super::Timeline) -> Vec<Activation> {
+        use super::{Channel, EventKind};
+        let kinds = timeline.kinds_in_order();
+        (0..)
+            .zip(kinds)
+            .filter(|(_, kind)| matches!(kind, EventKind::JobActive | EventKind::RoundStarted))
+            .map(|(id, _)| timeline.get(id))
+            .filter(|event| {
+                event.job_id.is_some()
+                    && match event.kind {
+                        EventKind::JobActive => event.origin().channel != Channel::JobHash,
+                        _ => event.origin().channel == Channel::Ledger,
+                    }
+            })
+            .map(|event| Activation { at: event.at(), source: event.origin().source, worker: event.worker })
+            .collect()
+    }
 }
 
 /// One value given for a parameter, and by what. Every distinct value is listed once, so that a
@@ -456,6 +509,16 @@ impl LockParams {
         self.given(param).iter().find(|given| given.in_force)
     }
 
+    /// Where the value in force of `param` came from, for people: `lock parameters file`, or
+    /// `logged by the worker at server.log:3`.
+    pub fn describe_origin(&self, param: Param) -> String {
+        let origin = self.origins.get(param);
+        match (origin, self.in_force(param)) {
+            (ParamOrigin::Log, Some(given)) => format!("{} at {}", origin.describe(), given.place),
+            _ => origin.describe().to_string(),
+        }
+    }
+
     /// Each parameter with its BullMQ name, value and origin, for reports.
     pub fn entries(&self) -> [(&'static str, u64, ParamOrigin); 4] {
         [
@@ -526,5 +589,91 @@ mod tests {
         assert_eq!(params.origins.lock_duration, ParamOrigin::Flag);
         assert_eq!(params.lock_renew_time, 30_000);
         assert_eq!(params.origins.stalled_interval, ParamOrigin::File);
+    }
+
+    fn line(offset_s: i64, source: u16, worker: Option<&str>, line: u32, settings: WorkerSettings) -> Logged {
+        Logged {
+            at: chrono::DateTime::parse_from_rfc3339("2026-10-07T00:00:00Z").unwrap().with_timezone(&Utc)
+                + chrono::Duration::seconds(offset_s),
+            place: format!("server.log:{line}"),
+            source,
+            worker: worker.map(Text::from),
+            settings,
+            event: line,
+        }
+    }
+
+    fn lock(ms: u64) -> WorkerSettings {
+        WorkerSettings { lock_duration: Some(ms), ..WorkerSettings::default() }
+    }
+
+    #[test]
+    fn a_logged_value_is_used_only_where_no_flag_or_file_gives_one() {
+        let logged =
+            vec![line(0, 1, Some("41877"), 3, WorkerSettings { stalled_interval: Some(5_000), ..lock(12_000) })];
+        let none = ParamOverrides::default();
+        let from_log =
+            LockParams::resolve_with_log(Declared { file: &none, file_path: None, flags: &none }, logged.clone(), &[]);
+        assert_eq!((from_log.lock_duration, from_log.origins.lock_duration), (12_000, ParamOrigin::Log));
+        assert_eq!(
+            (from_log.lock_renew_time, from_log.origins.lock_renew_time),
+            (6_000, ParamOrigin::HalfOfLockDuration)
+        );
+        assert_eq!(from_log.stalled_interval, 5_000);
+        assert_eq!(from_log.describe_origin(Param::LockDuration), "logged by the worker at server.log:3");
+        assert_eq!(from_log.given(Param::LockDuration)[0].worker.as_deref(), Some("41877"));
+        let file = ParamOverrides { lock_duration: Some(30_000), ..ParamOverrides::default() };
+        let declared = Declared { file: &file, file_path: Some("bullmq.json"), flags: &none };
+        let with_file = LockParams::resolve_with_log(declared, logged, &[]);
+        assert_eq!((with_file.lock_duration, with_file.origins.lock_duration), (30_000, ParamOrigin::File));
+        assert_eq!(with_file.stalled_interval, 5_000, "the file gives no stalledInterval: the log's is used");
+        let given = with_file.given(Param::LockDuration);
+        assert_eq!(
+            given.iter().map(|g| (g.value, g.origin, g.in_force)).collect::<Vec<_>>(),
+            [(30_000, ParamOrigin::File, true), (12_000, ParamOrigin::Log, false)]
+        );
+        assert_eq!(given[0].place, "bullmq.json");
+    }
+
+    #[test]
+    fn values_that_change_between_boots_go_to_the_work_that_ran_under_them() {
+        // Boot 1 (30 s) then boot 2 (12 s) in one log; a replica in another log never changed.
+        let logged = vec![
+            line(0, 1, Some("100"), 1, lock(30_000)),
+            line(10, 2, Some("200"), 1, lock(30_000)),
+            line(600, 1, Some("300"), 90, lock(12_000)),
+        ];
+        let start = logged[0].at;
+        let activation = |offset_s: i64, source: u16, worker: Option<&str>| Activation {
+            at: start + chrono::Duration::seconds(offset_s),
+            source,
+            worker: worker.map(Text::from),
+        };
+        // Three jobs after boot 2 in its log, one on the replica, one before boot 2.
+        let activations = [
+            activation(700, 1, Some("300")),
+            activation(800, 1, None),
+            activation(900, 1, None),
+            activation(700, 2, Some("200")),
+            activation(300, 1, Some("100")),
+        ];
+        assert!(Logged::values_differ(&logged));
+        let none = ParamOverrides::default();
+        let params =
+            LockParams::resolve_with_log(Declared { file: &none, file_path: None, flags: &none }, logged, &activations);
+        assert_eq!((params.lock_duration, params.origins.lock_duration), (12_000, ParamOrigin::Log));
+        let given = params.given(Param::LockDuration);
+        assert_eq!(
+            given.iter().map(|g| (g.value, g.lines, g.activations)).collect::<Vec<_>>(),
+            [(30_000, Some(2), Some(2)), (12_000, Some(1), Some(3))]
+        );
+        // Each job's own value: by its worker, else its log, else any.
+        let value = |a: Activation| params.value_at(Param::LockDuration, a.at, a.source, a.worker).0;
+        assert_eq!(value(activation(700, 2, None)), 30_000, "the replica's own log");
+        assert_eq!(value(activation(700, 1, Some("100"))), 30_000, "the old worker, still running");
+        assert_eq!(value(activation(700, 1, None)), 12_000);
+        assert_eq!(params.value_at(Param::LockRenewTime, activations[4].at, 1, None).0, 15_000);
+        // Before any line: the value in force for the case.
+        assert_eq!(value(activation(-5, 3, None)), 12_000);
     }
 }
