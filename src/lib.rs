@@ -207,7 +207,10 @@ pub fn lock_report(
         what_if: what_if.to_vec(),
         runs,
     };
-    let plan = lock_plan::plan(&question);
+    let mut plan = lock_plan::plan(&question);
+    // Every time of the plan rests on the parameters: what is assumed or disputed is said first.
+    plan.warnings.extend(model::warnings::defaults_in_force(&params));
+    plan.warnings.extend(model::warnings::disagreements(&params, tz));
     Ok(match args.format.as_str() {
         "json" => lock_plan::render_json(&plan),
         _ => lock_plan::render_table(&plan, &params, tz, question.runs.len()),

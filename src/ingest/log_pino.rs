@@ -321,19 +321,18 @@ pub fn emit(
         events.push(super::worker_settings::event(at, origin, settings, &fields));
     }
     match kind {
-        // A job line without its job: the line's settings, if any, are still evidence.
-        Some(kind) if kind.name().starts_with("job-") && fields.job_id.is_none() => {
-            if settings.is_none() {
-                summary.reject(
-                    line,
-                    format!(
-                        "{} line without a job id (expected a jobId key, id=<job id> in the message or 'job <id> ...')",
-                        kind.name()
-                    ),
-                );
-                return Ok(());
-            }
+        // A job line without its job is rejected, unless its settings are evidence.
+        Some(kind) if kind.name().starts_with("job-") && fields.job_id.is_none() && settings.is_none() => {
+            summary.reject(
+                line,
+                format!(
+                    "{} line without a job id (expected a jobId key, id=<job id> in the message or 'job <id> ...')",
+                    kind.name()
+                ),
+            );
+            return Ok(());
         }
+        Some(kind) if kind.name().starts_with("job-") && fields.job_id.is_none() => {}
         Some(kind) => {
             if kind == EventKind::Error && fields.detail.is_none() && !entry.message.trim().is_empty() {
                 fields.detail = Some(entry.message.trim().to_string());

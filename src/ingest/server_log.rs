@@ -458,16 +458,15 @@ impl Scan<'_> {
             events.push(super::worker_settings::event(at, origin, settings, &fields));
         }
         match found.kind {
-            // A job line without its job: the line's settings, if any, are still evidence.
-            Some(kind) if kind.name().starts_with("job-") && found.job_id.is_none() => {
-                if settings.is_none() {
-                    summary.reject(
-                        line,
-                        format!("{} line without a job id (expected id=<job id> or 'job <id> ...')", kind.name()),
-                    );
-                    return Ok(true);
-                }
+            // A job line without its job is rejected, unless its settings are evidence.
+            Some(kind) if kind.name().starts_with("job-") && found.job_id.is_none() && settings.is_none() => {
+                summary.reject(
+                    line,
+                    format!("{} line without a job id (expected id=<job id> or 'job <id> ...')", kind.name()),
+                );
+                return Ok(true);
             }
+            Some(kind) if kind.name().starts_with("job-") && found.job_id.is_none() => {}
             Some(kind) => {
                 let mut event = Event::new(at, kind, origin);
                 found.fill(&mut event);
@@ -818,9 +817,10 @@ mod tests {
     fn a_settings_continuation_finds_its_entry_in_an_earlier_region_and_reads_the_same_in_two_parts() {
         // The dump's entry is far before it (a region is 1 MiB): read whole and in two parts, the
         // settings line has the entry's time.
+        use std::fmt::Write;
         let mut text = String::from("2026-10-07 09:29:58.300 DEBUG [Config] worker options:\n");
         for n in 0..40_000 {
-            text.push_str(&format!("    \"padding{n}\": \"xxxxxxxxxxxxxxxxxx\",\n"));
+            writeln!(text, "    \"padding{n}\": \"xxxxxxxxxxxxxxxxxx\",").unwrap();
         }
         text.push_str("    \"lockDuration\": 12000\n");
         text.push_str(&mixed_log(2_000));

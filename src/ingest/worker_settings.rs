@@ -234,7 +234,7 @@ fn whole(number: &str, scale: u64) -> Option<u64> {
     let fraction = fraction.trim_end_matches('0');
     let places = u32::try_from(fraction.len()).ok()?;
     let divisor = 10u64.checked_pow(places)?;
-    if scale % divisor != 0 {
+    if !scale.is_multiple_of(divisor) {
         return None;
     }
     let int: u64 = int.parse().ok()?;

@@ -410,28 +410,23 @@ impl LockParams {
     /// and of the activations that ran under it.
     fn logged_values(&self, param: Param, activations: &[Activation]) -> Vec<Given> {
         let mut values: Vec<Given> = Vec::new();
-        let mut last_at: Vec<DateTime<Utc>> = Vec::new();
         for line in &self.logged {
             let Some(value) = line.settings.get(param) else { continue };
-            match values.iter().position(|g| g.value == value) {
-                Some(known) => {
-                    *values[known].lines.get_or_insert(0) += 1;
-                    last_at[known] = line.at;
-                }
-                None => {
-                    values.push(Given {
-                        value,
-                        origin: ParamOrigin::Log,
-                        place: line.place.clone(),
-                        at: Some(line.at),
-                        worker: line.worker.map(|w| w.to_string()),
-                        lines: Some(1),
-                        activations: None,
-                        in_force: false,
-                        last_logged: None,
-                    });
-                    last_at.push(line.at);
-                }
+            if let Some(known) = values.iter_mut().find(|g| g.value == value) {
+                *known.lines.get_or_insert(0) += 1;
+                known.last_logged = Some(line.at);
+            } else {
+                values.push(Given {
+                    value,
+                    origin: ParamOrigin::Log,
+                    place: line.place.clone(),
+                    at: Some(line.at),
+                    worker: line.worker.map(|w| w.to_string()),
+                    lines: Some(1),
+                    activations: None,
+                    in_force: false,
+                    last_logged: Some(line.at),
+                });
             }
         }
         if values.len() > 1 {
@@ -445,9 +440,6 @@ impl LockParams {
                     *values[known].activations.get_or_insert(0) += 1;
                 }
             }
-        }
-        for (given, last) in values.iter_mut().zip(last_at) {
-            given.last_logged = Some(last);
         }
         values
     }
@@ -463,8 +455,8 @@ impl LockParams {
         worker: Option<Text>,
     ) -> Option<&Logged> {
         let before = self.logged.iter().filter(|line| line.at <= at && line.settings.get(param).is_some());
-        let of_worker = worker.and_then(|w| before.clone().filter(|line| line.worker == Some(w)).last());
-        of_worker.or_else(|| before.clone().filter(|line| line.source == source).last()).or_else(|| before.last())
+        let of_worker = worker.and_then(|w| before.clone().rfind(|line| line.worker == Some(w)));
+        of_worker.or_else(|| before.clone().rfind(|line| line.source == source)).or_else(|| before.clone().next_back())
     }
 
     /// The value of `param` that work starting at `at` in `source` by `worker` ran under: a value

@@ -68,7 +68,7 @@ pub fn disagreements(params: &LockParams, tz: Tz) -> Vec<Warning> {
         }
         let in_force = params.in_force(param).map_or_else(
             || format!("{} ({})", param.show(params.value(param)), params.origins.get(param).describe()),
-            |g| format!("{} ({})", param.show(g.value), place(g, tz)),
+            |g| format!("{} ({})", param.show(g.value), short_place(g)),
         );
         let only_log = given.iter().all(|g| g.origin == ParamOrigin::Log);
         let values: Vec<String> = given.iter().map(|g| format!("{} ({})", param.show(g.value), place(g, tz))).collect();
@@ -105,21 +105,31 @@ fn place(given: &Given, tz: Tz) -> String {
         ParamOrigin::Flag => format!("command line, {}", given.place),
         ParamOrigin::File => format!("parameters file {}", given.place),
         _ => {
+            use std::fmt::Write as _;
             let mut text = format!("logged at {}", given.place);
             if let Some(at) = given.at {
-                text.push_str(&format!(" {}", format_datetime(at, tz)));
+                let _ = write!(text, " {}", format_datetime(at, tz));
             }
             if let Some(worker) = &given.worker {
-                text.push_str(&format!(" by worker {worker}"));
+                let _ = write!(text, " by worker {worker}");
             }
             if let Some(lines) = given.lines.filter(|&n| n > 1) {
-                text.push_str(&format!(", {lines} lines"));
+                let _ = write!(text, ", {lines} lines");
             }
             if let Some(activations) = given.activations {
-                text.push_str(&format!(", {activations} job activation(s) after it"));
+                let _ = write!(text, ", {activations} job activation(s) after it");
             }
             text
         }
+    }
+}
+
+/// Where a value came from, in a few words: `command line, --lock-duration`, `logged at server.log:6`.
+fn short_place(given: &Given) -> String {
+    match given.origin {
+        ParamOrigin::Flag => format!("command line, {}", given.place),
+        ParamOrigin::File => format!("parameters file {}", given.place),
+        _ => format!("logged at {}", given.place),
     }
 }
 

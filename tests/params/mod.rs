@@ -241,3 +241,79 @@ fn settings_in_structured_logs_are_read_too() {
     assert_eq!(settings["settings"]["lockDuration"], 12_000);
     assert_eq!(settings["worker"], "41877");
 }
+
+#[test]
+fn settings_that_change_between_boots_are_said_and_each_job_is_judged_by_its_own() {
+    // Boot 1 (pid 41877) logs a 12 s lock, boot 2 (pid 52117) a 30 s one: the job activated under
+    // boot 1 and taken again 12.5 s later by boot 2 contradicts neither.
+    let log = LOG_WITH_SETTINGS.replacen(
+        "pid=52117 lockDuration=12000ms, stalledInterval=5000ms",
+        "pid=52117 lockDuration=30000ms, stalledInterval=5000ms",
+        1,
+    );
+    assert_ne!(log, LOG_WITH_SETTINGS);
+    let dir = case(&log, None);
+    let report = analyze(&dir, "json").json();
+    let said = warnings(&report);
+    let changed: Vec<&(String, String)> = said.iter().filter(|(kind, _)| kind == "lock-params-changed").collect();
+    assert_eq!(changed.len(), 1, "{said:?}");
+    let message = &changed[0].1;
+    assert!(message.starts_with("lockDuration: the log gives 2 values: 12000 ms (logged at "), "{message}");
+    assert!(
+        message.contains("server.log:2 2026-10-07 09:29:58.311 by worker 41877, 1 job activation(s) after it)"),
+        "{message}"
+    );
+    assert!(
+        message.contains("30000 ms (logged at ")
+            && message.contains("server.log:6 2026-10-07 09:33:03.09 by worker 52117"),
+        "{message}"
+    );
+    assert!(
+        message.contains("each job ran under the value of the last settings line before its activation"),
+        "{message}"
+    );
+    // A tie (one activation each) goes to the value logged last.
+    assert_eq!(report["params"]["lockDuration"], 30_000);
+    let given = report["params"]["given"]["lockDuration"].as_array().unwrap();
+    assert_eq!(
+        given
+            .iter()
+            .map(|g| (
+                g["value"].as_u64().unwrap(),
+                g["activations"].as_u64().unwrap(),
+                g["in_force"].as_bool().unwrap()
+            ))
+            .collect::<Vec<_>>(),
+        [(12_000, 1, false), (30_000, 1, true)]
+    );
+    // The first job ran under boot 1's 12 s lock: its rerun 12.5 s later is no contradiction.
+    assert!(!kinds(&report).contains(&"lock-params-contradicted".to_string()), "{:?}", kinds(&report));
+}
+
+#[test]
+fn the_lock_command_says_what_it_assumes_first() {
+    let run = leasetrace(&["lock", "--activated-at", "2026-10-07T00:33:00Z"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let second = run.stdout.lines().nth(1).unwrap();
+    assert!(second.starts_with("WARNING: lock parameters are BullMQ v5 defaults"), "{}", run.stdout);
+    let json = leasetrace(&["lock", "--activated-at", "2026-10-07T00:33:00Z", "--format", "json"]).run().json();
+    assert_eq!(json["warnings"][0]["kind"], "lock-params-default");
+    let given = leasetrace(&[
+        "lock",
+        "--activated-at",
+        "2026-10-07T00:33:00Z",
+        "--lock-duration",
+        "12000",
+        "--lock-renew-time",
+        "6000",
+        "--stalled-interval",
+        "5000",
+        "--max-stalled-count",
+        "1",
+        "--format",
+        "json",
+    ])
+    .run()
+    .json();
+    assert!(given["warnings"].as_array().unwrap().is_empty(), "{given:#}");
+}
