@@ -130,8 +130,9 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
 /// (a `job-active` record, or a ledger row that starts a round of a job) or a stall.
 fn has_bullmq_jobs(timeline: &Timeline) -> bool {
     use model::EventKind;
-    timeline.count_of(EventKind::JobActive) + timeline.count_of(EventKind::JobStalled) > 0
-        || timeline.events().iter().any(|e| e.kind == EventKind::RoundStarted && e.job_id.is_some())
+    let kinds = timeline.kinds_in_order();
+    kinds.iter().any(|kind| matches!(kind, EventKind::JobActive | EventKind::JobStalled))
+        || (0..).zip(kinds).any(|(id, kind)| *kind == EventKind::RoundStarted && timeline.get(id).job_id.is_some())
 }
 
 /// BullMQ trims its events stream (about 10,000 entries by default): when the stream starts after

@@ -114,33 +114,38 @@ impl Detector for LockParamsContradicted {
 
 /// Each source's time resolution: whole seconds when every event of it falls on one (NestJS
 /// writes no fraction), else milliseconds, which no parameter worth checking is near: counted as 0.
-struct Resolution {
-    whole_seconds: Vec<bool>,
+/// Worked out for a source when first asked: the look stops at the source's first event with a
+/// fraction, so only a log in whole seconds is read to its end.
+struct Resolution<'a> {
+    timeline: &'a crate::model::Timeline,
+    whole_seconds: std::cell::RefCell<Vec<Option<bool>>>,
 }
 
-impl Resolution {
-    fn new(context: &Context) -> Resolution {
-        let mut whole_seconds: Vec<bool> = Vec::new();
-        for event in context.timeline.events() {
-            let source = usize::from(event.origin().source);
-            if whole_seconds.len() <= source {
-                whole_seconds.resize(source + 1, true);
-            }
-            if event.at().timestamp_subsec_nanos() != 0 {
-                whole_seconds[source] = false;
-            }
-        }
-        Resolution { whole_seconds }
+impl<'a> Resolution<'a> {
+    fn new(context: &'a Context) -> Resolution<'a> {
+        Resolution { timeline: context.timeline, whole_seconds: std::cell::RefCell::new(Vec::new()) }
     }
 
     fn of(&self, event: &Event) -> i64 {
-        if self.whole_seconds.get(usize::from(event.origin().source)).copied().unwrap_or(false) { 1000 } else { 0 }
+        let source = event.origin().source;
+        let mut known = self.whole_seconds.borrow_mut();
+        if known.len() <= usize::from(source) {
+            known.resize(usize::from(source) + 1, None);
+        }
+        let whole = *known[usize::from(source)].get_or_insert_with(|| {
+            self.timeline
+                .events()
+                .iter()
+                .filter(|e| e.origin().source == source)
+                .all(|e| e.moment().subsec_nanos() == 0)
+        });
+        if whole { 1000 } else { 0 }
     }
 }
 
 /// The slack between two records: the first one's writing delay (an activation's, or a
 /// listener's), the clocks when they come from two sources, and both resolutions.
-fn allowance(first: &Event, second: &Event, resolution: &Resolution, cadence: bool) -> (i64, Vec<String>) {
+fn allowance(first: &Event, second: &Event, resolution: &Resolution<'_>, cadence: bool) -> (i64, Vec<String>) {
     let mut parts = Vec::new();
     let mut total = 0;
     let mut add = |ms: i64, why: String| {
@@ -190,11 +195,12 @@ fn in_force(context: &Context, param: Param, event: &Event) -> (u64, String) {
 }
 
 /// Stall records and reruns sooner after their activation than the lock and the check allow.
-fn early_recoveries(context: &Context, resolution: &Resolution) -> Vec<Bound> {
+fn early_recoveries(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound> {
     let timeline = context.timeline;
     let mut bounds = Vec::new();
-    for (job_id, attempts) in context.attempts.iter() {
-        let events = context.events_of_job(job_id);
+    // Only a job activated twice, or with a stall record, can show anything.
+    for (job_id, events) in context.job_events.iter_reactivated_or_having(&[EventKind::JobStalled]) {
+        let attempts = context.attempts_of_job(job_id);
         let stalls: Vec<EventId> = events
             .iter()
             .copied()
@@ -220,7 +226,8 @@ fn early_recoveries(context: &Context, resolution: &Resolution) -> Vec<Bound> {
             // A stall record belongs to the activation before it; a listener's line can come a
             // moment after the rerun's own activation, so the window runs that far past it, and
             // a record right after an activation belongs to the one before.
-            let lag = chrono::Duration::milliseconds(Allowances::LISTENER_MS + resolution.of(activation));
+            let resolution_ms = if stalls.is_empty() { 0 } else { resolution.of(activation) };
+            let lag = chrono::Duration::milliseconds(Allowances::LISTENER_MS + resolution_ms);
             let from = activation.at() + lag;
             let until = next.map(|id| timeline.get(id).at() + lag);
             let stall = stalls.iter().copied().find(|&id| {
@@ -290,7 +297,7 @@ fn bound(
     context: &Context,
     param: Param,
     (first, second): (&Event, &Event),
-    resolution: &Resolution,
+    resolution: &Resolution<'_>,
     shown: Shown,
 ) -> Bound {
     let cadence = matches!(shown, Shown::Cadence { .. });
@@ -311,11 +318,14 @@ fn bound(
 /// Moves by different stalled checks closer together than stalledInterval. The events stream's
 /// `stalled` entries are the checks' own records; without them, the logs' `job-stalled` lines.
 /// Records within `SAME_CHECK_MS` (and the allowances) of each other are one check's.
-fn cadence(context: &Context, resolution: &Resolution) -> Vec<Bound> {
+fn cadence(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound> {
     let timeline = context.timeline;
     let mut by_queue: BTreeMap<Option<&str>, (Vec<EventId>, Vec<EventId>)> = BTreeMap::new();
-    for (id, event) in timeline.ids() {
-        if timeline.kind(id) != EventKind::JobStalled || event.job_id.is_none() {
+    // Stall records are a few of millions of events: their kinds are looked at first.
+    let stalls = (0..).zip(timeline.kinds_in_order()).filter(|(_, kind)| **kind == EventKind::JobStalled);
+    for (id, _) in stalls {
+        let event = timeline.get(id);
+        if event.job_id.is_none() {
             continue;
         }
         let queue = event.queue.map(|q| q.as_str());

@@ -811,4 +811,24 @@ mod tests {
         let bad = vec![RuleSpec { event: "stall".into(), pattern: "x".into() }];
         assert!(RuleSet::new(&bad, true, "app.log").err().unwrap().to_string().contains("unknown event 'stall'"));
     }
+
+    #[test]
+    fn the_built_in_candidate_search_keeps_a_small_literal_prefilter() {
+        // The candidate regex is found through its literal prefixes (aho-corasick's Teddy): above
+        // 32 of them Teddy turns "fat" and the scan of a log costs a fifth more. The prefixes as
+        // the regex engine extracts them (4 bytes each): the built-in rules' and the worker settings'.
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let rules = builtin();
+        assert!(rules.is_candidate(b"lockDuration=1") && rules.is_candidate(b"maxStalledCount=1"));
+        let mut shapes: Vec<Hir> = builtin_rules()
+            .iter()
+            .filter(|rule| !rule.found_by_job_word)
+            .map(|rule| unanchored(&regex_syntax::parse(rule.pattern).unwrap()))
+            .collect();
+        shapes.push(unanchored(&regex_syntax::parse(super::super::worker_settings::CANDIDATE).unwrap()));
+        let mut prefixes = Extractor::new().kind(ExtractKind::Prefix).extract(&Hir::alternation(shapes));
+        prefixes.optimize_for_prefix_by_preference();
+        let count = prefixes.len().expect("a finite set of prefixes");
+        assert!(count <= 32, "{count} literal prefixes: {prefixes:?}");
+    }
 }

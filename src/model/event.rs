@@ -407,6 +407,13 @@ impl Moment {
         DateTime::from_timestamp_nanos(self.0)
     }
 
+    /// The nanoseconds past the whole second (`at().timestamp_subsec_nanos()`, without the
+    /// calendar).
+    pub fn subsec_nanos(self) -> u32 {
+        // In 0..1e9: fits.
+        u32::try_from(self.0.rem_euclid(1_000_000_000)).unwrap_or(0)
+    }
+
     /// Seconds from `self` to `later`, in whole milliseconds as `time::seconds_between` counts.
     #[allow(clippy::cast_precision_loss)] // milliseconds over 292 years: exact below 2^53
     pub fn seconds_to(self, later: Moment) -> f64 {
