@@ -800,8 +800,8 @@ function writeWorkerConfig(ctx) {
 }
 
 /** Exports the table as a responder would, with psql's client-side `\copy ... csv header`: once in
- * the session zone Asia/Seoul (psql prints `+09`), once in UTC (`+00`). Also reads the rows back
- * (epoch ms, run, step) for observed.json. */
+ * the session zone Asia/Seoul (psql prints `+09`), once in UTC (`+00`), in the default DateStyle.
+ * Also reads the rows back (epoch microseconds, run, job, step, item) for observed.json. */
 async function exportPgLedger(ctx) {
   const select = `select * from ${TABLE} order by id`;
   const exports = [
@@ -811,7 +811,7 @@ async function exportPgLedger(ctx) {
   for (const e of exports) {
     const path = join(ctx.outdir, e.file);
     if (path.includes("'")) fail(`cannot \\copy to a path with a quote: ${path}`);
-    ctx.pg.psql(`\\copy (${select}) to '${path}' csv header`, { database: DATABASE, env: { PGTZ: e.pgtz } });
+    ctx.pg.psql(`\\copy (${select}) to '${path}' csv header`, { database: DATABASE, env: { PGTZ: e.pgtz, PGDATESTYLE: 'ISO, MDY' } });
     const [header, first] = readFileSync(path, 'utf8').split('\n');
     Object.assign(e, { header, first_row: first });
   }

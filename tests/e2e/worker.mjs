@@ -96,6 +96,15 @@ appendFileSync(
   logPath,
   `${kst(Date.now())} DEBUG [Config] effective config:\n    {"queue":"${queueName}","concurrency":${concurrency}}\n`,
 );
+if (configFile) {
+  // The app that reads its settings from its config file says at boot what it read.
+  log(
+    Date.now(),
+    'INFO',
+    'Config',
+    `worker options queue=${queueName} lockDuration=${lockDuration}ms stalledInterval=${stalledInterval}ms maxStalledCount=${maxStalledCount} concurrency=${concurrency}`,
+  );
+}
 
 const { Worker } = await import(bullmq);
 const { default: IORedis } = await import('ioredis');
