@@ -41,11 +41,17 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
         })
         .collect();
     let (events, mut inputs) = ingest::read_sources(&sources, &config.progress)?;
+    let mut params_notes = Vec::new();
     let file_params = match &config.params_path {
         Some(path) => {
-            let (overrides, summary) = ingest::bullmq_params::read(path)?;
-            inputs.push(summary);
-            overrides
+            let selection = ingest::bullmq_params::Selection {
+                at: config.params_at.as_deref(),
+                version_given: config.param_flags.version.is_some(),
+            };
+            let file = ingest::bullmq_params::read_selected(path, selection)?;
+            inputs.push(file.summary);
+            params_notes = file.notes;
+            file.overrides
         }
         None => model::params::ParamOverrides::default(),
     };
@@ -62,6 +68,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
         }
     };
     let mut assumptions = config.assumptions.clone();
+    assumptions.extend(params_notes);
     assumptions.extend(coverage_gaps(&inputs));
     if view != View::Timeline {
         assumptions.extend(detect::models_applied(&params));
@@ -139,7 +146,18 @@ pub fn lock_report(
         (report.params.clone(), runs, config.display_tz)
     } else {
         let file = match &args.params {
-            Some(path) => ingest::bullmq_params::read(path)?.0,
+            Some(path) => {
+                let selection = ingest::bullmq_params::Selection {
+                    at: args.params_at.as_deref(),
+                    version_given: args.bullmq_version.is_some(),
+                };
+                ingest::bullmq_params::read_selected(path, selection)?.overrides
+            }
+            None if args.params_at.is_some() => {
+                return Err(error::Error::usage(
+                    "--params-at says where the lock parameters are in a parameters file: give the file with --params",
+                ));
+            }
             None => model::params::ParamOverrides::default(),
         };
         let flags = model::params::ParamOverrides {
