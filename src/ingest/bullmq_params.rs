@@ -402,12 +402,21 @@ impl Reader<'_> {
             Some(pointer) => self.select(pointer)?,
             None => self.doc.root(),
         };
-        let places = self.places(scope, selection.at)?;
+        let (places, named) = self.places(scope, selection.at)?;
         let mut notes = Vec::new();
         let first = &places[0];
         let effective = first.effective();
         if let Some(other) = places.iter().find(|p| p.effective() != effective) {
             return Err(self.disagreement(first, other));
+        }
+        // An object where another worker's options sit that gives no parameter runs on BullMQ's
+        // defaults: a second answer, unless params_at named the object.
+        if !named && let Some(parallel) = self.parallel_without_params(first, scope, &places) {
+            let line = self.doc.entries(parallel).first().map_or(self.doc.node(parallel).line, |e| e.line);
+            let defaults = Place { node: parallel, line, given: Default::default(), merged: false };
+            if defaults.effective() != effective {
+                return Err(self.disagreement(first, &defaults));
+            }
         }
         let mut overrides = ParamOverrides::default();
         let slots = [
@@ -509,11 +518,12 @@ impl Reader<'_> {
 
     /// Every object in `scope` that gives a parameter, in document order. When `params_at` names
     /// an object that gives some itself, it is the only place.
-    fn places(&self, scope: NodeId, selected: Option<&str>) -> Result<Vec<Place>> {
+    /// Also says whether `params_at` named the object.
+    fn places(&self, scope: NodeId, selected: Option<&str>) -> Result<(Vec<Place>, bool)> {
         if selected.is_some()
             && let Some(place) = self.place_of(scope)?
         {
-            return Ok(vec![place]);
+            return Ok((vec![place], true));
         }
         let mut places = Vec::new();
         let mut stack = vec![scope];
@@ -536,7 +546,61 @@ impl Reader<'_> {
         if places.is_empty() {
             return Err(self.nothing_found(scope, selected));
         }
-        Ok(places)
+        Ok((places, false))
+    }
+
+    /// An object in `scope` that sits where `place` does for another key or list item of one of
+    /// its ancestors (`/queues/notify/worker` beside `/queues/sweep/worker`, `/workers/1` beside
+    /// `/workers/0`) and gives no parameter at all. The place's own key has no such siblings:
+    /// `/queues/sweep/repeat` beside `/queues/sweep/worker` is another kind of setting.
+    fn parallel_without_params(&self, place: &Place, scope: NodeId, places: &[Place]) -> Option<NodeId> {
+        let known: HashSet<NodeId> = places.iter().map(|p| p.node).collect();
+        let mut chain = Vec::new();
+        let mut id = place.node;
+        while id != scope {
+            let (parent, step) = self.parents[id as usize]?;
+            chain.push((parent, step));
+            id = parent;
+        }
+        chain.reverse();
+        for (level, &(ancestor, step)) in chain.iter().enumerate() {
+            let last = level + 1 == chain.len();
+            if last && matches!(step, Step::Entry(_)) {
+                continue;
+            }
+            let siblings: Vec<NodeId> = match (&self.doc.node(ancestor).value, step) {
+                (Value::Mapping(entries), Step::Entry(own)) => {
+                    entries.iter().enumerate().filter(|(i, _)| *i != own).map(|(_, e)| e.value).collect()
+                }
+                (Value::Sequence(items), Step::Item(own)) => {
+                    items.iter().enumerate().filter(|(i, _)| *i != own).map(|(_, &item)| item).collect()
+                }
+                _ => continue,
+            };
+            for sibling in siblings {
+                // Follow the rest of the place's path from the sibling, by key and index.
+                let mut at = Some(sibling);
+                for &(from, step) in &chain[level + 1..] {
+                    at = at.and_then(|node| {
+                        let node = self.doc.resolve(node);
+                        match (&self.doc.node(node).value, step) {
+                            (Value::Mapping(entries), Step::Entry(i)) => {
+                                let key = self.doc.entries(from)[i].key.as_deref()?;
+                                entries.iter().find(|e| e.key.as_deref() == Some(key)).map(|e| e.value)
+                            }
+                            (Value::Sequence(items), Step::Item(i)) => items.get(i).copied(),
+                            _ => None,
+                        }
+                    });
+                }
+                let Some(found) = at.map(|n| self.doc.resolve(n)) else { continue };
+                let gives = self.place_of(found).ok().flatten().is_some();
+                if matches!(self.doc.node(found).value, Value::Mapping(_)) && !known.contains(&found) && !gives {
+                    return Some(found);
+                }
+            }
+        }
+        None
     }
 
     fn nothing_found(&self, scope: NodeId, selected: Option<&str>) -> Error {
@@ -619,11 +683,21 @@ impl Reader<'_> {
         let line = (0..4)
             .filter(|&i| a[i] != b[i])
             .find_map(|i| other.given[i].as_ref().or(first.given[i].as_ref()))
+            .filter(|_| other.given.iter().any(Option::is_some))
             .map_or(other.line, |g| g.line);
+        let what = if other.given.iter().all(Option::is_none) {
+            format!(
+                "{} sits where {} does but gives no lock parameter, so BullMQ's defaults apply to it; which worker's are in force is ambiguous",
+                self.place_name(other.node),
+                self.place_name(first.node)
+            )
+        } else {
+            "two objects give different lock parameters, so which worker's are in force is ambiguous".to_string()
+        };
         self.error(
             Some(line),
             format!(
-                "two objects give different lock parameters, so which worker's are in force is ambiguous: {}. Choose the object of the worker in this case: params_at = {:?} (or {:?}) on the bullmq-params source in the manifest, or --params-at {:?}",
+                "{what}: {}. Choose the object of the worker in this case: params_at = {:?} (or {:?}) on the bullmq-params source in the manifest, or --params-at {:?}",
                 differ.join("; "),
                 suggest(first),
                 suggest(other),
@@ -697,9 +771,17 @@ impl Reader<'_> {
                 Value::Mapping(entries) => {
                     for (index, entry) in entries.iter().enumerate() {
                         let Some(key) = &entry.key else { continue };
-                        if normalized(key) == VERSION_KEY {
+                        // `bullmq: {version: ...}` names it as plainly as `bullmqVersion`.
+                        let under_bullmq =
+                            key == "version" && self.key_of(id).is_some_and(|k| normalized(k) == "bullmq");
+                        if normalized(key) == VERSION_KEY || under_bullmq {
                             let version = self.version_text(key, entry.value, entry.line)?;
-                            explicit.push(Found { version, map: id, index, line: entry.line, key: key.clone() });
+                            let key = if under_bullmq {
+                                format!("{}.version", self.key_of(id).unwrap_or_default())
+                            } else {
+                                key.clone()
+                            };
+                            explicit.push(Found { version, map: id, index, line: entry.line, key });
                         } else if key == "version" {
                             bare.push((id, index));
                         }
@@ -1011,6 +1093,28 @@ mod tests {
     }
 
     #[test]
+    fn a_worker_beside_it_that_gives_none_runs_on_defaults_and_is_ambiguous() {
+        let text = "queues:\n  sweep:\n    worker: {concurrency: 2, lockDuration: 12000}\n    repeat: {every: 60000}\n  notify:\n    worker: {concurrency: 4}\n";
+        let error = error(".yaml", text, None);
+        assert!(
+            error.contains(":6: /queues/notify/worker sits where /queues/sweep/worker does but gives no lock parameter, so BullMQ's defaults apply to it"),
+            "{error}"
+        );
+        assert!(error.contains("lockDuration 12000 (line 3) at /queues/sweep/worker but 30000 (not given: BullMQ's default) at /queues/notify/worker"), "{error}");
+        assert_eq!(
+            read_text(".yaml", text, Some("/queues/sweep/worker")).unwrap().overrides.lock_duration,
+            Some(12_000)
+        );
+        // The same in a list of workers.
+        let error = super::tests::error(".json", r#"{"workers": [{"lockDuration": 12000}, {"name": "b"}]}"#, None);
+        assert!(error.contains("/workers/1 sits where /workers/0 does"), "{error}");
+        // A sibling of the object's own key (`repeat`) is another kind of setting, and a
+        // worker that gives the defaults' values agrees.
+        let text = "queues:\n  sweep:\n    worker: {lockDuration: 30000}\n    repeat: {every: 60000}\n  notify:\n    worker: {concurrency: 4}\n";
+        assert_eq!(read_text(".yaml", text, None).unwrap().overrides.lock_duration, Some(30_000));
+    }
+
+    #[test]
     fn params_at_selects_one_object_or_a_part_to_search() {
         let text = r#"{"lockDuration": 60000, "queues": {"sweep": {"name": "sweep", "worker": {"lockDuration": 12000}}, "report": {"worker": {"lockDuration": 90000}}}}"#;
         let pick = |at: &str| read_text(".json", text, Some(at)).map(|r| r.overrides.lock_duration);
@@ -1128,6 +1232,14 @@ mod tests {
         let notes = read.notes.join("\n");
         assert!(notes.contains("BullMQ 5.81.5 (from `bullmqVersion` at /meta, line 4)"), "{notes}");
         assert_eq!(read.summary.events, 2);
+        let read = read_text(
+            ".json",
+            r#"{"app": {"version": "1.4.2"}, "bullmq": {"version": "5.81.5"}, "w": {"lockDuration": 1}}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(read.overrides.version.as_deref(), Some("5.81.5"));
+        assert!(read.notes.join("\n").contains("(from `bullmq.version` at /bullmq, line 1)"), "{:?}", read.notes);
         for key in ["bullmq_version", "BULLMQ_VERSION"] {
             let read = read_text(".json", &format!("{{\"{key}\": \"v6.2.0\", \"w\": {{\"lockDuration\": 1}}}}"), None)
                 .unwrap();
