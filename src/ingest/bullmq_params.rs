@@ -66,6 +66,17 @@ pub struct ParamsFile {
     pub notes: Vec<String>,
 }
 
+impl ParamsFile {
+    /// No parameters file: nothing given, nothing to say.
+    pub fn none() -> ParamsFile {
+        ParamsFile {
+            overrides: ParamOverrides::default(),
+            summary: InputSummary::new("", "bullmq-params", "json", None),
+            notes: Vec::new(),
+        }
+    }
+}
+
 /// Reads the parameters of `path`, searching the whole document.
 pub fn read(path: &Path) -> Result<(ParamOverrides, InputSummary)> {
     let file = read_selected(path, Selection::default())?;

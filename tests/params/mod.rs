@@ -132,7 +132,13 @@ fn the_lock_verb_reads_a_nested_file_too() {
     ])
     .run();
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.json()["lock_expired_at"], "2026-10-07T00:33:12.000Z");
+    let plan = run.json();
+    assert_eq!(plan["lock_expired_at"], "2026-10-07T00:33:12.000Z");
+    assert!(
+        plan["notes"][0].as_str().unwrap().ends_with("read from /queues/sweep/worker (line 16)"),
+        "where the parameters came from comes first: {}",
+        plan["notes"]
+    );
 }
 
 #[test]
