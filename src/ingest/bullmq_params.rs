@@ -403,7 +403,7 @@ impl Reader<'_> {
             }
             Value::Mapping(_) => "an object".to_string(),
             Value::Sequence(_) => "a list".to_string(),
-            Value::Alias(_) => unreachable!("resolved"),
+            Value::Alias(_) => "an alias".to_string(),
         };
         Err(self.error(Some(line), format!("'{key}' must be a whole number of {what}, found {found}")))
     }
