@@ -19,13 +19,14 @@
 // header`: ledger.csv in the session zone Asia/Seoul (`+09` offsets), ledger-utc.csv in UTC
 // (`+00`), with a manifest for each (leasetrace.toml, leasetrace-utc.toml) that maps the columns
 // and the app's step names. The app's lock settings then come from its own nested config file
-// (worker-config.json, `queues.<queue>.worker`), which the workers read.
+// (worker-config.json, `queues.<queue>.worker`), which the workers read and the manifests declare.
 //
 // OUTDIR receives: ledger.csv and server.log (written by the workers, or exported from
 // PostgreSQL), events.json and events.txt (XRANGE of bull:<queue>:events, as JSON and as
 // redis-cli prints it), jobs.jsonl (HGETALL of every job hash), bullmq.json (the lock parameters,
-// flat), leasetrace.toml (the case manifest), observed.json (what the harness saw: epoch ms and
-// ids) and harness/ (worker stdout and stderr, redis and postgres logs).
+// flat; the manifest's parameters file unless the app has worker-config.json), leasetrace.toml
+// (the case manifest), observed.json (what the harness saw: epoch ms and ids) and harness/
+// (worker stdout and stderr, redis and postgres logs).
 //
 // observed.json also lists when BullMQ's stalled checks were effective (`stalled_checks_at`, from
 // Redis keyspace notifications on the queue's `stalled-check` key, which only an effective check
@@ -714,12 +715,12 @@ async function exportEvidence(ctx, observedScenario) {
   if (ctx.pg) {
     ledger = await exportPgLedger(ctx);
     for (const { file, manifest } of ledger.exports) {
-      writeFileSync(join(outdir, manifest), caseManifest(ctx, pgLedgerSource(file, ledger)));
+      writeFileSync(join(outdir, manifest), caseManifest(ctx, pgLedgerSource(file, ledger), 'worker-config.json'));
     }
   } else {
     const rows = readFileSync(join(outdir, 'ledger.csv'), 'utf8').trimEnd().split('\n').length - 1;
     ledger = { store: 'csv', file: 'ledger.csv', rows };
-    writeFileSync(join(outdir, 'leasetrace.toml'), caseManifest(ctx, ['kind = "ledger"', 'path = "ledger.csv"', 'tz = "UTC"']));
+    writeFileSync(join(outdir, 'leasetrace.toml'), caseManifest(ctx, ['kind = "ledger"', 'path = "ledger.csv"', 'tz = "UTC"'], 'bullmq.json'));
   }
   const redisVersion = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? null;
   let monitored = {};
@@ -740,6 +741,7 @@ async function exportEvidence(ctx, observedScenario) {
     workers: ctx.workers.summary(),
     stalled_checks_at: ctx.stalledChecksAt,
     ledger,
+    ...(ctx.configFile ? { worker_config: ctx.workerConfig } : {}),
     ...observedScenario,
     ...monitored,
   };
@@ -747,8 +749,10 @@ async function exportEvidence(ctx, observedScenario) {
   return observed;
 }
 
-/** The case manifest, around the given ledger source's lines. */
-function caseManifest(ctx, ledgerSource) {
+/** The case manifest, around the given ledger source's lines, with the given parameters file: the
+ * flat bullmq.json, or the app's own nested config as it is (no `params_at`: the place of the
+ * parameters in it is unambiguous, and leasetrace has to find it). */
+function caseManifest(ctx, ledgerSource, paramsFile) {
   return [
     `# Staged by tests/e2e/harness.mjs with real BullMQ ${ctx.bullmq.version} workers and Redis${ctx.pg ? ', and PostgreSQL' : ''}.`,
     'display_tz = "Asia/Seoul"',
@@ -772,7 +776,7 @@ function caseManifest(ctx, ledgerSource) {
     '',
     '[[sources]]',
     'kind = "bullmq-params"',
-    'path = "bullmq.json"',
+    `path = "${paramsFile}"`,
     '',
   ].join('\n');
 }
@@ -796,6 +800,8 @@ function writeWorkerConfig(ctx) {
     },
   };
   ctx.configFile = join(ctx.outdir, 'worker-config.json');
+  // Where the workers take their options from, as a JSON pointer (observed.json).
+  ctx.workerConfig = { file: 'worker-config.json', params_at: `/queues/${QUEUE}/worker`, version_at: '/bullmq_version' };
   writeFileSync(ctx.configFile, `${JSON.stringify(config, null, 2)}\n`);
 }
 

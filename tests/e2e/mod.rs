@@ -6,7 +6,7 @@
 //!
 //! Each scenario runs on the pinned BullMQ 5.x; the stalled ones also on the pinned 6.x (both in
 //! `tests/e2e/package.json`). One runs with the app's ledger in a real PostgreSQL table, exported
-//! with psql's `\copy` in two session zones.
+//! with psql's `\copy` in two session zones, and its lock settings in its own nested config file.
 //!
 //! Needs bash, Node 18+ and npm; `tests/e2e/setup.sh` installs redis-server and PostgreSQL
 //! (apt-get) and the npm packages when missing. A missing tool or a failed setup fails the test
@@ -254,11 +254,25 @@ fn e2e_postgres_ledger_exported_with_psql() {
         report["inputs"].as_array().expect("inputs").iter().find(|i| i["kind"] == "ledger").expect("a ledger input");
     assert_eq!(input["events"], ledger["rows"], "every row of the table is an event\n{input:#}");
     assert_stalled_sweep(&staged, &report);
-    // The parameters the workers ran with, from the file: none is a BullMQ default.
+    // The parameters the workers ran with, found where the app keeps them in its nested config
+    // (no `params_at` in the manifest), and said so: none is a BullMQ default.
+    let config = &staged.observed["worker_config"];
+    let file = config["file"].as_str().expect("observed worker_config.file");
+    let params_input = report["inputs"].as_array().expect("inputs").iter().find(|i| i["kind"] == "bullmq-params");
+    assert!(
+        params_input.and_then(|i| i["path"].as_str()).is_some_and(|p| p.ends_with(file)),
+        "the manifest declares the app's {file}: {params_input:#?}"
+    );
     for key in ["lockDuration", "stalledInterval", "maxStalledCount"] {
         assert_eq!(report["params"][key], staged.observed["params"][key], "{key}\n{:#}", report["params"]);
         assert_eq!(report["params"]["origins"][key], "file", "{key}\n{:#}", report["params"]);
     }
+    let found_at = format!("read from {}", config["params_at"].as_str().expect("observed worker_config.params_at"));
+    let assumptions = report["assumptions"].as_array().expect("assumptions");
+    assert!(
+        assumptions.iter().filter_map(Value::as_str).any(|a| a.contains(file) && a.contains(&found_at)),
+        "no assumption says the parameters were {found_at} of {file}: {assumptions:#?}"
+    );
 
     // Every row at the database's own time (microseconds; reported to the millisecond), with its
     // run, job, item, slot and the kind the manifest's `events` gives its step.
