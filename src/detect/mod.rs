@@ -3,9 +3,10 @@
 //! Each finding is one file with one `Detector`; `DETECTORS` is the only list of them, and
 //! `explain`, the docs check and the report all read it. A detector reads the timeline, the lock
 //! parameters and the analysis settings, and writes findings. It knows nothing of files, flags or
-//! printing, and it reasons from times and ids, never from the order of lines. Two files are not
+//! printing, and it reasons from times and ids, never from the order of lines. Three files are not
 //! findings but readings several detectors share: `lease` (the lease an owner held at a moment, from
-//! a lease ledger) and `retries` (a job's attempts and the causes of their failures).
+//! a lease ledger), `retries` (a job's attempts and the causes of their failures) and `stalls`
+//! (each stall, with the log lines that record it).
 
 pub mod clock_offset;
 pub mod duplicate_effect;
@@ -20,6 +21,7 @@ pub mod stale_completion;
 pub mod stale_heartbeat;
 pub mod stalled_limit_exceeded;
 pub mod stalled_rerun;
+pub mod stalls;
 pub mod stuck_running;
 pub mod sweep_overlap;
 pub mod unlogged_stall;
@@ -62,6 +64,9 @@ pub struct Context<'a> {
     /// The first entry of BullMQ's events stream, when one was read: the stream is trimmed, so
     /// it cannot speak for anything earlier.
     pub stream_from: Option<chrono::DateTime<chrono::Utc>>,
+    /// The stalls and their log lines (`stalls::read`), read once by whichever detector asks
+    /// first: `stalled-rerun` and `unlogged-stall` must see the same matching.
+    stalls: std::sync::OnceLock<stalls::Stalls>,
 }
 
 impl<'a> Context<'a> {
@@ -87,7 +92,13 @@ impl<'a> Context<'a> {
             restarts: jobs.restarts,
             job_kinds: jobs.job_kinds,
             stream_from: jobs.stream_from,
+            stalls: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Every stall, with the log lines matched to it (see `stalls`).
+    pub fn stalls(&self) -> &stalls::Stalls {
+        self.stalls.get_or_init(|| stalls::read(self))
     }
 }
 
