@@ -778,6 +778,58 @@ fn redis_cli_text_and_json_exports_of_the_same_stream_read_the_same() {
     }
 }
 
+/// The report's assumptions that say an events stream was trimmed.
+fn trimmed_stream_assumptions(report: &Value) -> Vec<String> {
+    report["assumptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|a| a.contains("the events stream starts at"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_whole_real_stream_read_with_its_job_hashes_is_not_taken_for_trimmed() {
+    // Each job hash's `timestamp` is the client's clock, a millisecond before the stream's `added`
+    // entry for it; the log begins with the server's start, before any job.
+    for case in [REAL_STALLED, REAL_LIMIT] {
+        let report = leasetrace(&["analyze", case, "--format", "json"]).run().json();
+        assert_eq!(trimmed_stream_assumptions(&report), Vec::<String>::new(), "{case}");
+    }
+}
+
+#[test]
+fn a_real_stream_cut_of_its_first_entries_is_said_to_be_trimmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(REAL_STALLED);
+    for file in ["leasetrace.toml", "ledger.csv", "server.log", "jobs.jsonl", "bullmq.json"] {
+        std::fs::copy(root.join(file), dir.path().join(file)).unwrap();
+    }
+    // As BullMQ's MAXLEN trimming would leave it: the first round's six entries are gone.
+    let entries: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(root.join("events.json")).unwrap()).unwrap();
+    let kept = &entries[6..];
+    std::fs::write(dir.path().join("events.json"), serde_json::to_string_pretty(kept).unwrap()).unwrap();
+    let first_ms: i64 = kept[0]["id"].as_str().unwrap().split('-').next().unwrap().parse().unwrap();
+    let first_at = chrono::DateTime::from_timestamp_millis(first_ms).unwrap();
+
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let found = trimmed_stream_assumptions(&run.json());
+    assert_eq!(found.len(), 1, "{found:?}");
+    let starts = first_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    assert!(found[0].contains(&format!("the events stream starts at {starts}")), "{}", found[0]);
+    // The earliest record of something the stream would have had: the first job's creation,
+    // in its hash (the first round was added at 08:46:24.203).
+    assert!(
+        found[0].contains("jobs.jsonl:1 records job-added of job repeat:pr-review-sweep:1796028384203"),
+        "{}",
+        found[0]
+    );
+}
+
 #[test]
 fn a_real_stall_is_in_the_stream_but_not_in_the_log() {
     let report = leasetrace(&["analyze", REAL_STALLED, "--format", "json"]).run().json();

@@ -8,7 +8,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::model::timeline::EventId;
+use crate::model::timeline::{CLOCK_SKEW_MS, EventId};
 use crate::model::{Channel, Event, EventKind, Finding, LockParams, Severity, Text, Value};
 use crate::time::{plus_millis, seconds_between};
 
@@ -265,8 +265,13 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
     let logged = stall.is_some_and(|stall| !stall.lines.is_empty());
     let in_stream = stall.is_some_and(|stall| stall.entry.is_some());
     finding.metric("stalled_logged", Value::Flag(logged));
-    if let Some(stream_from) = context.stream_from {
-        if stream_from <= activated_at {
+    // The stream can speak for this stall when it began by the lost activation: the stall came
+    // at least a lock's life later. An activation seen on another clock (a log, the ledger) is
+    // allowed the clock skew: the stream's own `active` of it may be that much later.
+    let queue = activation.queue.or(rerun.queue);
+    if let Some(stream_from) = context.stream_start_for(job_id, queue) {
+        let skew_ms = if activation.origin().channel == Channel::EventsStream { 0 } else { CLOCK_SKEW_MS };
+        if stream_from <= plus_millis(activated_at, skew_ms) {
             finding.metric("stalled_in_stream", Value::Flag(in_stream));
         } else {
             finding.note("the events stream starts after the activation (it is trimmed): it cannot say whether BullMQ wrote a stalled event");
