@@ -20,6 +20,7 @@ const CLEAN: &str = "fixtures/clean-sweeps";
 /// Exports of real BullMQ runs, written by tests/e2e/harness.mjs and kept as fixtures.
 const REAL_STALLED: &str = "fixtures/bullmq-5.81.5-stalled";
 const REAL_LIMIT: &str = "fixtures/bullmq-5.81.5-stalled-limit";
+const REAL_REPLICA_DIED: &str = "fixtures/bullmq-5.81.5-replica-died";
 
 /// A finished run of the binary.
 struct Run {
@@ -757,7 +758,7 @@ fn init_writes_a_manifest_that_leaves_the_log_zone_to_the_user() {
 
 #[test]
 fn redis_cli_text_and_json_exports_of_the_same_stream_read_the_same() {
-    for case in [REAL_STALLED, REAL_LIMIT] {
+    for case in [REAL_STALLED, REAL_LIMIT, REAL_REPLICA_DIED] {
         let events = |file: &str| -> Vec<(Value, Value, Value, Value)> {
             let path = format!("{case}/{file}");
             let run = leasetrace(&["timeline", "--events", &path, "--queue", "pr-review", "--format", "json"]).run();
@@ -778,6 +779,47 @@ fn redis_cli_text_and_json_exports_of_the_same_stream_read_the_same() {
     }
 }
 
+#[test]
+fn a_real_replica_that_died_leaves_its_round_running_for_good() {
+    let report = leasetrace(&["analyze", REAL_REPLICA_DIED, "--format", "json"]).run().json();
+    let observed: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/{REAL_REPLICA_DIED}/observed.json", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    )
+    .unwrap();
+    let at_ms =
+        |metric: &Value| chrono::DateTime::parse_from_rfc3339(metric.as_str().unwrap()).unwrap().timestamp_millis();
+    let orphan = finding(&report, "orphaned-round");
+    let metrics = &orphan["metrics"];
+    assert_eq!(metrics["run_id"], observed["dead_run_id"]);
+    assert_eq!(metrics["job_id"], observed["job_id"]);
+    let owner = metrics["owner"].as_str().unwrap();
+    assert!(owner.ends_with(&format!("/{}", observed["killed_pid"])), "{owner}");
+    assert_eq!(metrics["rows"], observed["dead_run_rows"]);
+    // Last seen at its selection row, before the kill; moved back by the stalled check; replaced
+    // by the other replica's run, which finished.
+    assert_eq!(at_ms(&metrics["owner_last_seen_at"]), observed["dead_selected_at"].as_i64().unwrap());
+    assert!(at_ms(&metrics["owner_last_seen_at"]) <= observed["killed_at"].as_i64().unwrap());
+    assert_eq!(at_ms(&metrics["stalled_at"]), observed["stalled_event_at"].as_i64().unwrap());
+    assert_eq!(at_ms(&metrics["replaced_at"]), observed["rerun_at"].as_i64().unwrap());
+    assert_eq!(metrics["replaced_by_run_id"], observed["rerun_run_id"]);
+    assert!(metrics["replacement_owner"].as_str().unwrap().ends_with(&format!("/{}", observed["rerun_pid"])));
+    assert_eq!(metrics["replacement_status"], "finished");
+    assert!(metrics.get("restart_at").is_none(), "no process started after the kill");
+    // The dead round's rows are cited by file and line.
+    let cited: Vec<(String, u64)> = orphan["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["run_id"] == observed["dead_run_id"])
+        .map(|e| (e["source"]["path"].as_str().unwrap().to_string(), e["source"]["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(cited.len(), 2, "{cited:?}");
+    assert!(cited.iter().all(|(path, _)| path.ends_with("ledger.csv")));
+    let mut found = kinds(&report);
+    found.sort();
+    assert_eq!(found, ["lock-headroom", "orphaned-round", "stalled-rerun", "unlogged-stall"]);
+}
+
 /// The report's assumptions that say an events stream was trimmed.
 fn trimmed_stream_assumptions(report: &Value) -> Vec<String> {
     report["assumptions"]
@@ -794,7 +836,7 @@ fn trimmed_stream_assumptions(report: &Value) -> Vec<String> {
 fn a_whole_real_stream_read_with_its_job_hashes_is_not_taken_for_trimmed() {
     // Each job hash's `timestamp` is the client's clock, a millisecond before the stream's `added`
     // entry for it; the log begins with the server's start, before any job.
-    for case in [REAL_STALLED, REAL_LIMIT] {
+    for case in [REAL_STALLED, REAL_LIMIT, REAL_REPLICA_DIED] {
         let report = leasetrace(&["analyze", case, "--format", "json"]).run().json();
         assert_eq!(trimmed_stream_assumptions(&report), Vec::<String>::new(), "{case}");
     }

@@ -14,6 +14,7 @@ pub mod duplicate_selection;
 pub mod early_takeover;
 pub mod lease;
 pub mod lock_headroom;
+pub mod orphaned_round;
 pub mod retries;
 pub mod retry_exhausted;
 pub mod retry_storm;
@@ -377,6 +378,7 @@ pub static DETECTORS: &[&dyn Detector] = &[
     &retry_exhausted::RetryExhausted,
     &retry_storm::RetryStorm,
     &stuck_running::StuckRunning,
+    &orphaned_round::OrphanedRound,
 ];
 
 /// Runs every detector; findings come out ordered by time, then code, for stable reports.
