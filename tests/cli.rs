@@ -21,6 +21,7 @@ const CLEAN: &str = "fixtures/clean-sweeps";
 const REAL_STALLED: &str = "fixtures/bullmq-5.81.5-stalled";
 const REAL_LIMIT: &str = "fixtures/bullmq-5.81.5-stalled-limit";
 const REAL_REPLICA_DIED: &str = "fixtures/bullmq-5.81.5-replica-died";
+const REAL_LIMIT_LOGGED: &str = "fixtures/bullmq-5.81.5-stalled-limit-logged";
 
 /// A finished run of the binary.
 struct Run {
@@ -758,7 +759,7 @@ fn init_writes_a_manifest_that_leaves_the_log_zone_to_the_user() {
 
 #[test]
 fn redis_cli_text_and_json_exports_of_the_same_stream_read_the_same() {
-    for case in [REAL_STALLED, REAL_LIMIT, REAL_REPLICA_DIED] {
+    for case in [REAL_STALLED, REAL_LIMIT, REAL_REPLICA_DIED, REAL_LIMIT_LOGGED] {
         let events = |file: &str| -> Vec<(Value, Value, Value, Value)> {
             let path = format!("{case}/{file}");
             let run = leasetrace(&["timeline", "--events", &path, "--queue", "pr-review", "--format", "json"]).run();
@@ -820,6 +821,35 @@ fn a_real_replica_that_died_leaves_its_round_running_for_good() {
     assert_eq!(found, ["lock-headroom", "orphaned-round", "stalled-rerun", "unlogged-stall"]);
 }
 
+#[test]
+fn each_real_stall_cites_its_own_logged_line_and_none_is_unlogged() {
+    let report = leasetrace(&["analyze", REAL_LIMIT_LOGGED, "--format", "json"]).run().json();
+    let observed: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/{REAL_LIMIT_LOGGED}/observed.json", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    )
+    .unwrap();
+    let lines_at: Vec<i64> =
+        observed["stalled_lines_at"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    assert_eq!(lines_at.len(), 2, "the harness saw two stalled lines");
+    let at_ms = |text: &Value| chrono::DateTime::parse_from_rfc3339(text.as_str().unwrap()).unwrap().timestamp_millis();
+    let mut reruns: Vec<&Value> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "stalled-rerun").collect();
+    reruns.sort_by_key(|f| at_ms(&f["metrics"]["rerun_at"]));
+    assert_eq!(reruns.len(), 2);
+    for (rerun, line_at) in reruns.iter().zip(&lines_at) {
+        assert_eq!(rerun["metrics"]["stalled_logged"], true, "{rerun:#}");
+        let logged: Vec<i64> = rerun["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "job-stalled" && e["channel"] == "log")
+            .map(|e| at_ms(&e["at"]))
+            .collect();
+        assert_eq!(logged, [*line_at], "each rerun cites the line of its own stall only\n{rerun:#}");
+    }
+    assert!(!kinds(&report).contains(&"unlogged-stall".to_string()), "{:?}", kinds(&report));
+}
+
 /// The report's assumptions that say an events stream was trimmed.
 fn trimmed_stream_assumptions(report: &Value) -> Vec<String> {
     report["assumptions"]
@@ -836,7 +866,7 @@ fn trimmed_stream_assumptions(report: &Value) -> Vec<String> {
 fn a_whole_real_stream_read_with_its_job_hashes_is_not_taken_for_trimmed() {
     // Each job hash's `timestamp` is the client's clock, a millisecond before the stream's `added`
     // entry for it; the log begins with the server's start, before any job.
-    for case in [REAL_STALLED, REAL_LIMIT, REAL_REPLICA_DIED] {
+    for case in [REAL_STALLED, REAL_LIMIT, REAL_REPLICA_DIED, REAL_LIMIT_LOGGED] {
         let report = leasetrace(&["analyze", case, "--format", "json"]).run().json();
         assert_eq!(trimmed_stream_assumptions(&report), Vec::<String>::new(), "{case}");
     }

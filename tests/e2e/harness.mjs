@@ -1,7 +1,7 @@
 // Stages a job-queue incident with a real Redis and real BullMQ worker processes, then exports the
 // evidence leasetrace reads, and what the harness itself observed, into OUTDIR.
 //
-//   node harness.mjs stalled|stalled-limit|clean|replica-died OUTDIR
+//   node harness.mjs stalled|stalled-limit|stalled-limit-logged|clean|replica-died OUTDIR
 //
 // It starts its own redis-server on a random loopback port (its own temp dir, no persistence),
 // runs worker.mjs processes (separate Node processes, so they can be SIGKILLed), and stops
@@ -49,6 +49,13 @@ const SCENARIOS = {
   // the processor.
   'stalled-limit': {
     params: { lockDuration: 3000, stalledInterval: 500, maxStalledCount: 1 },
+    run: stalledLimitScenario,
+  },
+  // The same, by an app that logs BullMQ's `stalled` event (as the seed's fix does): each worker
+  // whose check moved the job writes a `stalled job <id>` line, a few ms after BullMQ's entry.
+  'stalled-limit-logged': {
+    params: { lockDuration: 3000, stalledInterval: 500, maxStalledCount: 1 },
+    logStalled: true,
     run: stalledLimitScenario,
   },
   // Two replicas run the sweep from the start. The one that takes the second round is SIGKILLed
@@ -219,6 +226,7 @@ class Workers {
       ...ctx.scenario.params,
       scanMs: ctx.scenario.scanMs,
       reviewMs: ctx.scenario.reviewMs,
+      logStalled: ctx.scenario.logStalled ?? false,
       ...extra,
     };
     const spawnedAt = Date.now();
@@ -557,6 +565,10 @@ async function stalledLimitScenario(ctx, workers) {
     second_restart_at: w3Start.at,
     second_restart_pid: w3.pid,
     second_stalled_event_at: idMs(stalled[1].id),
+    // The app's own `stalled` lines (only with `logStalled`), and the stream's entries they follow.
+    stalled_lines_at: workers.events.filter((e) => e.ev === 'stalled' && e.jobId === jobId).map((e) => e.at),
+    stalled_event_ids: stalled.map((e) => e.id),
+    active_event_ids: activations.map((e) => e.id),
     second_expiry_to_stalled_ms: idMs(stalled[1].id) - kill2.lockExpiresAt,
     third_activated_at: idMs(activations[2].id),
     third_active_logged: Boolean(w3Active),

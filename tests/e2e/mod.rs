@@ -348,3 +348,36 @@ fn e2e_a_replica_that_died_leaves_its_round_running_and_is_replaced() {
     // The job moved on: the queue is not stuck.
     assert!(!kinds(&report).contains(&"stuck-running".to_string()), "{:?}", kinds(&report));
 }
+
+#[test]
+fn e2e_each_logged_stall_line_is_matched_to_its_own_stall() {
+    let staged = stage("stalled-limit-logged");
+    let report = staged.analyze();
+    assert_all_sources_read(&staged, &report);
+    let job_id = staged.text("job_id");
+    let lines_at: Vec<i64> = staged.observed["stalled_lines_at"]
+        .as_array()
+        .map(|all| all.iter().filter_map(Value::as_i64).collect())
+        .unwrap_or_default();
+    assert_eq!(lines_at.len(), 2, "the app logged both stalls:\n{:#}", staged.observed);
+    let mut reruns: Vec<&Value> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["kind"] == "stalled-rerun" && f["metrics"]["job_id"] == job_id)
+        .collect();
+    reruns.sort_by_key(|f| time(&f["metrics"]["rerun_at"], "rerun_at"));
+    assert_eq!(reruns.len(), 2, "two stalls, two reruns: {:?}", kinds(&report));
+    for (rerun, &line_at) in reruns.iter().zip(&lines_at) {
+        assert_eq!(rerun["metrics"]["stalled_logged"], true, "its stall was logged at {}\n{rerun:#}", epoch(line_at));
+        let cited: Vec<DateTime<Utc>> = rerun["evidence"]
+            .as_array()
+            .expect("evidence")
+            .iter()
+            .filter(|e| e["kind"] == "job-stalled" && e["channel"] == "log")
+            .map(|e| time(&e["at"], "evidence at"))
+            .collect();
+        assert_eq!(cited, [epoch(line_at)], "each rerun cites its own stall's line only\n{rerun:#}");
+    }
+    assert!(!kinds(&report).contains(&"unlogged-stall".to_string()), "every stall was logged: {:?}", kinds(&report));
+}
