@@ -136,11 +136,14 @@ pub fn read(context: &Context) -> Stalls {
     }
     let lock_ms = i64::try_from(context.params.lock_duration).unwrap_or(i64::MAX);
     let mut resolutions: std::collections::HashMap<u16, i64> = std::collections::HashMap::new();
+    // Each job's stalls in time order, for the earlier of two equally near to take a line.
+    for stalls in by_job.values_mut() {
+        stalls.sort_by_cached_key(|stall| stall.span(timeline, lock_ms).0);
+    }
     for (job_id, line) in lines {
         let Some(stalls) = by_job.get_mut(&job_id) else {
             continue;
         };
-        stalls.sort_by_key(|stall| stall.span(timeline, lock_ms).0);
         let event = timeline.get(line);
         let resolution_ns = *resolutions
             .entry(event.origin().source)
@@ -159,7 +162,7 @@ pub fn read(context: &Context) -> Stalls {
     Stalls { all, of_job }
 }
 
-/// How far a line at `at`, in a source of `resolution_ns`, may be from its stall.
+/// How far a line from a source of `resolution_ns` may be from its stall.
 pub fn line_tolerance(resolution_ns: i64) -> TimeDelta {
     TimeDelta::milliseconds(STALL_LINE_SLACK_MS) + TimeDelta::nanoseconds(resolution_ns)
 }
