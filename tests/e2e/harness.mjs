@@ -1,7 +1,7 @@
 // Stages a job-queue incident with a real Redis and real BullMQ worker processes, then exports the
 // evidence leasetrace reads, and what the harness itself observed, into OUTDIR.
 //
-//   node harness.mjs stalled|stalled-limit|clean OUTDIR [--bullmq MAJOR] [--ledger csv|postgres]
+//   node harness.mjs stalled|stalled-limit|stalled-limit-logged|clean|replica-died OUTDIR [--bullmq MAJOR] [--ledger csv|postgres]
 //
 // It starts its own redis-server on a random loopback port (its own temp dir, no persistence),
 // runs worker.mjs processes (separate Node processes, so they can be SIGKILLed), and stops
@@ -91,6 +91,25 @@ const SCENARIOS = {
   'stalled-limit': {
     params: { lockDuration: 3000, stalledInterval: 500, maxStalledCount: 1 },
     run: stalledLimitScenario,
+  },
+  // The same, by an app that logs BullMQ's `stalled` event (as the seed's fix does): each worker
+  // whose check moved the job writes a `stalled job <id>` line, a few ms after BullMQ's entry.
+  'stalled-limit-logged': {
+    params: { lockDuration: 3000, stalledInterval: 500, maxStalledCount: 1 },
+    logStalled: true,
+    run: stalledLimitScenario,
+  },
+  // Two replicas run the sweep from the start. The one that takes the second round is SIGKILLed
+  // once the round has selected its PR (before the first renewal) and never comes back: nothing
+  // marks its run failed (only a starting process sweeps the runs dead processes left). The other
+  // replica's stalled check re-queues the round after the lock expires and re-runs it, well before
+  // the next slot.
+  'replica-died': {
+    params: { lockDuration: 4000, stalledInterval: 1000, maxStalledCount: 1 },
+    every: 10000,
+    scanMs: 300,
+    reviewMs: 500,
+    run: replicaDiedScenario,
   },
   // The repeatable sweep runs four rounds, each shorter than the period, with a graceful restart
   // (SIGTERM, worker.close()) between the second and the third.
@@ -251,6 +270,7 @@ class Workers {
       ...(ctx.pg ? { ledger: { kind: 'postgres', host: '127.0.0.1', port: ctx.pg.port, user: 'postgres', database: DATABASE } } : {}),
       scanMs: ctx.scenario.scanMs,
       reviewMs: ctx.scenario.reviewMs,
+      logStalled: ctx.scenario.logStalled ?? false,
       ...extra,
     };
     const spawnedAt = Date.now();
@@ -595,6 +615,10 @@ async function stalledLimitScenario(ctx, workers) {
     second_restart_at: w3Start.at,
     second_restart_pid: w3.pid,
     second_stalled_event_at: idMs(stalled[1].id),
+    // The app's own `stalled` lines (only with `logStalled`), and the stream's entries they follow.
+    stalled_lines_at: workers.events.filter((e) => e.ev === 'stalled' && e.jobId === jobId).map((e) => e.at),
+    stalled_event_ids: stalled.map((e) => e.id),
+    active_event_ids: activations.map((e) => e.id),
     second_expiry_to_stalled_ms: idMs(stalled[1].id) - kill2.lockExpiresAt,
     third_activated_at: idMs(activations[2].id),
     third_active_logged: Boolean(w3Active),
@@ -607,6 +631,89 @@ async function stalledLimitScenario(ctx, workers) {
     attempts_made: Number(hash.atm ?? 0),
     processor_calls: calls.map((e) => ({ pid: e.pid, at: e.at })),
     processor_called_on_failure: false,
+  };
+}
+
+async function replicaDiedScenario(ctx, workers) {
+  const { every } = ctx.scenario;
+  const { lockDuration, stalledInterval } = ctx.scenario.params;
+  const replicas = [workers.start(), workers.start()];
+  for (const replica of replicas) {
+    await workers.waitFor(`replica ${replica.index} ready`, (e) => e.worker === replica.index && e.ev === 'ready', 15_000);
+  }
+  const queue = await makeQueue(ctx);
+  await queue.upsertJobScheduler(SWEEP, { every }, { name: SWEEP, data: {} });
+
+  // Round 1 runs cleanly; round 2's replica dies once the round has selected its PR.
+  const first = await workers.waitFor('the first round to become active', (e) => e.ev === 'active', 10_000);
+  const second = await workers.waitFor(
+    'the second round to become active',
+    (e) => e.ev === 'active' && e.jobId !== first.jobId,
+    every + 10_000,
+  );
+  const victim = replicas.find((r) => r.index === second.worker);
+  const survivor = replicas.find((r) => r.index !== second.worker);
+  const selected = await workers.waitFor(
+    'the second round to select its PR',
+    (e) => e.worker === victim.index && e.ev === 'selected' && e.jobId === second.jobId,
+    5000,
+  );
+  const processedOn = Number(await ctx.redis.hget(jobKey(second.jobId), 'processedOn'));
+  const killedAt = await workers.kill(victim);
+  const pttl = await ctx.redis.pttl(`${jobKey(second.jobId)}:lock`);
+  const lockExpiresAt = Date.now() + pttl;
+  if (killedAt >= processedOn + lockDuration / 4) {
+    fail(`the kill came ${killedAt - processedOn} ms after activation, not before the first possible renewal (${lockDuration / 4} ms): the machine is too slow for this scenario`);
+  }
+  if (pttl <= 0) fail(`after the kill the lock of ${second.jobId} has PTTL ${pttl}: expected it to be held`);
+
+  const rerun = await workers.waitFor(
+    'the other replica to re-run the stalled round',
+    (e) => e.worker === survivor.index && e.ev === 'active' && e.jobId === second.jobId,
+    lockDuration + 3 * stalledInterval + 5000,
+  );
+  const rerunFinished = await workers.waitFor('the re-run to finish', (e) => e.ev === 'finished' && e.jobId === second.jobId, 20_000);
+  const next = await workers.waitFor(
+    'the next regular round to finish',
+    (e) => e.ev === 'finished' && e.jobId !== first.jobId && e.jobId !== second.jobId,
+    every + 10_000,
+  );
+  await workers.stopAll();
+  await queue.close();
+
+  const events = await readEvents(ctx.redis);
+  const ofJob = (kind) => events.filter((e) => e.fields.jobId === second.jobId && e.fields.event === kind);
+  const activations = ofJob('active');
+  const stalled = ofJob('stalled');
+  if (activations.length !== 2) fail(`expected 2 active events for ${second.jobId} in the stream, found ${activations.length}`);
+  if (stalled.length !== 1) fail(`expected 1 stalled event for ${second.jobId} in the stream, found ${stalled.length}`);
+  if (workers.events.some((e) => e.ev === 'marked-failed')) fail('a process marked a run failed: no process should have started after the kill');
+  // The dead run's rows, as the ledger has them: a start and a selection, no end.
+  const rows = readFileSync(join(ctx.outdir, 'ledger.csv'), 'utf8')
+    .split('\n')
+    .filter((line) => line.split(',')[1] === selected.runId);
+  if (rows.some((row) => /round_(finished|failed)/.test(row))) fail(`the dead run ${selected.runId} has an end row: ${rows.join(' | ')}`);
+  return {
+    job_id: second.jobId,
+    first_job_id: first.jobId,
+    activated_at: processedOn,
+    dead_run_id: selected.runId,
+    dead_run_rows: rows.length,
+    dead_selected_item: selected.item,
+    dead_selected_at: selected.at,
+    killed_at: killedAt,
+    killed_pid: victim.pid,
+    lock_expires_at: lockExpiresAt,
+    stalled_event_at: idMs(stalled[0].id),
+    stalled_event_id: stalled[0].id,
+    rerun_at: idMs(activations[1].id),
+    rerun_event_id: activations[1].id,
+    rerun_logged_at: rerun.at,
+    rerun_pid: survivor.pid,
+    rerun_run_id: rerunFinished.runId,
+    rerun_finished_at: rerunFinished.at,
+    next_run_id: next.runId,
+    next_finished_at: next.at,
   };
 }
 

@@ -509,3 +509,64 @@ fn e2e_clean_sweeps_give_no_finding() {
     );
     assert_eq!(run.code, 0, "check --fail-on info passes on clean rounds:\n{}", run.stderr);
 }
+
+#[test]
+fn e2e_a_replica_that_died_leaves_its_round_running_and_is_replaced() {
+    let staged = stage("replica-died");
+    let report = staged.analyze();
+    assert_all_sources_read(&staged, &report);
+    let run_id = staged.text("dead_run_id");
+    let orphan = finding_where(&report, "orphaned-round", "run_id", run_id);
+    let metrics = &orphan["metrics"];
+    assert_eq!(metrics["job_id"], staged.text("job_id"), "{orphan:#}");
+    let owner = metrics["owner"].as_str().unwrap_or_default();
+    assert!(owner.ends_with(&format!("/{}", staged.observed["killed_pid"])), "owner {owner}\n{orphan:#}");
+    assert_eq!(metrics["rows"], staged.observed["dead_run_rows"], "{orphan:#}");
+    // Its last row is the selection the harness saw just before the kill.
+    assert_near(orphan, "owner_last_seen_at", staged.ms("dead_selected_at"), 5, "the dead run's selection");
+    assert!(
+        time(&metrics["owner_last_seen_at"], "owner_last_seen_at") <= epoch(staged.ms("killed_at")),
+        "seen alive after the kill\n{orphan:#}"
+    );
+    assert_near(orphan, "stalled_at", staged.ms("stalled_event_at"), 0, "the stream's `stalled` entry");
+    assert_near(orphan, "replaced_at", staged.ms("rerun_at"), 0, "the second `active` in the stream");
+    assert_eq!(metrics["replaced_by_run_id"], staged.text("rerun_run_id"), "{orphan:#}");
+    let by = metrics["replacement_owner"].as_str().unwrap_or_default();
+    assert!(by.ends_with(&format!("/{}", staged.observed["rerun_pid"])), "replaced by {by}\n{orphan:#}");
+    assert_eq!(metrics["replacement_status"], "finished", "{orphan:#}");
+    // The job moved on: the queue is not stuck.
+    assert!(!kinds(&report).contains(&"stuck-running".to_string()), "{:?}", kinds(&report));
+}
+
+#[test]
+fn e2e_each_logged_stall_line_is_matched_to_its_own_stall() {
+    let staged = stage("stalled-limit-logged");
+    let report = staged.analyze();
+    assert_all_sources_read(&staged, &report);
+    let job_id = staged.text("job_id");
+    let lines_at: Vec<i64> = staged.observed["stalled_lines_at"]
+        .as_array()
+        .map(|all| all.iter().filter_map(Value::as_i64).collect())
+        .unwrap_or_default();
+    assert_eq!(lines_at.len(), 2, "the app logged both stalls:\n{:#}", staged.observed);
+    let mut reruns: Vec<&Value> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["kind"] == "stalled-rerun" && f["metrics"]["job_id"] == job_id)
+        .collect();
+    reruns.sort_by_key(|f| time(&f["metrics"]["rerun_at"], "rerun_at"));
+    assert_eq!(reruns.len(), 2, "two stalls, two reruns: {:?}", kinds(&report));
+    for (rerun, &line_at) in reruns.iter().zip(&lines_at) {
+        assert_eq!(rerun["metrics"]["stalled_logged"], true, "its stall was logged at {}\n{rerun:#}", epoch(line_at));
+        let cited: Vec<DateTime<Utc>> = rerun["evidence"]
+            .as_array()
+            .expect("evidence")
+            .iter()
+            .filter(|e| e["kind"] == "job-stalled" && e["channel"] == "log")
+            .map(|e| time(&e["at"], "evidence at"))
+            .collect();
+        assert_eq!(cited, [epoch(line_at)], "each rerun cites its own stall's line only\n{rerun:#}");
+    }
+    assert!(!kinds(&report).contains(&"unlogged-stall".to_string()), "every stall was logged: {:?}", kinds(&report));
+}

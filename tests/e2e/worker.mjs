@@ -9,7 +9,7 @@
 //   (pg-ledger.mjs: the app's own column names and step words, the database's clock);
 // - the server log (server.log, KST wall-clock time without an offset, HTTP-ish noise included),
 //   with `active` and `completed` listeners only: like the incident's app it has no `stalled` and
-//   no `failed` listener;
+//   no `failed` listener (unless `logStalled`, the seed's fix: a `stalled` listener that logs);
 // - the effect: reviews "posted" into Redis (app:reviews).
 // At startup it marks the rounds that dead processes left `running` as failed in the ledger.
 //
@@ -18,9 +18,10 @@
 // `bullmq` names the module to import (`bullmq`, or an npm alias such as `bullmq6`).
 //
 // It also reports to the harness, one JSON object per line on stdout, what it did and when
-// (epoch ms): start, ready, active, processor (the processor was called), row (a ledger row was
-// written: the file append or the committed INSERT, with the row's own time), selected, posted,
-// finished, completed, marked-failed, closed. Nothing else goes to stdout.
+// (epoch ms): start, ready, active, stalled (with `logStalled`), processor (the processor was
+// called), row (a ledger row was written: the file append or the committed INSERT, with the row's
+// own time), selected, posted, finished, completed, marked-failed, closed. Nothing else goes to
+// stdout.
 //
 // Only Node built-ins are imported statically: the `server starting` line is written before BullMQ
 // loads, as a real server logs its start before wiring its modules.
@@ -31,7 +32,7 @@ import { join } from 'node:path';
 
 const startedAt = Date.now();
 const config = JSON.parse(process.argv[2] ?? '{}');
-const { port, queue: queueName, outdir, scanMs = 500, reviewMs = 1000, noiseMs = 400, bullmq = 'bullmq', ledger: ledgerConfig, configFile } = config;
+const { port, queue: queueName, outdir, scanMs = 500, reviewMs = 1000, noiseMs = 400, bullmq = 'bullmq', ledger: ledgerConfig, configFile, logStalled = false } = config;
 if (!port || !queueName || !outdir) {
   process.stderr.write('worker.mjs: config needs port, queue and outdir\n');
   process.exit(2);
@@ -227,7 +228,7 @@ const worker = new Worker(queueName, sweep, {
   autorun: false,
 });
 
-// The app's only queue listeners: `active` and `completed` (no `stalled`, no `failed`).
+// The app's queue listeners: `active` and `completed` (no `failed`; `stalled` only when asked).
 worker.on('active', (job) => {
   const at = Date.now();
   activeCount += 1;
@@ -241,6 +242,14 @@ worker.on('completed', (job) => {
   log(at, 'INFO', 'BullWorker', `job completed queue=${queueName} name=${job.name} id=${job.id} pid=${pid}`);
   report('completed', { at, jobId: job.id, finishedOn: job.finishedOn });
 });
+if (logStalled) {
+  // The seed's fix: BullMQ emits `stalled` on the worker whose check moved the job.
+  worker.on('stalled', (jobId, prev) => {
+    const at = Date.now();
+    log(at, 'WARN', 'BullWorker', `stalled job ${jobId} queue=${queueName} prev=${prev} pid=${pid}`);
+    report('stalled', { at, jobId });
+  });
+}
 // Without an `error` listener an EventEmitter throws; the app sends these to its console only.
 worker.on('error', (error) => {
   process.stderr.write(`worker error: ${error?.message ?? error}\n`);
