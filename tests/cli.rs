@@ -15,12 +15,15 @@ mod e2e;
 mod lease;
 mod params;
 mod retry;
+mod worker_settings;
 
 const INCIDENT: &str = "fixtures/incident-2026-10-07";
 const CLEAN: &str = "fixtures/clean-sweeps";
 /// Exports of real BullMQ runs, written by tests/e2e/harness.mjs and kept as fixtures.
 const REAL_STALLED: &str = "fixtures/bullmq-5.81.5-stalled";
 const REAL_LIMIT: &str = "fixtures/bullmq-5.81.5-stalled-limit";
+const REAL_REPLICA_DIED: &str = "fixtures/bullmq-5.81.5-replica-died";
+const REAL_LIMIT_LOGGED: &str = "fixtures/bullmq-5.81.5-stalled-limit-logged";
 
 /// A finished run of the binary.
 struct Run {
@@ -758,7 +761,7 @@ fn init_writes_a_manifest_that_leaves_the_log_zone_to_the_user() {
 
 #[test]
 fn redis_cli_text_and_json_exports_of_the_same_stream_read_the_same() {
-    for case in [REAL_STALLED, REAL_LIMIT] {
+    for case in [REAL_STALLED, REAL_LIMIT, REAL_REPLICA_DIED, REAL_LIMIT_LOGGED] {
         let events = |file: &str| -> Vec<(Value, Value, Value, Value)> {
             let path = format!("{case}/{file}");
             let run = leasetrace(&["timeline", "--events", &path, "--queue", "pr-review", "--format", "json"]).run();
@@ -777,6 +780,128 @@ fn redis_cli_text_and_json_exports_of_the_same_stream_read_the_same() {
         assert!(from_json.len() > 10, "{case}: the stream has the run's events");
         assert_eq!(events("events.txt"), from_json, "{case}");
     }
+}
+
+#[test]
+fn a_real_replica_that_died_leaves_its_round_running_for_good() {
+    let report = leasetrace(&["analyze", REAL_REPLICA_DIED, "--format", "json"]).run().json();
+    let observed: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/{REAL_REPLICA_DIED}/observed.json", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    )
+    .unwrap();
+    let at_ms =
+        |metric: &Value| chrono::DateTime::parse_from_rfc3339(metric.as_str().unwrap()).unwrap().timestamp_millis();
+    let orphan = finding(&report, "orphaned-round");
+    let metrics = &orphan["metrics"];
+    assert_eq!(metrics["run_id"], observed["dead_run_id"]);
+    assert_eq!(metrics["job_id"], observed["job_id"]);
+    let owner = metrics["owner"].as_str().unwrap();
+    assert!(owner.ends_with(&format!("/{}", observed["killed_pid"])), "{owner}");
+    assert_eq!(metrics["rows"], observed["dead_run_rows"]);
+    // Last seen at its selection row, before the kill; moved back by the stalled check; replaced
+    // by the other replica's run, which finished.
+    assert_eq!(at_ms(&metrics["owner_last_seen_at"]), observed["dead_selected_at"].as_i64().unwrap());
+    assert!(at_ms(&metrics["owner_last_seen_at"]) <= observed["killed_at"].as_i64().unwrap());
+    assert_eq!(at_ms(&metrics["stalled_at"]), observed["stalled_event_at"].as_i64().unwrap());
+    assert_eq!(at_ms(&metrics["replaced_at"]), observed["rerun_at"].as_i64().unwrap());
+    assert_eq!(metrics["replaced_by_run_id"], observed["rerun_run_id"]);
+    assert!(metrics["replacement_owner"].as_str().unwrap().ends_with(&format!("/{}", observed["rerun_pid"])));
+    assert_eq!(metrics["replacement_status"], "finished");
+    assert!(metrics.get("restart_at").is_none(), "no process started after the kill");
+    // The dead round's rows are cited by file and line.
+    let cited: Vec<(String, u64)> = orphan["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["run_id"] == observed["dead_run_id"])
+        .map(|e| (e["source"]["path"].as_str().unwrap().to_string(), e["source"]["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(cited.len(), 2, "{cited:?}");
+    assert!(cited.iter().all(|(path, _)| path.ends_with("ledger.csv")));
+    let mut found = kinds(&report);
+    found.sort();
+    assert_eq!(found, ["lock-headroom", "orphaned-round", "stalled-rerun", "unlogged-stall"]);
+}
+
+#[test]
+fn each_real_stall_cites_its_own_logged_line_and_none_is_unlogged() {
+    let report = leasetrace(&["analyze", REAL_LIMIT_LOGGED, "--format", "json"]).run().json();
+    let observed: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/{REAL_LIMIT_LOGGED}/observed.json", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    )
+    .unwrap();
+    let lines_at: Vec<i64> =
+        observed["stalled_lines_at"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    assert_eq!(lines_at.len(), 2, "the harness saw two stalled lines");
+    let at_ms = |text: &Value| chrono::DateTime::parse_from_rfc3339(text.as_str().unwrap()).unwrap().timestamp_millis();
+    let mut reruns: Vec<&Value> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "stalled-rerun").collect();
+    reruns.sort_by_key(|f| at_ms(&f["metrics"]["rerun_at"]));
+    assert_eq!(reruns.len(), 2);
+    for (rerun, line_at) in reruns.iter().zip(&lines_at) {
+        assert_eq!(rerun["metrics"]["stalled_logged"], true, "{rerun:#}");
+        let logged: Vec<i64> = rerun["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "job-stalled" && e["channel"] == "log")
+            .map(|e| at_ms(&e["at"]))
+            .collect();
+        assert_eq!(logged, [*line_at], "each rerun cites the line of its own stall only\n{rerun:#}");
+    }
+    assert!(!kinds(&report).contains(&"unlogged-stall".to_string()), "{:?}", kinds(&report));
+}
+
+/// The report's assumptions that say an events stream was trimmed.
+fn trimmed_stream_assumptions(report: &Value) -> Vec<String> {
+    report["assumptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|a| a.contains("the events stream starts at"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_whole_real_stream_read_with_its_job_hashes_is_not_taken_for_trimmed() {
+    // Each job hash's `timestamp` is the client's clock, a millisecond before the stream's `added`
+    // entry for it; the log begins with the server's start, before any job.
+    for case in [REAL_STALLED, REAL_LIMIT, REAL_REPLICA_DIED, REAL_LIMIT_LOGGED] {
+        let report = leasetrace(&["analyze", case, "--format", "json"]).run().json();
+        assert_eq!(trimmed_stream_assumptions(&report), Vec::<String>::new(), "{case}");
+    }
+}
+
+#[test]
+fn a_real_stream_cut_of_its_first_entries_is_said_to_be_trimmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(REAL_STALLED);
+    for file in ["leasetrace.toml", "ledger.csv", "server.log", "jobs.jsonl", "bullmq.json"] {
+        std::fs::copy(root.join(file), dir.path().join(file)).unwrap();
+    }
+    // As BullMQ's MAXLEN trimming would leave it: the first round's six entries are gone.
+    let entries: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(root.join("events.json")).unwrap()).unwrap();
+    let kept = &entries[6..];
+    std::fs::write(dir.path().join("events.json"), serde_json::to_string_pretty(kept).unwrap()).unwrap();
+    let first_ms: i64 = kept[0]["id"].as_str().unwrap().split('-').next().unwrap().parse().unwrap();
+    let first_at = chrono::DateTime::from_timestamp_millis(first_ms).unwrap();
+
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let found = trimmed_stream_assumptions(&run.json());
+    assert_eq!(found.len(), 1, "{found:?}");
+    let starts = first_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    assert!(found[0].contains(&format!("the events stream starts at {starts}")), "{}", found[0]);
+    // The earliest record of something the stream would have had: the first job's creation,
+    // in its hash (the first round was added at 08:46:24.203).
+    assert!(
+        found[0].contains("jobs.jsonl:1 records job-added of job repeat:pr-review-sweep:1796028384203"),
+        "{}",
+        found[0]
+    );
 }
 
 #[test]
