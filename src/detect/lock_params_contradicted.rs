@@ -315,12 +315,16 @@ fn bound(
     }
 }
 
-/// Moves by different stalled checks closer together than stalledInterval. The events stream's
-/// `stalled` entries are the checks' own records; without them, the logs' `job-stalled` lines.
-/// Records within `SAME_CHECK_MS` (and the allowances) of each other are one check's.
+/// Moves by different stalled checks closer together than stalledInterval, queue by queue. The
+/// events stream's `stalled` entries are the checks' own records, one stream per queue (each
+/// stream file on its own); without a stream, the logs' `job-stalled` lines, by their `queue`.
+/// Log lines that name no queue are one queue's only when the evidence shows one queue: two
+/// queues' checks interleave. Records within `SAME_CHECK_MS` (and the allowances) of each other
+/// are one check's.
 fn cadence(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound> {
     let timeline = context.timeline;
-    let mut by_queue: BTreeMap<Option<&str>, (Vec<EventId>, Vec<EventId>)> = BTreeMap::new();
+    let mut streams: BTreeMap<u16, Vec<EventId>> = BTreeMap::new();
+    let mut logs: BTreeMap<Option<Text>, Vec<EventId>> = BTreeMap::new();
     // Stall records are a few of millions of events: their kinds are looked at first.
     let stalls = (0..).zip(timeline.kinds_in_order()).filter(|(_, kind)| **kind == EventKind::JobStalled);
     for (id, _) in stalls {
@@ -328,17 +332,22 @@ fn cadence(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound> {
         if event.job_id.is_none() {
             continue;
         }
-        let queue = event.queue.map(|q| q.as_str());
-        let (stream, logs) = by_queue.entry(queue).or_default();
         match event.origin().channel {
-            Channel::EventsStream => stream.push(id),
-            Channel::Log => logs.push(id),
+            Channel::EventsStream => streams.entry(event.origin().source).or_default().push(id),
+            Channel::Log => logs.entry(event.queue).or_default().push(id),
             _ => {}
         }
     }
+    let groups: Vec<Vec<EventId>> = if streams.is_empty() {
+        if logs.contains_key(&None) && queues_seen(context) > 1 {
+            logs.remove(&None);
+        }
+        logs.into_values().collect()
+    } else {
+        streams.into_values().collect()
+    };
     let mut bounds = Vec::new();
-    for (stream, logs) in by_queue.into_values() {
-        let records = if stream.is_empty() { logs } else { stream };
+    for records in groups {
         let mut check_starts: Vec<EventId> = Vec::new();
         let mut last: Option<EventId> = None;
         for id in records {
@@ -365,6 +374,19 @@ fn cadence(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound> {
         }
     }
     bounds
+}
+
+/// How many queues the activations and stalls name (0 when none names one).
+fn queues_seen(context: &Context) -> usize {
+    let timeline = context.timeline;
+    let mut queues: Vec<Text> = (0..)
+        .zip(timeline.kinds_in_order())
+        .filter(|(_, kind)| matches!(kind, EventKind::JobActive | EventKind::JobStalled))
+        .filter_map(|(id, _)| timeline.get(id).queue)
+        .collect();
+    queues.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
+    queues.dedup();
+    queues.len()
 }
 
 /// The finding for one parameter: the tightest of the bounds that contradict it.
@@ -687,6 +709,34 @@ mod tests {
         assert_eq!(interval.get("contradicting_records"), Some(&Value::Count(2)));
         // At the right cadence (one to two intervals apart), nothing.
         assert!(run(cadence(&[0, 30_200, 90_100, 90_102]), &given(30_000, 30_000)).is_empty());
+    }
+
+    #[test]
+    fn log_stalls_of_two_queues_are_not_one_cadence() {
+        // Two queues' checks, 5 s apart from each other, each at its own 30 s cadence: lines that
+        // name their queue are kept apart, lines that name none prove nothing when two queues run.
+        let stall = |offset: i64, job: &str, queue: Option<&str>| {
+            let mut e = event(offset, EventKind::JobStalled, Channel::Log, Some(job));
+            e.edit().queue = queue.map(Text::from);
+            e
+        };
+        let lines = |named: bool| {
+            let (a, b) = if named { (Some("a"), Some("b")) } else { (None, None) };
+            let mut events =
+                vec![stall(100, "a1", a), stall(5_100, "b1", b), stall(30_200, "a2", a), stall(35_200, "b2", b)];
+            let mut active = event(-60_000, EventKind::JobActive, Channel::Log, Some("a0"));
+            active.edit().queue = Some("a".into());
+            events.push(active);
+            let mut active = event(-60_100, EventKind::JobActive, Channel::Log, Some("b0"));
+            active.edit().queue = Some("b".into());
+            events.push(active);
+            events
+        };
+        assert!(run(lines(true), &given(30_000, 30_000)).is_empty());
+        assert!(run(lines(false), &given(30_000, 30_000)).is_empty());
+        // One queue whose lines name none: its checks 5 s apart contradict 30 s.
+        let one = vec![stall(100, "a1", None), stall(5_100, "a2", None), stall(10_100, "a3", None)];
+        assert_eq!(run(one, &given(30_000, 30_000)).len(), 1);
     }
 
     #[test]
