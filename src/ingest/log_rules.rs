@@ -809,7 +809,12 @@ mod tests {
         let error = RuleSet::new(&bad, true, "app.log").err().unwrap().to_string();
         assert!(error.contains("unknown capture name 'jobid'"), "{error}");
         let bad = vec![RuleSpec { event: "stall".into(), pattern: "x".into() }];
-        assert!(RuleSet::new(&bad, true, "app.log").err().unwrap().to_string().contains("unknown event 'stall'"));
+        let error = RuleSet::new(&bad, true, "app.log").err().unwrap().to_string();
+        assert!(error.contains("unknown event 'stall'") && !error.contains("worker-settings"), "{error}");
+        // Worker settings are read from any line, not by a rule.
+        let bad = vec![RuleSpec { event: "worker-settings".into(), pattern: "opts".into() }];
+        let error = RuleSet::new(&bad, true, "app.log").err().unwrap().to_string();
+        assert!(error.contains("a rule cannot yield worker-settings"), "{error}");
     }
 
     #[test]
