@@ -62,6 +62,10 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
         }
     };
     let mut assumptions = config.assumptions.clone();
+    // The sources' summaries come first, in source order (the lock parameters file's after them).
+    for (source, input) in config.sources.iter().zip(&inputs) {
+        assumptions.extend(time::fold::notes(&input.path, source.ambiguous, &input.folds));
+    }
     assumptions.extend(coverage_gaps(&inputs));
     if view != View::Timeline {
         assumptions.extend(detect::models_applied(&params));

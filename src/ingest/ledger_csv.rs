@@ -220,7 +220,7 @@ impl<'s> Rows<'s> {
             Origin { channel: crate::model::Channel::Ledger, source: self.source, line: super::line_of(spec, line)? };
         let index = &self.index;
         let get = |id: FieldId| index[id as usize].and_then(|i| record.cell(i)).map(Cow::Borrowed);
-        match ledger::record_to_event(spec, &self.columns, get, &mut self.recent, origin)? {
+        match ledger::record_to_event(spec, &self.columns, get, &mut self.recent, &mut summary.folds, origin)? {
             Outcome::Event(event) => {
                 summary.used();
                 if !in_file {
@@ -888,12 +888,12 @@ mod tests {
         // is still an error on its line.
         let (events, _) = read(
             "at,run_id,job_id,slot,worker,event\n\
-             2026-10-07T00:33:03Z,r1,j1,,w1,round_started\n\
-             2026-10-07T00:33:04Z,r1,j1,,w1,item_selected\n\
-             2026-10-07T00:33:05Z,r1,j1,,w2,item_selected\n\
-             2026-10-07T00:33:06Z,r1,j,1,w2,item_selected\n\
-             2026-10-07T00:33:07Z,r1,j1,2026-10-07T00:33:00Z,w2,item_selected\n\
-             2026-10-07T00:33:08Z,r1,j1,,w1,round_finished\n",
+             2026-10-07T00:33:03Z,r1,j1791333180,,w1,round_started\n\
+             2026-10-07T00:33:04Z,r1,j1791333180,,w1,item_selected\n\
+             2026-10-07T00:33:05Z,r1,j1791333180,,w2,item_selected\n\
+             2026-10-07T00:33:06Z,r1,j,1791333180,w2,item_selected\n\
+             2026-10-07T00:33:07Z,r1,j1791333180,2026-10-07T00:33:00Z,w2,item_selected\n\
+             2026-10-07T00:33:08Z,r1,j1791333180,,w1,round_finished\n",
         )
         .unwrap();
         let scopes: Vec<Seen> = events
@@ -901,16 +901,18 @@ mod tests {
             .map(|e| (e.job_id.as_deref(), e.worker.as_deref(), e.slot.map(|s| s.to_rfc3339()), e.run_id.as_deref()))
             .collect();
         let slot = Some("2026-10-07T00:33:00+00:00".to_string());
+        let job = Some("j1791333180");
         assert_eq!(
             scopes,
             [
-                (Some("j1"), Some("w1"), None, Some("r1")),
-                (Some("j1"), Some("w1"), None, Some("r1")),
-                (Some("j1"), Some("w2"), None, Some("r1")),
-                // "j1","" and "j","1": the same bytes, ending elsewhere (an epoch-seconds slot).
-                (Some("j"), Some("w2"), Some("1970-01-01T00:00:01+00:00".to_string()), Some("r1")),
-                (Some("j1"), Some("w2"), slot, Some("r1")),
-                (Some("j1"), Some("w1"), None, Some("r1")),
+                (job, Some("w1"), None, Some("r1")),
+                (job, Some("w1"), None, Some("r1")),
+                (job, Some("w2"), None, Some("r1")),
+                // "j1791333180","" and "j","1791333180": the same bytes, ending elsewhere (an
+                // epoch-seconds slot).
+                (Some("j"), Some("w2"), slot.clone(), Some("r1")),
+                (job, Some("w2"), slot, Some("r1")),
+                (job, Some("w1"), None, Some("r1")),
             ]
         );
         assert_eq!(events[0].scope(), events[1].scope());

@@ -66,6 +66,7 @@ impl EventFormat for NestJs {
         let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
         let mut lines = Lines::new(input);
         let mut stamped = 0u64;
+        let mut order = spec.line_order();
         while let Some((line, text)) = lines.next_line(&spec.path)? {
             summary.lines += 1;
             if text.trim().is_empty() {
@@ -92,8 +93,9 @@ impl EventFormat for NestJs {
                 message: header.message,
                 fields,
             };
-            emit(spec, source, &rules, entry, events, summary)?;
+            emit(spec, source, &rules, entry, order.as_mut(), events, summary)?;
         }
+        spec.finish_order(order, events, summary)?;
         if summary.lines > 0 && stamped == 0 {
             return Err(Error::input(
                 &spec.path,
