@@ -647,6 +647,86 @@ mod tests {
         Ok((events, summary))
     }
 
+    /// `text` read as a ledger in `zone`, its time from `column`, local times that happen twice
+    /// taken as `choice` says.
+    fn read_as(
+        text: &str,
+        zone: chrono_tz::Tz,
+        column: &str,
+        choice: crate::time::Ambiguous,
+    ) -> Result<(Vec<Event>, InputSummary)> {
+        let mut spec = SourceSpec { ambiguous: choice, ..spec() };
+        spec.tz = Some(zone);
+        spec.columns.insert("time".into(), column.into());
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
+        LedgerCsv.read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)?;
+        Ok((events, summary))
+    }
+
+    #[test]
+    fn psql_exports_in_every_session_zone_and_epoch_unit_are_the_same_instants() {
+        // fixtures/formats/psql-*.csv: one timestamptz table exported by psql's \copy under
+        // SET timezone = 'UTC', 'Asia/Seoul' and 'Asia/Kolkata' (offsets +00, +09 and +05:30,
+        // microseconds), its timestamp cast (naive, Seoul wall clock) and epoch counts.
+        let utc = include_str!("../../fixtures/formats/psql-utc.csv");
+        let seoul = include_str!("../../fixtures/formats/psql-seoul.csv");
+        let kolkata = include_str!("../../fixtures/formats/psql-kolkata.csv");
+        let epoch = include_str!("../../fixtures/formats/psql-epoch.csv");
+        let instants = |(events, _): (Vec<Event>, InputSummary)| -> Vec<(i64, Option<chrono::DateTime<chrono::Utc>>)> {
+            events.iter().map(|e| (e.moment().utc().timestamp_nanos_opt().unwrap(), e.slot)).collect()
+        };
+        let error = crate::time::Ambiguous::Error;
+        let expected = instants(read(utc).unwrap());
+        assert_eq!(expected[1].0, 1_796_154_520_036_865_000, "2026-12-01 19:48:40.036865+00 to the microsecond");
+        assert_eq!(expected[1].1.unwrap().to_rfc3339(), "2026-12-01T19:48:00+00:00");
+        // Whatever zone the reader declares, the offsets decide.
+        for zone in [chrono_tz::UTC, chrono_tz::America::Los_Angeles] {
+            for text in [seoul, kolkata] {
+                assert_eq!(instants(read_as(text, zone, "at", error).unwrap()), expected, "{zone}");
+            }
+        }
+        // The naive cast needs the zone it was written in.
+        let naive: Vec<i64> =
+            instants(read_as(seoul, chrono_tz::Asia::Seoul, "at_local", error).unwrap()).iter().map(|e| e.0).collect();
+        assert_eq!(naive, expected.iter().map(|e| e.0).collect::<Vec<_>>());
+        let in_utc = instants(read_as(seoul, chrono_tz::UTC, "at_local", error).unwrap());
+        assert_eq!(in_utc[0].0 - expected[0].0, 9 * 3_600 * 1_000_000_000, "Seoul wall clock read as UTC");
+        // Epoch seconds with a fraction and microseconds are exact; milliseconds are cut by the export.
+        for column in ["at_s", "at_us"] {
+            let times: Vec<i64> = instants(read_as(epoch, chrono_tz::UTC, column, error).unwrap()).iter().map(|e| e.0).collect();
+            assert_eq!(times, expected.iter().map(|e| e.0).collect::<Vec<_>>(), "{column}");
+        }
+        let millis: Vec<i64> =
+            instants(read_as(epoch, chrono_tz::UTC, "at_ms", error).unwrap()).iter().map(|e| e.0).collect();
+        assert_eq!(millis, expected.iter().map(|e| e.0 / 1_000_000 * 1_000_000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn naive_times_in_a_fall_back_stop_a_ledger_unless_it_says_which() {
+        // fixtures/formats/psql-la-fall-back.csv: at (timestamptz) and at::timestamp under
+        // SET timezone = 'America/Los_Angeles'; rows 3 and 4 are both 01:30:00.125 local.
+        let text = include_str!("../../fixtures/formats/psql-la-fall-back.csv");
+        let la = chrono_tz::America::Los_Angeles;
+        let times = |(events, _): (Vec<Event>, InputSummary)| -> Vec<String> {
+            events.iter().map(|e| crate::time::format_rfc3339(e.at())).collect()
+        };
+        let exact = ["2026-11-01T07:59:58.250Z", "2026-11-01T08:30:00.125Z", "2026-11-01T09:30:00.125Z", "2026-11-01T10:00:01.000Z"];
+        assert_eq!(times(read_as(text, la, "at", crate::time::Ambiguous::Error).unwrap()), exact);
+        let error = read_as(text, la, "at_local", crate::time::Ambiguous::Error).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "ledger.csv:3: column 'at_local': local time occurs twice in America/Los_Angeles (daylight-saving fold: the clocks went back); the line cannot be placed on the timeline without an offset; say which time it is with --ledger-ambiguous earlier or --ledger-ambiguous later"
+        );
+        // Said: every such time is taken so, and the report says how many.
+        let (events, summary) = read_as(text, la, "at_local", crate::time::Ambiguous::Later).unwrap();
+        assert_eq!(times((events, summary.clone()))[1..3], ["2026-11-01T09:30:00.125Z", "2026-11-01T09:30:00.125Z"]);
+        assert_eq!(
+            crate::time::fold::notes("ledger.csv", crate::time::Ambiguous::Later, &summary.folds),
+            ["ledger.csv: 2 lines in the repeated hour 01:00–02:00 PDT/PST on 2026-11-01 (America/Los_Angeles) read as the second pass, as ambiguous = \"later\" says: 2 as PST (second pass, lines 3–4)"]
+        );
+    }
+
     /// A record as a test compares it: line, offset and cells, or the error's text.
     type Seen = std::result::Result<(u64, u64, Vec<String>), String>;
 

@@ -332,6 +332,29 @@ Error: Request failed with status code 502
     }
 
     #[test]
+    fn a_log_across_the_fall_back_is_placed_by_its_order_to_the_second() {
+        // NestJS 12.5.1 under TZ=America/Los_Angeles (fixtures/formats/nestjs-dst.log): two sweeps
+        // activated at "1:30:00 AM", one in PDT and one in PST.
+        let text = include_str!("../../fixtures/formats/nestjs-dst.log");
+        let (events, summary) = read(text, Some(chrono_tz::America::Los_Angeles)).unwrap();
+        let placed: Vec<(EventKind, String)> =
+            events.iter().map(|e| (e.kind, crate::time::format_rfc3339(e.at()))).collect();
+        assert_eq!(
+            placed,
+            [
+                (EventKind::JobActive, "2026-11-01T08:30:00.000Z".to_string()),
+                (EventKind::JobCompleted, "2026-11-01T08:31:12.000Z".to_string()),
+                (EventKind::JobActive, "2026-11-01T09:30:00.000Z".to_string()),
+                (EventKind::JobFailed, "2026-11-01T09:30:03.000Z".to_string()),
+            ]
+        );
+        assert_eq!(
+            crate::time::fold::notes("nest.log", crate::time::Ambiguous::Order, &summary.folds),
+            ["nest.log: 6 lines in the repeated hour 01:00–02:00 PDT/PST on 2026-11-01 (America/Los_Angeles) resolved by line order: 3 as PDT (first pass, lines 4–6), 3 as PST (second pass, lines 7–9)"]
+        );
+    }
+
+    #[test]
     fn colours_params_and_missing_context() {
         // NestJS 12.5.1 without NO_COLOR, written to a file: colour codes stay in.
         // `new Logger('BullWorker').log('job active', { jobId, queue, attempt: 1, opts: { lifo: false } })`:
