@@ -694,7 +694,8 @@ mod tests {
         assert_eq!(in_utc[0].0 - expected[0].0, 9 * 3_600 * 1_000_000_000, "Seoul wall clock read as UTC");
         // Epoch seconds with a fraction and microseconds are exact; milliseconds are cut by the export.
         for column in ["at_s", "at_us"] {
-            let times: Vec<i64> = instants(read_as(epoch, chrono_tz::UTC, column, error).unwrap()).iter().map(|e| e.0).collect();
+            let times: Vec<i64> =
+                instants(read_as(epoch, chrono_tz::UTC, column, error).unwrap()).iter().map(|e| e.0).collect();
             assert_eq!(times, expected.iter().map(|e| e.0).collect::<Vec<_>>(), "{column}");
         }
         let millis: Vec<i64> =
@@ -711,7 +712,12 @@ mod tests {
         let times = |(events, _): (Vec<Event>, InputSummary)| -> Vec<String> {
             events.iter().map(|e| crate::time::format_rfc3339(e.at())).collect()
         };
-        let exact = ["2026-11-01T07:59:58.250Z", "2026-11-01T08:30:00.125Z", "2026-11-01T09:30:00.125Z", "2026-11-01T10:00:01.000Z"];
+        let exact = [
+            "2026-11-01T07:59:58.250Z",
+            "2026-11-01T08:30:00.125Z",
+            "2026-11-01T09:30:00.125Z",
+            "2026-11-01T10:00:01.000Z",
+        ];
         assert_eq!(times(read_as(text, la, "at", crate::time::Ambiguous::Error).unwrap()), exact);
         let error = read_as(text, la, "at_local", crate::time::Ambiguous::Error).unwrap_err().to_string();
         assert_eq!(
@@ -723,7 +729,9 @@ mod tests {
         assert_eq!(times((events, summary.clone()))[1..3], ["2026-11-01T09:30:00.125Z", "2026-11-01T09:30:00.125Z"]);
         assert_eq!(
             crate::time::fold::notes("ledger.csv", crate::time::Ambiguous::Later, &summary.folds),
-            ["ledger.csv: 2 lines in the repeated hour 01:00–02:00 PDT/PST on 2026-11-01 (America/Los_Angeles) read as the second pass, as ambiguous = \"later\" says: 2 as PST (second pass, lines 3–4)"]
+            [
+                "ledger.csv: 2 lines in the repeated hour 01:00–02:00 PDT/PST on 2026-11-01 (America/Los_Angeles) read as the second pass, as ambiguous = \"later\" says: 2 as PST (second pass, lines 3–4)"
+            ]
         );
     }
 

@@ -350,7 +350,9 @@ Error: Request failed with status code 502
         );
         assert_eq!(
             crate::time::fold::notes("nest.log", crate::time::Ambiguous::Order, &summary.folds),
-            ["nest.log: 6 lines in the repeated hour 01:00–02:00 PDT/PST on 2026-11-01 (America/Los_Angeles) resolved by line order: 3 as PDT (first pass, lines 4–6), 3 as PST (second pass, lines 7–9)"]
+            [
+                "nest.log: 6 lines in the repeated hour 01:00–02:00 PDT/PST on 2026-11-01 (America/Los_Angeles) resolved by line order: 3 as PDT (first pass, lines 4–6), 3 as PST (second pass, lines 7–9)"
+            ]
         );
     }
 

@@ -109,7 +109,12 @@ mod tests {
         let times: Vec<String> = events.iter().map(|e| crate::time::format_rfc3339(e.at())).collect();
         assert_eq!(
             times,
-            ["2026-11-01T08:30:00.004Z", "2026-11-01T08:31:12.500Z", "2026-11-01T09:30:00.004Z", "2026-11-01T09:30:03.900Z"]
+            [
+                "2026-11-01T08:30:00.004Z",
+                "2026-11-01T08:31:12.500Z",
+                "2026-11-01T09:30:00.004Z",
+                "2026-11-01T09:30:03.900Z"
+            ]
         );
         assert_eq!((summary.folds[0].first.count, summary.folds[0].second.count), (3, 3));
         assert_eq!((summary.lines, summary.used, summary.ignored), (8, 4, 4));
