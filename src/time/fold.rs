@@ -308,6 +308,8 @@ pub struct LineOrder {
     /// The date of the last line as written (`YYYY-MM-DD`), when that day has no fold: a line of
     /// the same day changes nothing and is passed over at the cost of a comparison.
     plain_day: [u8; 10],
+    /// The last day with a fold inside it that a text line was of (see `FoldDay`).
+    fold_day: Option<FoldDay>,
     last_day: Option<NaiveDate>,
     seen: bool,
     began_in_fold: bool,
@@ -330,6 +332,7 @@ impl LineOrder {
             choice,
             day: None,
             plain_day: NO_DAY,
+            fold_day: None,
             last_day: None,
             seen: false,
             began_in_fold: false,
@@ -347,6 +350,16 @@ impl LineOrder {
         if date_bytes == self.plain_day {
             return Placed::Outside;
         }
+        // The lines of a fold's day outside its hour are told by their clock, without a parse (a
+        // log of that day alone, rotated daily, would otherwise parse every line); a line that
+        // changes nothing (the log is still before, or after, the hour) costs two comparisons.
+        if let Some(day) = self.fold_day.filter(|day| day.bytes == date_bytes) {
+            match day.side(b) {
+                Some(side) if self.still(&day, &side) => return Placed::Outside,
+                Some(side) => return self.beside(day.date, day.fold, side),
+                None => {}
+            }
+        }
         let date = match (super::digits(b, 0, 4), super::digits(b, 5, 2), super::digits(b, 8, 2)) {
             (Some(year), Some(month), Some(day)) if b[4] == b'-' && b[7] == b'-' =>
             {
@@ -356,15 +369,32 @@ impl LineOrder {
             _ => None,
         };
         let Some(date) = date else { return Placed::Outside };
-        if self.fold_on(date).is_none() {
+        let Some(fold) = self.fold_on(date) else {
             self.plain(date);
             self.plain_day.copy_from_slice(date_bytes);
             return Placed::Outside;
+        };
+        if let Some(day) = FoldDay::new(date_bytes, date, fold) {
+            self.fold_day = Some(day);
+            if let Some(side) = day.side(b) {
+                return self.beside(date, fold, side);
+            }
         }
         match super::parse_datetime(b) {
             Ok((super::Stamp::Local(local), _)) => self.local(line, local),
             _ => Placed::Outside,
         }
+    }
+
+    /// Whether a line of `day` on `side` of its hour leaves everything as it is: the last line was
+    /// of that day, on that side.
+    fn still(&self, day: &FoldDay, side: &Phase) -> bool {
+        self.last_day == Some(day.date)
+            && self.plain_day == NO_DAY
+            && self.track.as_ref().is_some_and(|track| {
+                track.lines.fold == day.fold
+                    && matches!((&track.phase, side), (Phase::Before, Phase::Before) | (Phase::After, Phase::After))
+            })
     }
 
     /// A line whose local time (no offset) has been read.
@@ -375,21 +405,33 @@ impl LineOrder {
             self.plain(date);
             return Placed::Outside;
         };
+        if local < fold.start {
+            self.beside(date, fold, Phase::Before)
+        } else if local >= fold.end {
+            self.beside(date, fold, Phase::After)
+        } else {
+            self.follow(date, fold);
+            let placed = self.in_fold(line, local);
+            self.seen = true;
+            placed
+        }
+    }
+
+    /// Follows `fold` (met on a line of `date`) from now on.
+    fn follow(&mut self, date: NaiveDate, fold: Fold) {
         if self.track.as_ref().is_none_or(|track| track.lines.fold != fold) {
             self.start(fold);
         }
         self.last_day = Some(date);
-        let placed = if local < fold.start {
-            self.leave(Phase::Before);
-            Placed::Outside
-        } else if local >= fold.end {
-            self.leave(Phase::After);
-            Placed::Outside
-        } else {
-            self.in_fold(line, local)
-        };
+    }
+
+    /// A line of `date`, a day `fold` meets, outside its repeated hour (before or after it).
+    fn beside(&mut self, date: NaiveDate, fold: Fold, side: Phase) -> Placed {
+        self.plain_day = NO_DAY;
+        self.follow(date, fold);
+        self.leave(side);
         self.seen = true;
-        placed
+        Placed::Outside
     }
 
     /// The event just pushed at `index` is on a line `local` placed as pending.
@@ -558,6 +600,62 @@ impl LineOrder {
                 track.lines.second.add(line);
                 Placed::In { at: fold.second(local), pending: false }
             }
+        }
+    }
+}
+
+/// A day with a fold inside it (not crossing midnight), as its lines write it: its date, and the
+/// clock times (`HH:MM:SS`) of the start and the end of its repeated hour.
+#[derive(Debug, Clone, Copy)]
+struct FoldDay {
+    bytes: [u8; 10],
+    date: NaiveDate,
+    fold: Fold,
+    start: [u8; 8],
+    end: [u8; 8],
+}
+
+impl FoldDay {
+    fn new(bytes: &[u8], date: NaiveDate, fold: Fold) -> Option<FoldDay> {
+        if fold.start.date() != date || fold.end.date() != date {
+            return None;
+        }
+        let clock = |at: NaiveDateTime| {
+            let text = at.format("%H:%M:%S").to_string();
+            <[u8; 8]>::try_from(text.as_bytes()).ok()
+        };
+        Some(FoldDay { bytes: bytes.try_into().ok()?, date, fold, start: clock(fold.start)?, end: clock(fold.end)? })
+    }
+
+    /// Whether the text line `b` (a `YYYY-MM-DD` of this day and then `[T ]HH:MM:SS[.fff]`
+    /// without an offset) is before or after the repeated hour, judged from its bytes: clock
+    /// times of one shape compare as their bytes do. `None` when it is in the hour, or when the
+    /// bytes cannot say (another shape, an offset): the line is then parsed, and judged the same.
+    fn side(&self, b: &[u8]) -> Option<Phase> {
+        if !matches!(b.get(10), Some(b' ' | b'T' | b't')) {
+            return None;
+        }
+        let clock = b.get(11..19)?;
+        let (hour, minute, second) = (super::digits(b, 11, 2)?, super::digits(b, 14, 2)?, super::digits(b, 17, 2)?);
+        if clock[2] != b':' || clock[5] != b':' || hour > 23 || minute > 59 || second > 59 {
+            return None;
+        }
+        let mut at = 19;
+        if matches!(b.get(at), Some(b'.' | b',')) {
+            at += 1;
+            while b.get(at).is_some_and(u8::is_ascii_digit) {
+                at += 1;
+            }
+        }
+        if matches!(b.get(at), Some(b'Z' | b'z' | b'+' | b'-')) {
+            return None;
+        }
+        if clock < &self.start[..] {
+            Some(Phase::Before)
+        } else if clock >= &self.end[..] {
+            Some(Phase::After)
+        } else {
+            None
         }
     }
 }
@@ -911,6 +1009,38 @@ mod tests {
             Placed::In { at: utc("2026-11-01T09:10:00Z"), pending: false },
             "a step back of 49 min"
         );
+    }
+
+    #[test]
+    fn the_clock_bytes_judge_a_line_as_its_parse_does() {
+        // Every shape a line of the fold's day can have, judged by its bytes and by its parse.
+        let fold = Fold::meeting(Los_Angeles, NaiveDate::from_ymd_opt(2026, 11, 1).unwrap()).unwrap();
+        let date = fold.start.date();
+        let mut judged = 0;
+        for clock in [
+            "00:00:00", "00:59:59", "01:00:00", "01:30:00", "01:59:59", "02:00:00", "02:00:01", "23:59:59", "24:00:00",
+            "1:30:00", "01:60:00",
+        ] {
+            for rest in ["", ".999", ",5", "Z", "+09:00", "-07", " INFO x", ".5 INFO", "x"] {
+                for separator in [" ", "T", "_"] {
+                    let text = format!("2026-11-01{separator}{clock}{rest}");
+                    let parsed = match super::super::parse_datetime(text.as_bytes()) {
+                        Ok((super::super::Stamp::Local(local), _)) if local < fold.start => Some("before"),
+                        Ok((super::super::Stamp::Local(local), _)) if local >= fold.end => Some("after"),
+                        _ => None,
+                    };
+                    let day = FoldDay::new(b"2026-11-01", date, fold).unwrap();
+                    let by_bytes = match day.side(text.as_bytes()) {
+                        Some(Phase::Before) => Some("before"),
+                        Some(Phase::After) => Some("after"),
+                        _ => None,
+                    };
+                    judged += usize::from(by_bytes.is_some());
+                    assert_eq!(by_bytes, parsed, "{text}");
+                }
+            }
+        }
+        assert!(judged > 50, "{judged}");
     }
 
     #[test]
