@@ -514,13 +514,23 @@ mod tests {
 
     /// The file `text` read as a plain file, in two parts when `split_at_least` allows, or in one.
     fn read_file(text: &str, split_at_least: u64) -> Result<(Vec<Event>, InputSummary)> {
+        read_file_with(text, split_at_least, |_| {})
+    }
+
+    /// `read_file`, with the source's spec changed by `adjust`.
+    fn read_file_with(
+        text: &str,
+        split_at_least: u64,
+        adjust: impl Fn(&mut SourceSpec),
+    ) -> Result<(Vec<Event>, InputSummary)> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ledger.csv");
         std::fs::write(&path, text).unwrap();
-        let spec = SourceSpec {
+        let mut spec = SourceSpec {
             reread: crate::ingest::Reread::Seek,
             ..SourceSpec::new(SourceKind::Ledger, path.clone(), Some(chrono_tz::UTC), "--ledger-tz".into())
         };
+        adjust(&mut spec);
         let mut events = Vec::new();
         let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
         let reopen = Reopen { path: &path, bar: None };
@@ -615,6 +625,38 @@ mod tests {
             }
         }
         assert!(over_the_middle > 0, "no case put the middle inside a quoted cell");
+    }
+
+    #[test]
+    fn repeated_times_are_counted_the_same_in_two_parts() {
+        // A naive Los Angeles ledger across the fall-back, rows a second apart from 00:59:00 on
+        // (the hour 01:00-02:00 is rows 60 to 3659), read with ambiguous = "later".
+        use std::fmt::Write;
+        let mut text = String::from("at,run_id,event\n");
+        for n in 0..3720 {
+            let at = 59 * 60 + n;
+            writeln!(
+                text,
+                "2026-11-01 {:02}:{:02}:{:02},run-{},round_started",
+                at / 3600,
+                at / 60 % 60,
+                at % 60,
+                n / 4
+            )
+            .unwrap();
+        }
+        let later = |spec: &mut SourceSpec| {
+            spec.tz = Some(chrono_tz::America::Los_Angeles);
+            spec.ambiguous = crate::time::Ambiguous::Later;
+        };
+        let whole = read_file_with(&text, u64::MAX, later).unwrap();
+        let parts = read_file_with(&text, 1, later).unwrap();
+        assert!(parts.0 == whole.0);
+        assert_eq!(parts.1, whole.1);
+        assert_eq!(whole.1.folds.len(), 1);
+        // Line 1 is the header: row n is on line n + 2.
+        assert_eq!(whole.1.folds[0].second, crate::time::fold::Lines { count: 3600, first: 62, last: 3661 });
+        assert_eq!(whole.1.folds[0].first.count, 0);
     }
 
     #[test]
