@@ -109,6 +109,14 @@ pub struct CaseArgs {
     #[arg(long, value_name = "ZONE")]
     pub log_tz: Option<String>,
 
+    /// Ledger times without an offset that a DST fall-back makes happen twice: earlier, later or error (default: error).
+    #[arg(long, value_name = "CHOICE", value_parser = clap::builder::PossibleValuesParser::new(["earlier", "later", "error"]))]
+    pub ledger_ambiguous: Option<String>,
+
+    /// Log times without an offset that a DST fall-back makes happen twice: order (by the lines around them), earlier, later or error. Default: order.
+    #[arg(long, value_name = "CHOICE", value_parser = clap::builder::PossibleValuesParser::new(crate::time::Ambiguous::NAMES))]
+    pub log_ambiguous: Option<String>,
+
     /// Map a ledger field to a column, e.g. --column time=created_at. Repeatable.
     #[arg(long = "column", value_name = "FIELD=COLUMN")]
     pub columns: Vec<String>,

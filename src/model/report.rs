@@ -39,6 +39,10 @@ pub struct InputSummary {
     /// timeline takes them over (`Timeline::with_line_texts`).
     #[serde(skip)]
     pub texts: super::LineTexts,
+    /// What became of the lines in repeated hours (DST fall-backs) of the source's zone: the
+    /// report's assumptions say it (`time::fold::notes`).
+    #[serde(skip)]
+    pub folds: Vec<crate::time::fold::FoldLines>,
 }
 
 pub fn rfc3339_opt<S: serde::Serializer>(at: &Option<DateTime<Utc>>, serializer: S) -> Result<S::Ok, S::Error> {
@@ -74,6 +78,7 @@ impl InputSummary {
             first_at: None,
             last_at: None,
             texts: super::LineTexts::default(),
+            folds: Vec::new(),
         }
     }
 
@@ -105,6 +110,7 @@ impl InputSummary {
         }
         let room = MAX_LISTED_REJECTIONS.saturating_sub(self.rejections.len());
         self.rejections.extend(later.rejections.into_iter().take(room));
+        crate::time::fold::merge(&mut self.folds, later.folds);
     }
 }
 
