@@ -62,6 +62,8 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
         }
     };
     let mut assumptions = config.assumptions.clone();
+    assumptions
+        .extend(inputs.iter().flat_map(|input| input.notes.iter().map(|note| format!("{}: {note}", input.path))));
     assumptions.extend(coverage_gaps(&inputs));
     if view != View::Timeline {
         assumptions.extend(detect::models_applied(&params));
