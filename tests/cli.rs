@@ -1059,7 +1059,8 @@ fn every_input_format_is_documented() {
     // The binary names the formats of each kind when asked for one it does not know.
     let inputs = std::fs::read_to_string(format!("{}/docs/inputs.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let json = std::fs::read_to_string(format!("{}/docs/json.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    for (kind, file) in [("ledger", "x.csv"), ("log", "x.log"), ("bullmq-events", "x.json"), ("bullmq-jobs", "x.json")] {
+    for (kind, file) in [("ledger", "x.csv"), ("log", "x.log"), ("bullmq-events", "x.json"), ("bullmq-jobs", "x.json")]
+    {
         let manifest = format!("[[sources]]\nkind = \"{kind}\"\npath = \"{file}\"\nformat = \"nope\"\n");
         let dir = case_with(&[(file, b"{}\n")], &manifest);
         let run = leasetrace(&["timeline", dir.path().to_str().unwrap()]).run();

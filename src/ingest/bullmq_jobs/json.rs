@@ -120,7 +120,7 @@ fn read_object(spec: &SourceSpec, scanner: &mut Scanner, jobs: &mut Jobs) -> Res
     let name_at = scanner.skip_whitespace()?;
     if name_at != Some(b'"') {
         // `{}` or not JSON: the object is read whole, as a record, and says which.
-        let (text, start, end) = scanner.value_from(head, 1)?;
+        let (text, start, end) = scanner.value_from(head, 1, start)?;
         let value = parse(scanner, &text, start)?;
         if value.as_object().is_some_and(Map::is_empty) {
             jobs.gap(end, "empty JSON object");
@@ -134,7 +134,7 @@ fn read_object(spec: &SourceSpec, scanner: &mut Scanner, jobs: &mut Jobs) -> Res
     if !name.contains(':') {
         // A record: read on from its first member's name.
         head.extend_from_slice(&name_text);
-        let (text, _, end) = scanner.value_from(head, 1)?;
+        let (text, _, end) = scanner.value_from(head, 1, start)?;
         let value = parse(scanner, &text, start)?;
         return jobs.take(&record(spec, start, end, &value, None)?, BETWEEN);
     }
@@ -255,7 +255,12 @@ fn record(spec: &SourceSpec, start: u64, end: u64, value: &Value, map_key: Optio
     } else {
         (text("id")?, text("state")?, text("queueQualifiedName")?)
     };
-    Ok(Record { start, end, key, id, state, qualified, reply: Reply::Hash(reply), raw: evidence(value.to_string()) })
+    // A keyed dump's member is shown with its key, as it is written.
+    let raw = match (keyed, &key) {
+        (true, Some(key)) => format!("{}: {value}", Value::String(key.clone())),
+        _ => value.to_string(),
+    };
+    Ok(Record { start, end, key, id, state, qualified, reply: Reply::Hash(reply), raw: evidence(raw) })
 }
 
 // ---------------------------------------------------------------- scanning
@@ -340,7 +345,7 @@ impl<'a> Scanner<'a> {
         if first == b'{' || first == b'[' {
             let mut text = into;
             self.push(&mut text, start)?;
-            return self.value_from_at(text, 1, start);
+            return self.value_from(text, 1, start);
         }
         // A number, `true`, `false` or `null`: up to the next delimiter.
         let mut text = into;
@@ -353,13 +358,9 @@ impl<'a> Scanner<'a> {
         Ok((text, start, self.line))
     }
 
-    /// The rest of an object or array of which `text` holds the start, `depth` brackets open.
-    fn value_from(&mut self, text: Vec<u8>, depth: u32) -> Result<(Vec<u8>, u64, u64)> {
-        let start = self.line;
-        self.value_from_at(text, depth, start)
-    }
-
-    fn value_from_at(&mut self, mut text: Vec<u8>, mut depth: u32, start: u64) -> Result<(Vec<u8>, u64, u64)> {
+    /// The rest of an object or array of which `text` holds the start (from line `start`), `depth`
+    /// brackets open.
+    fn value_from(&mut self, mut text: Vec<u8>, mut depth: u32, start: u64) -> Result<(Vec<u8>, u64, u64)> {
         while depth > 0 {
             let Some(byte) = self.peek()? else {
                 return Err(self.error(start, "the JSON value starting here does not end".into()));
@@ -508,6 +509,17 @@ mod tests {
     }
 
     #[test]
+    fn objects_one_after_another_as_jq_writes_them() {
+        let text = "{\n  \"key\": \"bull:q:1\",\n  \"fields\": {\"name\": \"n\", \"timestamp\": \"1791333180000\"}\n}\n{\n  \"key\": \"bull:q:2\",\n  \"fields\": {\"name\": \"n\", \"timestamp\": \"1791333180001\"}\n}\n";
+        let (events, summary) = read(text).unwrap();
+        assert_eq!(
+            events.iter().map(|e| (e.job_id.as_deref().unwrap(), e.origin().line)).collect::<Vec<_>>(),
+            [("1", 1), ("2", 5)]
+        );
+        assert_eq!(accounted(&summary), (8, 8, 0, 0));
+    }
+
+    #[test]
     fn records_on_one_line_share_its_evidence_which_names_them_all() {
         let text = r#"[{"key":"bull:q:1","fields":{"name":"n","timestamp":"1791333180000"}},{"key":"bull:q:2","fields":{"name":"n","timestamp":"1791333180001"}}]"#;
         let (events, summary) = read(text).unwrap();
@@ -527,6 +539,7 @@ mod tests {
         assert_eq!(summary.ignored_by_reason["job scheduler hash (':repeat:<scheduler id>'), not a job"], 1);
         assert_eq!(summary.ignored_by_reason["BullMQ's ':processed' key, not a job"], 1);
         assert!(summary.notes.is_empty(), "{:?}", summary.notes);
+        assert_eq!(summary.texts.kept(2), Some(r#""bull:q:7": {"name":"n","timestamp":"1791333180000"}"#));
     }
 
     #[test]
