@@ -441,30 +441,32 @@ fn one_line_reply(line: &str) -> std::result::Result<Option<OneLine>, String> {
     let json = line.starts_with('[')
         || line.strip_prefix('{').is_some_and(|rest| rest.starts_with('"') || rest.starts_with('}'));
     if json {
+        // redis-cli answers HGETALL with strings only; anything else is a JSON export of another
+        // shape, which `hgetall-json` reads.
+        let other = |what: &str| {
+            format!(
+                "{what}, not a redis-cli --json reply to HGETALL: for a JSON export, declare format = \"hgetall-json\" for this source"
+            )
+        };
         let value: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| format!("not a redis-cli --json reply: {e}"))?;
-        let scalar = |v: &serde_json::Value| match v {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
+            serde_json::from_str(line).map_err(|e| other(&format!("not JSON on one line ({e})")))?;
+        let string = |v: &serde_json::Value| v.as_str().map(str::to_string);
+        let items: Option<Vec<String>> = match &value {
+            serde_json::Value::Object(map) => map
+                .iter()
+                .map(|(k, v)| Some([k.clone(), string(v)?]))
+                .collect::<Option<Vec<_>>>()
+                .map(|pairs| pairs.concat()),
+            serde_json::Value::Array(list) => list.iter().map(string).collect(),
+            _ => None,
         };
-        let items = match value {
-            serde_json::Value::Object(map) => {
-                if map.contains_key("key") && (map.contains_key("fields") || map.contains_key("hash")) {
-                    return Err("a JSON job record ({\"key\": ..., \"fields\": ...}), not redis-cli output: declare format = \"hgetall-json\" for this source".into());
-                }
-                map.iter().flat_map(|(k, v)| [k.clone(), scalar(v)]).collect()
-            }
-            serde_json::Value::Array(list) => {
-                if list.len() % 2 == 1 {
-                    return Err(format!(
-                        "the redis-cli --json reply lists {} items: HGETALL lists fields and values in pairs",
-                        list.len()
-                    ));
-                }
-                list.iter().map(scalar).collect()
-            }
-            _ => return Err("a redis-cli --json reply to HGETALL is an object or a list".into()),
-        };
+        let items = items.ok_or_else(|| other("JSON whose values are not all strings"))?;
+        if items.len() % 2 == 1 {
+            return Err(format!(
+                "the redis-cli --json reply lists {} items: HGETALL lists fields and values in pairs",
+                items.len()
+            ));
+        }
         return Ok(Some(OneLine::Items(items)));
     }
     // --csv
@@ -666,7 +668,16 @@ mod tests {
         let error = read_text("bull:q:2\n1) \"name\"\n2) \"n\"\n== next ==\n").unwrap_err().to_string();
         assert!(error.starts_with("jobs.txt:4: '== next ==' is neither a key nor part of a HGETALL reply"), "{error}");
         let error = read_text("bull:q:2\n{\"key\":\"bull:q:2\",\"fields\":{}}\n").unwrap_err().to_string();
-        assert!(error.starts_with("jobs.txt:2: a JSON job record"), "{error}");
+        assert!(
+            error.starts_with("jobs.txt:2: JSON whose values are not all strings, not a redis-cli --json reply"),
+            "{error}"
+        );
+        let error = read_text("[{\"key\":\"bull:q:2\",\"fields\":{}},{\"key\":\"bull:q:3\",\"fields\":{}}]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("declare format = \"hgetall-json\""), "{error}");
+        let error = read_text("[\n").unwrap_err().to_string();
+        assert!(error.starts_with("jobs.txt:1: not JSON on one line"), "{error}");
         let error =
             read_capped("bull:q:2\nname\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n", 16).unwrap_err().to_string();
         assert!(error.starts_with("jobs.txt:3: this line is longer than 16 bytes"), "{error}");
