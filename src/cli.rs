@@ -83,11 +83,11 @@ pub struct CaseArgs {
     #[arg(long, value_name = "PATH")]
     pub events: Vec<PathBuf>,
 
-    /// BullMQ job hashes exported with HGETALL, one JSON object per job. Repeatable.
+    /// BullMQ job hashes exported with HGETALL: JSON (records, a keyed object, BullMQ's job JSON) or redis-cli text. Repeatable.
     #[arg(long, value_name = "PATH")]
     pub jobs: Vec<PathBuf>,
 
-    /// Queue name for --events (the stream bull:<queue>:events does not say it).
+    /// Queue name for --events (the stream bull:<queue>:events does not say it); for --jobs, where a key's job id begins.
     #[arg(long, value_name = "NAME")]
     pub queue: Option<String>,
 

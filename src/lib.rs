@@ -76,6 +76,8 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         assumptions.extend(time::fold::notes(&input.path, source.ambiguous, &input.folds));
     }
     assumptions.extend(params_notes.iter().cloned());
+    assumptions
+        .extend(inputs.iter().flat_map(|input| input.notes.iter().map(|note| format!("{}: {note}", input.path))));
     assumptions.extend(coverage::coverage_gaps(&timeline));
     if view != View::Timeline {
         assumptions.extend(detect::models_applied(&params));

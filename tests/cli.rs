@@ -1262,3 +1262,171 @@ fn an_early_takeover_is_an_error_with_how_early() {
     assert_eq!(finding(&report, "early-takeover")["severity"], "error");
     assert_eq!(finding(&report, "stale-completion")["metrics"]["accepted"], false);
 }
+
+// ---------------------------------------------------------------- job-hash exports, every shape
+
+/// One real BullMQ run's job hashes, exported in every shape `bullmq-jobs` reads
+/// (fixtures/formats/README.md says how each file was written).
+const JOB_SHAPES: &str = "fixtures/formats";
+
+/// The events `timeline` reads from one export, after checking its account: the format chosen,
+/// every line counted once, nothing rejected.
+fn job_hash_events(file: &str, format: &str) -> Vec<Value> {
+    let path = format!("{JOB_SHAPES}/{file}");
+    let run = leasetrace(&["timeline", "--jobs", &path, "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{path}: {}", run.stderr);
+    let report = run.json();
+    let input = &report["inputs"][0];
+    assert_eq!(input["format"], format, "{path}");
+    assert_eq!(input["rejected"], 0, "{path}: {input}");
+    let n = |k: &str| input[k].as_u64().unwrap();
+    assert_eq!(n("lines"), n("used") + n("ignored") + n("rejected"), "{path}: {input}");
+    let lines = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap().lines().count();
+    assert_eq!(n("lines"), lines as u64, "{path}: every line of the file is counted");
+    report["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let keep = ["at", "kind", "job_id", "job_name", "queue", "slot", "worker", "detail"];
+            Value::Object(keep.iter().map(|k| (k.to_string(), e[*k].clone())).collect())
+        })
+        .collect()
+}
+
+/// `file` read as `format` gives the events of the `{key, fields}` JSON Lines export of the same jobs.
+fn reads_like_the_json_lines_export(file: &str, format: &str) {
+    let expected = job_hash_events("jobs.jsonl", "hgetall-json");
+    let kinds: Vec<&str> = expected.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    for kind in ["job-added", "job-active", "job-completed", "job-failed"] {
+        assert!(kinds.contains(&kind), "the export has a {kind} event: {kinds:?}");
+    }
+    assert_eq!(job_hash_events(file, format), expected, "{file}");
+}
+
+#[test]
+fn job_hashes_as_a_json_array_of_key_and_fields_records() {
+    reads_like_the_json_lines_export("jobs-fields.json", "hgetall-json");
+}
+
+#[test]
+fn job_hashes_as_key_id_state_hash_records() {
+    reads_like_the_json_lines_export("jobs-state.jsonl", "hgetall-json");
+}
+
+#[test]
+fn job_hashes_as_one_object_keyed_by_redis_key() {
+    reads_like_the_json_lines_export("jobs-keyed.json", "hgetall-json");
+}
+
+#[test]
+fn job_hashes_as_bullmqs_own_job_json() {
+    reads_like_the_json_lines_export("jobs-getjobs.json", "hgetall-json");
+}
+
+#[test]
+fn job_hashes_as_redis_cli_raw_output() {
+    reads_like_the_json_lines_export("jobs-redis-cli.txt", "hgetall-text");
+}
+
+#[test]
+fn job_hashes_as_redis_cli_numbered_output() {
+    reads_like_the_json_lines_export("jobs-redis-cli-no-raw.txt", "hgetall-text");
+}
+
+#[test]
+fn job_hashes_as_redis_cli_resp3_output() {
+    reads_like_the_json_lines_export("jobs-redis-cli-resp3.txt", "hgetall-text");
+}
+
+#[test]
+fn job_hashes_as_redis_cli_json_output() {
+    reads_like_the_json_lines_export("jobs-redis-cli-json.txt", "hgetall-text");
+}
+
+#[test]
+fn job_hashes_as_redis_cli_csv_output() {
+    reads_like_the_json_lines_export("jobs-redis-cli-csv.txt", "hgetall-text");
+}
+
+#[test]
+fn job_hashes_copied_from_an_interactive_redis_cli_session() {
+    // The session asked for three of the jobs (and a lock, and a key that does not exist).
+    let expected: Vec<Value> = job_hash_events("jobs.jsonl", "hgetall-json")
+        .into_iter()
+        .filter(|e| !e["job_id"].as_str().unwrap().starts_with("repeat:"))
+        .collect();
+    assert_eq!(job_hash_events("jobs-redis-cli-session.txt", "hgetall-text"), expected);
+}
+
+#[test]
+fn job_keys_with_other_prefixes_name_their_queue_and_shared_ids_are_said() {
+    let run = leasetrace(&["timeline", "--jobs", &format!("{JOB_SHAPES}/jobs-prefixes.txt"), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    let jobs: Vec<(&str, &str)> = report["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "job-added")
+        .map(|e| (e["queue"].as_str().unwrap(), e["job_id"].as_str().unwrap()))
+        .collect();
+    // `{bull}:notify:1` and `myapp:bull:mail:1`.
+    assert_eq!(jobs, [("notify", "1"), ("mail", "1")]);
+    let assumptions = report["assumptions"].to_string();
+    assert!(assumptions.contains("jobs-prefixes.txt: 1 job id(s) appear in more than one queue"), "{assumptions}");
+}
+
+#[test]
+fn a_declared_format_reads_job_hashes_whatever_the_file_is_called() {
+    let text = std::fs::read(format!("{}/{JOB_SHAPES}/jobs-redis-cli-no-raw.txt", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let manifest = "[[sources]]\nkind = \"bullmq-jobs\"\npath = \"dump.json\"\nformat = \"hgetall-text\"\n";
+    let dir = case_with(&[("dump.json", &text)], manifest);
+    let run = leasetrace(&["timeline", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["inputs"][0]["format"], "hgetall-text");
+    // Without the declaration, the name says JSON, and the error says what to declare.
+    let dir = case_with(&[("dump.json", &text)], "[[sources]]\nkind = \"bullmq-jobs\"\npath = \"dump.json\"\n");
+    expect_input_error(&dir, "dump.json", Some(1), "format = \"hgetall-text\"");
+}
+
+#[test]
+fn malformed_redis_cli_job_hashes_name_file_and_line() {
+    let manifest = "[[sources]]\nkind = \"bullmq-jobs\"\npath = \"jobs.txt\"\n";
+    let cut_off = b"bull:q:1\n1) \"name\"\n2) \"review\"\n3) \"timestamp\"\n";
+    expect_input_error(&case_with(&[("jobs.txt", cut_off)], manifest), "jobs.txt", Some(1), "odd number");
+    let skipped = b"bull:q:1\n1) \"name\"\n2) \"review\"\n5) \"timestamp\"\n";
+    expect_input_error(&case_with(&[("jobs.txt", skipped)], manifest), "jobs.txt", Some(4), "out of sequence");
+    let keyless = b"1) \"name\"\n2) \"review\"\n3) \"timestamp\"\n4) \"1791333180000\"\n";
+    let run = leasetrace(&[
+        "timeline",
+        case_with(&[("jobs.txt", keyless)], manifest).path().to_str().unwrap(),
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let input = &run.json()["inputs"][0];
+    assert_eq!((input["rejected"].as_u64(), input["events"].as_u64()), (Some(4), Some(0)));
+    assert!(input["rejections"][0]["reason"].as_str().unwrap().contains("without its key or id"), "{input}");
+}
+
+#[test]
+fn every_input_format_is_documented() {
+    // The binary names the formats of each kind when asked for one it does not know.
+    let inputs = std::fs::read_to_string(format!("{}/docs/inputs.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let json = std::fs::read_to_string(format!("{}/docs/json.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    for (kind, file) in [("ledger", "x.csv"), ("log", "x.log"), ("bullmq-events", "x.json"), ("bullmq-jobs", "x.json")]
+    {
+        let manifest = format!("[[sources]]\nkind = \"{kind}\"\npath = \"{file}\"\nformat = \"nope\"\n");
+        let dir = case_with(&[(file, b"{}\n")], &manifest);
+        let run = leasetrace(&["timeline", dir.path().to_str().unwrap()]).run();
+        let (_, names) = run.stderr.split_once("expected one of ").unwrap_or_else(|| panic!("{kind}: {}", run.stderr));
+        let names: Vec<&str> = names.trim().split(", ").collect();
+        assert!(!names.is_empty(), "{kind}");
+        for name in names {
+            assert!(inputs.contains(&format!("`{name}`")), "docs/inputs.md does not name the {kind} format `{name}`");
+            assert!(json.contains(&format!("`{name}`")), "docs/json.md does not list the {kind} format `{name}`");
+        }
+    }
+}

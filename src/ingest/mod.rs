@@ -320,6 +320,7 @@ pub static FORMATS: &[&dyn EventFormat] = &[
     &bullmq_events::XrangeJson,
     &bullmq_events::XrangeText,
     &bullmq_jobs::HgetallJson,
+    &bullmq_jobs::HgetallText,
     &log_pino::Pino,
     &log_winston::Winston,
     &log_nestjs::NestJs,

@@ -43,6 +43,10 @@ pub struct InputSummary {
     /// report's assumptions say it (`time::fold::notes`).
     #[serde(skip)]
     pub folds: Vec<crate::time::fold::FoldLines>,
+    /// What the reader had to decide or could not use, for the report's assumptions (each is
+    /// printed there, after the source's path).
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 pub fn rfc3339_opt<S: serde::Serializer>(at: &Option<DateTime<Utc>>, serializer: S) -> Result<S::Ok, S::Error> {
@@ -79,6 +83,7 @@ impl InputSummary {
             last_at: None,
             texts: super::LineTexts::default(),
             folds: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -108,6 +113,7 @@ impl InputSummary {
         for (reason, count) in later.ignored_by_reason {
             *self.ignored_by_reason.entry(reason).or_default() += count;
         }
+        self.notes.extend(later.notes);
         let room = MAX_LISTED_REJECTIONS.saturating_sub(self.rejections.len());
         self.rejections.extend(later.rejections.into_iter().take(room));
         crate::time::fold::merge(&mut self.folds, later.folds);
