@@ -81,7 +81,13 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         }
     };
     let mut assumptions = config.assumptions.clone();
+    // The sources' summaries come first, in source order (the lock parameters file's after them).
+    for (source, input) in config.sources.iter().zip(&inputs) {
+        assumptions.extend(time::fold::notes(&input.path, source.ambiguous, &input.folds));
+    }
     assumptions.extend(params_notes.iter().cloned());
+    assumptions
+        .extend(inputs.iter().flat_map(|input| input.notes.iter().map(|note| format!("{}: {note}", input.path))));
     assumptions.extend(coverage::coverage_gaps(&timeline));
     if view != View::Timeline {
         assumptions.extend(detect::models_applied(&params));

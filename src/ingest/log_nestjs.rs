@@ -25,10 +25,11 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::model::{Channel, Event, InputSummary, Origin};
+use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Stamp};
 
 use super::lines::Lines;
-use super::log_pino::{Entry, emit, json_fields};
+use super::log_pino::{Entry, emit, json_fields, placed_at};
 use super::log_rules::{Classified, RuleSet};
 use super::worker_settings::{Settled, parse_text, settle};
 use super::{EventFormat, SourceKind, SourceSpec};
@@ -67,8 +68,9 @@ impl EventFormat for NestJs {
         let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
         let mut lines = Lines::new(input);
         let mut stamped = 0u64;
-        // The time and pid of the last `[Nest]` line: a continuation belongs to it.
-        let mut last_entry: Option<(Stamp, Option<u32>)> = None;
+        let mut order = spec.line_order();
+        // The time, pid and placement of the last `[Nest]` line: a continuation belongs to it.
+        let mut last_entry: Option<(Stamp, Option<u32>, Placed)> = None;
         while let Some((line, text)) = lines.next_line(&spec.path)? {
             summary.lines += 1;
             if text.trim().is_empty() {
@@ -77,11 +79,10 @@ impl EventFormat for NestJs {
             }
             let clean = strip_ansi(text);
             let Some(rest) = clean.strip_prefix(PREFIX) else {
-                continuation(spec, source, (line, &clean), last_entry, events, summary)?;
+                continuation(spec, source, (line, &clean), last_entry, order.as_mut(), events, summary)?;
                 continue;
             };
             let header = parse_line(rest).map_err(|reason| Error::input(&spec.path, Some(line), reason))?;
-            last_entry = Some((header.stamp, header.pid.parse().ok()));
             stamped += 1;
             let mut fields = json_fields(&header.params);
             if fields.worker.is_none() {
@@ -98,8 +99,10 @@ impl EventFormat for NestJs {
                 // The whole line: the settings may be in the message or in its params object.
                 settings: super::worker_settings::parse_text(&clean),
             };
-            emit(spec, source, &rules, entry, events, summary)?;
+            let placed = emit(spec, source, &rules, entry, order.as_mut(), events, summary)?;
+            last_entry = Some((header.stamp, header.pid.parse().ok(), placed));
         }
+        spec.finish_order(order, events, summary)?;
         if summary.lines > 0 && stamped == 0 {
             return Err(Error::input(
                 &spec.path,
@@ -118,7 +121,8 @@ fn continuation(
     spec: &SourceSpec,
     source: u16,
     (line, text): (u64, &str),
-    entry: Option<(Stamp, Option<u32>)>,
+    entry: Option<(Stamp, Option<u32>, Placed)>,
+    order: Option<&mut LineOrder>,
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
 ) -> Result<()> {
@@ -133,7 +137,7 @@ fn continuation(
         }
         Settled::Event(settings) => settings,
     };
-    let Some((stamp, pid)) = entry else {
+    let Some((stamp, pid, placed)) = entry else {
         summary.reject(
             line,
             "worker settings on a continuation line with no [Nest] line before it: log the settings on the entry's own line",
@@ -143,12 +147,14 @@ fn continuation(
     if matches!(stamp, Stamp::Local(_)) && spec.tz.is_none() {
         return Err(Error::input(&spec.path, Some(line), time::ZoneProblem::Undeclared.explain(&spec.tz_fix)));
     }
-    let at = stamp
-        .to_moment(spec.tz)
-        .map_err(|problem| Error::input(&spec.path, Some(line), problem.explain(&spec.tz_fix)))?;
+    let Some(at) = placed_at(spec, line, placed, stamp, summary)? else { return Ok(()) };
     let origin = Origin { channel: Channel::Log, source, line: super::line_of(spec, line)? };
     let fields = Classified { worker: pid.map(|pid| pid.to_string()), ..Classified::default() };
     events.push(super::worker_settings::event(at, origin, settings, &fields));
+    // Its entry's time: moved with the entry's events if the entry's pass turns out the second.
+    if let (Placed::In { pending: true, .. }, Some(order)) = (placed, order) {
+        order.hold(events.len() - 1);
+    }
     summary.used();
     summary.texts.keep(origin.line, text);
     Ok(())
@@ -403,6 +409,31 @@ Error: Request failed with status code 502
         assert_eq!((summary.lines, summary.used, summary.ignored), (8, 5, 3));
         assert_eq!(summary.ignored_by_reason["noise"], 1);
         assert_eq!(summary.ignored_by_reason["continuation"], 2);
+    }
+
+    #[test]
+    fn a_log_across_the_fall_back_is_placed_by_its_order_to_the_second() {
+        // NestJS 12.5.1 under TZ=America/Los_Angeles (fixtures/formats/nestjs-dst.log): two sweeps
+        // activated at "1:30:00 AM", one in PDT and one in PST.
+        let text = include_str!("../../fixtures/formats/nestjs-dst.log");
+        let (events, summary) = read(text, Some(chrono_tz::America::Los_Angeles)).unwrap();
+        let placed: Vec<(EventKind, String)> =
+            events.iter().map(|e| (e.kind, crate::time::format_rfc3339(e.at()))).collect();
+        assert_eq!(
+            placed,
+            [
+                (EventKind::JobActive, "2026-11-01T08:30:00.000Z".to_string()),
+                (EventKind::JobCompleted, "2026-11-01T08:31:12.000Z".to_string()),
+                (EventKind::JobActive, "2026-11-01T09:30:00.000Z".to_string()),
+                (EventKind::JobFailed, "2026-11-01T09:30:03.000Z".to_string()),
+            ]
+        );
+        assert_eq!(
+            crate::time::fold::notes("nest.log", crate::time::Ambiguous::Order, &summary.folds),
+            [
+                "nest.log: 6 lines in the repeated hour 01:00–02:00 PDT/PST on 2026-11-01 (America/Los_Angeles) resolved by line order: 3 as PDT (first pass, lines 4–6), 3 as PST (second pass, lines 7–9)"
+            ]
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::model::{Channel, Event, EventKind, InputSummary, Origin};
+use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Stamp};
 
 use super::lines::Lines;
@@ -127,6 +128,7 @@ pub fn read_json_lines(
     let JsonDialect { format, time_key, message_key, example, .. } = dialect;
     let mut lines = Lines::new(input);
     let mut stamped = 0u64;
+    let mut order = spec.line_order();
     while let Some((line, text)) = lines.next_line(&spec.path)? {
         summary.lines += 1;
         if text.trim().is_empty() {
@@ -164,8 +166,9 @@ pub fn read_json_lines(
             fields: json_fields(&object),
             settings: super::worker_settings::parse_json_object(&object),
         };
-        emit(spec, source, &rules, entry, events, summary)?;
+        emit(spec, source, &rules, entry, order.as_mut(), events, summary)?;
     }
+    spec.finish_order(order, events, summary)?;
     if stamped == 0 && summary.rejected > 0 {
         return Err(Error::input(
             &spec.path,
@@ -260,20 +263,28 @@ pub struct Entry<'a> {
     pub settings: super::worker_settings::Found,
 }
 
-/// Classifies one entry and pushes its event, or accounts for it as noise or a rejection.
-/// A wall-clock stamp in a source without a declared zone is an error on every line, as in text logs.
+/// Classifies one entry and pushes its events (its event, and its worker settings when it gives
+/// any), or accounts for it as noise or a rejection. A wall-clock stamp in a source without a
+/// declared zone is an error on every line, as in text logs. Returns where the order placed the
+/// entry, for the continuation lines after it (see log_nestjs.rs).
 pub fn emit(
     spec: &SourceSpec,
     source: u16,
     rules: &RuleSet,
     entry: Entry<'_>,
+    order: Option<&mut LineOrder>,
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
-) -> Result<()> {
+) -> Result<Placed> {
     let line = entry.line;
     if matches!(entry.stamp, Stamp::Local(_)) && spec.tz.is_none() {
         return Err(Error::input(&spec.path, Some(line), time::ZoneProblem::Undeclared.explain(&spec.tz_fix)));
     }
+    // Every entry with a local time counts for the order, noise included (see `time::fold`).
+    let (placed, order) = match (entry.stamp, order) {
+        (Stamp::Local(local), Some(order)) => (order.local(line, local), Some(order)),
+        (_, order) => (Placed::Outside, order),
+    };
     let mut found = rules.classify(entry.rules_text);
     if found.detail.as_deref() == Some(entry.rules_text.trim()) {
         // The rules' detail of an error is the whole text; the message alone is set below.
@@ -289,17 +300,14 @@ pub fn emit(
         Settled::Event(settings) => Some(settings),
         Settled::Reject(reason) => {
             summary.reject(line, reason);
-            return Ok(());
+            return Ok(placed);
         }
     };
     if kind.is_none() && settings.is_none() {
         summary.ignore("noise");
-        return Ok(());
+        return Ok(placed);
     }
-    let at = entry
-        .stamp
-        .to_moment(spec.tz)
-        .map_err(|problem| Error::input(&spec.path, Some(line), problem.explain(&spec.tz_fix)))?;
+    let Some(at) = placed_at(spec, line, placed, entry.stamp, summary)? else { return Ok(placed) };
     let mut fields = entry.fields;
     for (field, _) in FIELD_KEYS {
         let from_message = match *field {
@@ -317,6 +325,7 @@ pub fn emit(
         }
     }
     let origin = Origin { channel: Channel::Log, source, line: super::line_of(spec, line)? };
+    let pushed_before = events.len();
     if let Some(settings) = settings {
         events.push(super::worker_settings::event(at, origin, settings, &fields));
     }
@@ -330,7 +339,7 @@ pub fn emit(
                     kind.name()
                 ),
             );
-            return Ok(());
+            return Ok(placed);
         }
         Some(kind) if kind.name().starts_with("job-") && fields.job_id.is_none() => {}
         Some(kind) => {
@@ -345,7 +354,35 @@ pub fn emit(
     }
     summary.used();
     summary.texts.keep(origin.line, entry.raw);
-    Ok(())
+    if let (Placed::In { pending: true, .. }, Some(order)) = (placed, order) {
+        for index in pushed_before..events.len() {
+            order.hold(index);
+        }
+    }
+    Ok(placed)
+}
+
+/// The moment of an entry the order placed at `placed`; `None` when the zone never shows its time
+/// (the line is rejected, as in text logs: the others can be placed).
+pub fn placed_at(
+    spec: &SourceSpec,
+    line: u64,
+    placed: Placed,
+    stamp: Stamp,
+    summary: &mut InputSummary,
+) -> Result<Option<crate::model::Moment>> {
+    let at = match placed {
+        Placed::In { at, .. } => time::moment(at),
+        Placed::Outside => stamp.to_moment_as(spec.tz, spec.ambiguous),
+    };
+    match at {
+        Ok(at) => Ok(Some(at)),
+        Err(problem @ time::ZoneProblem::Skipped(_)) => {
+            summary.reject(line, spec.zone_problem(&problem));
+            Ok(None)
+        }
+        Err(problem) => Err(Error::input(&spec.path, Some(line), spec.zone_problem(&problem))),
+    }
 }
 
 #[cfg(test)]
