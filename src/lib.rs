@@ -92,10 +92,11 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     if view != View::Timeline {
         assumptions.extend(detect::models_applied(&params));
     }
-    for (name, value, origin) in params.entries() {
-        if matches!(origin, model::ParamOrigin::Default | model::ParamOrigin::HalfOfLockDuration) {
+    for param in model::Param::ALL {
+        if matches!(params.origins.get(param), model::ParamOrigin::Default | model::ParamOrigin::HalfOfLockDuration) {
+            let (name, value) = (param.name(), params.value(param));
             let unit = if name == "maxStalledCount" { "" } else { " ms" };
-            assumptions.push(format!("{name} = {value}{unit}: {}", origin.describe()));
+            assumptions.push(format!("{name} = {value}{unit}: {}", params.describe_origin(param)));
         }
     }
     for param in model::Param::ALL {

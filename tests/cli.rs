@@ -1222,6 +1222,35 @@ fn lock_without_a_zone_for_a_local_time_says_which_flag_to_pass() {
     );
 }
 
+#[test]
+fn default_origin_label_names_the_bullmq_version_in_force_not_v5() {
+    let args = |version: &'static str| {
+        [
+            "lock",
+            "--activated-at",
+            "2026-10-07 09:33:00",
+            "--tz",
+            "UTC",
+            "--lock-duration",
+            "12000",
+            "--bullmq-version",
+            version,
+        ]
+    };
+    let six = leasetrace(&args("6.7.0")).run();
+    assert_eq!(six.code, 0, "{}", six.stderr);
+    assert!(!six.stdout.contains("v5"), "{}", six.stdout);
+    let first = six.stdout.lines().nth(1).unwrap();
+    assert!(first.starts_with("WARNING: ") && first.contains("are BullMQ 6.7.0 defaults"), "{}", six.stdout);
+    assert!(six.stdout.contains("stalledInterval 30000 ms (BullMQ 6.7.0 default)"), "{}", six.stdout);
+    // A version whose defaults were not checked is not vouched for.
+    let seven = leasetrace(&args("7.1.0")).run();
+    assert!(seven.stdout.contains("are BullMQ v2–v6 defaults (7.1.0 not checked)"), "{}", seven.stdout);
+    // No version: the range the defaults were checked over.
+    let none = leasetrace(&["lock", "--activated-at", "2026-10-07 09:33:00", "--tz", "UTC"]).run();
+    assert!(none.stdout.contains("lock parameters are BullMQ v2–v6 defaults ("), "{}", none.stdout);
+}
+
 // ---------------------------------------------------------------- near misses of the BullMQ findings
 
 #[test]

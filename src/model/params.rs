@@ -507,6 +507,7 @@ impl LockParams {
         let origin = self.origins.get(param);
         match (origin, self.in_force(param)) {
             (ParamOrigin::Log, Some(given)) => format!("{} at {}", origin.describe(), given.place),
+            (ParamOrigin::Default, _) => default_label(self.version.as_deref(), false),
             _ => origin.describe().to_string(),
         }
     }
@@ -542,10 +543,26 @@ impl Given {
     }
 }
 
+/// The words for BullMQ's default(s), named after the version in force when it is one whose
+/// Worker defaults were checked (the same from v2.0.0 to 6.7.0, docs/bullmq.md "Versions
+/// checked"), else after the whole checked range, so that a 6.x case never reads "v5 default".
+pub fn default_label(version: Option<&str>, plural: bool) -> String {
+    let noun = if plural { "defaults" } else { "default" };
+    let Some(version) = version else { return format!("BullMQ v2–v6 {noun}") };
+    let parsed: Vec<Option<u32>> = version.trim_start_matches('v').split('.').map(|p| p.parse().ok()).collect();
+    match parsed.as_slice() {
+        [Some(major), ..] if (2..=5).contains(major) => format!("BullMQ {version} {noun}"),
+        [Some(6), rest @ ..] if rest.first().copied().flatten().unwrap_or(0) <= 7 => format!("BullMQ {version} {noun}"),
+        _ => format!("BullMQ v2–v6 {noun} ({version} not checked)"),
+    }
+}
+
 impl ParamOrigin {
+    /// Where a value came from, for people; a default's words depend on the BullMQ version in
+    /// force: use [`LockParams::describe_origin`] for it.
     pub fn describe(self) -> &'static str {
         match self {
-            ParamOrigin::Default => "BullMQ v5 default",
+            ParamOrigin::Default => "BullMQ default",
             ParamOrigin::HalfOfLockDuration => "lockDuration / 2 (BullMQ default)",
             ParamOrigin::File => "lock parameters file",
             ParamOrigin::Flag => "command line",
@@ -557,6 +574,18 @@ impl ParamOrigin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn default_origin_is_not_called_v5_when_bullmq_6_is_in_force() {
+        let mut params = LockParams::default();
+        assert_eq!(params.describe_origin(Param::StalledInterval), "BullMQ v2–v6 default");
+        params.version = Some("6.7.0".into());
+        assert_eq!(params.describe_origin(Param::StalledInterval), "BullMQ 6.7.0 default");
+        params.version = Some("5.81.5".into());
+        assert_eq!(params.describe_origin(Param::LockDuration), "BullMQ 5.81.5 default");
+        params.version = Some("7.0.0".into());
+        assert_eq!(params.describe_origin(Param::LockDuration), "BullMQ v2–v6 default (7.0.0 not checked)");
+    }
 
     #[test]
     fn renew_time_follows_lock_duration_unless_given() {

@@ -37,17 +37,19 @@ pub fn defaults_in_force(params: &LockParams) -> Option<Warning> {
         return None;
     }
     let every = assumed.len() == Param::ALL.len();
+    let label = |plural| crate::model::params::default_label(params.version.as_deref(), plural);
     let message = if every {
         format!(
-            "lock parameters are BullMQ v5 defaults ({}): no parameters file, flag or log line gave them; every lock time below assumes them",
+            "lock parameters are {} ({}): no parameters file, flag or log line gave them; every lock time below assumes them",
+            label(true),
             assumed.join(", ")
         )
     } else {
         format!(
-            "{} {} BullMQ v5 default{}: no parameters file, flag or log line gave {}; every lock time below that uses {} assumes {}",
+            "{} {} {}: no parameters file, flag or log line gave {}; every lock time below that uses {} assumes {}",
             join_and(&assumed),
             if assumed.len() == 1 { "is the" } else { "are" },
-            if assumed.len() == 1 { "" } else { "s" },
+            label(assumed.len() > 1),
             if assumed.len() == 1 { "it" } else { "them" },
             if assumed.len() == 1 { "it" } else { "them" },
             if assumed.len() == 1 { "it" } else { "them" },
@@ -67,7 +69,7 @@ pub fn disagreements(params: &LockParams, tz: Tz) -> Vec<Warning> {
             continue;
         }
         let in_force = params.in_force(param).map_or_else(
-            || format!("{} ({})", param.show(params.value(param)), params.origins.get(param).describe()),
+            || format!("{} ({})", param.show(params.value(param)), params.describe_origin(param)),
             |g| format!("{} ({})", param.show(g.value), short_place(g)),
         );
         let only_log = given.iter().all(|g| g.origin == ParamOrigin::Log);
@@ -206,7 +208,7 @@ mod tests {
         assert_eq!(all.kind, "lock-params-default");
         assert!(
             all.message.starts_with(
-                "lock parameters are BullMQ v5 defaults (lockDuration 30000 ms, lockRenewTime 15000 ms (lockDuration / 2), stalledInterval 30000 ms, maxStalledCount 1)"
+                "lock parameters are BullMQ v2–v6 defaults (lockDuration 30000 ms, lockRenewTime 15000 ms (lockDuration / 2), stalledInterval 30000 ms, maxStalledCount 1)"
             ),
             "{}",
             all.message
@@ -219,7 +221,7 @@ mod tests {
         };
         let one = defaults_in_force(&LockParams::resolve(&file, &ParamOverrides::default())).unwrap();
         assert!(
-            one.message.starts_with("lockRenewTime 589000 ms (lockDuration / 2) is the BullMQ v5 default"),
+            one.message.starts_with("lockRenewTime 589000 ms (lockDuration / 2) is the BullMQ v2–v6 default"),
             "{}",
             one.message
         );

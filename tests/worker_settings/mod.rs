@@ -74,7 +74,7 @@ fn a_boot_line_gives_the_parameters_when_no_file_does_and_the_report_says_so() {
     assert_eq!(said.len(), 1, "{said:?}");
     assert_eq!(said[0].0, "lock-params-default");
     assert!(
-        said[0].1.starts_with("lockRenewTime 6000 ms (lockDuration / 2) is the BullMQ v5 default"),
+        said[0].1.starts_with("lockRenewTime 6000 ms (lockDuration / 2) is the BullMQ v2–v6 default"),
         "{}",
         said[0].1
     );
@@ -130,14 +130,14 @@ fn defaults_in_force_are_said_at_the_top_of_the_table_and_in_json() {
     assert!(report["params"].get("given").unwrap().as_object().unwrap().is_empty());
     let said = warnings(&report);
     assert!(said.iter().any(|(kind, message)| kind == "lock-params-default"
-        && message.starts_with("lock parameters are BullMQ v5 defaults (lockDuration 30000 ms, lockRenewTime 15000 ms (lockDuration / 2), stalledInterval 30000 ms, maxStalledCount 1): no parameters file, flag or log line gave them")), "{said:?}");
+        && message.starts_with("lock parameters are BullMQ v2–v6 defaults (lockDuration 30000 ms, lockRenewTime 15000 ms (lockDuration / 2), stalledInterval 30000 ms, maxStalledCount 1): no parameters file, flag or log line gave them")), "{said:?}");
     let table = analyze(&dir, "table").stdout;
     let mut lines = table.lines();
     assert_eq!(lines.next(), Some("leasetrace analyze · times in Asia/Seoul"));
     assert_eq!(lines.next(), Some(""));
-    assert!(lines.next().unwrap().starts_with("WARNING: lock parameters are BullMQ v5 defaults"), "{table}");
+    assert!(lines.next().unwrap().starts_with("WARNING: lock parameters are BullMQ v2–v6 defaults"), "{table}");
     // Before the findings, not only under Assumptions.
-    let warning_at = table.find("WARNING: lock parameters are BullMQ v5 defaults").unwrap();
+    let warning_at = table.find("WARNING: lock parameters are BullMQ v2–v6 defaults").unwrap();
     assert!(warning_at < table.find("Findings:").unwrap());
 }
 
@@ -305,7 +305,7 @@ fn the_lock_command_says_what_it_assumes_first() {
     let run = leasetrace(&["lock", "--activated-at", "2026-10-07T00:33:00Z"]).run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     let second = run.stdout.lines().nth(1).unwrap();
-    assert!(second.starts_with("WARNING: lock parameters are BullMQ v5 defaults"), "{}", run.stdout);
+    assert!(second.starts_with("WARNING: lock parameters are BullMQ v2–v6 defaults"), "{}", run.stdout);
     let json = leasetrace(&["lock", "--activated-at", "2026-10-07T00:33:00Z", "--format", "json"]).run().json();
     assert_eq!(json["warnings"][0]["kind"], "lock-params-default");
     let given = leasetrace(&[
