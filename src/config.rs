@@ -247,11 +247,9 @@ impl Config {
             if spec.kind == SourceKind::Ledger {
                 spec.columns.extend(columns.clone());
                 if spec.tz.is_none() {
+                    // Said in the report only if some time had no offset (`lib::ledger_zone_note`).
                     spec.tz = Some(chrono_tz::UTC);
-                    assumptions.push(format!(
-                        "{}: timestamps without an offset are read as UTC (the ledger default; set tz or --ledger-tz otherwise)",
-                        spec.display_path()
-                    ));
+                    spec.tz_defaulted = true;
                 }
             }
         }

@@ -83,6 +83,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     let mut assumptions = config.assumptions.clone();
     // The sources' summaries come first, in source order (the lock parameters file's after them).
     for (source, input) in config.sources.iter().zip(&inputs) {
+        assumptions.extend(ledger_zone_note(source, input));
         assumptions.extend(time::fold::notes(&input.path, source.ambiguous, &input.folds));
     }
     assumptions.extend(params_notes.iter().cloned());
@@ -145,6 +146,21 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
 
 /// Whether the timeline shows BullMQ jobs, which the lock parameters are about: an activation
 /// (a `job-active` record, or a ledger row that starts a round of a job) or a stall.
+/// A ledger read in its default zone (UTC, declared by nobody) says so only when a time it read
+/// had no offset: a psql export's `+00`/`+09` cells never rested on the default.
+fn ledger_zone_note(source: &ingest::SourceSpec, input: &model::InputSummary) -> Option<String> {
+    (source.tz_defaulted && input.naive_times > 0).then(|| {
+        let (count, noun) = match input.naive_times {
+            1 => ("1".to_string(), "timestamp"),
+            n => (n.to_string(), "timestamps"),
+        };
+        format!(
+            "{}: {count} {noun} without an offset read as UTC (the ledger default; set tz or --ledger-tz otherwise)",
+            input.path
+        )
+    })
+}
+
 fn has_bullmq_jobs(timeline: &Timeline) -> bool {
     use model::EventKind;
     let kinds = timeline.kinds_in_order();

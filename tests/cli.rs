@@ -357,6 +357,41 @@ fn no_progress_output_when_stderr_is_not_a_terminal_or_with_quiet() {
     assert_eq!(piped_quiet.stdout, piped.stdout);
 }
 
+#[test]
+fn ledger_utc_default_assumption_only_when_a_timestamp_had_no_offset() {
+    let assumptions_of = |ledger: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.csv");
+        std::fs::write(&path, ledger).unwrap();
+        let run = leasetrace(&["timeline", "--ledger", path.to_str().unwrap(), "--format", "json"]).run();
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let report = run.json();
+        let notes: Vec<String> =
+            report["assumptions"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect();
+        (path.display().to_string(), notes)
+    };
+    // psql's `\copy` of timestamptz columns: every cell carries its offset, no default is used.
+    let (_, psql) = assumptions_of(
+        "at,run_id,event\n2026-12-01 19:48:40.036865+00,r1,round_started\n2026-12-02 04:48:41.5+09,r1,round_failed\n",
+    );
+    assert!(!psql.iter().any(|a| a.contains("read as UTC")), "{psql:?}");
+    // Two of three cells without an offset: said, with the count.
+    let (path, mixed) = assumptions_of(
+        "at,run_id,event\n2026-12-01 19:48:40.036,r1,round_started\n2026-12-01T19:48:41Z,r1,item_selected\n2026-12-01 19:48:42,r1,round_failed\n",
+    );
+    let said = format!(
+        "{path}: 2 timestamps without an offset read as UTC (the ledger default; set tz or --ledger-tz otherwise)"
+    );
+    assert!(mixed.contains(&said), "{mixed:?}");
+    // A declared zone is no default.
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.csv");
+    std::fs::write(&ledger, "at,run_id,event\n2026-12-01 19:48:40,r1,round_started\n").unwrap();
+    let run =
+        leasetrace(&["timeline", "--ledger", ledger.to_str().unwrap(), "--ledger-tz", "UTC", "--format", "json"]).run();
+    assert!(!run.json()["assumptions"].to_string().contains("read as UTC"), "{}", run.stdout);
+}
+
 // ---------------------------------------------------------------- bad input
 
 fn case_with(files: &[(&str, &[u8])], manifest: &str) -> tempfile::TempDir {

@@ -277,6 +277,7 @@ pub fn record_to_event<'r>(
     get: impl Fn(FieldId) -> Option<Cow<'r, str>>,
     recent: &mut RecentTexts,
     folds: &mut Vec<FoldLines>,
+    naive: &mut u64,
     origin: Origin,
 ) -> Result<Outcome> {
     let field = |id: FieldId| {
@@ -290,7 +291,7 @@ pub fn record_to_event<'r>(
     let Some(time_text) = field(FieldId::Time) else {
         return Ok(Outcome::Rejected(format!("empty time in column '{}'", column(FieldId::Time))));
     };
-    let at = parse_time(spec, line, || column(FieldId::Time), &time_text, folds)?;
+    let at = parse_time(spec, line, || column(FieldId::Time), &time_text, folds, naive)?;
     let at = time::moment(at).map_err(|problem| {
         Error::input(
             &spec.path,
@@ -324,8 +325,11 @@ pub fn record_to_event<'r>(
     let cells = [&*run, &*job, &*slot, &*worker, &*sweep, &*queue];
     let scope = recent.scope_of_cells(&cells, |recent| {
         let mut text = |text: &str| (!text.is_empty()).then(|| recent.text(text));
-        let slot =
-            if slot.is_empty() { None } else { Some(parse_time(spec, line, || column(FieldId::Slot), &slot, folds)?) };
+        let slot = if slot.is_empty() {
+            None
+        } else {
+            Some(parse_time(spec, line, || column(FieldId::Slot), &slot, folds, naive)?)
+        };
         Ok::<_, Error>(crate::model::Scope {
             run_id: text(&run),
             job_id: text(&job),
@@ -345,7 +349,7 @@ pub fn record_to_event<'r>(
     // Lease and effect columns, kept only when the row has any.
     let mut lease = LeaseFacts::default();
     if let Some(until) = field(FieldId::LeaseUntil) {
-        lease.lease_until = Some(parse_time(spec, line, || column(FieldId::LeaseUntil), &until, folds)?);
+        lease.lease_until = Some(parse_time(spec, line, || column(FieldId::LeaseUntil), &until, folds, naive)?);
     }
     for (id, slot) in [(FieldId::Generation, &mut lease.generation), (FieldId::Attempt, &mut lease.attempt)] {
         if let Some(text) = field(id) {
@@ -385,15 +389,20 @@ pub fn record_to_event<'r>(
 /// `column` names the column for an error: looked up only then (a map lookup, and every row has
 /// two or three times). A local time that happens twice is placed as the source's `ambiguous`
 /// says (an error by default: a ledger is not necessarily in time order) and counted in `folds`.
+/// Every time without an offset is counted in `naive`: only those rest on the source's zone.
 fn parse_time<'c>(
     spec: &SourceSpec,
     line: u64,
     column: impl Fn() -> &'c str,
     text: &str,
     folds: &mut Vec<FoldLines>,
+    naive: &mut u64,
 ) -> Result<DateTime<Utc>> {
     let stamp = time::parse_field(text)
         .map_err(|reason| Error::input(&spec.path, Some(line), format!("column '{}': {reason}", column())))?;
+    if matches!(stamp, time::Stamp::Local(_)) {
+        *naive += 1;
+    }
     let (at, folded) = stamp.place(spec.tz, spec.ambiguous).map_err(|problem| {
         Error::input(&spec.path, Some(line), format!("column '{}': {}", column(), spec.zone_problem(&problem)))
     })?;

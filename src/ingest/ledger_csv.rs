@@ -220,7 +220,15 @@ impl<'s> Rows<'s> {
             Origin { channel: crate::model::Channel::Ledger, source: self.source, line: super::line_of(spec, line)? };
         let index = &self.index;
         let get = |id: FieldId| index[id as usize].and_then(|i| record.cell(i)).map(Cow::Borrowed);
-        match ledger::record_to_event(spec, &self.columns, get, &mut self.recent, &mut summary.folds, origin)? {
+        match ledger::record_to_event(
+            spec,
+            &self.columns,
+            get,
+            &mut self.recent,
+            &mut summary.folds,
+            &mut summary.naive_times,
+            origin,
+        )? {
             Outcome::Event(event) => {
                 summary.used();
                 if !in_file {

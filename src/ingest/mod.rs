@@ -92,6 +92,9 @@ pub struct SourceSpec {
     pub tz: Option<Tz>,
     /// Where the user declares the zone (a flag or a manifest key), for error messages.
     pub tz_fix: String,
+    /// Whether `tz` is the kind's default (a ledger's UTC), declared by nobody: the report says
+    /// so when some time had no offset (`InputSummary::naive_times`).
+    pub tz_defaulted: bool,
     /// How a local time that a fall-back makes happen twice is placed (`ambiguous`).
     pub ambiguous: crate::time::Ambiguous,
     /// Where the user says how (a manifest key or a flag), for error messages.
@@ -149,6 +152,7 @@ impl SourceSpec {
             format: None,
             tz,
             tz_fix,
+            tz_defaulted: false,
             ambiguous,
             ambiguous_fix: format!("{flag} earlier or {flag} later"),
             columns: BTreeMap::new(),

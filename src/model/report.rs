@@ -47,6 +47,10 @@ pub struct InputSummary {
     /// printed there, after the source's path).
     #[serde(skip)]
     pub notes: Vec<String>,
+    /// Timestamps read without an offset, placed in the source's zone: whether a ledger's default
+    /// zone (UTC) was relied on at all, and for how many.
+    #[serde(skip)]
+    pub naive_times: u64,
 }
 
 pub fn rfc3339_opt<S: serde::Serializer>(at: &Option<DateTime<Utc>>, serializer: S) -> Result<S::Ok, S::Error> {
@@ -84,6 +88,7 @@ impl InputSummary {
             texts: super::LineTexts::default(),
             folds: Vec::new(),
             notes: Vec::new(),
+            naive_times: 0,
         }
     }
 
@@ -114,6 +119,7 @@ impl InputSummary {
             *self.ignored_by_reason.entry(reason).or_default() += count;
         }
         self.notes.extend(later.notes);
+        self.naive_times += later.naive_times;
         let room = MAX_LISTED_REJECTIONS.saturating_sub(self.rejections.len());
         self.rejections.extend(later.rejections.into_iter().take(room));
         crate::time::fold::merge(&mut self.folds, later.folds);
