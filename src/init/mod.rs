@@ -1,49 +1,133 @@
 //! `leasetrace init CASE`: look at the files of a folder and write a manifest for the user to
 //! review.
 //!
-//! It decides what the content shows (kind and format from the registry's sniffers, whether
-//! timestamps carry an offset) and nothing else: a zone that the files do not state is left
-//! undecided, commented out in the manifest and listed, so that `analyze` stops with a clear error
-//! until someone who knows the system declares it.
+//! `init` decides only what the content shows, and says with each decision what showed it (the
+//! file, how much of it was read, the sample that decided). Each file's kind is recognised by its
+//! content (`sniff`), whatever its name: lock parameters at any depth of a JSON or YAML document,
+//! job hashes and events-stream exports in the shapes clients write them, logs, and ledgers whose
+//! columns are found by what they hold (`ledger`). Then the files are read together: a naive log
+//! that names the same jobs or runs as a source with offsets gets its offset measured and the
+//! zones that had it then listed (`zone`), and the lines it writes at the stream's moments get
+//! rules (`rules`). A zone is never decided: several zones share every offset, so the candidates
+//! are written commented out, and until one is uncommented `analyze` stops with an error that
+//! names the source. Every file is read through `sample`: a bounded prefix, every byte hostile.
 
+mod event_values;
+mod events;
+mod ids;
+mod jobs;
+mod ledger;
+mod logs;
+mod manifest;
+mod params;
+mod redis_text;
+mod rules;
+mod sample;
+mod sniff;
+mod zone;
+
+use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use chrono::{DateTime, Utc};
 
 use crate::config::MANIFEST;
 use crate::error::{Error, Result};
-use crate::ingest::{self, SourceKind, SourceSpec, ledger};
-use crate::time::{self, Leading, Stamp};
+use crate::ingest::SourceKind;
+use crate::time::Stamp;
 
-/// What `init` concluded about one file.
-#[derive(Debug, PartialEq)]
-pub struct Guess {
-    pub path: String,
-    pub kind: SourceKind,
-    pub format: &'static str,
-    pub tz: Zone,
-    pub queue: Option<String>,
+pub use sample::{SAMPLE_BYTES, SAMPLE_ROWS};
+pub use zone::Reference;
+
+/// What a moment of a job records, as far as the zone and rule proposers care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum What {
+    Active,
+    Stalled,
+    Failed,
+    Completed,
+    Other,
 }
 
-#[derive(Debug, PartialEq)]
+/// What `init` recognised in one file.
+#[derive(Debug)]
+pub enum Found {
+    Params(params::Found),
+    Jobs(jobs::Found),
+    Events(events::Found),
+    Log(logs::Found),
+    Ledger(Box<sniff::LedgerFound>),
+}
+
+/// One file of the folder, recognised.
+#[derive(Debug)]
+pub struct File {
+    pub name: String,
+    /// How much was read: "all 684 lines", "its first 30,512 lines (4 MiB sample)".
+    pub extent: String,
+    /// Some bytes were not UTF-8.
+    pub lossy: bool,
+    pub found: Found,
+}
+
+impl File {
+    pub fn kind(&self) -> SourceKind {
+        match &self.found {
+            Found::Params(_) => SourceKind::BullmqParams,
+            Found::Jobs(_) => SourceKind::BullmqJobs,
+            Found::Events(_) => SourceKind::BullmqEvents,
+            Found::Log(_) => SourceKind::Log,
+            Found::Ledger(_) => SourceKind::Ledger,
+        }
+    }
+
+    /// The format to declare (`None`: the reader chooses, from content and name).
+    pub fn format(&self) -> Option<&'static str> {
+        match &self.found {
+            Found::Params(_) | Found::Jobs(_) => None,
+            Found::Events(found) => Some(found.format),
+            Found::Log(found) => Some(found.format),
+            Found::Ledger(found) => Some(found.proposal.format),
+        }
+    }
+}
+
+/// The zone of a source whose times need one.
+#[derive(Debug)]
 pub enum Zone {
-    /// Timestamps carry offsets or are epoch counts: no zone needed.
-    NotNeeded,
-    /// Wall-clock timestamps: the zone is not in the file.
-    Undecided(String),
+    /// Times carry offsets or are epoch counts.
+    NotNeeded(String),
+    /// Naive times, and the offset measured against sources with offsets.
+    Measured { measured: Box<zone::Measured>, against: Vec<String>, date: String, what: String },
+    /// Naive times and nothing to measure them against.
+    Unmeasured(String),
+}
+
+/// Everything `init` concluded about one file, ready to write.
+#[derive(Debug)]
+pub struct Proposal {
+    pub file: File,
+    /// `None` for kinds without a zone (parameters, stream, job hashes).
+    pub zone: Option<Zone>,
+    /// bullmq-events: the queue, with the evidence; or why it is not known.
+    pub queue: Option<std::result::Result<(String, String), String>>,
+    pub rules: Vec<rules::Proposal>,
 }
 
 /// The outcome for a whole folder.
 #[derive(Debug)]
 pub struct Inspection {
-    pub guesses: Vec<Guess>,
+    pub folder: String,
+    pub proposals: Vec<Proposal>,
     /// Files that are not any known source, with the reason.
     pub skipped: Vec<(String, String)>,
+    /// Files left out because a case holds one of them (a second parameters file).
+    pub notes: Vec<String>,
 }
 
-const HEAD_BYTES: usize = 64 * 1024;
+/// A moment as two exports of the same records both give it: id, epoch ms, what.
+type MomentKey = (String, i64, u8);
 
 pub fn inspect(folder: &Path) -> Result<Inspection> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(folder)
@@ -52,181 +136,255 @@ pub fn inspect(folder: &Path) -> Result<Inspection> {
         .filter(|p| p.is_file())
         .collect();
     entries.sort();
-    let mut guesses = Vec::new();
+    let mut files = Vec::new();
     let mut skipped = Vec::new();
     for path in entries {
-        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_string) else {
+            let shown = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            skipped.push((shown, "the file name is not UTF-8: rename it to write it in a manifest".into()));
+            continue;
+        };
         let is_doc = Path::new(&name).extension().is_some_and(|e| e.eq_ignore_ascii_case("md"));
         if name == MANIFEST || name.starts_with('.') || is_doc {
             continue;
         }
-        match guess(&path, &name) {
-            Ok(guess) => guesses.push(guess),
+        match sniff::recognise(&path, &name) {
+            Ok(file) => files.push(file),
             Err(reason) => skipped.push((name, reason)),
         }
     }
-    Ok(Inspection { guesses, skipped })
+    let mut notes = Vec::new();
+    let mut params_seen: Option<String> = None;
+    let mut kept: Vec<(SourceKind, String, HashSet<MomentKey>)> = Vec::new();
+    files.retain(|file| {
+        if let Found::Params(found) = &file.found {
+            if let Some(first) = &params_seen {
+                notes.push(format!(
+                    "{}: a second lock parameters file ({}), left out: a case has one set of lock parameters and {first} came first; swap them if this one is the workers'",
+                    file.name,
+                    found.evidence()
+                ));
+                return false;
+            }
+            params_seen = Some(file.name.clone());
+            return true;
+        }
+        // Two exports of the same records (a stream as JSON and as redis-cli text) would count
+        // every event twice.
+        let moments: HashSet<MomentKey> = file_moments(file)
+            .iter()
+            .map(|m| (m.id.clone(), m.at.timestamp_millis(), m.what as u8))
+            .collect();
+        if moments.is_empty() {
+            return true;
+        }
+        if let Some((_, first, _)) = kept.iter().find(|(kind, _, seen)| *kind == file.kind() && moments.is_subset(seen)) {
+            notes.push(format!(
+                "{}: the same job moments as {first} ({} distinct), left out (reading both would count every event twice)",
+                file.name,
+                moments.len()
+            ));
+            return false;
+        }
+        kept.push((file.kind(), file.name.clone(), moments));
+        true
+    });
+    let proposals = together(files);
+    let folder = folder.file_name().map_or_else(|| folder.display().to_string(), |n| n.to_string_lossy().to_string());
+    Ok(Inspection { folder, proposals, skipped, notes })
 }
 
-fn head(path: &Path) -> std::result::Result<String, String> {
-    let mut bytes = Vec::new();
-    ingest::open(path)
-        .map_err(|e| e.to_string())?
-        .take(HEAD_BYTES as u64)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read: {e}"))?;
-    if bytes.contains(&0) {
-        return Err("binary data".into());
+/// The moments a file gives (with offsets), whatever its kind.
+fn file_moments(file: &File) -> &[Reference] {
+    match &file.found {
+        Found::Events(found) => &found.moments,
+        Found::Jobs(found) => &found.moments,
+        Found::Ledger(found) => &found.moments,
+        _ => &[],
     }
-    // The cut at HEAD_BYTES may split a character.
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn guess(path: &Path, name: &str) -> std::result::Result<Guess, String> {
-    let text = head(path)?;
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty()).ok_or("empty file")?;
-    let make = |kind, format, tz| Guess { path: name.to_string(), kind, format, tz, queue: None };
-    let whole: Option<Value> = (text.len() < HEAD_BYTES).then(|| serde_json::from_str(&text).ok()).flatten();
-
-    if let Some(Value::Object(object)) = &whole
-        && ingest::bullmq_params::KEYS.iter().any(|k| object.contains_key(*k))
-    {
-        return Ok(make(SourceKind::BullmqParams, "json", Zone::NotNeeded));
-    }
-    let record: Option<Value> = match &whole {
-        Some(Value::Array(items)) => items.first().cloned(),
-        _ => serde_json::from_str(first).ok(),
-    };
-    if let Some(Value::Object(object)) = &record {
-        if object.contains_key("fields") && object.get("id").and_then(Value::as_str).is_some() {
-            return Ok(make(SourceKind::BullmqEvents, "xrange-json", Zone::NotNeeded));
-        }
-        if let (true, Some(key)) = (object.contains_key("fields"), object.get("key").and_then(Value::as_str)) {
-            let mut guess = make(SourceKind::BullmqJobs, "hgetall-json", Zone::NotNeeded);
-            guess.queue = key.split(':').nth(1).map(str::to_string);
-            return Ok(guess);
-        }
-    }
-    if let Some(format) = ingest::FORMATS
-        .iter()
-        .find(|f| f.kind() == SourceKind::BullmqEvents && f.name() == "xrange-text" && f.sniff(first))
-    {
-        return Ok(make(SourceKind::BullmqEvents, format.name(), Zone::NotNeeded));
-    }
-    // Structured logs before plain text and ledgers: their lines are JSON or have a fixed prefix.
-    for format in ingest::FORMATS.iter().filter(|f| f.kind() == SourceKind::Log && f.name() != "text") {
-        if format.sniff(first) {
-            let zone = match format.name() {
-                "nestjs" => Zone::Undecided("NestJS writes local time without an offset".into()),
-                _ => json_time_zone(record.as_ref()),
-            };
-            return Ok(make(SourceKind::Log, format.name(), zone));
-        }
-    }
-    if let Leading::Found(stamp, _) = time::leading_stamp(first) {
-        let zone = match stamp {
-            Stamp::Absolute(_) => Zone::NotNeeded,
-            Stamp::Local(_) => Zone::Undecided("log timestamps have no UTC offset".into()),
+/// The moments of every file with offsets, by channel.
+fn references(files: &[File]) -> Vec<(rules::Channel, Reference)> {
+    let mut out = Vec::new();
+    for (index, file) in files.iter().enumerate() {
+        let (channel, moments) = match &file.found {
+            Found::Events(found) => (rules::Channel::Stream, &found.moments),
+            Found::Jobs(found) => (rules::Channel::JobHash, &found.moments),
+            Found::Ledger(found) if found.proposal.time_absolute => (rules::Channel::Ledger, &found.moments),
+            _ => continue,
         };
-        return Ok(make(SourceKind::Log, "text", zone));
-    }
-    if let Some(Value::Object(object)) = &record {
-        let keys: Vec<String> = object.keys().cloned().collect();
-        if let Some(columns) = ledger_columns(path, &keys) {
-            let time = columns.column("time").and_then(|c| object.get(c)).map(|v| match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            });
-            return Ok(make(SourceKind::Ledger, "jsonl", ledger_zone(time.as_deref())));
-        }
-    }
-    let delimiter = if first.contains('\t') && !first.contains(',') { '\t' } else { ',' };
-    let header: Vec<String> = first.split(delimiter).map(|h| h.trim().trim_matches('"').to_string()).collect();
-    if header.len() > 1
-        && let Some(columns) = ledger_columns(path, &header)
-    {
-        let row = text.lines().map(str::trim).filter(|l| !l.is_empty()).nth(1);
-        let time = row.and_then(|row| {
-            let index = header.iter().position(|h| Some(h.as_str()) == columns.column("time"))?;
-            row.split(delimiter).nth(index).map(|c| c.trim().trim_matches('"').to_string())
-        });
-        return Ok(make(SourceKind::Ledger, "csv", ledger_zone(time.as_deref())));
-    }
-    Err("not a ledger, log, BullMQ export or lock parameters file that leasetrace can tell from its first lines".into())
-}
-
-fn ledger_columns(path: &Path, keys: &[String]) -> Option<ledger::Columns> {
-    let spec = SourceSpec::new(SourceKind::Ledger, path.to_path_buf(), None, String::new());
-    ledger::Columns::resolve(&spec, keys, 1).ok()
-}
-
-fn ledger_zone(time: Option<&str>) -> Zone {
-    match time.map(time::parse_field) {
-        Some(Ok(Stamp::Absolute(_))) => Zone::NotNeeded,
-        Some(Ok(Stamp::Local(_))) => Zone::Undecided(
-            "ledger timestamps have no UTC offset (leasetrace reads them as UTC unless tz says otherwise)".into(),
-        ),
-        _ => Zone::Undecided("the first row's time could not be read".into()),
-    }
-}
-
-/// pino writes epoch milliseconds; winston writes whatever its timestamp format produced.
-fn json_time_zone(record: Option<&Value>) -> Zone {
-    let Some(Value::Object(object)) = record else { return Zone::NotNeeded };
-    match object.get("timestamp").or_else(|| object.get("time")) {
-        Some(Value::String(text)) => match time::parse_field(text) {
-            Ok(Stamp::Local(_)) => Zone::Undecided("log timestamps have no UTC offset".into()),
-            _ => Zone::NotNeeded,
-        },
-        _ => Zone::NotNeeded,
-    }
-}
-
-/// The manifest text for an inspection: decided keys set, undecided ones commented with why.
-pub fn manifest(inspection: &Inspection) -> String {
-    let mut out = String::from("# Written by `leasetrace init`: review every line before relying on it.\n");
-    let undecided: Vec<String> = inspection
-        .guesses
-        .iter()
-        .filter_map(|g| match &g.tz {
-            Zone::Undecided(why) => {
-                Some(format!("#   - {}: {why}; set tz to the zone the system wrote them in", g.path))
-            }
-            Zone::NotNeeded => None,
-        })
-        .collect();
-    if !undecided.is_empty() || !inspection.skipped.is_empty() {
-        out.push_str("#\n# Could not decide:\n");
-        for line in &undecided {
-            let _ = writeln!(out, "{line}");
-        }
-        for (path, reason) in &inspection.skipped {
-            let _ = writeln!(out, "#   - {path}: left out ({reason})");
-        }
-    }
-    out.push_str("\ndisplay_tz = \"UTC\"   # the zone to show times in\n");
-    for guess in &inspection.guesses {
-        let _ = write!(
-            out,
-            "\n[[sources]]\nkind = \"{}\"\npath = \"{}\"\nformat = \"{}\"\n",
-            guess.kind.name(),
-            guess.path,
-            guess.format
-        );
-        match &guess.tz {
-            Zone::Undecided(why) => {
-                let _ = writeln!(out, "# tz = \"Asia/Seoul\"   # UNDECIDED: {why}");
-            }
-            Zone::NotNeeded if matches!(guess.kind, SourceKind::Ledger | SourceKind::Log) => {
-                out.push_str("# timestamps carry their offset: no tz needed\n");
-            }
-            Zone::NotNeeded => {}
-        }
-        if guess.kind == SourceKind::BullmqEvents {
-            out.push_str("# queue = \"...\"   # the queue of bull:<queue>:events (not in the export)\n");
-        }
+        out.extend(moments.iter().map(|m| (channel, Reference { file: index, ..m.clone() })));
     }
     out
+}
+
+/// The naive records of a file, with the ids they name.
+fn mentions(file: &File, known: &HashSet<&str>) -> Vec<zone::Mention> {
+    match &file.found {
+        Found::Log(found) => found
+            .lines
+            .iter()
+            .filter_map(|line| {
+                let Stamp::Local(naive) = line.stamp else { return None };
+                let ids = ids::ids_in(&line.message, &line.fields, known);
+                (!ids.is_empty()).then_some(zone::Mention { line: line.line, naive, ids })
+            })
+            .collect(),
+        Found::Ledger(found) if !found.proposal.time_absolute => found
+            .naive_rows
+            .iter()
+            .filter_map(|(line, naive, ids)| {
+                let ids: Vec<String> = ids.iter().filter(|id| known.contains(id.as_str())).cloned().collect();
+                (!ids.is_empty()).then_some(zone::Mention { line: *line, naive: *naive, ids })
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn together(files: Vec<File>) -> Vec<Proposal> {
+    let all = references(&files);
+    let names: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
+    let queues: BTreeSet<String> = files
+        .iter()
+        .filter_map(|f| match &f.found {
+            Found::Jobs(found) => Some(found.queues.iter().cloned()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let mut decided = Vec::new();
+    for (index, file) in files.iter().enumerate() {
+        // A file is measured against the others, never itself.
+        let others: Vec<(rules::Channel, Reference)> = all.iter().filter(|(_, r)| r.file != index).cloned().collect();
+        let plain: Vec<Reference> = others.iter().map(|(_, r)| r.clone()).collect();
+        let known: HashSet<&str> = plain.iter().map(|r| r.id.as_str()).collect();
+        let zone = zone_of(file, &mentions(file, &known), &plain, &names);
+        let rules = match (&file.found, &zone) {
+            (Found::Log(found), Some(zone)) => {
+                let tz = match zone {
+                    Zone::Measured { measured, .. } => measured.zones.first().map(|c| c.tz),
+                    _ => None,
+                };
+                let utc = |line: &logs::LogLine| -> Option<DateTime<Utc>> { line.stamp.to_utc(tz).ok() };
+                rules::propose(&found.lines, &utc, &others, found.whole_seconds)
+            }
+            _ => Vec::new(),
+        };
+        let queue = matches!(file.found, Found::Events(_)).then(|| queue_of(file, &files, &queues));
+        decided.push((zone, queue, rules));
+    }
+    files.into_iter().zip(decided).map(|(file, (zone, queue, rules))| Proposal { file, zone, queue, rules }).collect()
+}
+
+fn zone_of(file: &File, mentions: &[zone::Mention], references: &[Reference], names: &[String]) -> Option<Zone> {
+    let (naive, first) = match &file.found {
+        Found::Log(found) => (found.naive, found.first_naive.clone()),
+        Found::Ledger(found) => {
+            if found.proposal.time_absolute {
+                return Some(Zone::NotNeeded(format!(
+                    "timestamps carry their offset (e.g. '{}'): no tz needed",
+                    found.proposal.time_sample
+                )));
+            }
+            (found.naive_rows.len().max(1), None)
+        }
+        _ => return None,
+    };
+    if naive == 0 {
+        return Some(Zone::NotNeeded("timestamps carry their offset or are epoch counts: no tz needed".into()));
+    }
+    let what = match (&file.found, &first) {
+        (Found::Ledger(_), _) => {
+            "ledger timestamps have no UTC offset (leasetrace reads them as UTC unless tz says otherwise)".to_string()
+        }
+        (_, Some((line, text))) => {
+            format!("{naive} timestamps without a UTC offset (e.g. line {line} '{}')", sample::shown(text, 60))
+        }
+        _ => format!("{naive} timestamps without a UTC offset"),
+    };
+    let Some(measured) = zone::measure(mentions, references) else {
+        let why = if mentions.is_empty() {
+            "no line names a job or run id that a source with offsets (ledger in UTC, events stream, job hashes) has"
+        } else {
+            "the lines that name ids of other sources are not within minutes of any 15-minute offset from them"
+        };
+        return Some(Zone::Unmeasured(format!("{what}; {why}")));
+    };
+    let mut against: Vec<String> = measured
+        .clusters
+        .iter()
+        .flat_map(|c| c.pairs.iter().map(|p| names[references[p.reference].file].clone()))
+        .collect();
+    against.sort();
+    against.dedup();
+    let date = measured
+        .clusters
+        .iter()
+        .map(|c| {
+            let days: BTreeSet<String> =
+                c.pairs.iter().map(|p| references[p.reference].at.format("%Y-%m-%d").to_string()).collect();
+            let days: Vec<String> = days.into_iter().collect();
+            match days.as_slice() {
+                [one] => one.clone(),
+                [first, .., last] => format!("{first} to {last}"),
+                [] => String::new(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(Zone::Measured { measured: Box::new(measured), against, date, what })
+}
+
+/// The queue of an events stream: the job hashes' queue, else the `queue=` of log lines that
+/// name the stream's jobs.
+fn queue_of(
+    file: &File,
+    files: &[File],
+    hash_queues: &BTreeSet<String>,
+) -> std::result::Result<(String, String), String> {
+    if let [queue] = hash_queues.iter().collect::<Vec<_>>().as_slice() {
+        let hashes: Vec<&str> =
+            files.iter().filter(|f| matches!(f.found, Found::Jobs(_))).map(|f| f.name.as_str()).collect();
+        return Ok(((*queue).clone(), format!("the job hashes in {} are all of queue {queue}", hashes.join(", "))));
+    }
+    if hash_queues.len() > 1 {
+        let all: Vec<&str> = hash_queues.iter().map(String::as_str).collect();
+        return Err(format!("the job hashes are of several queues ({}): which one's stream is this?", all.join(", ")));
+    }
+    let Found::Events(stream) = &file.found else { return Err(String::new()) };
+    let jobs: HashSet<&str> = stream.moments.iter().map(|m| m.id.as_str()).collect();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut lines = 0;
+    for other in files {
+        let Found::Log(log) = &other.found else { continue };
+        for line in &log.lines {
+            if ids::ids_in(&line.message, &line.fields, &jobs).is_empty() {
+                continue;
+            }
+            let from_key = line.fields.queue.clone();
+            let from_pair = line
+                .message
+                .split_whitespace()
+                .find_map(|t| t.strip_prefix("queue=").map(|q| q.trim_matches(['"', '\'', ',']).to_string()));
+            if let Some(queue) = from_key.or(from_pair).filter(|q| !q.is_empty()) {
+                seen.insert(queue);
+                lines += 1;
+            }
+        }
+    }
+    match seen.len() {
+        1 => {
+            let queue = seen.into_iter().next().unwrap_or_default();
+            Ok((queue.clone(), format!("{lines} log lines that name the stream's jobs say queue={queue}")))
+        }
+        0 => Err("the export does not name its queue, and no job hash or log line names it".into()),
+        _ => Err(format!(
+            "log lines that name the stream's jobs give several queues ({})",
+            seen.into_iter().collect::<Vec<_>>().join(", ")
+        )),
+    }
 }
 
 /// Writes the manifest into `folder` (refusing to replace one unless `force`) and returns a
@@ -240,23 +398,19 @@ pub fn run(folder: &Path, force: bool) -> Result<String> {
         return Err(Error::usage(format!("{}: already exists; pass --force to replace it", target.display())));
     }
     let inspection = inspect(folder)?;
-    if inspection.guesses.is_empty() {
-        return Err(Error::usage(format!("{}: no file here looks like a source leasetrace reads", folder.display())));
+    if inspection.proposals.is_empty() {
+        let mut why = String::new();
+        for (name, reason) in &inspection.skipped {
+            let _ = write!(why, "\n  {name}: {reason}");
+        }
+        return Err(Error::usage(format!(
+            "{}: no file here looks like a source leasetrace reads{why}",
+            folder.display()
+        )));
     }
-    let text = manifest(&inspection);
+    let text = manifest::write(&inspection);
     std::fs::write(&target, &text).map_err(|source| Error::Io { path: target.clone(), source })?;
-    let mut report = format!("wrote {}\n", target.display());
-    for guess in &inspection.guesses {
-        let zone = match &guess.tz {
-            Zone::NotNeeded => "zone not needed".to_string(),
-            Zone::Undecided(why) => format!("ZONE UNDECIDED: {why}"),
-        };
-        let _ = writeln!(report, "  {:<28} {:<14} {:<13} {zone}", guess.path, guess.kind.name(), guess.format);
-    }
-    for (path, reason) in &inspection.skipped {
-        let _ = writeln!(report, "  {path:<28} left out: {reason}");
-    }
-    Ok(report)
+    Ok(manifest::report(&inspection, &target))
 }
 
 #[cfg(test)]
@@ -264,19 +418,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_incident_folder_is_recognised_and_the_log_zone_left_to_the_user() {
+    fn the_incident_folder_is_recognised_and_the_log_zone_measured_but_left_to_the_user() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/incident-2026-10-07");
         let inspection = inspect(&root).unwrap();
-        let found: Vec<(&str, &str, &str)> =
-            inspection.guesses.iter().map(|g| (g.path.as_str(), g.kind.name(), g.format)).collect();
+        let found: Vec<(&str, &str, Option<&str>)> = inspection
+            .proposals
+            .iter()
+            .map(|p| (p.file.name.as_str(), p.file.kind().name(), p.file.format()))
+            .collect();
         assert_eq!(
             found,
-            [("bullmq.json", "bullmq-params", "json"), ("ledger.csv", "ledger", "csv"), ("server.log", "log", "text")]
+            [
+                ("bullmq.json", "bullmq-params", None),
+                ("ledger.csv", "ledger", Some("csv")),
+                ("server.log", "log", Some("text"))
+            ]
         );
-        assert_eq!(inspection.guesses[1].tz, Zone::NotNeeded);
-        assert!(matches!(inspection.guesses[2].tz, Zone::Undecided(_)));
-        let text = manifest(&inspection);
-        assert!(text.contains("# tz = \"Asia/Seoul\"   # UNDECIDED: log timestamps have no UTC offset"), "{text}");
-        assert!(text.contains("server.log: log timestamps have no UTC offset; set tz"), "{text}");
+        assert!(matches!(inspection.proposals[1].zone, Some(Zone::NotNeeded(_))));
+        let Some(Zone::Measured { measured, against, date, .. }) = &inspection.proposals[2].zone else {
+            panic!("{:?}", inspection.proposals[2].zone)
+        };
+        assert_eq!(measured.clusters.len(), 1);
+        assert_eq!(measured.clusters[0].offset_s, 9 * 3600);
+        assert_eq!(against, &["ledger.csv"]);
+        assert_eq!(date, "2026-10-06 to 2026-10-07", "the ledger's rows are UTC: 23:54 on the 6th");
+        assert!(measured.zones.iter().any(|c| c.tz.name() == "Asia/Seoul"));
     }
 }
