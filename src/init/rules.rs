@@ -79,7 +79,8 @@ pub fn propose(
     let placed: Vec<(Option<DateTime<Utc>>, Vec<String>)> =
         lines.iter().map(|line| (utc(line), ids_in(&line.message, &line.fields, &known))).collect();
     let builtin = RuleSet::new(&[], true, "init").ok();
-    let mut out = Vec::new();
+    // Per event: the channel its moments come from, and every (moment, line, template) in reach.
+    let mut kinds: Vec<Kind> = Vec::new();
     for &(what, event, name) in KINDS {
         let Some(channel) = [Channel::Stream, Channel::JobHash, Channel::Ledger]
             .into_iter()
@@ -93,29 +94,16 @@ pub fn propose(
             Channel::Ledger => LEDGER_TOLERANCE_MS,
             _ => STREAM_TOLERANCE_MS,
         } + if whole_seconds { 1000 } else { 0 };
-        // (moment, line, template)
         let mut hits: Vec<(usize, usize, String)> = Vec::new();
         for (m, moment) in moments.iter().enumerate() {
             for (l, (at, ids)) in placed.iter().enumerate() {
                 let Some(at) = at else { continue };
-                let apart = (*at - moment.at).num_milliseconds().abs();
-                if !ids.contains(&moment.id) || apart > tolerance {
+                if !ids.contains(&moment.id) || (*at - moment.at).num_milliseconds().abs() > tolerance {
                     continue;
                 }
-                // A line that records another event of the job: read as one by the built-in
-                // rules, or nearer to that event's moment (BullMQ re-activates a stalled job
-                // within milliseconds).
+                // A line the built-in rules read as another event of a job records that one.
                 let builtin_kind = builtin.as_ref().and_then(|rules| rules.classify(&lines[l].message).kind);
                 if builtin_kind.is_some_and(|kind| kind != event && is_job_event(kind)) {
-                    continue;
-                }
-                let nearer = references.iter().any(|(_, r)| {
-                    r.id == moment.id
-                        && r.what != what
-                        && r.what != What::Other
-                        && (*at - r.at).num_milliseconds().abs() < apart
-                });
-                if nearer {
                     continue;
                 }
                 if let Some(template) = template(&lines[l], &moment.id) {
@@ -123,6 +111,11 @@ pub fn propose(
                 }
             }
         }
+        kinds.push(Kind { what, event, name, channel, moments, tolerance, hits });
+    }
+    let mut out = Vec::new();
+    for kind in &kinds {
+        let Kind { what, event, name, channel, ref moments, tolerance, ref hits } = *kind;
         let mut proposal = Proposal {
             event,
             what: name,
@@ -132,17 +125,27 @@ pub fn propose(
             example: None,
             outcome: Outcome::NoLine,
         };
-        // The template that records the most moments (ties: the one with the event's word).
+        // A template records this event if it covers as large a share of its moments as of any
+        // other event's (BullMQ re-activates a stalled job within milliseconds, so a stall line
+        // is also at an activation, but at one of many); of those, the one that covers the most
+        // (ties: the one with a word of the event).
         let mut templates: Vec<&str> = hits.iter().map(|(_, _, t)| t.as_str()).collect();
         templates.sort_unstable();
         templates.dedup();
-        let coverage = |t: &str| {
-            let mut covered: Vec<usize> = hits.iter().filter(|(_, _, x)| x == t).map(|(m, _, _)| *m).collect();
-            covered.sort_unstable();
-            covered.dedup();
-            covered.len()
+        let share = |k: &Kind, t: &str| (k.coverage(t), k.moments.len().max(1));
+        let specific = |t: &str| {
+            let (c, n) = share(kind, t);
+            kinds.iter().filter(|o| o.what != what).all(|o| {
+                let (oc, on) = share(o, t);
+                c * on >= oc * n
+            })
         };
-        let Some(best) = templates.iter().copied().max_by_key(|t| (coverage(t), t.to_lowercase().contains(name)))
+        let worded = |t: &str| {
+            let lower = t.to_lowercase();
+            WORDS.iter().find(|(w, _)| *w == what).is_some_and(|(_, words)| words.iter().any(|w| lower.contains(w)))
+        };
+        let Some(best) =
+            templates.iter().copied().filter(|t| specific(t)).max_by_key(|t| (kind.coverage(t), worded(t)))
         else {
             out.push(proposal);
             continue;
@@ -150,7 +153,7 @@ pub fn propose(
         let best = best.to_string();
         let evidence: Vec<(usize, usize)> =
             hits.iter().filter(|(_, _, t)| *t == best).map(|(m, l, _)| (*m, *l)).collect();
-        proposal.covered = coverage(&best);
+        proposal.covered = kind.coverage(&best);
         if let Some(&(m, l)) = evidence.first() {
             proposal.example = Some((lines[l].line, lines[l].message.clone(), moments[m].file, moments[m].line));
         }
@@ -204,6 +207,35 @@ pub fn propose(
 fn is_job_event(kind: EventKind) -> bool {
     kind.name().starts_with("job-")
 }
+
+/// One event's moments and the lines in reach of them.
+struct Kind<'r> {
+    what: What,
+    event: EventKind,
+    name: &'static str,
+    channel: Channel,
+    moments: Vec<&'r Reference>,
+    tolerance: i64,
+    /// (moment, line, template)
+    hits: Vec<(usize, usize, String)>,
+}
+
+impl Kind<'_> {
+    /// How many of the moments a line of template `t` records.
+    fn coverage(&self, t: &str) -> usize {
+        let mut covered: Vec<usize> = self.hits.iter().filter(|(_, _, x)| x == t).map(|(m, _, _)| *m).collect();
+        covered.sort_unstable();
+        covered.dedup();
+        covered.len()
+    }
+}
+
+/// Words an app uses for each event (lower case, as parts of words).
+const WORDS: &[(What, &[&str])] = &[
+    (What::Active, &["active", "start", "pick", "process", "begin", "handl", "running"]),
+    (What::Stalled, &["stall", "recover", "lost", "dead", "orphan", "expire", "abandon"]),
+    (What::Failed, &["fail", "error", "exception", "crash", "abort"]),
+];
 
 /// Level words: they say how a line was logged, not what it records.
 const LEVELS: &[&str] = &["INFO", "WARN", "WARNING", "ERROR", "DEBUG", "TRACE", "FATAL", "LOG", "VERBOSE", "NOTICE"];

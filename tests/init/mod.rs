@@ -1,0 +1,340 @@
+//! `leasetrace init` on folders of exports as users have them: a ledger with the app's own column
+//! names and words, a naive log written in Seoul or Los Angeles, a nested parameters file. After
+//! the user declares only what init said it could not decide (uncommenting one zone line), the
+//! written manifest must give the findings of a hand-written one.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// The incident's ledger with the names and words of another app: every column renamed, every
+/// event value in its own words.
+fn own_names_ledger() -> String {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let ledger = std::fs::read_to_string(format!("{root}/{INCIDENT}/ledger.csv")).unwrap();
+    let mut lines = ledger.lines();
+    let header = lines.next().unwrap();
+    assert_eq!(header, "at,run_id,job_id,slot,sweep,event,item,worker,status,detail");
+    let mut out = String::from("ts_utc,execution_id,bull_id,planned_at,scheduler,step,subject,node,phase,note\n");
+    for line in lines {
+        let renamed = line
+            .replace(",round_started,", ",begin,")
+            .replace(",item_selected,", ",pr_picked,")
+            .replace(",effect_posted,", ",review_created,")
+            .replace(",round_finished,", ",end,")
+            .replace(",round_failed,", ",crashed,");
+        out.push_str(&renamed);
+        out.push('\n');
+    }
+    out
+}
+
+/// The incident's lock options as a config dump holds them: nested, next to other settings.
+const NESTED_PARAMS: &str = r#"{
+  "service": "pr-review",
+  "redis": { "host": "redis.internal", "port": 6379 },
+  "bullmq": {
+    "queues": {
+      "pr-review": {
+        "worker": { "lockDuration": 1178000, "stalledInterval": 30000, "maxStalledCount": 1, "concurrency": 2 },
+        "repeat": { "pattern": "12,33,54 * * * *" }
+      }
+    }
+  }
+}
+"#;
+
+/// What a user would write by hand for the same files.
+const HAND_WRITTEN: &str = r#"display_tz = "UTC"
+
+[[sources]]
+kind = "ledger"
+path = "runs.csv"
+columns = { time = "ts_utc", run = "execution_id", job = "bull_id", slot = "planned_at", sweep = "scheduler", event = "step", item = "subject", worker = "node", status = "phase", detail = "note" }
+events = { begin = "round-started", pr_picked = "item-selected", review_created = "effect-posted", end = "round-finished", crashed = "round-failed" }
+
+[[sources]]
+kind = "log"
+path = "api.log"
+tz = "Asia/Seoul"
+
+[[sources]]
+kind = "bullmq-params"
+path = "worker-config.json"
+"#;
+
+fn findings(report: &Value) -> Vec<(Value, Value, Value)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["kind"].clone(), f["metrics"].clone(), f["summary"].clone()))
+        .collect()
+}
+
+fn analyze_json(case: &str) -> Value {
+    let run = leasetrace(&["analyze", case, "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{case}: {}", run.stderr);
+    run.json()
+}
+
+/// The manifest with one commented line uncommented, as a user would.
+fn uncomment(manifest: &Path, line_start: &str) {
+    let text = std::fs::read_to_string(manifest).unwrap();
+    let commented = format!("# {line_start}");
+    assert_eq!(text.matches(&commented).count(), 1, "one line to uncomment:\n{text}");
+    std::fs::write(manifest, text.replace(&commented, line_start)).unwrap();
+}
+
+fn init(case: &Path) -> (String, String) {
+    let run = leasetrace(&["init", case.to_str().unwrap()]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    (run.stdout, std::fs::read_to_string(case.join("leasetrace.toml")).unwrap())
+}
+
+#[test]
+fn init_maps_a_ledger_with_its_own_names_measures_the_kst_log_and_matches_a_hand_written_manifest() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("runs.csv"), own_names_ledger()).unwrap();
+    std::fs::copy(format!("{root}/{INCIDENT}/server.log"), dir.path().join("api.log")).unwrap();
+    std::fs::write(dir.path().join("worker-config.json"), NESTED_PARAMS).unwrap();
+    let (stdout, manifest) = init(dir.path());
+
+    // Columns and event values, each with its evidence.
+    for mapping in [
+        "time = \"ts_utc\"",
+        "event = \"step\"",
+        "run = \"execution_id\"",
+        "job = \"bull_id\"",
+        "slot = \"planned_at\"",
+        "item = \"subject\"",
+        "worker = \"node\"",
+        "status = \"phase\"",
+        "sweep = \"scheduler\"",
+        "detail = \"note\"",
+    ] {
+        assert!(manifest.lines().any(|l| l.starts_with(mapping) && l.contains("   # ")), "{mapping}:\n{manifest}");
+    }
+    for (value, kind) in [
+        ("begin", "round-started"),
+        ("pr_picked", "item-selected"),
+        ("review_created", "effect-posted"),
+        ("end", "round-finished"),
+        ("crashed", "round-failed"),
+    ] {
+        let line = format!("\"{value}\" = \"{kind}\"");
+        assert!(manifest.lines().any(|l| l.starts_with(&line)), "{line}:\n{manifest}");
+    }
+    assert!(
+        manifest.contains("the ledger reader on these 27 rows with the mapping below: 27 events, 0 rejected"),
+        "{manifest}"
+    );
+    // The nested parameters file, found where it holds the lock options.
+    assert!(manifest.contains("kind = \"bullmq-params\"\npath = \"worker-config.json\""), "{manifest}");
+    assert!(manifest.contains("at bullmq.queues.pr-review.worker (lockDuration = 1178000"), "{manifest}");
+    // The zone: measured, listed, not decided.
+    assert!(manifest.contains("= +09:00 on 2026-10-06 to 2026-10-07"), "{manifest}");
+    assert!(manifest.contains("# tz = \"Asia/Seoul\""), "{manifest}");
+    assert!(!manifest.lines().any(|l| l.starts_with("tz =")), "no zone is decided:\n{manifest}");
+    assert!(stdout.contains("ZONE UNDECIDED: measured +09:00"), "{stdout}");
+    assert!(manifest.contains("#   - api.log: its zone: measured +09:00 against runs.csv"), "{manifest}");
+
+    // Until then analysis stops, naming the source.
+    let stopped = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
+    assert_eq!(stopped.code, 2);
+    assert!(stopped.stderr.contains("api.log:1: timestamp has no UTC offset"), "{}", stopped.stderr);
+
+    // Declaring only the zone gives the hand-written manifest's findings, and the incident's.
+    uncomment(&dir.path().join("leasetrace.toml"), "tz = \"Asia/Seoul\"");
+    let from_init = analyze_json(dir.path().to_str().unwrap());
+    let hand = tempfile::tempdir().unwrap();
+    for file in ["runs.csv", "api.log", "worker-config.json"] {
+        std::fs::copy(dir.path().join(file), hand.path().join(file)).unwrap();
+    }
+    std::fs::write(hand.path().join("leasetrace.toml"), HAND_WRITTEN).unwrap();
+    let by_hand = analyze_json(hand.path().to_str().unwrap());
+    assert_eq!(findings(&from_init), findings(&by_hand));
+    assert!(!findings(&from_init).is_empty());
+}
+
+/// Every timestamp at the start of a line moved by `hours`.
+fn shifted_log(text: &str, hours: i64) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let moved = line
+            .get(..23)
+            .and_then(|stamp| chrono::NaiveDateTime::parse_from_str(stamp, "%Y-%m-%d %H:%M:%S%.3f").ok())
+            .map(|at| (at + chrono::Duration::hours(hours)).format("%Y-%m-%d %H:%M:%S%.3f").to_string());
+        match moved {
+            Some(stamp) => {
+                out.push_str(&stamp);
+                out.push_str(&line[23..]);
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn init_proposes_los_angeles_for_a_log_written_there_not_seoul() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["ledger.csv", "bullmq.json"] {
+        std::fs::copy(format!("{root}/{INCIDENT}/{file}"), dir.path().join(file)).unwrap();
+    }
+    // The same server in Los Angeles: 2026-10-07 is in summer time there (UTC-7), KST is UTC+9.
+    let kst = std::fs::read_to_string(format!("{root}/{INCIDENT}/server.log")).unwrap();
+    std::fs::write(dir.path().join("server.log"), shifted_log(&kst, -16)).unwrap();
+    let (_, manifest) = init(dir.path());
+    assert!(manifest.contains("= -07:00 on 2026-10-06 to 2026-10-07"), "{manifest}");
+    let zones: Vec<&str> = manifest.lines().filter(|l| l.starts_with("# tz = ")).collect();
+    assert!(zones[0].starts_with("# tz = \"America/Los_Angeles\""), "{zones:?}");
+    assert!(zones[0].ends_with("# -08:00 in January, -07:00 in July"), "{zones:?}");
+    assert!(zones.iter().any(|z| z.contains("America/Phoenix")), "{zones:?}");
+    assert!(!manifest.contains("Asia/Seoul"), "{manifest}");
+
+    uncomment(&dir.path().join("leasetrace.toml"), "tz = \"America/Los_Angeles\"");
+    let report = analyze_json(dir.path().to_str().unwrap());
+    let incident = analyze_json(INCIDENT);
+    let metrics = |r: &Value| -> Vec<(Value, Value)> {
+        r["findings"].as_array().unwrap().iter().map(|f| (f["kind"].clone(), f["metrics"].clone())).collect()
+    };
+    assert_eq!(metrics(&report), metrics(&incident), "the same instants, whatever zone the log was in");
+}
+
+#[test]
+fn init_without_evidence_leaves_the_zone_commented_with_no_placeholder_zone() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    // The log alone: nothing with offsets names its jobs.
+    std::fs::copy(format!("{root}/{INCIDENT}/server.log"), dir.path().join("server.log")).unwrap();
+    std::fs::copy(format!("{root}/{INCIDENT}/bullmq.json"), dir.path().join("bullmq.json")).unwrap();
+    let (stdout, manifest) = init(dir.path());
+    assert!(stdout.contains("ZONE UNDECIDED: 684 timestamps without a UTC offset"), "{stdout}");
+    assert!(manifest.contains("# tz = \"...\""), "{manifest}");
+    assert!(manifest.contains("no line names a job or run id that a source with offsets"), "{manifest}");
+    let tz_lines: Vec<&str> = manifest.lines().filter(|l| l.trim_start_matches("# ").starts_with("tz = ")).collect();
+    assert_eq!(tz_lines.len(), 1, "{manifest}");
+    for zone in chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name()).filter(|name| name.contains('/')) {
+        assert!(!manifest.contains(&format!("\"{zone}\"")), "no zone named: {zone}\n{manifest}");
+    }
+    let stopped = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
+    assert_eq!(stopped.code, 2, "{}", stopped.stderr);
+}
+
+#[test]
+fn init_on_the_incident_folder_without_its_manifest_gives_a_working_one() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(format!("{root}/{INCIDENT}")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().unwrap() != "leasetrace.toml" {
+            std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let (_, manifest) = init(dir.path());
+    assert!(!manifest.contains("NOTES.md"), "documents are not sources");
+    uncomment(&dir.path().join("leasetrace.toml"), "tz = \"Asia/Seoul\"");
+    let from_init = analyze_json(dir.path().to_str().unwrap());
+    let shipped = analyze_json(INCIDENT);
+    let metrics = |r: &Value| -> Vec<(Value, Value)> {
+        r["findings"].as_array().unwrap().iter().map(|f| (f["kind"].clone(), f["metrics"].clone())).collect()
+    };
+    assert_eq!(metrics(&from_init), metrics(&shipped));
+    assert_eq!(from_init["inputs"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn init_on_a_real_bullmq_run_reads_each_record_once_and_matches_its_manifest() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["ledger.csv", "server.log", "bullmq.json", "events.json", "events.txt", "jobs.jsonl"] {
+        std::fs::copy(format!("{root}/{REAL_STALLED}/{file}"), dir.path().join(file)).unwrap();
+    }
+    let (stdout, manifest) = init(dir.path());
+    // The stream exported twice is read once; its queue comes from the job hashes.
+    assert!(stdout.contains("events.txt: the same job moments as events.json"), "{stdout}");
+    assert!(!manifest.contains("path = \"events.txt\""), "{manifest}");
+    assert!(
+        manifest.contains("queue = \"pr-review\"   # the job hashes in jobs.jsonl are all of queue pr-review"),
+        "{manifest}"
+    );
+    assert!(manifest.contains("kind = \"bullmq-jobs\"\npath = \"jobs.jsonl\""), "{manifest}");
+    // The app has no stall listener: no rule, and said so; its activation lines are read already.
+    assert!(
+        manifest.contains("stalled (1 moment with a job id in the events stream): no line names the job"),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains("active (4 moments with a job id in the events stream): the built-in rules read"),
+        "{manifest}"
+    );
+    uncomment(&dir.path().join("leasetrace.toml"), "tz = \"Asia/Seoul\"");
+    let from_init = analyze_json(dir.path().to_str().unwrap());
+    let shipped = analyze_json(REAL_STALLED);
+    let metrics = |r: &Value| -> Vec<(Value, Value)> {
+        r["findings"].as_array().unwrap().iter().map(|f| (f["kind"].clone(), f["metrics"].clone())).collect()
+    };
+    assert_eq!(metrics(&from_init), metrics(&shipped));
+}
+
+#[test]
+fn init_proposes_a_rule_for_the_stall_lines_an_app_writes_in_its_own_words() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["ledger.csv", "bullmq.json", "events.json", "jobs.jsonl"] {
+        std::fs::copy(format!("{root}/{REAL_STALLED}/{file}"), dir.path().join(file)).unwrap();
+    }
+    // The app's own stalled listener, writing a few ms after BullMQ's stream entry.
+    let stream: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{root}/{REAL_STALLED}/events.json")).unwrap()).unwrap();
+    let stall = stream.as_array().unwrap().iter().find(|e| e["fields"]["event"] == "stalled").unwrap();
+    let millis: i64 = stall["id"].as_str().unwrap().split('-').next().unwrap().parse::<i64>().unwrap() + 4;
+    let kst = chrono::DateTime::from_timestamp_millis(millis).unwrap() + chrono::Duration::hours(9);
+    let job = stall["fields"]["jobId"].as_str().unwrap();
+    let line = format!("{} WARN  [Recovery] Recovered {job} from a dead worker\n", kst.format("%Y-%m-%d %H:%M:%S%.3f"));
+    let log = std::fs::read_to_string(format!("{root}/{REAL_STALLED}/server.log")).unwrap();
+    let mut lines: Vec<String> = log.lines().map(|l| format!("{l}\n")).collect();
+    let at = lines.iter().position(|l| l.get(..23).is_some_and(|t| t > &line[..23])).unwrap();
+    lines.insert(at, line);
+    std::fs::write(dir.path().join("server.log"), lines.concat()).unwrap();
+
+    let (_, manifest) = init(dir.path());
+    let rule = "[[sources.rules]]\nevent = \"job-stalled\"\npattern = '^WARN\\s+\\[Recovery\\]\\s+Recovered\\s+(?P<job_id>\\S+)\\s+from\\s+a\\s+dead\\s+worker'";
+    assert!(manifest.contains(rule), "{manifest}");
+    assert!(
+        manifest.contains("stalled (1 moment with a job id in the events stream): 1 of them have a line like"),
+        "{manifest}"
+    );
+    // The rule as written reads the line as the stall it records.
+    uncomment(&dir.path().join("leasetrace.toml"), "tz = \"Asia/Seoul\"");
+    let run = leasetrace(&["timeline", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let timeline = run.json();
+    let stalls: Vec<&Value> = timeline["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "job-stalled" && e["source"]["path"].as_str().unwrap().ends_with("server.log"))
+        .collect();
+    assert_eq!(stalls.len(), 1, "{stalls:?}");
+    assert_eq!(stalls[0]["job_id"], job);
+}
+
+#[test]
+fn init_recognises_job_hash_exports_in_other_shapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let hgetall = "bull:notify:42\n1) \"name\"\n2) \"send-digest\"\n3) \"timestamp\"\n4) \"1791333180000\"\n5) \"processedOn\"\n6) \"1791333180004\"\n";
+    std::fs::write(dir.path().join("job-42.txt"), hgetall).unwrap();
+    std::fs::write(
+        dir.path().join("jobs.json"),
+        r#"[{"key":"bull:notify:43","id":"43","state":"failed","hash":{"name":"send-digest","processedOn":"1791333181000","finishedOn":"1791333182000","failedReason":"socket hang up","atm":"1"}}]"#,
+    )
+    .unwrap();
+    let (stdout, manifest) = init(dir.path());
+    assert!(stdout.contains("redis-cli HGETALL text"), "{stdout}");
+    assert!(stdout.contains("{key, id, state, hash}"), "{stdout}");
+    assert_eq!(manifest.matches("kind = \"bullmq-jobs\"").count(), 2, "{manifest}");
+}
