@@ -428,8 +428,11 @@ pub fn propose(table: &Table) -> Result<Proposal, String> {
         }
         let proposed: usize =
             p.distinct.iter().filter(|(v, _)| event_values::propose(v).kind.is_some()).map(|(_, n)| *n).sum();
+        // A ledger records at least two kinds of event (a start and an end): one value is a
+        // constant (a sweep name, a status), not the event column.
+        let single = if distinct == 1 && rows > 1 { 0.25 } else { 1.0 };
         #[allow(clippy::cast_precision_loss)]
-        Some(share(proposed, rows) * 4.0 + f64::from(name_score("event", &names[c])) + distinct as f64 / 100.0)
+        Some(share(proposed, rows) * 4.0 * single + f64::from(name_score("event", &names[c])) + distinct as f64 / 100.0)
     });
     let Some(event) = event else {
         return Err(format!(

@@ -46,7 +46,16 @@ pub fn write(inspection: &Inspection) -> String {
         "\ndisplay_tz = \"UTC\"   # the zone times are shown in: any IANA name (a choice, not from the files)\n",
     );
     out.push_str(&body);
-    out
+    // Comments quote the files: no control character may reach the TOML (values are escaped).
+    let mut clean = String::with_capacity(out.len());
+    for c in out.chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            clean.extend(c.escape_default());
+        } else {
+            clean.push(c);
+        }
+    }
+    clean
 }
 
 /// One `[[sources]]` block, and what it leaves undecided.

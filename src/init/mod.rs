@@ -445,3 +445,173 @@ mod tests {
         assert!(measured.zones.iter().any(|c| c.tz.name() == "Asia/Seoul"));
     }
 }
+
+#[cfg(test)]
+mod hostile {
+    //! Any bytes in a folder: `init` never panics and writes valid TOML.
+    use super::*;
+
+    /// A small deterministic generator (no test dependency needed).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            self.0 >> 33
+        }
+
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[(self.next() as usize) % items.len()]
+        }
+    }
+
+    const PIECES: &[&str] = &[
+        "2026-10-07 09:33:00.000 INFO job active id=repeat:s:1791333180000 run=r-1",
+        "2026-10-07T00:33:00.000Z",
+        "at,run_id,job_id,event\n",
+        ",",
+        "\t",
+        "\"",
+        "\"\"",
+        "\n",
+        "\r",
+        "\r\n",
+        "{",
+        "}",
+        "[",
+        "]",
+        "{\"id\":\"1791333180000-0\",\"fields\":{\"event\":\"stalled\",\"jobId\":\"repeat:s:1791333180000\"}}",
+        "{\"key\":\"bull:q:repeat:s:1791333180000\",\"fields\":{\"processedOn\":\"1791333180004\",\"name\":\"s\"}}",
+        "lockDuration: 12000\n",
+        "{\"lockDuration\": 5}",
+        "repeat:s:1791333180000",
+        "r-1",
+        "start",
+        "done",
+        "[Nest] 1  - 10/07/2026, 9:33:00 AM     LOG [X] job active id=7",
+        "1791333180000-0",
+        "event",
+        "1) \"processedOn\"",
+        "bull:q:7",
+        "é",
+        "\u{feff}",
+        "\u{2028}",
+        "'",
+        "#",
+        "\\",
+        "=",
+        "(?P<job_id>",
+        "9999-99-99 99:99:99",
+        "0001-01-01T00:00:00Z",
+        "18446744073709551616",
+    ];
+
+    /// Real exports, to be mutated.
+    const SEEDS: &[&str] = &[
+        "fixtures/incident-2026-10-07/ledger.csv",
+        "fixtures/incident-2026-10-07/server.log",
+        "fixtures/incident-2026-10-07/bullmq.json",
+        "fixtures/bullmq-5.81.5-stalled/events.json",
+        "fixtures/bullmq-5.81.5-stalled/events.txt",
+        "fixtures/bullmq-5.81.5-stalled/jobs.jsonl",
+        "fixtures/bullmq-5.81.5-stalled/server.log",
+        "fixtures/bullmq-5.81.5-stalled/ledger.csv",
+        "fixtures/formats/nestjs.log",
+        "fixtures/formats/pino.log",
+    ];
+
+    /// `bytes` with a few random edits: a piece written over, a range cut, a line repeated.
+    fn mutate(random: &mut Lcg, mut bytes: Vec<u8>) -> Vec<u8> {
+        for _ in 0..=(random.next() % 4) {
+            if bytes.is_empty() {
+                break;
+            }
+            let at = random.next() as usize % bytes.len();
+            let len = (random.next() as usize % 64).min(bytes.len() - at);
+            match random.next() % 4 {
+                0 => {
+                    bytes.splice(at..at + len, random.pick(PIECES).bytes());
+                }
+                1 => {
+                    bytes.drain(at..at + len);
+                }
+                2 => {
+                    let copy = bytes[at..at + len].to_vec();
+                    bytes.splice(at..at, copy);
+                }
+                _ => bytes[at] = (random.next() % 256) as u8,
+            }
+        }
+        bytes
+    }
+
+    #[test]
+    fn random_folders_give_valid_toml_and_no_panic() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let seeds: Vec<Vec<u8>> = SEEDS.iter().map(|s| std::fs::read(root.join(s)).unwrap()).collect();
+        let mut random = Lcg(16);
+        let mut kinds = BTreeSet::new();
+        for round in 0..60 {
+            let dir = tempfile::tempdir().unwrap();
+            for (index, seed) in seeds.iter().enumerate() {
+                if random.next() % 3 == 0 {
+                    continue;
+                }
+                let bytes = if random.next() % 3 == 0 {
+                    let mut text = String::new();
+                    for _ in 0..(random.next() % 200) {
+                        text.push_str(random.pick(PIECES));
+                    }
+                    text.into_bytes()
+                } else {
+                    mutate(&mut random, seed.clone())
+                };
+                std::fs::write(dir.path().join(format!("f{index}\"'.txt")), bytes).unwrap();
+            }
+            let inspection = inspect(dir.path()).unwrap();
+            for proposal in &inspection.proposals {
+                let measured = matches!(proposal.zone, Some(Zone::Measured { .. }));
+                kinds.insert(format!("{}{}", proposal.file.kind().name(), if measured { " measured" } else { "" }));
+            }
+            let text = manifest::write(&inspection);
+            let parsed: std::result::Result<toml::Value, _> = toml::from_str(&text);
+            assert!(parsed.is_ok(), "round {round}: {:?}\n{text}", parsed.err());
+            // Uncommenting a proposed zone keeps it valid.
+            for line in text.lines().filter(|l| l.starts_with("# tz = \"") && !l.contains("...")) {
+                let one = text.replacen(line, &line[2..], 1);
+                assert!(toml::from_str::<toml::Value>(&one).is_ok(), "round {round}: {line}");
+            }
+        }
+        // The mutations reach every recogniser and the zone proposer.
+        let reached: Vec<&str> = kinds.iter().map(String::as_str).collect();
+        for kind in ["bullmq-events", "bullmq-jobs", "bullmq-params", "ledger", "log measured"] {
+            assert!(reached.contains(&kind), "{kind} not reached: {reached:?}");
+        }
+    }
+
+    #[test]
+    fn degenerate_files_are_left_out_with_a_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("empty.csv"), "").unwrap();
+        std::fs::write(dir.path().join("long.log"), "x".repeat(SAMPLE_BYTES + 10)).unwrap();
+        std::fs::write(dir.path().join("deep.json"), "[".repeat(100_000)).unwrap();
+        std::fs::write(
+            dir.path().join("wide.csv"),
+            format!("{}\n", (0..5000).map(|i| format!("c{i}")).collect::<Vec<_>>().join(",")),
+        )
+        .unwrap();
+        let inspection = inspect(dir.path()).unwrap();
+        assert!(inspection.proposals.is_empty(), "{:?}", inspection.proposals);
+        let reasons: Vec<(&str, &str)> = inspection.skipped.iter().map(|(n, r)| (n.as_str(), r.as_str())).collect();
+        assert_eq!(
+            reasons[0],
+            (
+                "deep.json",
+                "not a ledger, log, BullMQ export or lock parameters file that leasetrace can tell from its first lines"
+            )
+        );
+        assert_eq!(reasons[1], ("empty.csv", "empty file"));
+        assert_eq!(reasons[2], ("long.log", "no line ends in the first 4 MiB: not a text export"));
+        assert!(reasons[3].0 == "wide.csv" && reasons[3].1.starts_with("not a ledger"), "{reasons:?}");
+    }
+}

@@ -10,7 +10,7 @@
 //! otherwise the rule is checked on every sampled line: it is proposed as decided only when every
 //! line it matches is one of those moments and no line of another event.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 
@@ -78,6 +78,17 @@ pub fn propose(
     let known: HashSet<&str> = references.iter().map(|(_, r)| r.id.as_str()).collect();
     let placed: Vec<(Option<DateTime<Utc>>, Vec<String>)> =
         lines.iter().map(|line| (utc(line), ids_in(&line.message, &line.fields, &known))).collect();
+    // Lines and references by the ids they name: each moment is compared with its job's lines only.
+    let mut lines_of: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (l, (_, ids)) in placed.iter().enumerate() {
+        for id in ids {
+            lines_of.entry(id.as_str()).or_default().push(l);
+        }
+    }
+    let mut references_of: HashMap<&str, Vec<&Reference>> = HashMap::new();
+    for (_, reference) in references {
+        references_of.entry(reference.id.as_str()).or_default().push(reference);
+    }
     let builtin = RuleSet::new(&[], true, "init").ok();
     // Per event: the channel its moments come from, and every (moment, line, template) in reach.
     let mut kinds: Vec<Kind> = Vec::new();
@@ -96,9 +107,9 @@ pub fn propose(
         } + if whole_seconds { 1000 } else { 0 };
         let mut hits: Vec<(usize, usize, String)> = Vec::new();
         for (m, moment) in moments.iter().enumerate() {
-            for (l, (at, ids)) in placed.iter().enumerate() {
-                let Some(at) = at else { continue };
-                if !ids.contains(&moment.id) || (*at - moment.at).num_milliseconds().abs() > tolerance {
+            for &l in lines_of.get(moment.id.as_str()).into_iter().flatten() {
+                let Some(at) = placed[l].0 else { continue };
+                if (at - moment.at).num_milliseconds().abs() > tolerance {
                     continue;
                 }
                 // A line the built-in rules read as another event of a job records that one.
@@ -185,10 +196,9 @@ pub fn propose(
             }
             let (at, ids) = &placed[l];
             let other = at.is_some_and(|at| {
-                references.iter().any(|(_, r)| {
+                ids.iter().flat_map(|id| references_of.get(id.as_str()).into_iter().flatten()).any(|r| {
                     r.what != what
                         && matches!(r.what, What::Active | What::Stalled | What::Failed | What::Completed)
-                        && ids.contains(&r.id)
                         && (at - r.at).num_milliseconds().abs() <= tolerance
                 })
             });

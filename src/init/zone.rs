@@ -23,6 +23,8 @@ use super::What;
 const MAX_OFFSET_MS: i64 = 26 * 3_600_000;
 /// Zone offsets in use are multiples of 15 minutes.
 const QUARTER_MS: i64 = 15 * 60_000;
+/// The most moments of one id a line is compared with (a hostile file may give one id thousands).
+const MAX_PAIRS_PER_ID: usize = 256;
 /// How far apart two records of one moment may be (a ledger row written seconds after the
 /// activation it records, a log with whole seconds, client and Redis clocks).
 pub const PAIR_TOLERANCE_MS: i64 = 120_000;
@@ -102,20 +104,27 @@ impl Measured {
 pub const LISTED: usize = 6;
 
 pub fn measure(mentions: &[Mention], references: &[Reference]) -> Option<Measured> {
+    // References by id, in time order: a line is compared with those within a day of it only.
     let mut by_id: HashMap<&str, Vec<usize>> = HashMap::new();
     for (index, reference) in references.iter().enumerate() {
         by_id.entry(reference.id.as_str()).or_default().push(index);
+    }
+    for indexes in by_id.values_mut() {
+        indexes.sort_by_key(|&i| references[i].at);
     }
     // Every pair of a line with a moment of an id it names, by offset.
     let mut candidates: Vec<Vec<(i64, Pair)>> = Vec::with_capacity(mentions.len());
     let mut support: HashMap<i64, usize> = HashMap::new();
     for (m, mention) in mentions.iter().enumerate() {
         let mut mine: Vec<(i64, Pair)> = Vec::new();
+        let as_utc = mention.naive.and_utc();
         for id in &mention.ids {
-            for &r in by_id.get(id.as_str()).into_iter().flatten() {
-                let difference = (mention.naive.and_utc() - references[r].at).num_milliseconds();
-                if difference.abs() > MAX_OFFSET_MS {
-                    continue;
+            let Some(indexes) = by_id.get(id.as_str()) else { continue };
+            let from = indexes.partition_point(|&i| (as_utc - references[i].at).num_milliseconds() > MAX_OFFSET_MS);
+            for &r in indexes[from..].iter().take(MAX_PAIRS_PER_ID) {
+                let difference = (as_utc - references[r].at).num_milliseconds();
+                if difference < -MAX_OFFSET_MS {
+                    break;
                 }
                 let quarters = (difference + QUARTER_MS / 2).div_euclid(QUARTER_MS);
                 let residual_ms = difference - quarters * QUARTER_MS;
