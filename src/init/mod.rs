@@ -455,13 +455,13 @@ mod hostile {
     struct Lcg(u64);
 
     impl Lcg {
-        fn next(&mut self) -> u64 {
+        fn next(&mut self) -> usize {
             self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            self.0 >> 33
+            usize::try_from(self.0 >> 33).unwrap_or(0)
         }
 
         fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-            items[(self.next() as usize) % items.len()]
+            items[self.next() % items.len()]
         }
     }
 
@@ -526,8 +526,8 @@ mod hostile {
             if bytes.is_empty() {
                 break;
             }
-            let at = random.next() as usize % bytes.len();
-            let len = (random.next() as usize % 64).min(bytes.len() - at);
+            let at = random.next() % bytes.len();
+            let len = (random.next() % 64).min(bytes.len() - at);
             match random.next() % 4 {
                 0 => {
                     bytes.splice(at..at + len, random.pick(PIECES).bytes());
@@ -539,7 +539,7 @@ mod hostile {
                     let copy = bytes[at..at + len].to_vec();
                     bytes.splice(at..at, copy);
                 }
-                _ => bytes[at] = (random.next() % 256) as u8,
+                _ => bytes[at] = u8::try_from(random.next() % 256).unwrap_or(0),
             }
         }
         bytes
@@ -554,10 +554,10 @@ mod hostile {
         for round in 0..60 {
             let dir = tempfile::tempdir().unwrap();
             for (index, seed) in seeds.iter().enumerate() {
-                if random.next() % 3 == 0 {
+                if random.next().is_multiple_of(3) {
                     continue;
                 }
-                let bytes = if random.next() % 3 == 0 {
+                let bytes = if random.next().is_multiple_of(3) {
                     let mut text = String::new();
                     for _ in 0..(random.next() % 200) {
                         text.push_str(random.pick(PIECES));
