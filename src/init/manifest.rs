@@ -276,8 +276,13 @@ fn zone_lines(
         let setting = format!("# tz = \"{}\"", candidate.tz.name());
         lines.push(format!("{setting:<width$}   # {}", candidate.note));
     }
-    if measured.more_zones > 0 {
-        lines.push(format!("# (and {} more zones with these offsets then)", measured.more_zones));
+    match measured.more_zones.as_slice() {
+        [] => {}
+        more if more.len() <= 8 => {
+            let names: Vec<&str> = more.iter().map(|tz| tz.name()).collect();
+            lines.push(format!("# (also with these offsets then: {})", names.join(", ")));
+        }
+        more => lines.push(format!("# (and {} more zones with these offsets then)", more.len())),
     }
 }
 
@@ -372,7 +377,7 @@ pub fn report(inspection: &Inspection, target: &Path) -> String {
                     "ZONE UNDECIDED: measured {} ({}{}): uncomment one tz line",
                     offsets(measured),
                     zones.join(", "),
-                    if measured.zones.len() + measured.more_zones > zones.len() { ", ..." } else { "" }
+                    if measured.zones.len() + measured.more_zones.len() > zones.len() { ", ..." } else { "" }
                 )
             }
             None => match &file.found {

@@ -89,7 +89,7 @@ pub struct Measured {
     pub disagreeing: Vec<Cluster>,
     pub zones: Vec<Candidate>,
     /// Zones fitting as well, beyond those listed.
-    pub more_zones: usize,
+    pub more_zones: Vec<Tz>,
     /// The closest pair of the largest group: (its line, the line's time, the reference).
     pub example: Option<(u64, NaiveDateTime, Reference)>,
 }
@@ -176,7 +176,7 @@ pub fn measure(mentions: &[Mention], references: &[Reference]) -> Option<Measure
         }
     }
     kept.sort_by_key(|c| c.pairs.iter().map(|p| references[p.reference].at).min());
-    let more_zones = zones.len().saturating_sub(LISTED);
+    let more_zones = zones.iter().skip(LISTED).copied().collect();
     let year = references[kept[0].pairs[0].reference].at.year();
     let zones = zones.into_iter().take(LISTED).map(|tz| Candidate { tz, note: over_the_year(tz, year) }).collect();
     let example = kept
@@ -188,7 +188,7 @@ pub fn measure(mentions: &[Mention], references: &[Reference]) -> Option<Measure
 }
 
 /// The zones whose offset at the instant of every pair is its group's offset, best known first,
-/// one name for zones that have kept the same offsets since 1970.
+/// one name for the aliases of a zone.
 fn fitting(clusters: &[Cluster], references: &[Reference]) -> Vec<Tz> {
     // The checks per distinct hour: thousands of pairs, a few hours.
     let mut checks: Vec<(i64, i32)> = clusters
@@ -228,9 +228,14 @@ fn listed(tz: Tz) -> bool {
                 .any(|p| name.starts_with(p)))
 }
 
-/// The zone's offset every week from 1970 to 2037: equal for aliases of one zone.
+/// The zone's offset every week from 1900 to 2037: equal only for aliases of one zone (the old
+/// names the tz database keeps as links, `Asia/Calcutta` for `Asia/Kolkata`); zones that differ
+/// in any year, if only by their local mean time before 1900s standard time, stay apart.
 fn history(tz: Tz) -> Vec<i32> {
-    (0..68 * 52).map(|week| offset_at(tz, DateTime::from_timestamp(week * 7 * 86_400, 0).unwrap_or_default())).collect()
+    const START: i64 = -2_208_988_800; // 1900-01-01T00:00:00Z
+    (0..138 * 52)
+        .map(|week| offset_at(tz, DateTime::from_timestamp(START + week * 7 * 86_400, 0).unwrap_or_default()))
+        .collect()
 }
 
 /// "+09:00 all year", or "-08:00 in January, -07:00 in July".
