@@ -91,13 +91,19 @@ fn init(case: &Path) -> (String, String) {
     (run.stdout, std::fs::read_to_string(case.join("leasetrace.toml")).unwrap())
 }
 
+/// The incident as another app exports it, in `folder`.
+fn own_names_case(folder: &Path) {
+    let root = env!("CARGO_MANIFEST_DIR");
+    std::fs::create_dir_all(folder).unwrap();
+    std::fs::write(folder.join("runs.csv"), own_names_ledger()).unwrap();
+    std::fs::copy(format!("{root}/{INCIDENT}/server.log"), folder.join("api.log")).unwrap();
+    std::fs::write(folder.join("worker-config.json"), NESTED_PARAMS).unwrap();
+}
+
 #[test]
 fn init_maps_a_ledger_with_its_own_names_measures_the_kst_log_and_matches_a_hand_written_manifest() {
-    let root = env!("CARGO_MANIFEST_DIR");
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("runs.csv"), own_names_ledger()).unwrap();
-    std::fs::copy(format!("{root}/{INCIDENT}/server.log"), dir.path().join("api.log")).unwrap();
-    std::fs::write(dir.path().join("worker-config.json"), NESTED_PARAMS).unwrap();
+    own_names_case(dir.path());
     let (stdout, manifest) = init(dir.path());
 
     // Columns and event values, each with its evidence.
@@ -337,4 +343,26 @@ fn init_recognises_job_hash_exports_in_other_shapes() {
     assert!(stdout.contains("redis-cli HGETALL text"), "{stdout}");
     assert!(stdout.contains("{key, id, state, hash}"), "{stdout}");
     assert_eq!(manifest.matches("kind = \"bullmq-jobs\"").count(), 2, "{manifest}");
+}
+
+/// The block of `doc` in the fence that opens with `fence` after `heading`.
+fn block<'a>(doc: &'a str, heading: &str, fence: &str) -> &'a str {
+    let after = &doc[doc.find(heading).unwrap_or_else(|| panic!("{heading}"))..];
+    let start = after.find(fence).unwrap_or_else(|| panic!("{fence}")) + fence.len();
+    let end = after[start..].find("```").unwrap();
+    &after[start..start + end]
+}
+
+#[test]
+fn docs_init_sample_is_what_init_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    own_names_case(&dir.path().join("case-2026-10-07"));
+    let mut run = leasetrace(&["init", "case-2026-10-07"]);
+    run.command.current_dir(dir.path());
+    let run = run.run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let written = std::fs::read_to_string(dir.path().join("case-2026-10-07/leasetrace.toml")).unwrap();
+    let doc = std::fs::read_to_string(format!("{}/docs/init.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    assert_eq!(block(&doc, "## A real sample", "```text\n"), run.stdout, "docs/init.md: the printed report");
+    assert_eq!(block(&doc, "## A real sample", "```toml\n"), written, "docs/init.md: the manifest");
 }
