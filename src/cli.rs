@@ -91,9 +91,15 @@ pub struct CaseArgs {
     #[arg(long, value_name = "NAME")]
     pub queue: Option<String>,
 
-    /// BullMQ lock parameters as JSON (lockDuration, lockRenewTime, stalledInterval, maxStalledCount; ms).
+    /// BullMQ lock parameters: worker options as JSON or YAML, flat or nested in a larger config
+    /// (lockDuration, lockRenewTime, stalledInterval, maxStalledCount; ms).
     #[arg(long, value_name = "PATH")]
     pub params: Option<PathBuf>,
+
+    /// Where in the parameters file the worker's options are, as a JSON pointer such as
+    /// /queues/sweep/worker (when several objects give different ones). Overrides the manifest's params_at.
+    #[arg(long, value_name = "POINTER")]
+    pub params_at: Option<String>,
 
     /// Zone of ledger timestamps written without an offset (IANA name). Default: UTC.
     #[arg(long, value_name = "ZONE")]

@@ -25,6 +25,8 @@ pub const MANIFEST: &str = "leasetrace.toml";
 pub struct Config {
     pub sources: Vec<SourceSpec>,
     pub params_path: Option<PathBuf>,
+    /// Where in the parameters file the parameters are (`params_at`, `--params-at`): a JSON pointer.
+    pub params_at: Option<String>,
     pub param_flags: ParamOverrides,
     pub display_tz: Tz,
     pub settings: Settings,
@@ -61,6 +63,8 @@ struct ManifestSource {
     builtin_rules: Option<bool>,
     /// bullmq-events: the queue whose stream this is.
     queue: Option<String>,
+    /// bullmq-params: a JSON pointer to the object holding the parameters.
+    params_at: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -114,6 +118,7 @@ impl Config {
         let mut assumptions = Vec::new();
         let mut sources = Vec::new();
         let mut params_path = args.params.clone();
+        let mut params_at = args.params_at.clone();
         let mut manifest_params = false;
         if manifest_path.is_some() && manifest.sources.is_empty() && no_flag_sources {
             return Err(Error::usage(format!(
@@ -140,10 +145,16 @@ impl Config {
                 manifest_params = true;
                 if args.params.is_none() {
                     params_path = Some(path);
+                    params_at = args.params_at.clone().or_else(|| source.params_at.clone());
                 } else {
                     assumptions.push(format!("{}: replaced by --params", path.display()));
                 }
                 continue;
+            }
+            if source.params_at.is_some() {
+                return Err(Error::usage(format!(
+                    "{place}: params_at is for a bullmq-params source (it says where in that file the lock parameters are)"
+                )));
             }
             for key in source.events.values() {
                 if crate::ingest::ledger::mapping_target(key).is_none() {
@@ -201,6 +212,11 @@ impl Config {
                 }
             }
         }
+        if params_path.is_none() && params_at.is_some() {
+            return Err(Error::usage(
+                "--params-at says where the lock parameters are in a parameters file: give the file with --params (or a bullmq-params source)",
+            ));
+        }
         if params_path.is_none() {
             assumptions
                 .push("no lock parameters file: lock parameters are BullMQ v5 defaults unless given by flags".into());
@@ -239,6 +255,7 @@ impl Config {
         Ok(Config {
             sources,
             params_path,
+            params_at,
             param_flags,
             display_tz,
             settings: Settings { duplicate_window_s, source_zones },

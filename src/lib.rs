@@ -24,12 +24,14 @@ use model::{LockParams, Report, Timeline};
 /// Reads every source of a case and builds the report for `view`.
 pub fn build_report(config: &Config, view: View) -> Result<Report> {
     let shows_raw = render::find(&config.format).is_none_or(|renderer| renderer.shows_raw(view));
-    build(config, view, shows_raw)
+    build(config, view, shows_raw).map(|(report, _)| report)
 }
 
 /// `build_report`, reading back the raw lines of the shown events only when `read_back` (they
-/// stay in their files otherwise: a timeline's worth of lines nobody will print).
-fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
+/// stay in their files otherwise: a timeline's worth of lines nobody will print). Also returns
+/// what the parameters file's reader noted (where nested parameters were found), which the report
+/// holds among its assumptions.
+fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<String>)> {
     // A whole timeline with its lines would decompress a compressed source again for every chunk
     // of events it writes: its events keep their lines' texts instead.
     let sources: Vec<ingest::SourceSpec> = config
@@ -41,11 +43,17 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
         })
         .collect();
     let (events, mut inputs) = ingest::read_sources(&sources, &config.progress)?;
+    let mut params_notes = Vec::new();
     let file_params = match &config.params_path {
         Some(path) => {
-            let (overrides, summary) = ingest::bullmq_params::read(path)?;
-            inputs.push(summary);
-            overrides
+            let selection = ingest::bullmq_params::Selection {
+                at: config.params_at.as_deref(),
+                version_given: config.param_flags.version.is_some(),
+            };
+            let file = ingest::bullmq_params::read_selected(path, selection)?;
+            inputs.push(file.summary);
+            params_notes = file.notes;
+            file.overrides
         }
         None => model::params::ParamOverrides::default(),
     };
@@ -62,6 +70,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
         }
     };
     let mut assumptions = config.assumptions.clone();
+    assumptions.extend(params_notes.iter().cloned());
     assumptions.extend(coverage_gaps(&inputs));
     if view != View::Timeline {
         assumptions.extend(detect::models_applied(&params));
@@ -94,7 +103,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<Report> {
             )?),
         };
     }
-    Ok(report)
+    Ok((report, params_notes))
 }
 
 /// BullMQ trims its events stream (about 10,000 entries by default): when the stream starts after
@@ -130,17 +139,28 @@ pub fn lock_report(
     progress: &progress::Progress,
 ) -> Result<String> {
     let has_sources = args.case.is_some() || !args.ledger.is_empty() || !args.log.is_empty() || !args.events.is_empty();
-    let (params, runs, tz) = if has_sources {
+    let (params, runs, tz, params_notes) = if has_sources {
         let config = Config { progress: progress.clone(), ..Config::build(args)? };
         // Only the runs are needed: no raw lines.
-        let report = build(&config, View::Timeline, false)?;
+        let (report, notes) = build(&config, View::Timeline, false)?;
         let context = detect::Context::new(&report.timeline, &report.params, &config.settings);
         let runs: Vec<f64> = detect::lock_headroom::runs(&context).iter().map(|r| r.seconds).collect();
-        (report.params.clone(), runs, config.display_tz)
+        (report.params.clone(), runs, config.display_tz, notes)
     } else {
         let file = match &args.params {
-            Some(path) => ingest::bullmq_params::read(path)?.0,
-            None => model::params::ParamOverrides::default(),
+            Some(path) => {
+                let selection = ingest::bullmq_params::Selection {
+                    at: args.params_at.as_deref(),
+                    version_given: args.bullmq_version.is_some(),
+                };
+                ingest::bullmq_params::read_selected(path, selection)?
+            }
+            None if args.params_at.is_some() => {
+                return Err(error::Error::usage(
+                    "--params-at says where the lock parameters are in a parameters file: give the file with --params",
+                ));
+            }
+            None => ingest::bullmq_params::ParamsFile::none(),
         };
         let flags = model::params::ParamOverrides {
             lock_duration: args.lock_duration,
@@ -154,7 +174,7 @@ pub fn lock_report(
             .as_deref()
             .map(|z| time::parse_zone(z).map_err(|e| error::Error::usage(format!("--tz: {e}"))))
             .transpose()?;
-        (LockParams::resolve(&file, &flags), Vec::new(), tz.unwrap_or(chrono_tz::UTC))
+        (LockParams::resolve(&file.overrides, &flags), Vec::new(), tz.unwrap_or(chrono_tz::UTC), file.notes)
     };
     let zone_given = args.tz.is_some() || has_sources;
     let instant = |flag: &str, text: &str| -> Result<chrono::DateTime<chrono::Utc>> {
@@ -170,7 +190,9 @@ pub fn lock_report(
         what_if: what_if.to_vec(),
         runs,
     };
-    let plan = lock_plan::plan(&question);
+    let mut plan = lock_plan::plan(&question);
+    // Where the parameters came from, first: the figures below rest on them.
+    plan.notes.splice(0..0, params_notes);
     Ok(match args.format.as_str() {
         "json" => lock_plan::render_json(&plan),
         _ => lock_plan::render_table(&plan, &params, tz, question.runs.len()),

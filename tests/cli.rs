@@ -14,6 +14,7 @@ use serde_json::Value;
 mod e2e;
 mod init;
 mod lease;
+mod params;
 mod retry;
 
 const INCIDENT: &str = "fixtures/incident-2026-10-07";

@@ -9,6 +9,7 @@
 pub mod bullmq_events;
 pub mod bullmq_jobs;
 pub mod bullmq_params;
+pub mod document;
 pub mod ledger;
 pub mod ledger_csv;
 pub mod ledger_jsonl;
