@@ -167,6 +167,34 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
                 );
             }
         }
+        Found::Params(found) => match &found.read {
+            Ok((values, notes)) => {
+                lines.push(format!("# the parameters reader takes {}", shown(&values.join(", "), 200)));
+                for note in notes {
+                    lines.push(format!("# {}", shown(note, 300)));
+                }
+            }
+            Err(error) => {
+                active = false;
+                lines.push(format!("# NOT DECIDED: the parameters reader stops: {}", shown(error, 1000)));
+                if found.places.len() > 1 {
+                    lines
+                        .push("# The places that hold lock options (keep the one of the workers in this case):".into());
+                    for place in &found.places {
+                        lines.push(format!(
+                            "params_at = {}   # {}",
+                            toml_string(&place.pointer),
+                            place.keys.join(", ")
+                        ));
+                    }
+                }
+                undecided.push(format!(
+                    "{name}: the parameters reader stops on it ({}); {}",
+                    shown(error, 200),
+                    if found.places.len() > 1 { "uncomment it with one params_at line" } else { "fix it" }
+                ));
+            }
+        },
         Found::Events(_) => match &proposal.queue {
             Some(Ok((queue, why))) => lines.push(format!("queue = {}   # {}", toml_string(queue), shown(why, 160))),
             Some(Err(why)) => {
@@ -381,7 +409,10 @@ pub fn report(inspection: &Inspection, target: &Path) -> String {
                 )
             }
             None => match &file.found {
-                Found::Params(found) => found.evidence(),
+                Found::Params(found) => match &found.read {
+                    Ok((values, _)) => format!("the parameters reader takes {}", values.join(", ")),
+                    Err(error) => format!("NOT DECIDED: the parameters reader stops: {error}"),
+                },
                 Found::Jobs(found) => found.evidence(),
                 Found::Events(found) => found.evidence(),
                 _ => String::new(),

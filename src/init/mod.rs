@@ -154,20 +154,29 @@ pub fn inspect(folder: &Path) -> Result<Inspection> {
         }
     }
     let mut notes = Vec::new();
-    let mut params_seen: Option<String> = None;
+    // One parameters file per case: the first the parameters reader reads, the others named.
+    let readable = |file: &File| matches!(&file.found, Found::Params(found) if found.read.is_ok());
+    let chosen = files
+        .iter()
+        .find(|f| readable(f))
+        .or_else(|| files.iter().find(|f| f.kind() == SourceKind::BullmqParams))
+        .map(|f| f.name.clone());
     let mut kept: Vec<(SourceKind, String, HashSet<MomentKey>)> = Vec::new();
     files.retain(|file| {
         if let Found::Params(found) = &file.found {
-            if let Some(first) = &params_seen {
-                notes.push(format!(
-                    "{}: a second lock parameters file ({}), left out: a case has one set of lock parameters and {first} came first; swap them if this one is the workers'",
-                    file.name,
-                    found.evidence()
-                ));
-                return false;
+            if chosen.as_ref() == Some(&file.name) {
+                return true;
             }
-            params_seen = Some(file.name.clone());
-            return true;
+            let first = chosen.clone().unwrap_or_default();
+            let read = match &found.read {
+                Ok((values, _)) => values.join(", "),
+                Err(error) => format!("the parameters reader refuses it: {}", sample::shown(error, 160)),
+            };
+            notes.push(format!(
+                "{}: a second lock parameters file ({read}), left out: a case has one set of lock parameters and {first} is read; swap them if this one is the workers'",
+                file.name
+            ));
+            return false;
         }
         // Two exports of the same records (a stream as JSON and as redis-cli text) would count
         // every event twice.

@@ -9,26 +9,40 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::ingest::document::pointer_token;
+
 use super::sample::{Json, Sample, shown};
 
 /// BullMQ's lock option names: any one of them as a key makes a document a parameters file.
 pub const LOCK_KEYS: &[&str] = &["lockDuration", "stalledInterval", "maxStalledCount", "lockRenewTime"];
 
 /// Where the lock options are in a document.
+/// An object holding lock options.
+#[derive(Debug, PartialEq)]
+pub struct Place {
+    /// `app.queues.review.worker`, or `(top level)`.
+    pub name: String,
+    /// The same as a JSON pointer, as `params_at` takes it: `/app/queues/review/worker`.
+    pub pointer: String,
+    /// The options found there, as `key = value`.
+    pub keys: Vec<String>,
+}
+
 #[derive(Debug, PartialEq)]
 pub struct Found {
     pub format: &'static str,
-    /// Each place holding lock options (`app.queues.review.worker`, or `(top level)`), with the
-    /// options found there as `key = value`.
-    pub places: Vec<(String, Vec<String>)>,
+    /// Each place holding lock options.
+    pub places: Vec<Place>,
     /// The line of the first lock option (YAML), for the evidence.
     pub line: Option<u64>,
+    /// What the parameters reader takes from the file (`lockDuration = 1178000`, ...) and
+    /// says about where, or its error: the file is read as `analyze` will read it.
+    pub read: Result<(Vec<String>, Vec<String>), String>,
 }
 
 impl Found {
     pub fn evidence(&self) -> String {
-        let places: Vec<String> =
-            self.places.iter().map(|(place, keys)| format!("{place} ({})", keys.join(", "))).collect();
+        let places: Vec<String> = self.places.iter().map(|p| format!("{} ({})", p.name, p.keys.join(", "))).collect();
         let many = if self.places.len() > 1 { "; more than one place: the reader must be told which" } else { "" };
         format!("{} document with BullMQ lock options at {}{many}", self.format.to_uppercase(), places.join("; "))
     }
@@ -39,8 +53,13 @@ const MAX_DEPTH: usize = 32;
 pub fn recognise(sample: &Sample, json: Option<&Json>) -> Option<Found> {
     if let Some(Json::Whole(value, _)) = json {
         let mut places = Vec::new();
-        walk(value, &mut String::new(), 0, &mut places);
-        return (!places.is_empty()).then_some(Found { format: "json", places, line: None });
+        walk(value, &mut Vec::new(), 0, &mut places);
+        return (!places.is_empty()).then_some(Found {
+            format: "json",
+            places,
+            line: None,
+            read: Ok(Default::default()),
+        });
     }
     if json.is_some() {
         return None;
@@ -48,7 +67,7 @@ pub fn recognise(sample: &Sample, json: Option<&Json>) -> Option<Found> {
     yaml(sample)
 }
 
-fn walk(value: &Value, path: &mut String, depth: usize, places: &mut Vec<(String, Vec<String>)>) {
+fn walk(value: &Value, path: &mut Vec<String>, depth: usize, places: &mut Vec<Place>) {
     if depth > MAX_DEPTH {
         return;
     }
@@ -60,36 +79,65 @@ fn walk(value: &Value, path: &mut String, depth: usize, places: &mut Vec<(String
                 .map(|(key, value)| format!("{key} = {}", shown(&value.to_string(), 24)))
                 .collect();
             if !keys.is_empty() {
-                let place = if path.is_empty() { "(top level)".to_string() } else { path.clone() };
-                places.push((place, keys));
+                places.push(place(path, keys));
             }
             for (key, child) in object {
-                let before = path.len();
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(&shown(key, 40));
+                path.push(key.clone());
                 walk(child, path, depth + 1, places);
-                path.truncate(before);
+                path.pop();
             }
         }
         Value::Array(items) => {
             for (index, child) in items.iter().enumerate() {
-                let before = path.len();
-                let _ = write!(path, "[{index}]");
+                path.push(index.to_string());
                 walk(child, path, depth + 1, places);
-                path.truncate(before);
+                path.pop();
             }
         }
         _ => {}
     }
 }
 
+fn place(path: &[String], keys: Vec<String>) -> Place {
+    let name = if path.is_empty() {
+        "(top level)".to_string()
+    } else {
+        path.iter().map(|step| shown(step, 40)).collect::<Vec<_>>().join(".")
+    };
+    let mut pointer = String::new();
+    for step in path {
+        let _ = write!(pointer, "/{}", pointer_token(step));
+    }
+    Place { name, pointer, keys }
+}
+
+/// The parameters reader on the file, as `analyze` will run it.
+pub fn read(path: &std::path::Path) -> Result<(Vec<String>, Vec<String>), String> {
+    // The reader names the file as it was opened; the manifest names it by its name in the folder.
+    let shown_path = path.display().to_string();
+    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let file = crate::ingest::bullmq_params::read_selected(path, crate::ingest::bullmq_params::Selection::default())
+        .map_err(|e| e.to_string().replace(&shown_path, &name))?;
+    let o = &file.overrides;
+    let values: Vec<String> = [
+        ("lockDuration", o.lock_duration),
+        ("lockRenewTime", o.lock_renew_time),
+        ("stalledInterval", o.stalled_interval),
+        ("maxStalledCount", o.max_stalled_count),
+    ]
+    .iter()
+    .filter_map(|(name, value)| value.map(|v| format!("{name} = {v}")))
+    .chain(o.version.iter().map(|v| format!("version {v}")))
+    .collect();
+    let notes = file.notes.iter().map(|note| note.replace(&shown_path, &name)).collect();
+    Ok((values, notes))
+}
+
 /// YAML, read only as far as recognising it: `lockDuration: 12000` lines, their parents found
 /// by indentation.
 fn yaml(sample: &Sample) -> Option<Found> {
     let mut parents: Vec<(usize, String)> = Vec::new();
-    let mut places: Vec<(String, Vec<String>)> = Vec::new();
+    let mut places: Vec<Place> = Vec::new();
     let mut first = None;
     for (line, text) in sample.lines() {
         let body = text.trim_start();
@@ -109,21 +157,18 @@ fn yaml(sample: &Sample) -> Option<Found> {
         let value = value.trim();
         if LOCK_KEYS.contains(&key) && !value.is_empty() {
             first.get_or_insert(line);
-            let place = if parents.is_empty() {
-                "(top level)".to_string()
-            } else {
-                parents.iter().map(|(_, k)| k.as_str()).collect::<Vec<_>>().join(".")
-            };
+            let path: Vec<String> = parents.iter().map(|(_, k)| k.clone()).collect();
             let option = format!("{key} = {}", shown(value, 24));
-            match places.iter_mut().find(|(p, _)| *p == place) {
-                Some((_, keys)) => keys.push(option),
-                None => places.push((place, vec![option])),
+            let found = place(&path, Vec::new());
+            match places.iter_mut().find(|p| p.pointer == found.pointer) {
+                Some(p) => p.keys.push(option),
+                None => places.push(Place { keys: vec![option], ..found }),
             }
         } else if value.is_empty() || value.starts_with('#') {
-            parents.push((indent, shown(key, 40)));
+            parents.push((indent, key.to_string()));
         }
     }
-    (!places.is_empty()).then_some(Found { format: "yaml", places, line: first })
+    (!places.is_empty()).then_some(Found { format: "yaml", places, line: first, read: Ok(Default::default()) })
 }
 
 #[cfg(test)]
@@ -145,18 +190,19 @@ mod tests {
         assert_eq!(found.format, "json");
         assert_eq!(
             found.places,
-            [(
-                "bullmq.queues[0].worker".to_string(),
-                vec!["lockDuration = 12000".into(), "stalledInterval = 5000".into()]
-            )]
+            [Place {
+                name: "bullmq.queues.0.worker".into(),
+                pointer: "/bullmq/queues/0/worker".into(),
+                keys: vec!["lockDuration = 12000".into(), "stalledInterval = 5000".into()]
+            }]
         );
-        assert!(found.evidence().contains("at bullmq.queues[0].worker (lockDuration = 12000"));
+        assert!(found.evidence().contains("at bullmq.queues.0.worker (lockDuration = 12000"));
     }
 
     #[test]
     fn a_flat_object_is_the_top_level() {
         let found = found(r#"{"lockDuration": 1178000, "concurrency": 2}"#).unwrap();
-        assert_eq!(found.places[0].0, "(top level)");
+        assert_eq!((found.places[0].name.as_str(), found.places[0].pointer.as_str()), ("(top level)", ""));
     }
 
     #[test]
@@ -169,7 +215,11 @@ mod tests {
         assert_eq!(found.line, Some(5));
         assert_eq!(
             found.places,
-            [("queues.review.worker".to_string(), vec!["lockDuration = 12000".into(), "maxStalledCount = 1".into()])]
+            [Place {
+                name: "queues.review.worker".into(),
+                pointer: "/queues/review/worker".into(),
+                keys: vec!["lockDuration = 12000".into(), "maxStalledCount = 1".into()]
+            }]
         );
     }
 

@@ -47,7 +47,8 @@ pub fn recognise(path: &Path, name: &str) -> Result<File, String> {
     if let Some(found) = logs::recognise(&sample).filter(|found| !found.lines.is_empty()) {
         return Ok(file(Found::Log(found)));
     }
-    if let Some(found) = params::recognise(&sample, json.as_ref()) {
+    if let Some(mut found) = params::recognise(&sample, json.as_ref()) {
+        found.read = params::read(path);
         return Ok(file(Found::Params(found)));
     }
     let Some(table) = ledger::table(&sample, json.as_ref()) else {

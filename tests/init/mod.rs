@@ -160,7 +160,14 @@ fn init_maps_a_ledger_with_its_own_names_measures_the_kst_log_and_matches_a_hand
     std::fs::write(hand.path().join("leasetrace.toml"), HAND_WRITTEN).unwrap();
     let by_hand = analyze_json(hand.path().to_str().unwrap());
     assert_eq!(findings(&from_init), findings(&by_hand));
-    assert!(!findings(&from_init).is_empty());
+    // The nested options are the incident's: the same findings as its shipped case.
+    assert_eq!(kinds(&from_init), kinds(&analyze_json(INCIDENT)));
+    assert!(
+        manifest.contains(
+            "# the parameters reader takes lockDuration = 1178000, stalledInterval = 30000, maxStalledCount = 1"
+        ),
+        "{manifest}"
+    );
 }
 
 /// Every timestamp at the start of a line moved by `hours`.
@@ -365,4 +372,35 @@ fn docs_init_sample_is_what_init_writes() {
     let doc = std::fs::read_to_string(format!("{}/docs/init.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
     assert_eq!(block(&doc, "## A real sample", "```text\n"), run.stdout, "docs/init.md: the printed report");
     assert_eq!(block(&doc, "## A real sample", "```toml\n"), written, "docs/init.md: the manifest");
+}
+
+#[test]
+fn init_leaves_out_a_parameters_file_the_reader_cannot_settle_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two workers with different lock settings: which one ran the jobs is not in the file.
+    std::fs::write(
+        dir.path().join("config.yaml"),
+        "queues:\n  review:\n    worker:\n      lockDuration: 12000\n  digest:\n    worker:\n      lockDuration: 60000\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("runs.jsonl"), "{\"at\":\"2026-10-07T00:33:00Z\",\"run\":\"a\",\"event\":\"start\"}\n{\"at\":\"2026-10-07T00:34:00Z\",\"run\":\"a\",\"event\":\"done\"}\n").unwrap();
+    let (_, manifest) = init(dir.path());
+    assert!(manifest.contains("# [[sources]]\n# kind = \"bullmq-params\"\n# path = \"config.yaml\""), "{manifest}");
+    assert!(manifest.contains("# NOT DECIDED: the parameters reader stops: "), "{manifest}");
+    assert!(manifest.contains("#   - config.yaml: the parameters reader stops on it"), "{manifest}");
+    // The rest is loadable as written.
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Choosing the worker: the source uncommented with one of the places proposed.
+    let path = dir.path().join("leasetrace.toml");
+    for line in [
+        "[[sources]]\n# kind = \"bullmq-params\"",
+        "kind = \"bullmq-params\"\n# path",
+        "path = \"config.yaml\"",
+        "params_at = \"/queues/review/worker\"",
+    ] {
+        uncomment(&path, line);
+    }
+    let report = analyze_json(dir.path().to_str().unwrap());
+    assert_eq!(report["params"]["lockDuration"], 12000, "{}", report["params"]);
 }
