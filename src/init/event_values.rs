@@ -38,6 +38,8 @@ const WORDS: &[(EventKind, &[&str])] = &[
             "panic",
             "cancel",
             "cancell",
+            "reap",
+            "abandon",
         ],
     ),
     (EventKind::LeaseClaimed, &["claim", "acquir", "lock", "grab"]),
@@ -138,6 +140,7 @@ mod tests {
         assert_eq!(kind("REVIEW_CREATED"), Some(EventKind::EffectPosted));
         assert_eq!(kind("run ended"), Some(EventKind::RoundFinished));
         assert_eq!(kind("crashed"), Some(EventKind::RoundFailed));
+        assert_eq!(kind("reaped"), Some(EventKind::RoundFailed), "marked failed by a reaper");
         assert_eq!(kind("lease_renewed"), Some(EventKind::LeaseExtended));
         assert_eq!(propose("begin").why, "the word 'begin'");
     }

@@ -161,6 +161,11 @@ pub fn inspect(folder: &Path) -> Result<Inspection> {
         .find(|f| readable(f))
         .or_else(|| files.iter().find(|f| f.kind() == SourceKind::BullmqParams))
         .map(|f| f.name.clone());
+    let kept_values: Option<Vec<String>> =
+        files.iter().find(|f| Some(&f.name) == chosen.as_ref()).and_then(|f| match &f.found {
+            Found::Params(found) => found.read.as_ref().ok().map(|(values, _)| values.clone()),
+            _ => None,
+        });
     let mut kept: Vec<(SourceKind, String, HashSet<MomentKey>)> = Vec::new();
     files.retain(|file| {
         if let Found::Params(found) = &file.found {
@@ -168,12 +173,13 @@ pub fn inspect(folder: &Path) -> Result<Inspection> {
                 return true;
             }
             let first = chosen.clone().unwrap_or_default();
-            let read = match &found.read {
-                Ok((values, _)) => values.join(", "),
-                Err(error) => format!("the parameters reader refuses it: {}", sample::shown(error, 160)),
+            let verdict = match (&found.read, &kept_values) {
+                (Ok((values, _)), Some(kept)) if values == kept => format!("the same values, {}", values.join(", ")),
+                (Ok((values, _)), _) => format!("other values, {}: check which file the workers used", values.join(", ")),
+                (Err(error), _) => format!("the parameters reader refuses it: {}", sample::shown(error, 160)),
             };
             notes.push(format!(
-                "{}: a second lock parameters file ({read}), left out: a case has one set of lock parameters and {first} is read; swap them if this one is the workers'",
+                "{}: a second lock parameters file ({verdict}), left out: a case has one set of lock parameters and {first} is read",
                 file.name
             ));
             return false;

@@ -404,3 +404,81 @@ fn init_leaves_out_a_parameters_file_the_reader_cannot_settle_and_says_why() {
     let report = analyze_json(dir.path().to_str().unwrap());
     assert_eq!(report["params"]["lockDuration"], 12000, "{}", report["params"]);
 }
+
+/// A timestamptz as psql prints it in the ISO DateStyle: `2026-11-30 17:46:24.208+09`.
+fn psql_time(utc: &str, hours: i32) -> String {
+    let at = chrono::DateTime::parse_from_rfc3339(utc).unwrap();
+    let local = at.with_timezone(&chrono::FixedOffset::east_opt(hours * 3600).unwrap());
+    let text = local.format("%Y-%m-%d %H:%M:%S%.6f").to_string();
+    format!(
+        "{}{}{:02}",
+        text.trim_end_matches('0').trim_end_matches('.'),
+        if hours < 0 { '-' } else { '+' },
+        hours.abs()
+    )
+}
+
+#[test]
+fn init_maps_a_psql_export_of_the_apps_own_table_once_and_matches_the_real_runs_manifest() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    // The real run's ledger as a PostgreSQL table of the app's own, exported twice with
+    // `\copy (select * from sweep_ledger order by id) to ... csv header`: PGTZ=Asia/Seoul and UTC.
+    let ledger = std::fs::read_to_string(format!("{root}/{REAL_STALLED}/ledger.csv")).unwrap();
+    let steps = [
+        ("round_started", "begin"),
+        ("item_selected", "picked"),
+        ("effect_posted", "review-created"),
+        ("round_finished", "end"),
+        ("round_failed", "reaped"),
+    ];
+    for (file, hours) in [("ledger.csv", 9), ("ledger-utc.csv", 0)] {
+        let mut out =
+            String::from("id,ts_utc,execution_id,bull_id,due_at,sweep_name,step,subject,node,phase,note,meta\n");
+        for (id, line) in ledger.lines().skip(1).enumerate() {
+            let c: Vec<&str> = line.split(',').collect();
+            let step = steps.iter().find(|(event, _)| *event == c[5]).unwrap().1;
+            let pid = c[7].rsplit('/').next().unwrap();
+            let row = [
+                (id + 1).to_string(),
+                psql_time(c[0], hours),
+                c[1].into(),
+                c[2].into(),
+                psql_time(c[3], hours),
+                c[4].into(),
+                step.into(),
+                c[6].into(),
+                c[7].into(),
+                c[8].into(),
+                c[9].into(),
+                format!("\"{{\"\"pid\"\": {pid}}}\""),
+            ];
+            out.push_str(&row.join(","));
+            out.push('\n');
+        }
+        std::fs::write(dir.path().join(file), out).unwrap();
+    }
+    for file in ["server.log", "events.json", "jobs.jsonl", "bullmq.json"] {
+        std::fs::copy(format!("{root}/{REAL_STALLED}/{file}"), dir.path().join(file)).unwrap();
+    }
+    let (stdout, manifest) = init(dir.path());
+    assert!(stdout.contains("ledger.csv: the same job moments as ledger-utc.csv"), "{stdout}");
+    for line in [
+        "time = \"ts_utc\"",
+        "slot = \"due_at\"",
+        "sweep = \"sweep_name\"",
+        "# column \"id\" is not mapped (e.g. '1')",
+        "# column \"meta\" is not mapped (e.g. '{\"pid\": 23582}')",
+        "\"reaped\" = \"round-failed\"",
+        "# timestamps carry their offset (e.g. '2026-11-30 08:46:24.208+00'): no tz needed",
+    ] {
+        assert!(manifest.lines().any(|l| l.starts_with(line)), "{line}:\n{manifest}");
+    }
+    uncomment(&dir.path().join("leasetrace.toml"), "tz = \"Asia/Seoul\"");
+    let from_init = analyze_json(dir.path().to_str().unwrap());
+    let shipped = analyze_json(REAL_STALLED);
+    let metrics = |r: &Value| -> Vec<(Value, Value)> {
+        r["findings"].as_array().unwrap().iter().map(|f| (f["kind"].clone(), f["metrics"].clone())).collect()
+    };
+    assert_eq!(metrics(&from_init), metrics(&shipped));
+}
