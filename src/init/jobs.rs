@@ -89,7 +89,8 @@ pub fn recognise(sample: &Sample, json: Option<&Json>) -> Option<Found> {
                         hashes.push((line, Some(key.clone()), fields));
                     }
                 }
-            } else if is_job_hash(object) {
+            } else if is_job_hash(object) && !["level", "msg", "message"].iter().any(|k| object.contains_key(*k)) {
+                // A log record may carry a job's fields; it has a level and a message.
                 shape = "bare field maps";
                 let id = object.get("id").and_then(Value::as_str).map(|id| format!("?:?:{id}"));
                 hashes.push((line, id, object.clone()));
@@ -221,5 +222,7 @@ mod tests {
         assert!(found(r#"{"id":"1796028384204-0","fields":{"event":"added","jobId":"7"}}"#).is_none());
         assert!(found("at,run_id,event\n2026-10-07T00:00:00Z,r1,start\n").is_none());
         assert!(found(r#"{"key":"bull:q:1","fields":{"processedOn":"12"}}"#).unwrap().moments.is_empty());
+        let winston = r#"{"attemptsMade":1,"failedReason":"socket hang up","jobId":"8815","level":"warn","message":"job failed","timestamp":"2026-10-07T00:21:12.901Z"}"#;
+        assert!(found(winston).is_none(), "a log line with a job's fields is not a job hash");
     }
 }

@@ -351,10 +351,17 @@ fn rule_lines(lines: &mut Vec<String>, undecided: &mut Vec<String>, proposal: &P
             Outcome::NoLine => {
                 lines.push(format!("#   {head}: no line names the job at those moments: the app logs none (no rule)"));
             }
-            Outcome::Builtin { lines: n } => lines
-                .push(format!("#   {head}: the built-in rules read these lines already ({n} lines, e.g. {example})")),
-            Outcome::Rule { pattern, decided, also, conflicts } => {
-                let evidence = format!("{head}: {} of them have a line like {example}", rule.covered);
+            Outcome::Builtin { lines: n } => lines.push(format!(
+                "#   {head}: the built-in rules read these lines already ({n} line{}, e.g. {example})",
+                if *n == 1 { "" } else { "s" }
+            )),
+            Outcome::Rule { pattern, decided, also, conflicts, enough } => {
+                let read = if rule.builtin > 0 {
+                    format!(" ({} more are read by the built-in rules already)", rule.builtin)
+                } else {
+                    String::new()
+                };
+                let evidence = format!("{head}: {} of them have a line like {example}{read}", rule.covered);
                 let mut block = vec![
                     format!("# {}", shown(&evidence, 400)),
                     "[[sources.rules]]".to_string(),
@@ -363,6 +370,10 @@ fn rule_lines(lines: &mut Vec<String>, undecided: &mut Vec<String>, proposal: &P
                 ];
                 if !decided {
                     let why = match (*also, *conflicts) {
+                        (0, 0) if !enough => format!(
+                            "only {} of the {} moments has such a line: too little to put these words to the event",
+                            rule.covered, rule.moments
+                        ),
                         (0, c) => format!("the rule also matches {c} line(s) at another event of the same job"),
                         (a, 0) => format!("the rule also matches {a} other line(s) at no {} moment", rule.what),
                         (a, c) => format!(

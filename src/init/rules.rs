@@ -42,7 +42,7 @@ pub enum Outcome {
     /// The built-in rules already read these lines as the event.
     Builtin { lines: usize },
     /// A rule to add.
-    Rule { pattern: String, decided: bool, also: usize, conflicts: usize },
+    Rule { pattern: String, decided: bool, also: usize, conflicts: usize, enough: bool },
     /// No line records these moments.
     NoLine,
 }
@@ -54,8 +54,10 @@ pub struct Proposal {
     pub channel: Channel,
     /// Moments of this event (with a job id) in the reference.
     pub moments: usize,
-    /// Moments a log line records.
+    /// Moments a line of the proposed rule records.
     pub covered: usize,
+    /// Moments the built-in rules read a line of already.
+    pub builtin: usize,
     /// A line that decided it, with the reference it matched: (log line, message, ref file, ref line).
     pub example: Option<(u64, String, usize, u64)>,
     pub outcome: Outcome,
@@ -105,42 +107,67 @@ pub fn propose(
             Channel::Ledger => LEDGER_TOLERANCE_MS,
             _ => STREAM_TOLERANCE_MS,
         } + if whole_seconds { 1000 } else { 0 };
-        let mut hits: Vec<(usize, usize, String)> = Vec::new();
+        let mut hits: Vec<(usize, usize, String, i64)> = Vec::new();
+        let mut read: Vec<(usize, usize)> = Vec::new();
         for (m, moment) in moments.iter().enumerate() {
-            for &l in lines_of.get(moment.id.as_str()).into_iter().flatten() {
-                let Some(at) = placed[l].0 else { continue };
-                if (at - moment.at).num_milliseconds().abs() > tolerance {
-                    continue;
-                }
+            let near: Vec<(usize, i64)> = lines_of
+                .get(moment.id.as_str())
+                .into_iter()
+                .flatten()
+                .filter_map(|&l| placed[l].0.map(|at| (l, (at - moment.at).num_milliseconds().abs())))
+                .filter(|(_, apart)| *apart <= tolerance)
+                .collect();
+            let classified = |l: usize| {
+                let found = builtin.as_ref().map(|rules| rules.classify(&lines[l].message)).unwrap_or_default();
+                let id = found.job_id.or_else(|| lines[l].fields.job_id.clone());
+                (found.kind, id)
+            };
+            // A moment the built-in rules read a line of already needs no rule.
+            if let Some(&(l, _)) = near.iter().find(|(l, _)| {
+                let (kind, id) = classified(*l);
+                kind == Some(event) && id.as_deref() == Some(moment.id.as_str())
+            }) {
+                read.push((m, l));
+                continue;
+            }
+            for (l, apart) in near {
                 // A line the built-in rules read as another event of a job records that one.
-                let builtin_kind = builtin.as_ref().and_then(|rules| rules.classify(&lines[l].message).kind);
-                if builtin_kind.is_some_and(|kind| kind != event && is_job_event(kind)) {
+                if classified(l).0.is_some_and(|kind| kind != event && is_job_event(kind)) {
                     continue;
                 }
                 if let Some(template) = template(&lines[l], &moment.id) {
-                    hits.push((m, l, template));
+                    hits.push((m, l, template, apart));
                 }
             }
         }
-        kinds.push(Kind { what, event, name, channel, moments, tolerance, hits });
+        kinds.push(Kind { what, event, name, channel, moments, tolerance, hits, read });
     }
     let mut out = Vec::new();
     for kind in &kinds {
-        let Kind { what, event, name, channel, ref moments, tolerance, ref hits } = *kind;
+        let Kind { what, event, name, channel, ref moments, tolerance, ref hits, ref read } = *kind;
         let mut proposal = Proposal {
             event,
             what: name,
             channel,
             moments: moments.len(),
             covered: 0,
+            builtin: read.len(),
             example: None,
             outcome: Outcome::NoLine,
         };
+        let example = |m: usize, l: usize| (lines[l].line, lines[l].message.clone(), moments[m].file, moments[m].line);
+        if let Some(&(m, l)) = read.first() {
+            proposal.example = Some(example(m, l));
+            let mut distinct: Vec<usize> = read.iter().map(|(_, l)| *l).collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            proposal.outcome = Outcome::Builtin { lines: distinct.len() };
+        }
         // A template records this event if it covers as large a share of its moments as of any
         // other event's (BullMQ re-activates a stalled job within milliseconds, so a stall line
         // is also at an activation, but at one of many); of those, the one that covers the most
-        // (ties: the one with a word of the event).
-        let mut templates: Vec<&str> = hits.iter().map(|(_, _, t)| t.as_str()).collect();
+        // (ties: the one with a word of the event, then the one closest to the moments).
+        let mut templates: Vec<&str> = hits.iter().map(|(_, _, t, _)| t.as_str()).collect();
         templates.sort_unstable();
         templates.dedup();
         let share = |k: &Kind, t: &str| (k.coverage(t), k.moments.len().max(1));
@@ -155,32 +182,25 @@ pub fn propose(
             let lower = t.to_lowercase();
             WORDS.iter().find(|(w, _)| *w == what).is_some_and(|(_, words)| words.iter().any(|w| lower.contains(w)))
         };
-        let Some(best) =
-            templates.iter().copied().filter(|t| specific(t)).max_by_key(|t| (kind.coverage(t), worded(t)))
+        let apart = |t: &str| {
+            let of: Vec<i64> = hits.iter().filter(|(_, _, x, _)| x == t).map(|(_, _, _, a)| *a).collect();
+            of.iter().sum::<i64>() / i64::try_from(of.len().max(1)).unwrap_or(1)
+        };
+        let Some(best) = templates
+            .iter()
+            .copied()
+            .filter(|t| specific(t))
+            .max_by_key(|t| (kind.coverage(t), worded(t), std::cmp::Reverse(apart(t))))
         else {
             out.push(proposal);
             continue;
         };
         let best = best.to_string();
         let evidence: Vec<(usize, usize)> =
-            hits.iter().filter(|(_, _, t)| *t == best).map(|(m, l, _)| (*m, *l)).collect();
+            hits.iter().filter(|(_, _, t, _)| *t == best).map(|(m, l, _, _)| (*m, *l)).collect();
         proposal.covered = kind.coverage(&best);
         if let Some(&(m, l)) = evidence.first() {
-            proposal.example = Some((lines[l].line, lines[l].message.clone(), moments[m].file, moments[m].line));
-        }
-        let read_by_builtin = builtin.as_ref().is_some_and(|rules| {
-            evidence.iter().all(|&(m, l)| {
-                let found = rules.classify(&lines[l].message);
-                let id = found.job_id.as_deref().or(lines[l].fields.job_id.as_deref());
-                found.kind == Some(event) && id == Some(moments[m].id.as_str())
-            })
-        });
-        if read_by_builtin {
-            let mut distinct: Vec<usize> = evidence.iter().map(|(_, l)| *l).collect();
-            distinct.dedup();
-            proposal.outcome = Outcome::Builtin { lines: distinct.len() };
-            out.push(proposal);
-            continue;
+            proposal.example = Some(example(m, l));
         }
         let spec = RuleSpec { event: event.name().to_string(), pattern: best.clone() };
         let Ok(rule) = RuleSet::new(std::slice::from_ref(&spec), false, "init") else {
@@ -208,7 +228,10 @@ pub fn propose(
                 also += 1;
             }
         }
-        proposal.outcome = Outcome::Rule { pattern: best, decided: conflicts == 0 && also == 0, also, conflicts };
+        // One moment of many is not enough to put the app's words to an event.
+        let enough = proposal.covered >= 2 || proposal.covered + read.len() == moments.len();
+        let decided = conflicts == 0 && also == 0 && enough;
+        proposal.outcome = Outcome::Rule { pattern: best, decided, also, conflicts, enough };
         out.push(proposal);
     }
     out
@@ -226,14 +249,16 @@ struct Kind<'r> {
     channel: Channel,
     moments: Vec<&'r Reference>,
     tolerance: i64,
-    /// (moment, line, template)
-    hits: Vec<(usize, usize, String)>,
+    /// (moment, line, template, ms apart)
+    hits: Vec<(usize, usize, String, i64)>,
+    /// (moment, line) the built-in rules read already.
+    read: Vec<(usize, usize)>,
 }
 
 impl Kind<'_> {
     /// How many of the moments a line of template `t` records.
     fn coverage(&self, t: &str) -> usize {
-        let mut covered: Vec<usize> = self.hits.iter().filter(|(_, _, x)| x == t).map(|(m, _, _)| *m).collect();
+        let mut covered: Vec<usize> = self.hits.iter().filter(|(_, _, x, _)| x == t).map(|(m, _, _, _)| *m).collect();
         covered.sort_unstable();
         covered.dedup();
         covered.len()
@@ -371,7 +396,7 @@ mod tests {
         assert!(matches!(proposals[0].outcome, Outcome::Builtin { lines: 1 }), "{:?}", proposals[0]);
         let stalled = &proposals[1];
         assert_eq!((stalled.event, stalled.moments, stalled.covered), (EventKind::JobStalled, 2, 2));
-        let Outcome::Rule { pattern, decided, also, conflicts } = &stalled.outcome else { panic!("{stalled:?}") };
+        let Outcome::Rule { pattern, decided, also, conflicts, .. } = &stalled.outcome else { panic!("{stalled:?}") };
         assert_eq!(pattern, r"^WARN\s+\[Sweeper\]\s+Recovered\s+(?P<job_id>\S+)\s+from\s+a\s+dead\s+worker");
         assert_eq!((*decided, *also, *conflicts), (true, 0, 0));
         assert_eq!(stalled.example.as_ref().map(|e| (e.0, e.2, e.3)), Some((2, 1, 9)));
@@ -399,6 +424,42 @@ mod tests {
         let stalled = proposals.iter().find(|p| p.event == EventKind::JobStalled).unwrap();
         let Outcome::Rule { decided, conflicts, .. } = stalled.outcome else { panic!("{stalled:?}") };
         assert_eq!((decided, conflicts), (false, 1));
+    }
+
+    #[test]
+    fn a_moment_the_builtin_rules_read_gets_no_rule_from_the_lines_around_it() {
+        let keyed = |n, utc, message: &str| LogLine {
+            fields: Classified { job_id: Some("repeat:s:1791333180000".into()), ..Classified::default() },
+            ..line(n, utc, message)
+        };
+        // pino: `job active` with a jobId key, then the processor's own lines 0.3 s and 1 s later.
+        let lines = [
+            keyed(1, "2026-10-07T00:33:00.004Z", "job active"),
+            keyed(2, "2026-10-07T00:33:00.310Z", "sweep picked candidates active=4"),
+            keyed(3, "2026-10-07T00:33:01.020Z", "reviewing PR-4412"),
+        ];
+        let ledger = |utc: &str| {
+            (
+                Channel::Ledger,
+                Reference { id: "repeat:s:1791333180000".into(), at: at(utc), what: What::Active, file: 0, line: 2 },
+            )
+        };
+        let proposals = propose(&lines, &placed, &[ledger("2026-10-07T00:33:03.118Z")], false);
+        assert!(matches!(proposals[0].outcome, Outcome::Builtin { lines: 1 }), "{:?}", proposals[0]);
+        assert_eq!(proposals[0].example.as_ref().map(|e| e.0), Some(1));
+    }
+
+    #[test]
+    fn one_moment_of_many_is_not_enough_to_decide_a_rule() {
+        let lines = [line(1, "2026-11-30T08:00:00.000Z", "WARN lost repeat:s:1796028384203 to a dead worker")];
+        let references = [
+            stream("repeat:s:1796028384203", "2026-11-30T08:00:00.000Z", What::Stalled),
+            stream("repeat:s:1796028391203", "2026-11-30T08:05:00.000Z", What::Stalled),
+            stream("repeat:s:1796028398203", "2026-11-30T08:09:00.000Z", What::Stalled),
+        ];
+        let proposals = propose(&lines, &placed, &references, false);
+        let Outcome::Rule { decided, enough, .. } = proposals[0].outcome else { panic!("{:?}", proposals[0]) };
+        assert_eq!((decided, enough, proposals[0].covered), (false, false, 1));
     }
 
     #[test]

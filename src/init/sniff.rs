@@ -2,7 +2,8 @@
 //!
 //! The order matters only where shapes overlap: an events-stream export and a job-hash export
 //! are both JSON objects with `fields` (a stream entry has a stream id, a hash a Redis key), a
-//! pino log is JSON that may carry any key, a ledger is the table left when nothing else fits.
+//! pino or winston log is JSON that may carry any key (a job's `failedReason` included), a ledger
+//! is the table left when nothing else fits.
 
 use std::collections::BTreeMap;
 use std::io::Cursor;
@@ -41,11 +42,12 @@ pub fn recognise(path: &Path, name: &str) -> Result<File, String> {
     if let Some(found) = events::recognise(&sample, json.as_ref()) {
         return Ok(file(Found::Events(found)));
     }
-    if let Some(found) = jobs::recognise(&sample, json.as_ref()) {
-        return Ok(file(Found::Jobs(found)));
-    }
+    // Before job hashes: a JSON log line may carry a job's fields (`attemptsMade`, `failedReason`).
     if let Some(found) = logs::recognise(&sample).filter(|found| !found.lines.is_empty()) {
         return Ok(file(Found::Log(found)));
+    }
+    if let Some(found) = jobs::recognise(&sample, json.as_ref()) {
+        return Ok(file(Found::Jobs(found)));
     }
     if let Some(mut found) = params::recognise(&sample, json.as_ref()) {
         found.read = params::read(path);
