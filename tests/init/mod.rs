@@ -3,6 +3,8 @@
 //! the user declares only what init said it could not decide (uncommenting one zone line), the
 //! written manifest must give the findings of a hand-written one.
 
+use std::fmt::Write as _;
+
 #[allow(unused_imports)]
 use super::*;
 
@@ -481,4 +483,32 @@ fn init_maps_a_psql_export_of_the_apps_own_table_once_and_matches_the_real_runs_
         r["findings"].as_array().unwrap().iter().map(|f| (f["kind"].clone(), f["metrics"].clone())).collect()
     };
     assert_eq!(metrics(&from_init), metrics(&shipped));
+}
+
+#[test]
+fn init_says_when_a_logs_offset_changes_inside_it_and_lists_zones_with_both() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rounds every 12 hours across 2026-10-25, when Central Europe leaves summer time (01:00 UTC).
+    let mut ledger = String::from("at,run_id,job_id,event\n");
+    let mut log = String::new();
+    for (n, hours) in [0i64, 12, 24, 36, 48, 60].into_iter().enumerate() {
+        let at = chrono::DateTime::parse_from_rfc3339("2026-10-24T06:00:00Z").unwrap() + chrono::Duration::hours(hours);
+        let slot = at.timestamp_millis();
+        let job = format!("repeat:nightly:{slot}");
+        let _ = writeln!(ledger, "{},run-{n},{job},round_started", at.format("%Y-%m-%dT%H:%M:%S%.3fZ"));
+        let berlin = at.with_timezone(&chrono_tz::Europe::Berlin).naive_local();
+        let _ = writeln!(log, "{} INFO [Worker] picked up {job}", berlin.format("%Y-%m-%d %H:%M:%S%.3f"));
+    }
+    std::fs::write(dir.path().join("runs.csv"), ledger).unwrap();
+    std::fs::write(dir.path().join("worker.log"), log).unwrap();
+    let (stdout, manifest) = init(dir.path());
+    assert!(stdout.contains("measured +02:00 then +01:00"), "{stdout}");
+    assert!(
+        manifest
+            .contains("# The offset changes inside the file (a DST change): +02:00 on lines 1-2, +01:00 on lines 3-6."),
+        "{manifest}"
+    );
+    let zones: Vec<&str> = manifest.lines().filter(|l| l.starts_with("# tz = ")).collect();
+    assert!(zones.iter().any(|z| z.starts_with("# tz = \"Europe/Berlin\"")), "{zones:?}");
+    assert!(zones.iter().all(|z| z.ends_with("# +01:00 in January, +02:00 in July")), "{zones:?}");
 }
