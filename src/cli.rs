@@ -83,11 +83,11 @@ pub struct CaseArgs {
     #[arg(long, value_name = "PATH")]
     pub events: Vec<PathBuf>,
 
-    /// BullMQ job hashes exported with HGETALL, one JSON object per job. Repeatable.
+    /// BullMQ job hashes exported with HGETALL: JSON (records, a keyed object, BullMQ's job JSON) or redis-cli text. Repeatable.
     #[arg(long, value_name = "PATH")]
     pub jobs: Vec<PathBuf>,
 
-    /// Queue name for --events (the stream bull:<queue>:events does not say it).
+    /// Queue name for --events (the stream bull:<queue>:events does not say it); for --jobs, where a key's job id begins.
     #[arg(long, value_name = "NAME")]
     pub queue: Option<String>,
 
@@ -108,6 +108,14 @@ pub struct CaseArgs {
     /// Zone of log timestamps written without an offset (IANA name, e.g. Asia/Seoul). Overrides the manifest.
     #[arg(long, value_name = "ZONE")]
     pub log_tz: Option<String>,
+
+    /// Ledger times without an offset that a DST fall-back makes happen twice: earlier, later or error (default: error).
+    #[arg(long, value_name = "CHOICE", value_parser = clap::builder::PossibleValuesParser::new(["earlier", "later", "error"]))]
+    pub ledger_ambiguous: Option<String>,
+
+    /// Log times without an offset that a DST fall-back makes happen twice: order (by the lines around them), earlier, later or error. Default: order.
+    #[arg(long, value_name = "CHOICE", value_parser = clap::builder::PossibleValuesParser::new(crate::time::Ambiguous::NAMES))]
+    pub log_ambiguous: Option<String>,
 
     /// Map a ledger field to a column, e.g. --column time=created_at. Repeatable.
     #[arg(long = "column", value_name = "FIELD=COLUMN")]

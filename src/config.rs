@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::ingest::{RuleSpec, SourceKind, SourceSpec};
 use crate::model::params::ParamOverrides;
 use crate::progress::Progress;
-use crate::time::parse_zone;
+use crate::time::{Ambiguous, parse_zone};
 
 /// The manifest file looked for in a case folder.
 pub const MANIFEST: &str = "leasetrace.toml";
@@ -54,6 +54,8 @@ struct ManifestSource {
     path: String,
     format: Option<String>,
     tz: Option<String>,
+    /// How a local time that a fall-back makes happen twice is placed: order, earlier, later, error.
+    ambiguous: Option<String>,
     #[serde(default)]
     columns: BTreeMap<String, String>,
     #[serde(default)]
@@ -82,6 +84,25 @@ struct ManifestAnalysis {
 
 fn zone(name: &str, place: &str) -> Result<Tz> {
     parse_zone(name).map_err(|reason| Error::usage(format!("{place}: {reason}")))
+}
+
+/// The `ambiguous` choice for a source of `kind`, said at `place`. A ledger has no `order`: its
+/// rows are not necessarily in time order (an export sorted by id, rows written at the end of a
+/// run), so the order of its rows says nothing about which of two times a row means.
+fn ambiguous(name: &str, kind: SourceKind, place: &str) -> Result<Ambiguous> {
+    let choice = Ambiguous::from_name(name).ok_or_else(|| {
+        Error::usage(format!(
+            "{place}: ambiguous = '{name}': expected one of {}",
+            if kind == SourceKind::Log { "order, earlier, later, error" } else { "earlier, later, error" }
+        ))
+    })?;
+    if choice == Ambiguous::Order && kind != SourceKind::Log {
+        return Err(Error::usage(format!(
+            "{place}: ambiguous = 'order' is for logs, which are written in time order; a {} is not necessarily, so choose earlier, later or error",
+            kind.name()
+        )));
+    }
+    Ok(choice)
 }
 
 impl Config {
@@ -115,6 +136,13 @@ impl Config {
         let manifest_name = manifest_path.as_ref().map_or(MANIFEST.to_string(), |p| p.display().to_string());
         let ledger_tz = args.ledger_tz.as_deref().map(|z| zone(z, "--ledger-tz")).transpose()?;
         let log_tz = args.log_tz.as_deref().map(|z| zone(z, "--log-tz")).transpose()?;
+        let ledger_ambiguous = args
+            .ledger_ambiguous
+            .as_deref()
+            .map(|a| ambiguous(a, SourceKind::Ledger, "--ledger-ambiguous"))
+            .transpose()?;
+        let log_ambiguous =
+            args.log_ambiguous.as_deref().map(|a| ambiguous(a, SourceKind::Log, "--log-ambiguous")).transpose()?;
         let mut assumptions = Vec::new();
         let mut sources = Vec::new();
         let mut params_path = args.params.clone();
@@ -170,6 +198,17 @@ impl Config {
             };
             let tz_fix = format!("tz = \"...\" for this source in {manifest_name} (or {flag})");
             let mut spec = SourceSpec::new(kind, path, flag_tz.or(declared), tz_fix);
+            let (flag_ambiguous, flag) = match kind {
+                SourceKind::Ledger => (ledger_ambiguous, "--ledger-ambiguous"),
+                _ => (log_ambiguous, "--log-ambiguous"),
+            };
+            let declared = source.ambiguous.as_deref().map(|a| ambiguous(a, kind, &place)).transpose()?;
+            if let Some(choice) = flag_ambiguous.or(declared) {
+                spec.ambiguous = choice;
+            }
+            spec.ambiguous_fix = format!(
+                "ambiguous = \"earlier\" or ambiguous = \"later\" for this source in {manifest_name} (or {flag} earlier|later)"
+            );
             spec.format.clone_from(&source.format);
             spec.columns.clone_from(&source.columns);
             spec.event_values.clone_from(&source.events);
@@ -180,10 +219,14 @@ impl Config {
             sources.push(spec);
         }
         for path in &args.ledger {
-            sources.push(SourceSpec::new(SourceKind::Ledger, path.clone(), ledger_tz, "--ledger-tz".into()));
+            let mut spec = SourceSpec::new(SourceKind::Ledger, path.clone(), ledger_tz, "--ledger-tz".into());
+            spec.ambiguous = ledger_ambiguous.unwrap_or(spec.ambiguous);
+            sources.push(spec);
         }
         for path in &args.log {
-            sources.push(SourceSpec::new(SourceKind::Log, path.clone(), log_tz, "--log-tz".into()));
+            let mut spec = SourceSpec::new(SourceKind::Log, path.clone(), log_tz, "--log-tz".into());
+            spec.ambiguous = log_ambiguous.unwrap_or(spec.ambiguous);
+            sources.push(spec);
         }
         // Stream ids and job-hash fields are epoch milliseconds: these sources need no zone.
         for (kind, paths) in [(SourceKind::BullmqEvents, &args.events), (SourceKind::BullmqJobs, &args.jobs)] {

@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod coverage;
 pub mod detect;
 pub mod error;
 pub mod ingest;
@@ -70,8 +71,14 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         }
     };
     let mut assumptions = config.assumptions.clone();
+    // The sources' summaries come first, in source order (the lock parameters file's after them).
+    for (source, input) in config.sources.iter().zip(&inputs) {
+        assumptions.extend(time::fold::notes(&input.path, source.ambiguous, &input.folds));
+    }
     assumptions.extend(params_notes.iter().cloned());
-    assumptions.extend(coverage_gaps(&inputs));
+    assumptions
+        .extend(inputs.iter().flat_map(|input| input.notes.iter().map(|note| format!("{}: {note}", input.path))));
+    assumptions.extend(coverage::coverage_gaps(&timeline));
     if view != View::Timeline {
         assumptions.extend(detect::models_applied(&params));
     }
@@ -104,27 +111,6 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         };
     }
     Ok((report, params_notes))
-}
-
-/// BullMQ trims its events stream (about 10,000 entries by default): when the stream starts after
-/// the other evidence, the absence of a stream event before its first entry proves nothing.
-fn coverage_gaps(inputs: &[model::InputSummary]) -> Vec<String> {
-    let earliest_other = inputs.iter().filter(|i| i.kind != "bullmq-events").filter_map(|i| i.first_at).min();
-    inputs
-        .iter()
-        .filter(|i| i.kind == "bullmq-events")
-        .filter_map(|stream| {
-            let (starts, other) = (stream.first_at?, earliest_other?);
-            (starts > other).then(|| {
-                format!(
-                    "{}: the events stream starts at {}, after the other evidence begins ({}): it was trimmed, and says nothing about earlier times; a missing stream event before then is not evidence",
-                    stream.path,
-                    time::format_rfc3339(starts),
-                    time::format_rfc3339(other)
-                )
-            })
-        })
-        .collect()
 }
 
 /// `leasetrace lock`: the lock arithmetic for one job, rendered as `args.format` asks. With a case

@@ -11,6 +11,10 @@ use chrono_tz::Tz;
 
 use crate::model::Moment;
 
+pub mod fold;
+
+pub use fold::Ambiguous;
+
 /// A timestamp as written, before any zone is applied.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stamp {
@@ -34,15 +38,32 @@ pub enum ZoneProblem {
 }
 
 impl Stamp {
+    /// The instant, refusing a local time that happens twice.
     pub fn to_utc(self, declared: Option<Tz>) -> Result<DateTime<Utc>, ZoneProblem> {
+        self.to_utc_as(declared, Ambiguous::Error)
+    }
+
+    /// The instant, a local time that happens twice taken as `choice` says: its first or second
+    /// time for `earlier` and `later`, refused for `error` and `order` (line order is the
+    /// reader's to follow, see `fold::LineOrder`).
+    pub fn to_utc_as(self, declared: Option<Tz>, choice: Ambiguous) -> Result<DateTime<Utc>, ZoneProblem> {
+        self.place(declared, choice).map(|(at, _)| at)
+    }
+
+    /// `to_utc_as`, and whether the time was one that happens twice.
+    pub fn place(self, declared: Option<Tz>, choice: Ambiguous) -> Result<(DateTime<Utc>, bool), ZoneProblem> {
         match self {
-            Stamp::Absolute(at) => Ok(at),
+            Stamp::Absolute(at) => Ok((at, false)),
             Stamp::Local(naive) => {
                 let zone = declared.ok_or(ZoneProblem::Undeclared)?;
-                match zone.from_local_datetime(&naive) {
-                    LocalResult::Single(at) => Ok(at.with_timezone(&Utc)),
-                    LocalResult::Ambiguous(..) => Err(ZoneProblem::Ambiguous(zone)),
-                    LocalResult::None => Err(ZoneProblem::Skipped(zone)),
+                match (zone.from_local_datetime(&naive), choice) {
+                    (LocalResult::Single(at), _) => Ok((at.with_timezone(&Utc), false)),
+                    (LocalResult::Ambiguous(first, _), Ambiguous::Earlier) => Ok((first.with_timezone(&Utc), true)),
+                    (LocalResult::Ambiguous(_, second), Ambiguous::Later) => Ok((second.with_timezone(&Utc), true)),
+                    (LocalResult::Ambiguous(..), Ambiguous::Error | Ambiguous::Order) => {
+                        Err(ZoneProblem::Ambiguous(zone))
+                    }
+                    (LocalResult::None, _) => Err(ZoneProblem::Skipped(zone)),
                 }
             }
         }
@@ -51,6 +72,11 @@ impl Stamp {
     /// The instant as the timeline keeps it (see `Moment`).
     pub fn to_moment(self, declared: Option<Tz>) -> Result<Moment, ZoneProblem> {
         moment(self.to_utc(declared)?)
+    }
+
+    /// `to_utc_as`, as the timeline keeps it.
+    pub fn to_moment_as(self, declared: Option<Tz>, choice: Ambiguous) -> Result<Moment, ZoneProblem> {
+        moment(self.to_utc_as(declared, choice)?)
     }
 }
 
@@ -68,7 +94,7 @@ impl ZoneProblem {
                 "timestamp has no UTC offset and no time zone is declared for this source; declare it with {fix} (an IANA name such as UTC or Asia/Seoul)"
             ),
             ZoneProblem::Ambiguous(tz) => format!(
-                "local time occurs twice in {tz} (daylight-saving fold); the line cannot be placed on the timeline without an offset"
+                "local time occurs twice in {tz} (daylight-saving fold: the clocks went back); the line cannot be placed on the timeline without an offset"
             ),
             ZoneProblem::Skipped(tz) => {
                 format!("local time does not exist in {tz} (daylight-saving gap); is the declared zone right?")
@@ -183,6 +209,9 @@ pub fn stamp_shape(line: &[u8]) -> Shape {
             at += 3;
             if is(at, b':') && digit(at + 1) && digit(at + 2) {
                 at += 3;
+                if is(at, b':') && digit(at + 1) && digit(at + 2) {
+                    at += 3;
+                }
             } else if digit(at) && digit(at + 1) {
                 at += 2;
             }
@@ -202,8 +231,9 @@ pub fn stamp_shape(line: &[u8]) -> Shape {
     }
 }
 
-/// Parses a whole field (a ledger cell): RFC 3339 / ISO 8601 with or without offset, or an epoch
-/// count (seconds when below 10^11, milliseconds otherwise; a fraction is allowed).
+/// Parses a whole field (a ledger cell): RFC 3339 / ISO 8601 with or without offset (what `psql`
+/// and MySQL write included: `2026-12-01 19:48:40.036865+00`), or an epoch count (seconds,
+/// milliseconds, microseconds or nanoseconds, told apart by size: `EPOCH_UNITS`).
 pub fn parse_field(text: &str) -> Result<Stamp, String> {
     if let Some(at) = utc_rfc3339(text.as_bytes()) {
         return Ok(Stamp::Absolute(at));
@@ -259,14 +289,56 @@ fn utc_rfc3339(b: &[u8]) -> Option<DateTime<Utc>> {
     Some(NaiveDateTime::new(date, time).and_utc())
 }
 
+/// The units an epoch count is read in, by the size of its whole part: each is taken for the
+/// counts that put the time between 1973-03-03 09:46:40 and 5138-11-16 09:46:40 UTC (10^8 to
+/// 10^11 seconds), so exactly one fits a count, and a count none fits (below 10^8: an id, a
+/// duration or a placeholder such as 0; 10^20 and above) is refused. The nanoseconds a unit is.
+const EPOCH_UNITS: [(u128, u128, i128, &str); 4] = [
+    (100_000_000, 100_000_000_000, 1_000_000_000, "seconds"),
+    (100_000_000_000, 100_000_000_000_000, 1_000_000, "milliseconds"),
+    (100_000_000_000_000, 100_000_000_000_000_000, 1_000, "microseconds"),
+    (100_000_000_000_000_000, 100_000_000_000_000_000_000, 1, "nanoseconds"),
+];
+
+/// An epoch count of digits with at most one `.`: seconds, milliseconds, microseconds or
+/// nanoseconds by its size (`EPOCH_UNITS`), kept to the nanosecond (a fraction is allowed).
 fn epoch(text: &str) -> Result<Stamp, String> {
-    let value: f64 = text.parse().map_err(|_| format!("not a number: '{text}'"))?;
-    let millis = if value < 1e11 { value * 1000.0 } else { value };
-    #[allow(clippy::cast_possible_truncation)]
-    let millis = millis.round() as i64;
-    DateTime::from_timestamp_millis(millis)
-        .map(Stamp::Absolute)
-        .ok_or_else(|| format!("epoch value out of range: '{text}'"))
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if whole.is_empty() {
+        return Err(format!("not a number: '{text}'"));
+    }
+    let significant = whole.trim_start_matches('0');
+    let too_large = || {
+        format!(
+            "epoch value '{text}' is too large: expected seconds, milliseconds, microseconds or nanoseconds since 1970"
+        )
+    };
+    // 10^20 and above has more than 20 digits or is refused below: no overflow in 128 bits.
+    if significant.len() > 21 {
+        return Err(too_large());
+    }
+    let value: u128 = if significant.is_empty() { 0 } else { significant.parse().map_err(|_| too_large())? };
+    let Some(&(_, _, unit, _)) = EPOCH_UNITS.iter().find(|(from, to, _, _)| (*from..*to).contains(&value)) else {
+        if value >= EPOCH_UNITS[3].1 {
+            return Err(too_large());
+        }
+        return Err(format!(
+            "epoch value '{text}' is too small to be a time: as seconds it is before 1973-03-03 (below 100000000); expected seconds (10 digits), milliseconds (13), microseconds (16) or nanoseconds (19) since 1970"
+        ));
+    };
+    // The fraction of one unit, to the nanosecond (further digits are dropped).
+    let mut fraction_nanos = 0i128;
+    let mut scale = unit;
+    for digit in fraction.bytes() {
+        scale /= 10;
+        fraction_nanos += i128::from(digit - b'0') * scale;
+    }
+    #[allow(clippy::cast_possible_wrap)]
+    let nanos = value as i128 * unit + fraction_nanos;
+    let seconds = i64::try_from(nanos.div_euclid(1_000_000_000)).map_err(|_| too_large())?;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let subsecond = nanos.rem_euclid(1_000_000_000) as u32;
+    DateTime::from_timestamp(seconds, subsecond).map(Stamp::Absolute).ok_or_else(too_large)
 }
 
 pub fn looks_like_date(b: &[u8]) -> bool {
@@ -327,9 +399,18 @@ fn parse_datetime(b: &[u8]) -> Result<(Stamp, usize), String> {
                 (_, _, Some(m)) => (m, 5),
                 _ => (0, 3),
             };
+            // `+08:27:52`: psql writes the seconds of a local mean time offset (dates before
+            // a zone's standard time, e.g. 1900 in Asia/Seoul).
+            let seconds_of_offset = match (used, b.get(at + 6), digits(b, at + 7, 2)) {
+                (6, Some(b':'), Some(s)) => {
+                    at += 3;
+                    s
+                }
+                _ => 0,
+            };
             at += used;
             #[allow(clippy::cast_possible_wrap)]
-            let seconds = (hours * 3600 + minutes * 60) as i32;
+            let seconds = (hours * 3600 + minutes * 60 + seconds_of_offset) as i32;
             Some(if sign == b'-' { -seconds } else { seconds })
         }
         _ => None,
@@ -599,6 +680,81 @@ mod tests {
         assert!(matches!(parse_field("2026-10-07 00:33:03").unwrap(), Stamp::Local(_)));
         assert!(parse_field("yesterday").is_err());
         assert!(parse_field("").is_err());
+    }
+
+    #[test]
+    fn timestamps_as_databases_export_them() {
+        for (text, expected) in [
+            // psql, timestamptz under SET timezone = 'UTC' and 'Asia/Seoul': hour-only offsets,
+            // microseconds.
+            ("2026-12-01 19:48:40.036865+00", "2026-12-01T19:48:40.036865Z"),
+            ("2026-12-02 04:48:40.036865+09", "2026-12-01T19:48:40.036865Z"),
+            ("2026-12-01 19:48:40+00", "2026-12-01T19:48:40Z"),
+            // Asia/Kolkata, and a local mean time offset of a date before standard time.
+            ("2026-12-02 01:18:40.036865+05:30", "2026-12-01T19:48:40.036865Z"),
+            ("1900-01-01 00:00:00+08:27:52", "1899-12-31T15:32:08Z"),
+            ("2026-12-01 11:48:40.5-08", "2026-12-01T19:48:40.5Z"),
+            ("2026-12-01T19:48:40.036865Z", "2026-12-01T19:48:40.036865Z"),
+            ("2026-12-01T19:48:40.036865123Z", "2026-12-01T19:48:40.036865123Z"),
+        ] {
+            assert_eq!(parse_field(text), Ok(Stamp::Absolute(utc(expected))), "{text}");
+        }
+        // MySQL DATETIME(6) and psql timestamp without time zone: naive, the declared zone decides.
+        let naive = parse_field("2026-12-01 19:48:40.036865").unwrap();
+        assert_eq!(naive.to_utc(None), Err(ZoneProblem::Undeclared));
+        assert_eq!(naive.to_utc(Some(Tz::UTC)).unwrap(), utc("2026-12-01T19:48:40.036865Z"));
+        assert_eq!(naive.to_utc(Some(Tz::Asia__Seoul)).unwrap(), utc("2026-12-01T10:48:40.036865Z"));
+        for text in ["infinity", "2026-12-01 19:48:40.036865 +00", "2026-12-01 19:48:40+0"] {
+            assert!(parse_field(text).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn epoch_counts_are_told_apart_by_their_size() {
+        for (text, expected) in [
+            ("1796154520", "2026-12-01T19:48:40Z"),
+            ("1796154520.036865", "2026-12-01T19:48:40.036865Z"),
+            ("1796154520036", "2026-12-01T19:48:40.036Z"),
+            ("1796154520036.5", "2026-12-01T19:48:40.0365Z"),
+            ("1796154520036865", "2026-12-01T19:48:40.036865Z"),
+            ("1796154520036865123", "2026-12-01T19:48:40.036865123Z"),
+            // The ends of each unit's range: 10^8 seconds is 1973-03-03 09:46:40.
+            ("100000000", "1973-03-03T09:46:40Z"),
+            ("99999999999", "5138-11-16T09:46:39Z"),
+            ("100000000000", "1973-03-03T09:46:40Z"),
+            ("100000000000000", "1973-03-03T09:46:40Z"),
+            ("100000000000000000", "1973-03-03T09:46:40Z"),
+            ("0001796154520", "2026-12-01T19:48:40Z"),
+        ] {
+            assert_eq!(parse_field(text), Ok(Stamp::Absolute(utc(expected))), "{text}");
+        }
+        // Counts no unit fits: an id, a duration, a placeholder; and too many digits.
+        for text in ["0", "1", "42", "99999999", "86400.5"] {
+            let error = parse_field(text).unwrap_err();
+            assert!(error.contains("too small to be a time"), "{text}: {error}");
+        }
+        for text in ["100000000000000000000", "17961545200368651234567"] {
+            let error = parse_field(text).unwrap_err();
+            assert!(error.contains("too large"), "{text}: {error}");
+        }
+        // Counts up to 5138 are read; the timeline refuses what it cannot hold (after 2262).
+        for text in ["9999999999999999999", "99999999999"] {
+            assert_eq!(parse_field(text).unwrap().to_moment(None), Err(ZoneProblem::OutOfRange), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_time_that_happens_twice_is_taken_as_the_choice_says() {
+        let la = chrono_tz::America::Los_Angeles;
+        let stamp = parse_field("2026-11-01 01:30:00.250").unwrap();
+        assert_eq!(stamp.to_utc(Some(la)), Err(ZoneProblem::Ambiguous(la)));
+        assert_eq!(stamp.to_utc_as(Some(la), Ambiguous::Order), Err(ZoneProblem::Ambiguous(la)));
+        assert_eq!(stamp.place(Some(la), Ambiguous::Earlier), Ok((utc("2026-11-01T08:30:00.250Z"), true)));
+        assert_eq!(stamp.place(Some(la), Ambiguous::Later), Ok((utc("2026-11-01T09:30:00.250Z"), true)));
+        let once = parse_field("2026-11-01 02:30:00").unwrap();
+        assert_eq!(once.place(Some(la), Ambiguous::Later), Ok((utc("2026-11-01T10:30:00Z"), false)));
+        let never = parse_field("2026-03-08 02:30:00").unwrap();
+        assert_eq!(never.to_utc_as(Some(la), Ambiguous::Earlier), Err(ZoneProblem::Skipped(la)));
     }
 
     #[test]

@@ -22,6 +22,8 @@ const CLEAN: &str = "fixtures/clean-sweeps";
 /// Exports of real BullMQ runs, written by tests/e2e/harness.mjs and kept as fixtures.
 const REAL_STALLED: &str = "fixtures/bullmq-5.81.5-stalled";
 const REAL_LIMIT: &str = "fixtures/bullmq-5.81.5-stalled-limit";
+const REAL_REPLICA_DIED: &str = "fixtures/bullmq-5.81.5-replica-died";
+const REAL_LIMIT_LOGGED: &str = "fixtures/bullmq-5.81.5-stalled-limit-logged";
 
 /// A finished run of the binary.
 struct Run {
@@ -607,6 +609,238 @@ fn a_jsonl_ledger_reads_like_the_csv_one() {
     assert_eq!(found, ["duplicate-selection", "lock-headroom", "stalled-rerun", "sweep-overlap", "unlogged-stall"]);
 }
 
+// ---------------------------------------------------------------- daylight saving, database timestamps
+
+/// A log of America/Los_Angeles across the fall-back of 2026-11-01 (02:00 PDT became 01:00 PST),
+/// written in time order: two sweeps activated at 01:30:00.004 local, an hour apart.
+const FALL_BACK_LOG: &str = "\
+2026-11-01 00:59:58.250 INFO  [main] server starting pid=7001
+2026-11-01 01:30:00.004 INFO  [BullWorker] job active queue=pr-review name=sweep id=repeat:sweep:1793521800000 pid=7001
+2026-11-01 01:31:12.500 INFO  [BullWorker] job completed queue=pr-review name=sweep id=repeat:sweep:1793521800000 pid=7001
+2026-11-01 01:59:59.912 INFO  GET /healthz 200 1ms
+2026-11-01 01:59:59.907 INFO  GET /metrics 200 3ms
+2026-11-01 01:00:00.118 INFO  GET /healthz 200 1ms
+2026-11-01 01:30:00.004 INFO  [BullWorker] job active queue=pr-review name=sweep id=repeat:sweep:1793525400000 pid=7001
+2026-11-01 01:30:03.900 WARN  [BullWorker] job failed queue=pr-review id=repeat:sweep:1793525400000 reason=\"socket hang up\" pid=7001
+2026-11-01 02:00:01.000 INFO  GET /healthz 200 1ms
+";
+
+/// `timeline --format json` of `log` as the case folder `dir` declares it (`source` holds the
+/// manifest's extra keys for the log), with `extra` flags.
+fn timeline_of_log(dir: &Path, log: &str, source: &str, extra: &[&str]) -> Run {
+    std::fs::write(dir.join("server.log"), log).unwrap();
+    let manifest =
+        format!("[[sources]]\nkind = \"log\"\npath = \"server.log\"\ntz = \"America/Los_Angeles\"\n{source}\n");
+    std::fs::write(dir.join("leasetrace.toml"), manifest).unwrap();
+    let mut args = vec!["timeline", dir.to_str().unwrap(), "--format", "json"];
+    args.extend_from_slice(extra);
+    leasetrace(&args).run()
+}
+
+fn event_times(report: &Value) -> Vec<(u64, String)> {
+    report["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["source"]["line"].as_u64().unwrap(), e["at"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn a_log_across_the_fall_back_is_placed_by_its_line_order_and_the_report_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = timeline_of_log(dir.path(), FALL_BACK_LOG, "", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    assert_eq!(
+        event_times(&report),
+        [
+            (1, "2026-11-01T07:59:58.250Z".to_string()),
+            (2, "2026-11-01T08:30:00.004Z".to_string()),
+            (3, "2026-11-01T08:31:12.500Z".to_string()),
+            (7, "2026-11-01T09:30:00.004Z".to_string()),
+            (8, "2026-11-01T09:30:03.900Z".to_string()),
+        ]
+    );
+    let path = dir.path().join("server.log").display().to_string();
+    let assumptions: Vec<&str> =
+        report["assumptions"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    assert!(
+        assumptions.contains(&format!("{path}: 7 lines in the repeated hour 01:00–02:00 PDT/PST on 2026-11-01 (America/Los_Angeles) resolved by line order: 4 as PDT (first pass, lines 2–5), 3 as PST (second pass, lines 6–8)").as_str()),
+        "{assumptions:#?}"
+    );
+    // The table says it under Assumptions too.
+    let table = leasetrace(&["timeline", dir.path().to_str().unwrap()]).run();
+    assert!(table.stdout.contains("resolved by line order: 4 as PDT (first pass, lines 2–5)"), "{}", table.stdout);
+}
+
+#[test]
+fn ambiguous_later_in_the_manifest_or_by_flag_places_every_repeated_time_in_the_second_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    // In time order: the first sweep's lines now come after the second's activation.
+    let later = [
+        (1, "2026-11-01T07:59:58.250Z".to_string()),
+        (2, "2026-11-01T09:30:00.004Z".to_string()),
+        (7, "2026-11-01T09:30:00.004Z".to_string()),
+        (8, "2026-11-01T09:30:03.900Z".to_string()),
+        (3, "2026-11-01T09:31:12.500Z".to_string()),
+    ];
+    let by_manifest = timeline_of_log(dir.path(), FALL_BACK_LOG, "ambiguous = \"later\"", &[]);
+    assert_eq!(by_manifest.code, 0, "{}", by_manifest.stderr);
+    let report = by_manifest.json();
+    assert_eq!(event_times(&report), later);
+    assert!(
+        report["assumptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a.as_str().unwrap().ends_with(
+                "read as the second pass, as ambiguous = \"later\" says: 7 as PST (second pass, lines 2–8)"
+            )),
+        "{:#?}",
+        report["assumptions"]
+    );
+    // The flag wins over the manifest.
+    let by_flag =
+        timeline_of_log(dir.path(), FALL_BACK_LOG, "ambiguous = \"earlier\"", &["--log-ambiguous", "later"]).json();
+    assert_eq!(event_times(&by_flag), later);
+    // `error`: the first repeated time that matters stops the run, naming the setting.
+    let refused = timeline_of_log(dir.path(), FALL_BACK_LOG, "ambiguous = \"error\"", &[]);
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("server.log:2: local time occurs twice in America/Los_Angeles"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused
+            .stderr
+            .contains("say which time it is with ambiguous = \"earlier\" or ambiguous = \"later\" for this source in"),
+        "{}",
+        refused.stderr
+    );
+    // Unknown choices, and order for a ledger, are refused before anything is read.
+    let unknown = timeline_of_log(dir.path(), FALL_BACK_LOG, "ambiguous = \"first\"", &[]);
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains("ambiguous = 'first': expected one of order, earlier, later, error"),
+        "{}",
+        unknown.stderr
+    );
+}
+
+#[test]
+fn a_log_all_inside_the_repeated_hour_is_an_error_naming_the_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = "2026-11-01 01:30:00.004 INFO [BullWorker] job active queue=q id=7\n\
+               2026-11-01 01:31:12.500 INFO [BullWorker] job completed queue=q id=7\n";
+    let run = timeline_of_log(dir.path(), log, "", &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("server.log:1: every timestamped line of the log (2 lines, 1–2) is in the repeated hour 01:00–02:00 PDT/PST on 2026-11-01 (America/Los_Angeles), and none steps back in time: line order cannot tell whether they are PDT (the first pass) or PST (the second); say which with ambiguous = \"earlier\" or ambiguous = \"later\" for this source in"),
+        "{}",
+        run.stderr
+    );
+    // By flag, the flag is named; and saying which reads it.
+    let path = dir.path().join("server.log");
+    let by_flag = leasetrace(&[
+        "timeline",
+        "--log",
+        path.to_str().unwrap(),
+        "--log-tz",
+        "America/Los_Angeles",
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(by_flag.code, 2);
+    assert!(
+        by_flag.stderr.contains("say which with --log-ambiguous earlier or --log-ambiguous later"),
+        "{}",
+        by_flag.stderr
+    );
+    let said = timeline_of_log(dir.path(), log, "", &["--log-ambiguous", "earlier"]);
+    assert_eq!(event_times(&said.json())[0].1, "2026-11-01T08:30:00.004Z");
+}
+
+#[test]
+fn a_time_in_the_spring_forward_gap_is_rejected_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = "2026-03-08 01:59:59.000 INFO [BullWorker] job active queue=q id=7\n\
+               2026-03-08 02:30:00.000 INFO [BullWorker] job completed queue=q id=7\n\
+               2026-03-08 03:00:01.000 INFO [BullWorker] job active queue=q id=8\n";
+    let run = timeline_of_log(dir.path(), log, "", &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    assert_eq!(
+        event_times(&report),
+        [(1, "2026-03-08T09:59:59.000Z".to_string()), (3, "2026-03-08T10:00:01.000Z".to_string())]
+    );
+    let input = &report["inputs"][0];
+    assert_eq!(
+        (input["lines"].as_u64(), input["used"].as_u64(), input["rejected"].as_u64()),
+        (Some(3), Some(2), Some(1))
+    );
+    assert_eq!(input["rejections"][0]["line"], 2);
+    assert_eq!(
+        input["rejections"][0]["reason"],
+        "local time does not exist in America/Los_Angeles (daylight-saving gap); is the declared zone right?"
+    );
+}
+
+#[test]
+fn a_ledger_has_no_order_choice_and_its_repeated_times_stop_the_run_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("runs.csv");
+    std::fs::copy(format!("{}/fixtures/formats/psql-la-fall-back.csv", env!("CARGO_MANIFEST_DIR")), &ledger).unwrap();
+    let ledger = ledger.to_str().unwrap();
+    let base = ["timeline", "--ledger", ledger, "--column", "time=at_local", "--ledger-tz", "America/Los_Angeles"];
+    let run = leasetrace(&base).run();
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("runs.csv:3: column 'at_local': local time occurs twice in America/Los_Angeles"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--ledger-ambiguous earlier or --ledger-ambiguous later"), "{}", run.stderr);
+    let order = leasetrace(&[&base[..], &["--ledger-ambiguous", "order"]].concat()).run();
+    assert_eq!(order.code, 2);
+    assert!(order.stderr.contains("'order'"), "{}", order.stderr);
+    let manifest = "[[sources]]\nkind = \"ledger\"\npath = \"runs.csv\"\nambiguous = \"order\"\n";
+    std::fs::write(dir.path().join("leasetrace.toml"), manifest).unwrap();
+    let order = leasetrace(&["timeline", dir.path().to_str().unwrap()]).run();
+    assert_eq!(order.code, 2);
+    assert!(
+        order
+            .stderr
+            .contains("ambiguous = 'order' is for logs, which are written in time order; a ledger is not necessarily"),
+        "{}",
+        order.stderr
+    );
+}
+
+#[test]
+fn psql_exports_read_to_the_same_instants_in_every_session_zone() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let times = |file: &str, extra: &[&str]| -> Vec<String> {
+        let path = format!("{root}/fixtures/formats/{file}");
+        let run = leasetrace(&[&["timeline", "--ledger", path.as_str(), "--format", "json"][..], extra].concat()).run();
+        assert_eq!(run.code, 0, "{file}: {}", run.stderr);
+        run.json()["timeline"].as_array().unwrap().iter().map(|e| format!("{} {}", e["at"], e["slot"])).collect()
+    };
+    let utc = times("psql-utc.csv", &[]);
+    assert_eq!(utc[1], "\"2026-12-01T19:48:40.036Z\" \"2026-12-01T19:48:00.000Z\"");
+    assert_eq!(times("psql-seoul.csv", &[]), utc);
+    assert_eq!(times("psql-kolkata.csv", &[]), utc);
+    assert_eq!(times("psql-seoul.csv", &["--column", "time=at_local", "--ledger-tz", "Asia/Seoul"]), utc);
+    let at = |strings: Vec<String>| {
+        strings.into_iter().map(|s| s.split(' ').next().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    for column in ["time=at_s", "time=at_ms", "time=at_us"] {
+        assert_eq!(at(times("psql-epoch.csv", &["--column", column])), at(utc.clone()), "{column}");
+    }
+}
+
 // ---------------------------------------------------------------- golden outputs
 
 /// Compares with tests/golden/<name>; `LEASETRACE_BLESS=1 cargo test` rewrites the files after a
@@ -759,7 +993,7 @@ fn init_writes_a_manifest_that_leaves_the_log_zone_to_the_user() {
 
 #[test]
 fn redis_cli_text_and_json_exports_of_the_same_stream_read_the_same() {
-    for case in [REAL_STALLED, REAL_LIMIT] {
+    for case in [REAL_STALLED, REAL_LIMIT, REAL_REPLICA_DIED, REAL_LIMIT_LOGGED] {
         let events = |file: &str| -> Vec<(Value, Value, Value, Value)> {
             let path = format!("{case}/{file}");
             let run = leasetrace(&["timeline", "--events", &path, "--queue", "pr-review", "--format", "json"]).run();
@@ -778,6 +1012,128 @@ fn redis_cli_text_and_json_exports_of_the_same_stream_read_the_same() {
         assert!(from_json.len() > 10, "{case}: the stream has the run's events");
         assert_eq!(events("events.txt"), from_json, "{case}");
     }
+}
+
+#[test]
+fn a_real_replica_that_died_leaves_its_round_running_for_good() {
+    let report = leasetrace(&["analyze", REAL_REPLICA_DIED, "--format", "json"]).run().json();
+    let observed: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/{REAL_REPLICA_DIED}/observed.json", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    )
+    .unwrap();
+    let at_ms =
+        |metric: &Value| chrono::DateTime::parse_from_rfc3339(metric.as_str().unwrap()).unwrap().timestamp_millis();
+    let orphan = finding(&report, "orphaned-round");
+    let metrics = &orphan["metrics"];
+    assert_eq!(metrics["run_id"], observed["dead_run_id"]);
+    assert_eq!(metrics["job_id"], observed["job_id"]);
+    let owner = metrics["owner"].as_str().unwrap();
+    assert!(owner.ends_with(&format!("/{}", observed["killed_pid"])), "{owner}");
+    assert_eq!(metrics["rows"], observed["dead_run_rows"]);
+    // Last seen at its selection row, before the kill; moved back by the stalled check; replaced
+    // by the other replica's run, which finished.
+    assert_eq!(at_ms(&metrics["owner_last_seen_at"]), observed["dead_selected_at"].as_i64().unwrap());
+    assert!(at_ms(&metrics["owner_last_seen_at"]) <= observed["killed_at"].as_i64().unwrap());
+    assert_eq!(at_ms(&metrics["stalled_at"]), observed["stalled_event_at"].as_i64().unwrap());
+    assert_eq!(at_ms(&metrics["replaced_at"]), observed["rerun_at"].as_i64().unwrap());
+    assert_eq!(metrics["replaced_by_run_id"], observed["rerun_run_id"]);
+    assert!(metrics["replacement_owner"].as_str().unwrap().ends_with(&format!("/{}", observed["rerun_pid"])));
+    assert_eq!(metrics["replacement_status"], "finished");
+    assert!(metrics.get("restart_at").is_none(), "no process started after the kill");
+    // The dead round's rows are cited by file and line.
+    let cited: Vec<(String, u64)> = orphan["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["run_id"] == observed["dead_run_id"])
+        .map(|e| (e["source"]["path"].as_str().unwrap().to_string(), e["source"]["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(cited.len(), 2, "{cited:?}");
+    assert!(cited.iter().all(|(path, _)| path.ends_with("ledger.csv")));
+    let mut found = kinds(&report);
+    found.sort();
+    assert_eq!(found, ["lock-headroom", "orphaned-round", "stalled-rerun", "unlogged-stall"]);
+}
+
+#[test]
+fn each_real_stall_cites_its_own_logged_line_and_none_is_unlogged() {
+    let report = leasetrace(&["analyze", REAL_LIMIT_LOGGED, "--format", "json"]).run().json();
+    let observed: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/{REAL_LIMIT_LOGGED}/observed.json", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    )
+    .unwrap();
+    let lines_at: Vec<i64> =
+        observed["stalled_lines_at"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    assert_eq!(lines_at.len(), 2, "the harness saw two stalled lines");
+    let at_ms = |text: &Value| chrono::DateTime::parse_from_rfc3339(text.as_str().unwrap()).unwrap().timestamp_millis();
+    let mut reruns: Vec<&Value> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "stalled-rerun").collect();
+    reruns.sort_by_key(|f| at_ms(&f["metrics"]["rerun_at"]));
+    assert_eq!(reruns.len(), 2);
+    for (rerun, line_at) in reruns.iter().zip(&lines_at) {
+        assert_eq!(rerun["metrics"]["stalled_logged"], true, "{rerun:#}");
+        let logged: Vec<i64> = rerun["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "job-stalled" && e["channel"] == "log")
+            .map(|e| at_ms(&e["at"]))
+            .collect();
+        assert_eq!(logged, [*line_at], "each rerun cites the line of its own stall only\n{rerun:#}");
+    }
+    assert!(!kinds(&report).contains(&"unlogged-stall".to_string()), "{:?}", kinds(&report));
+}
+
+/// The report's assumptions that say an events stream was trimmed.
+fn trimmed_stream_assumptions(report: &Value) -> Vec<String> {
+    report["assumptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|a| a.contains("the events stream starts at"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_whole_real_stream_read_with_its_job_hashes_is_not_taken_for_trimmed() {
+    // Each job hash's `timestamp` is the client's clock, a millisecond before the stream's `added`
+    // entry for it; the log begins with the server's start, before any job.
+    for case in [REAL_STALLED, REAL_LIMIT, REAL_REPLICA_DIED, REAL_LIMIT_LOGGED] {
+        let report = leasetrace(&["analyze", case, "--format", "json"]).run().json();
+        assert_eq!(trimmed_stream_assumptions(&report), Vec::<String>::new(), "{case}");
+    }
+}
+
+#[test]
+fn a_real_stream_cut_of_its_first_entries_is_said_to_be_trimmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(REAL_STALLED);
+    for file in ["leasetrace.toml", "ledger.csv", "server.log", "jobs.jsonl", "bullmq.json"] {
+        std::fs::copy(root.join(file), dir.path().join(file)).unwrap();
+    }
+    // As BullMQ's MAXLEN trimming would leave it: the first round's six entries are gone.
+    let entries: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(root.join("events.json")).unwrap()).unwrap();
+    let kept = &entries[6..];
+    std::fs::write(dir.path().join("events.json"), serde_json::to_string_pretty(kept).unwrap()).unwrap();
+    let first_ms: i64 = kept[0]["id"].as_str().unwrap().split('-').next().unwrap().parse().unwrap();
+    let first_at = chrono::DateTime::from_timestamp_millis(first_ms).unwrap();
+
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let found = trimmed_stream_assumptions(&run.json());
+    assert_eq!(found.len(), 1, "{found:?}");
+    let starts = first_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    assert!(found[0].contains(&format!("the events stream starts at {starts}")), "{}", found[0]);
+    // The earliest record of something the stream would have had: the first job's creation,
+    // in its hash (the first round was added at 08:46:24.203).
+    assert!(
+        found[0].contains("jobs.jsonl:1 records job-added of job repeat:pr-review-sweep:1796028384203"),
+        "{}",
+        found[0]
+    );
 }
 
 #[test]
@@ -906,4 +1262,172 @@ fn an_early_takeover_is_an_error_with_how_early() {
     assert_eq!(metrics["early_by_s"], 5.0);
     assert_eq!(finding(&report, "early-takeover")["severity"], "error");
     assert_eq!(finding(&report, "stale-completion")["metrics"]["accepted"], false);
+}
+
+// ---------------------------------------------------------------- job-hash exports, every shape
+
+/// One real BullMQ run's job hashes, exported in every shape `bullmq-jobs` reads
+/// (fixtures/formats/README.md says how each file was written).
+const JOB_SHAPES: &str = "fixtures/formats";
+
+/// The events `timeline` reads from one export, after checking its account: the format chosen,
+/// every line counted once, nothing rejected.
+fn job_hash_events(file: &str, format: &str) -> Vec<Value> {
+    let path = format!("{JOB_SHAPES}/{file}");
+    let run = leasetrace(&["timeline", "--jobs", &path, "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{path}: {}", run.stderr);
+    let report = run.json();
+    let input = &report["inputs"][0];
+    assert_eq!(input["format"], format, "{path}");
+    assert_eq!(input["rejected"], 0, "{path}: {input}");
+    let n = |k: &str| input[k].as_u64().unwrap();
+    assert_eq!(n("lines"), n("used") + n("ignored") + n("rejected"), "{path}: {input}");
+    let lines = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap().lines().count();
+    assert_eq!(n("lines"), lines as u64, "{path}: every line of the file is counted");
+    report["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let keep = ["at", "kind", "job_id", "job_name", "queue", "slot", "worker", "detail"];
+            Value::Object(keep.iter().map(|k| (k.to_string(), e[*k].clone())).collect())
+        })
+        .collect()
+}
+
+/// `file` read as `format` gives the events of the `{key, fields}` JSON Lines export of the same jobs.
+fn reads_like_the_json_lines_export(file: &str, format: &str) {
+    let expected = job_hash_events("jobs.jsonl", "hgetall-json");
+    let kinds: Vec<&str> = expected.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    for kind in ["job-added", "job-active", "job-completed", "job-failed"] {
+        assert!(kinds.contains(&kind), "the export has a {kind} event: {kinds:?}");
+    }
+    assert_eq!(job_hash_events(file, format), expected, "{file}");
+}
+
+#[test]
+fn job_hashes_as_a_json_array_of_key_and_fields_records() {
+    reads_like_the_json_lines_export("jobs-fields.json", "hgetall-json");
+}
+
+#[test]
+fn job_hashes_as_key_id_state_hash_records() {
+    reads_like_the_json_lines_export("jobs-state.jsonl", "hgetall-json");
+}
+
+#[test]
+fn job_hashes_as_one_object_keyed_by_redis_key() {
+    reads_like_the_json_lines_export("jobs-keyed.json", "hgetall-json");
+}
+
+#[test]
+fn job_hashes_as_bullmqs_own_job_json() {
+    reads_like_the_json_lines_export("jobs-getjobs.json", "hgetall-json");
+}
+
+#[test]
+fn job_hashes_as_redis_cli_raw_output() {
+    reads_like_the_json_lines_export("jobs-redis-cli.txt", "hgetall-text");
+}
+
+#[test]
+fn job_hashes_as_redis_cli_numbered_output() {
+    reads_like_the_json_lines_export("jobs-redis-cli-no-raw.txt", "hgetall-text");
+}
+
+#[test]
+fn job_hashes_as_redis_cli_resp3_output() {
+    reads_like_the_json_lines_export("jobs-redis-cli-resp3.txt", "hgetall-text");
+}
+
+#[test]
+fn job_hashes_as_redis_cli_json_output() {
+    reads_like_the_json_lines_export("jobs-redis-cli-json.txt", "hgetall-text");
+}
+
+#[test]
+fn job_hashes_as_redis_cli_csv_output() {
+    reads_like_the_json_lines_export("jobs-redis-cli-csv.txt", "hgetall-text");
+}
+
+#[test]
+fn job_hashes_copied_from_an_interactive_redis_cli_session() {
+    // The session asked for three of the jobs (and a lock, and a key that does not exist).
+    let expected: Vec<Value> = job_hash_events("jobs.jsonl", "hgetall-json")
+        .into_iter()
+        .filter(|e| !e["job_id"].as_str().unwrap().starts_with("repeat:"))
+        .collect();
+    assert_eq!(job_hash_events("jobs-redis-cli-session.txt", "hgetall-text"), expected);
+}
+
+#[test]
+fn job_keys_with_other_prefixes_name_their_queue_and_shared_ids_are_said() {
+    let run = leasetrace(&["timeline", "--jobs", &format!("{JOB_SHAPES}/jobs-prefixes.txt"), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    let jobs: Vec<(&str, &str)> = report["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "job-added")
+        .map(|e| (e["queue"].as_str().unwrap(), e["job_id"].as_str().unwrap()))
+        .collect();
+    // `{bull}:notify:1` and `myapp:bull:mail:1`.
+    assert_eq!(jobs, [("notify", "1"), ("mail", "1")]);
+    let assumptions = report["assumptions"].to_string();
+    assert!(assumptions.contains("jobs-prefixes.txt: 1 job id(s) appear in more than one queue"), "{assumptions}");
+}
+
+#[test]
+fn a_declared_format_reads_job_hashes_whatever_the_file_is_called() {
+    let text = std::fs::read(format!("{}/{JOB_SHAPES}/jobs-redis-cli-no-raw.txt", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let manifest = "[[sources]]\nkind = \"bullmq-jobs\"\npath = \"dump.json\"\nformat = \"hgetall-text\"\n";
+    let dir = case_with(&[("dump.json", &text)], manifest);
+    let run = leasetrace(&["timeline", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["inputs"][0]["format"], "hgetall-text");
+    // Without the declaration, the name says JSON, and the error says what to declare.
+    let dir = case_with(&[("dump.json", &text)], "[[sources]]\nkind = \"bullmq-jobs\"\npath = \"dump.json\"\n");
+    expect_input_error(&dir, "dump.json", Some(1), "format = \"hgetall-text\"");
+}
+
+#[test]
+fn malformed_redis_cli_job_hashes_name_file_and_line() {
+    let manifest = "[[sources]]\nkind = \"bullmq-jobs\"\npath = \"jobs.txt\"\n";
+    let cut_off = b"bull:q:1\n1) \"name\"\n2) \"review\"\n3) \"timestamp\"\n";
+    expect_input_error(&case_with(&[("jobs.txt", cut_off)], manifest), "jobs.txt", Some(1), "odd number");
+    let skipped = b"bull:q:1\n1) \"name\"\n2) \"review\"\n5) \"timestamp\"\n";
+    expect_input_error(&case_with(&[("jobs.txt", skipped)], manifest), "jobs.txt", Some(4), "out of sequence");
+    let keyless = b"1) \"name\"\n2) \"review\"\n3) \"timestamp\"\n4) \"1791333180000\"\n";
+    let run = leasetrace(&[
+        "timeline",
+        case_with(&[("jobs.txt", keyless)], manifest).path().to_str().unwrap(),
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let input = &run.json()["inputs"][0];
+    assert_eq!((input["rejected"].as_u64(), input["events"].as_u64()), (Some(4), Some(0)));
+    assert!(input["rejections"][0]["reason"].as_str().unwrap().contains("without its key or id"), "{input}");
+}
+
+#[test]
+fn every_input_format_is_documented() {
+    // The binary names the formats of each kind when asked for one it does not know.
+    let inputs = std::fs::read_to_string(format!("{}/docs/inputs.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let json = std::fs::read_to_string(format!("{}/docs/json.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    for (kind, file) in [("ledger", "x.csv"), ("log", "x.log"), ("bullmq-events", "x.json"), ("bullmq-jobs", "x.json")]
+    {
+        let manifest = format!("[[sources]]\nkind = \"{kind}\"\npath = \"{file}\"\nformat = \"nope\"\n");
+        let dir = case_with(&[(file, b"{}\n")], &manifest);
+        let run = leasetrace(&["timeline", dir.path().to_str().unwrap()]).run();
+        let (_, names) = run.stderr.split_once("expected one of ").unwrap_or_else(|| panic!("{kind}: {}", run.stderr));
+        let names: Vec<&str> = names.trim().split(", ").collect();
+        assert!(!names.is_empty(), "{kind}");
+        for name in names {
+            assert!(inputs.contains(&format!("`{name}`")), "docs/inputs.md does not name the {kind} format `{name}`");
+            assert!(json.contains(&format!("`{name}`")), "docs/json.md does not list the {kind} format `{name}`");
+        }
+    }
 }

@@ -3,9 +3,10 @@
 //! Each finding is one file with one `Detector`; `DETECTORS` is the only list of them, and
 //! `explain`, the docs check and the report all read it. A detector reads the timeline, the lock
 //! parameters and the analysis settings, and writes findings. It knows nothing of files, flags or
-//! printing, and it reasons from times and ids, never from the order of lines. Two files are not
+//! printing, and it reasons from times and ids, never from the order of lines. Three files are not
 //! findings but readings several detectors share: `lease` (the lease an owner held at a moment, from
-//! a lease ledger) and `retries` (a job's attempts and the causes of their failures).
+//! a lease ledger), `retries` (a job's attempts and the causes of their failures) and `stalls`
+//! (each stall, with the log lines that record it).
 
 pub mod clock_offset;
 pub mod duplicate_effect;
@@ -13,6 +14,7 @@ pub mod duplicate_selection;
 pub mod early_takeover;
 pub mod lease;
 pub mod lock_headroom;
+pub mod orphaned_round;
 pub mod retries;
 pub mod retry_exhausted;
 pub mod retry_storm;
@@ -20,6 +22,7 @@ pub mod stale_completion;
 pub mod stale_heartbeat;
 pub mod stalled_limit_exceeded;
 pub mod stalled_rerun;
+pub mod stalls;
 pub mod stuck_running;
 pub mod sweep_overlap;
 pub mod unlogged_stall;
@@ -60,8 +63,14 @@ pub struct Context<'a> {
     /// few kinds has nothing to do on a case without them (a BullMQ case has no lease rows).
     job_kinds: u32,
     /// The first entry of BullMQ's events stream, when one was read: the stream is trimmed, so
-    /// it cannot speak for anything earlier.
+    /// it cannot speak for anything earlier. The earliest of every stream read: a question about
+    /// one job asks `stream_start_for` instead, which knows the job's queue.
     pub stream_from: Option<chrono::DateTime<chrono::Utc>>,
+    /// Each events stream read: its source, its queue and its first entry, in source order.
+    streams: Vec<StreamStart>,
+    /// The stalls and their log lines (`stalls::read`), read once by whichever detector asks
+    /// first: `stalled-rerun` and `unlogged-stall` must see the same matching.
+    stalls: std::sync::OnceLock<stalls::Stalls>,
 }
 
 impl<'a> Context<'a> {
@@ -87,7 +96,14 @@ impl<'a> Context<'a> {
             restarts: jobs.restarts,
             job_kinds: jobs.job_kinds,
             stream_from: jobs.stream_from,
+            streams: jobs.streams,
+            stalls: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Every stall, with the log lines matched to it (see `stalls`).
+    pub fn stalls(&self) -> &stalls::Stalls {
+        self.stalls.get_or_init(|| stalls::read(self))
     }
 }
 
@@ -159,6 +175,15 @@ impl JobEvents {
     }
 }
 
+/// Where one events stream begins.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct StreamStart {
+    source: u16,
+    /// The queue the source was declared for (`None`: not declared; it may be any queue's).
+    queue: Option<Text>,
+    from: chrono::DateTime<chrono::Utc>,
+}
+
 /// What one pass over the timeline gathers for `Context`.
 struct JobIndex {
     job_events: JobEvents,
@@ -166,6 +191,7 @@ struct JobIndex {
     restarts: Vec<EventId>,
     job_kinds: u32,
     stream_from: Option<chrono::DateTime<chrono::Utc>>,
+    streams: Vec<StreamStart>,
 }
 
 impl JobIndex {
@@ -176,6 +202,7 @@ impl JobIndex {
             restarts: Vec::new(),
             job_kinds: 0,
             stream_from: None,
+            streams: Vec::new(),
         };
         // Each event's group, worked out once per scope (the rows of a round share theirs), not
         // looked up by job id for each of millions of events.
@@ -203,9 +230,15 @@ impl JobIndex {
             if event.kind == EventKind::ProcessStart {
                 index.restarts.push(id);
             }
-            // The timeline is in time order: the stream's first event is its earliest.
-            if index.stream_from.is_none() && event.origin().channel == Channel::EventsStream {
-                index.stream_from = Some(event.at());
+            // The timeline is in time order: a stream's first event is its earliest.
+            if event.origin().channel == Channel::EventsStream {
+                let source = event.origin().source;
+                if index.stream_from.is_none() {
+                    index.stream_from = Some(event.at());
+                }
+                if !index.streams.iter().any(|stream| stream.source == source) {
+                    index.streams.push(StreamStart { source, queue: event.queue, from: event.at() });
+                }
             }
         }
         let mut start = 0;
@@ -263,6 +296,25 @@ impl Context<'_> {
     /// The job's activations from its best channel (see `rounds::attempts`), in time order.
     pub fn attempts_of_job(&self, job_id: Text) -> &[Attempt] {
         self.attempts.of(job_id)
+    }
+
+    /// When the events stream that would have recorded `job_id`'s events begins, as far as the
+    /// evidence tells which stream that is: the streams that have an entry of the job; else the
+    /// streams of its `queue` (a stream declared for no queue may be any queue's); else, when the
+    /// job's queue is not known, every stream. Of several, the latest start: each may be the job's.
+    /// `None`: no stream read can be the job's.
+    pub fn stream_start_for(&self, job_id: Text, queue: Option<Text>) -> Option<chrono::DateTime<chrono::Utc>> {
+        let named: Vec<u16> = self
+            .events_of_job(job_id)
+            .iter()
+            .map(|&id| self.timeline.get(id).origin())
+            .filter(|origin| origin.channel == Channel::EventsStream)
+            .map(|origin| origin.source)
+            .collect();
+        let of_job = |stream: &&StreamStart| named.contains(&stream.source);
+        let of_queue = |stream: &&StreamStart| queue.is_none() || stream.queue.is_none() || stream.queue == queue;
+        let latest = |keep: &dyn Fn(&&StreamStart) -> bool| self.streams.iter().filter(keep).map(|s| s.from).max();
+        if named.is_empty() { latest(&of_queue) } else { latest(&of_job) }
     }
 
     /// Whether any event that names a job is of one of `kinds`.
@@ -326,6 +378,7 @@ pub static DETECTORS: &[&dyn Detector] = &[
     &retry_exhausted::RetryExhausted,
     &retry_storm::RetryStorm,
     &stuck_running::StuckRunning,
+    &orphaned_round::OrphanedRound,
 ];
 
 /// Runs every detector; findings come out ordered by time, then code, for stable reports.
@@ -426,5 +479,60 @@ mod tests {
         let events: Vec<usize> =
             context.job_events.iter_having(&[EventKind::RoundFailed]).map(|(_, ids)| ids.len()).collect();
         assert_eq!(events, [2]);
+    }
+
+    #[test]
+    fn a_job_is_judged_by_the_stream_of_its_own_queue() {
+        let event = |source: u16, second: i64, job: &str, queue: Option<&str>| {
+            let channel = if source < 2 { Channel::EventsStream } else { Channel::Log };
+            let at = chrono::DateTime::from_timestamp(1_796_028_400 + second, 0).unwrap();
+            let mut event = crate::model::Event::new(
+                at.into(),
+                EventKind::JobActive,
+                crate::model::Origin { channel, source, line: 1 },
+            );
+            event.edit().job_id = Some(job.into());
+            event.edit().queue = queue.map(Text::from);
+            event
+        };
+        let timeline = Timeline::new(vec![
+            event(0, 0, "x", Some("a")),
+            event(1, 300, "y", Some("b")),
+            event(2, 100, "y", Some("b")),
+        ]);
+        let (params, settings) = (LockParams::default(), Settings::default());
+        let context = Context::new(&timeline, &params, &settings);
+        let start = |second: i64| chrono::DateTime::from_timestamp(1_796_028_400 + second, 0);
+        assert_eq!(context.stream_start_for("y".into(), None), start(300), "the stream that names it");
+        assert_eq!(context.stream_start_for("z".into(), Some("a".into())), start(0), "its queue's");
+        assert_eq!(context.stream_start_for("z".into(), Some("c".into())), None, "no stream of its queue");
+        assert_eq!(context.stream_start_for("z".into(), None), start(300), "either: the later");
+        assert_eq!(context.stream_from, start(0));
+    }
+
+    #[test]
+    fn a_logged_activation_a_moment_before_the_streams_first_entry_is_within_the_stream() {
+        // The log's clock is 2 ms ahead of Redis': the stream began with this activation, and
+        // saw the stall (none), rather than starting after it.
+        let at = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&chrono::Utc);
+        let event = |channel: Channel, when: &str, job: &str| {
+            let mut event = crate::model::Event::new(
+                at(when).into(),
+                EventKind::JobActive,
+                crate::model::Origin { channel, source: u16::from(channel == Channel::Log), line: 1 },
+            );
+            event.edit().job_id = Some(job.into());
+            event
+        };
+        let timeline = Timeline::new(vec![
+            event(Channel::Log, "2026-12-01T00:00:00.000Z", "j"),
+            event(Channel::EventsStream, "2026-12-01T00:00:00.002Z", "other"),
+            event(Channel::Log, "2026-12-01T00:01:00.000Z", "j"),
+        ]);
+        let (params, settings) = (LockParams::default(), Settings::default());
+        let findings = stalled_rerun::StalledRerun.detect(&Context::new(&timeline, &params, &settings));
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].get("stalled_in_stream"), Some(&crate::model::Value::Flag(false)));
+        assert!(!findings[0].notes.iter().any(|n| n.contains("trimmed")), "{:?}", findings[0].notes);
     }
 }

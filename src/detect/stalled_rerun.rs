@@ -8,7 +8,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::model::timeline::EventId;
+use crate::model::timeline::{CLOCK_SKEW_MS, EventId};
 use crate::model::{Channel, Event, EventKind, Finding, LockParams, Severity, Text, Value};
 use crate::time::{plus_millis, seconds_between};
 
@@ -257,28 +257,30 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
         finding.note("the rerun came after the stalled-check window: no worker with stalled checks was running when the lock expired, or the job waited in the queue");
     }
 
-    // A `stalled` record between the activations: in the logs (what the application wrote) and in
-    // BullMQ's events stream (what BullMQ wrote), told apart because the gap the seed describes is
-    // the first being absent while the second exists.
-    let stalled: Vec<EventId> = job_events
-        .iter()
-        .copied()
-        .filter(|&id| {
-            let event = timeline.get(id);
-            event.kind == EventKind::JobStalled && activated <= event.moment() && event.moment() <= rerun_moment
-        })
-        .collect();
-    let logged = stalled.iter().any(|&id| timeline.get(id).origin().channel == Channel::Log);
+    // The stall's records: BullMQ's entry in its events stream (what BullMQ wrote) and the log
+    // lines matched to it (what the application wrote), told apart because the gap the seed
+    // describes is the second being absent while the first exists. The lines are matched once
+    // for every stall (`stalls`), so that `unlogged-stall` reads the same answer.
+    let stall = context.stalls().of_recovery(job_id, first, second);
+    let logged = stall.is_some_and(|stall| !stall.lines.is_empty());
+    let in_stream = stall.is_some_and(|stall| stall.entry.is_some());
     finding.metric("stalled_logged", Value::Flag(logged));
-    if let Some(stream_from) = context.stream_from {
-        if stream_from <= activated_at {
-            let in_stream = stalled.iter().any(|&id| timeline.get(id).origin().channel == Channel::EventsStream);
+    // The stream can speak for this stall when it began by the lost activation: the stall came
+    // at least a lock's life later. An activation seen on another clock (a log, the ledger) is
+    // allowed the clock skew: the stream's own `active` of it may be that much later.
+    let queue = activation.queue.or(rerun.queue);
+    if let Some(stream_from) = context.stream_start_for(job_id, queue) {
+        let skew_ms = if activation.origin().channel == Channel::EventsStream { 0 } else { CLOCK_SKEW_MS };
+        if stream_from <= plus_millis(activated_at, skew_ms) {
             finding.metric("stalled_in_stream", Value::Flag(in_stream));
         } else {
             finding.note("the events stream starts after the activation (it is trimmed): it cannot say whether BullMQ wrote a stalled event");
         }
     }
-    finding.evidence.extend(&stalled);
+    if let Some(stall) = stall {
+        finding.evidence.extend(stall.entry);
+        finding.evidence.extend(&stall.lines);
+    }
 
     // Over the stall limit (BullMQ ≥ 5.53.2) the worker that takes the job again fails it at once
     // without running the processor: the second activation is then not a re-run of the work.
@@ -322,10 +324,10 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
     attach_rounds(context, job_id, activated_at, rerun_at, &mut finding);
     finding.note("activation is the time the job-active record was written; BullMQ set the lock a few milliseconds earlier, when it moved the job to active");
 
-    let stall_text = match (logged, stalled.is_empty()) {
+    let stall_text = match (logged, in_stream) {
         (true, _) => "a stalled line was logged",
-        (false, false) => "BullMQ's events stream has the stalled event but no log line recorded it",
-        (false, true) => "no stalled line or event was logged: the recovery was invisible in the logs",
+        (false, true) => "BullMQ's events stream has the stalled event but no log line recorded it",
+        (false, false) => "no stalled line or event was logged: the recovery was invisible in the logs",
     };
     let taken = if failed_at_once {
         "taken again at {rerun_at} and failed at once for exceeding the stall limit"

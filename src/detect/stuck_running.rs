@@ -213,7 +213,7 @@ fn queue_job(context: &Context, job_id: Text) -> Option<Running> {
 
 /// A ledger round with a start row and no end row, whose job no other record follows (a lease
 /// job or a queue job is judged by its own records; a round whose job started again later was
-/// left behind, not stuck).
+/// left behind, not stuck: `orphaned-round` reports it).
 fn rounds(context: &Context) -> Vec<Running> {
     let timeline = context.timeline;
     let mut found = Vec::new();

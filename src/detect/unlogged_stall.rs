@@ -5,18 +5,16 @@
 //! as the 2026-10-07 postmortem did. A stall is proven either by BullMQ's events stream (a
 //! `stalled` entry) or by timing (two activations of one job with no completion or failure
 //! between). Reported only when logs were read at all: without logs there is nothing to miss.
+//! Which log line records which stall is decided once, in `stalls`, for this finding and
+//! `stalled-rerun` alike.
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, EventKind, Finding, Severity, Text, Value};
+use crate::model::{Channel, Finding, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::{Context, Detector};
 
 pub struct UnloggedStall;
-
-/// A log line within this many seconds of the stream's `stalled` entry counts as logging it
-/// (listeners log asynchronously, and server and Redis clocks differ slightly).
-const LOG_SLACK_S: i64 = 60;
 
 pub const MISSING_LISTENER: &str =
     "worker.on('stalled', (jobId, prev) => …) on every worker, logging the queue, job name and job id";
@@ -35,46 +33,31 @@ impl Detector for UnloggedStall {
         if !timeline.events().iter().any(|e| e.origin().channel == Channel::Log) {
             return Vec::new();
         }
-        let logged_stall = |job_id: Text, from: chrono::DateTime<chrono::Utc>, to: chrono::DateTime<chrono::Utc>| {
-            Some(context.events_of_job(job_id)).is_some_and(|ids| {
-                ids.iter().any(|&id| {
-                    let e = timeline.get(id);
-                    e.kind == EventKind::JobStalled
-                        && e.origin().channel == Channel::Log
-                        && from <= e.at()
-                        && e.at() <= to
-                })
-            })
-        };
+        // The stalls and their lines as `stalled-rerun` reads them: a stall is proven by BullMQ's
+        // own record when the stream has it, else by timing.
         let mut findings = Vec::new();
-        // Proven by BullMQ's own record.
-        let mut from_stream: Vec<(Text, EventId)> = Vec::new();
-        // Read through every job's events only when some of them are stalls.
-        if context.jobs_have(&[EventKind::JobStalled]) {
-            for (job_id, ids) in context.job_events.iter_having(&[EventKind::JobStalled]) {
-                for &id in ids {
-                    let e = timeline.get(id);
-                    if e.kind != EventKind::JobStalled || e.origin().channel != Channel::EventsStream {
-                        continue;
-                    }
-                    from_stream.push((job_id, id));
-                    let slack = chrono::Duration::seconds(LOG_SLACK_S);
-                    if !logged_stall(job_id, e.at() - slack, e.at() + slack) {
-                        findings.push(finding(context, job_id, e.at(), "events-stream", vec![id]));
-                    }
+        for stall in context.stalls().iter().filter(|stall| stall.lines.is_empty()) {
+            match (stall.entry, stall.recovery) {
+                (Some(entry), _) => {
+                    findings.push(finding(
+                        context,
+                        stall.job_id,
+                        timeline.get(entry).at(),
+                        "events-stream",
+                        vec![entry],
+                    ));
                 }
+                (None, Some((first, rerun))) => {
+                    findings.push(finding(
+                        context,
+                        stall.job_id,
+                        timeline.get(rerun).at(),
+                        "timing",
+                        vec![first, rerun],
+                    ));
+                }
+                (None, None) => {}
             }
-        }
-        // Proven by timing, where the stream does not already show the stall.
-        for (job_id, first, second) in context.recoveries() {
-            let (from, to) = (timeline.get(first).at(), timeline.get(second).at());
-            let in_stream = from_stream
-                .iter()
-                .any(|&(j, id)| j == job_id && from <= timeline.get(id).at() && timeline.get(id).at() <= to);
-            if in_stream || logged_stall(job_id, from, to) {
-                continue;
-            }
-            findings.push(finding(context, job_id, to, "timing", vec![first, second]));
         }
         findings
     }
@@ -109,7 +92,8 @@ fn finding(
         finding.summary = "Job {job_id} was recovered from a stall at {recovered_at} ({gap_s} after its activation at {activated_at}), shown only by timing: no server log line records the stall, because no worker logs BullMQ's stalled event. Add {missing_listener}.".into();
     } else {
         finding.note(format!(
-            "proven by BullMQ's events stream; no log line of this job's stall within {LOG_SLACK_S} s of it"
+            "proven by BullMQ's events stream; no log line was matched to this stall: none of the job's stalled lines is within {} s of it (plus the log's time resolution) or between the activations around it",
+            super::stalls::STALL_LINE_SLACK_MS / 1000
         ));
         finding.summary = "BullMQ's events stream shows job {job_id} stalled and recovered at {recovered_at}, but no server log line records it: no worker logs BullMQ's stalled event. Add {missing_listener}.".into();
     }
@@ -121,7 +105,7 @@ fn finding(
 mod tests {
     use super::*;
     use crate::detect::Settings;
-    use crate::model::{Event, LockParams, Origin, Timeline};
+    use crate::model::{Event, EventKind, LockParams, Origin, Timeline};
     use chrono::{DateTime, Utc};
 
     fn event(channel: Channel, line: u32, when: &str, kind: EventKind) -> Event {

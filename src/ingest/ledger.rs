@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::model::event::{Extra, LeaseFacts};
 use crate::model::{Event, EventKind, Origin, Text};
 use crate::time;
+use crate::time::fold::FoldLines;
 
 use super::SourceSpec;
 use super::recent::RecentTexts;
@@ -275,6 +276,7 @@ pub fn record_to_event<'r>(
     columns: &Columns,
     get: impl Fn(FieldId) -> Option<Cow<'r, str>>,
     recent: &mut RecentTexts,
+    folds: &mut Vec<FoldLines>,
     origin: Origin,
 ) -> Result<Outcome> {
     let field = |id: FieldId| {
@@ -288,12 +290,12 @@ pub fn record_to_event<'r>(
     let Some(time_text) = field(FieldId::Time) else {
         return Ok(Outcome::Rejected(format!("empty time in column '{}'", column(FieldId::Time))));
     };
-    let at = parse_time(spec, line, || column(FieldId::Time), &time_text)?;
+    let at = parse_time(spec, line, || column(FieldId::Time), &time_text, folds)?;
     let at = time::moment(at).map_err(|problem| {
         Error::input(
             &spec.path,
             Some(line),
-            format!("column '{}': {}", column(FieldId::Time), problem.explain(&spec.tz_fix)),
+            format!("column '{}': {}", column(FieldId::Time), spec.zone_problem(&problem)),
         )
     })?;
     let Some(event_text) = field(FieldId::Event) else {
@@ -322,7 +324,8 @@ pub fn record_to_event<'r>(
     let cells = [&*run, &*job, &*slot, &*worker, &*sweep, &*queue];
     let scope = recent.scope_of_cells(&cells, |recent| {
         let mut text = |text: &str| (!text.is_empty()).then(|| recent.text(text));
-        let slot = if slot.is_empty() { None } else { Some(parse_time(spec, line, || column(FieldId::Slot), &slot)?) };
+        let slot =
+            if slot.is_empty() { None } else { Some(parse_time(spec, line, || column(FieldId::Slot), &slot, folds)?) };
         Ok::<_, Error>(crate::model::Scope {
             run_id: text(&run),
             job_id: text(&job),
@@ -342,7 +345,7 @@ pub fn record_to_event<'r>(
     // Lease and effect columns, kept only when the row has any.
     let mut lease = LeaseFacts::default();
     if let Some(until) = field(FieldId::LeaseUntil) {
-        lease.lease_until = Some(parse_time(spec, line, || column(FieldId::LeaseUntil), &until)?);
+        lease.lease_until = Some(parse_time(spec, line, || column(FieldId::LeaseUntil), &until, folds)?);
     }
     for (id, slot) in [(FieldId::Generation, &mut lease.generation), (FieldId::Attempt, &mut lease.attempt)] {
         if let Some(text) = field(id) {
@@ -380,13 +383,24 @@ pub fn record_to_event<'r>(
 }
 
 /// `column` names the column for an error: looked up only then (a map lookup, and every row has
-/// two or three times).
-fn parse_time<'c>(spec: &SourceSpec, line: u64, column: impl Fn() -> &'c str, text: &str) -> Result<DateTime<Utc>> {
+/// two or three times). A local time that happens twice is placed as the source's `ambiguous`
+/// says (an error by default: a ledger is not necessarily in time order) and counted in `folds`.
+fn parse_time<'c>(
+    spec: &SourceSpec,
+    line: u64,
+    column: impl Fn() -> &'c str,
+    text: &str,
+    folds: &mut Vec<FoldLines>,
+) -> Result<DateTime<Utc>> {
     let stamp = time::parse_field(text)
         .map_err(|reason| Error::input(&spec.path, Some(line), format!("column '{}': {reason}", column())))?;
-    stamp.to_utc(spec.tz).map_err(|problem| {
-        Error::input(&spec.path, Some(line), format!("column '{}': {}", column(), problem.explain(&spec.tz_fix)))
-    })
+    let (at, folded) = stamp.place(spec.tz, spec.ambiguous).map_err(|problem| {
+        Error::input(&spec.path, Some(line), format!("column '{}': {}", column(), spec.zone_problem(&problem)))
+    })?;
+    if folded && let (time::Stamp::Local(local), Some(zone)) = (stamp, spec.tz) {
+        time::fold::count(folds, zone, local, line, spec.ambiguous);
+    }
+    Ok(at)
 }
 
 /// `str::trim`, without its Unicode tables for the usual cell that starts and ends with a

@@ -220,7 +220,7 @@ impl<'s> Rows<'s> {
             Origin { channel: crate::model::Channel::Ledger, source: self.source, line: super::line_of(spec, line)? };
         let index = &self.index;
         let get = |id: FieldId| index[id as usize].and_then(|i| record.cell(i)).map(Cow::Borrowed);
-        match ledger::record_to_event(spec, &self.columns, get, &mut self.recent, origin)? {
+        match ledger::record_to_event(spec, &self.columns, get, &mut self.recent, &mut summary.folds, origin)? {
             Outcome::Event(event) => {
                 summary.used();
                 if !in_file {
@@ -514,13 +514,23 @@ mod tests {
 
     /// The file `text` read as a plain file, in two parts when `split_at_least` allows, or in one.
     fn read_file(text: &str, split_at_least: u64) -> Result<(Vec<Event>, InputSummary)> {
+        read_file_with(text, split_at_least, |_| {})
+    }
+
+    /// `read_file`, with the source's spec changed by `adjust`.
+    fn read_file_with(
+        text: &str,
+        split_at_least: u64,
+        adjust: impl Fn(&mut SourceSpec),
+    ) -> Result<(Vec<Event>, InputSummary)> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ledger.csv");
         std::fs::write(&path, text).unwrap();
-        let spec = SourceSpec {
+        let mut spec = SourceSpec {
             reread: crate::ingest::Reread::Seek,
             ..SourceSpec::new(SourceKind::Ledger, path.clone(), Some(chrono_tz::UTC), "--ledger-tz".into())
         };
+        adjust(&mut spec);
         let mut events = Vec::new();
         let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
         let reopen = Reopen { path: &path, bar: None };
@@ -618,6 +628,38 @@ mod tests {
     }
 
     #[test]
+    fn repeated_times_are_counted_the_same_in_two_parts() {
+        // A naive Los Angeles ledger across the fall-back, rows a second apart from 00:59:00 on
+        // (the hour 01:00-02:00 is rows 60 to 3659), read with ambiguous = "later".
+        use std::fmt::Write;
+        let mut text = String::from("at,run_id,event\n");
+        for n in 0..3720 {
+            let at = 59 * 60 + n;
+            writeln!(
+                text,
+                "2026-11-01 {:02}:{:02}:{:02},run-{},round_started",
+                at / 3600,
+                at / 60 % 60,
+                at % 60,
+                n / 4
+            )
+            .unwrap();
+        }
+        let later = |spec: &mut SourceSpec| {
+            spec.tz = Some(chrono_tz::America::Los_Angeles);
+            spec.ambiguous = crate::time::Ambiguous::Later;
+        };
+        let whole = read_file_with(&text, u64::MAX, later).unwrap();
+        let parts = read_file_with(&text, 1, later).unwrap();
+        assert!(parts.0 == whole.0);
+        assert_eq!(parts.1, whole.1);
+        assert_eq!(whole.1.folds.len(), 1);
+        // Line 1 is the header: row n is on line n + 2.
+        assert_eq!(whole.1.folds[0].second, crate::time::fold::Lines { count: 3600, first: 62, last: 3661 });
+        assert_eq!(whole.1.folds[0].first.count, 0);
+    }
+
+    #[test]
     fn an_error_in_either_part_is_the_first_one_in_the_file() {
         // The message from the file's name on (each read has its own folder).
         let error = |text: &str, split_at_least| {
@@ -645,6 +687,94 @@ mod tests {
         let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
         LedgerCsv.read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)?;
         Ok((events, summary))
+    }
+
+    /// `text` read as a ledger in `zone`, its time from `column`, local times that happen twice
+    /// taken as `choice` says.
+    fn read_as(
+        text: &str,
+        zone: chrono_tz::Tz,
+        column: &str,
+        choice: crate::time::Ambiguous,
+    ) -> Result<(Vec<Event>, InputSummary)> {
+        let mut spec = SourceSpec { ambiguous: choice, ..spec() };
+        spec.tz = Some(zone);
+        spec.columns.insert("time".into(), column.into());
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
+        LedgerCsv.read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)?;
+        Ok((events, summary))
+    }
+
+    #[test]
+    fn psql_exports_in_every_session_zone_and_epoch_unit_are_the_same_instants() {
+        // fixtures/formats/psql-*.csv: one timestamptz table exported by psql's \copy under
+        // SET timezone = 'UTC', 'Asia/Seoul' and 'Asia/Kolkata' (offsets +00, +09 and +05:30,
+        // microseconds), its timestamp cast (naive, Seoul wall clock) and epoch counts.
+        let utc = include_str!("../../fixtures/formats/psql-utc.csv");
+        let seoul = include_str!("../../fixtures/formats/psql-seoul.csv");
+        let kolkata = include_str!("../../fixtures/formats/psql-kolkata.csv");
+        let epoch = include_str!("../../fixtures/formats/psql-epoch.csv");
+        let instants = |(events, _): (Vec<Event>, InputSummary)| -> Vec<(i64, Option<chrono::DateTime<chrono::Utc>>)> {
+            events.iter().map(|e| (e.moment().utc().timestamp_nanos_opt().unwrap(), e.slot)).collect()
+        };
+        let error = crate::time::Ambiguous::Error;
+        let expected = instants(read(utc).unwrap());
+        assert_eq!(expected[1].0, 1_796_154_520_036_865_000, "2026-12-01 19:48:40.036865+00 to the microsecond");
+        assert_eq!(expected[1].1.unwrap().to_rfc3339(), "2026-12-01T19:48:00+00:00");
+        // Whatever zone the reader declares, the offsets decide.
+        for zone in [chrono_tz::UTC, chrono_tz::America::Los_Angeles] {
+            for text in [seoul, kolkata] {
+                assert_eq!(instants(read_as(text, zone, "at", error).unwrap()), expected, "{zone}");
+            }
+        }
+        // The naive cast needs the zone it was written in.
+        let naive: Vec<i64> =
+            instants(read_as(seoul, chrono_tz::Asia::Seoul, "at_local", error).unwrap()).iter().map(|e| e.0).collect();
+        assert_eq!(naive, expected.iter().map(|e| e.0).collect::<Vec<_>>());
+        let in_utc = instants(read_as(seoul, chrono_tz::UTC, "at_local", error).unwrap());
+        assert_eq!(in_utc[0].0 - expected[0].0, 9 * 3_600 * 1_000_000_000, "Seoul wall clock read as UTC");
+        // Epoch seconds with a fraction and microseconds are exact; milliseconds are cut by the export.
+        for column in ["at_s", "at_us"] {
+            let times: Vec<i64> =
+                instants(read_as(epoch, chrono_tz::UTC, column, error).unwrap()).iter().map(|e| e.0).collect();
+            assert_eq!(times, expected.iter().map(|e| e.0).collect::<Vec<_>>(), "{column}");
+        }
+        let millis: Vec<i64> =
+            instants(read_as(epoch, chrono_tz::UTC, "at_ms", error).unwrap()).iter().map(|e| e.0).collect();
+        assert_eq!(millis, expected.iter().map(|e| e.0 / 1_000_000 * 1_000_000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn naive_times_in_a_fall_back_stop_a_ledger_unless_it_says_which() {
+        // fixtures/formats/psql-la-fall-back.csv: at (timestamptz) and at::timestamp under
+        // SET timezone = 'America/Los_Angeles'; rows 3 and 4 are both 01:30:00.125 local.
+        let text = include_str!("../../fixtures/formats/psql-la-fall-back.csv");
+        let la = chrono_tz::America::Los_Angeles;
+        let times = |(events, _): (Vec<Event>, InputSummary)| -> Vec<String> {
+            events.iter().map(|e| crate::time::format_rfc3339(e.at())).collect()
+        };
+        let exact = [
+            "2026-11-01T07:59:58.250Z",
+            "2026-11-01T08:30:00.125Z",
+            "2026-11-01T09:30:00.125Z",
+            "2026-11-01T10:00:01.000Z",
+        ];
+        assert_eq!(times(read_as(text, la, "at", crate::time::Ambiguous::Error).unwrap()), exact);
+        let error = read_as(text, la, "at_local", crate::time::Ambiguous::Error).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "ledger.csv:3: column 'at_local': local time occurs twice in America/Los_Angeles (daylight-saving fold: the clocks went back); the line cannot be placed on the timeline without an offset; say which time it is with --ledger-ambiguous earlier or --ledger-ambiguous later"
+        );
+        // Said: every such time is taken so, and the report says how many.
+        let (events, summary) = read_as(text, la, "at_local", crate::time::Ambiguous::Later).unwrap();
+        assert_eq!(times((events, summary.clone()))[1..3], ["2026-11-01T09:30:00.125Z", "2026-11-01T09:30:00.125Z"]);
+        assert_eq!(
+            crate::time::fold::notes("ledger.csv", crate::time::Ambiguous::Later, &summary.folds),
+            [
+                "ledger.csv: 2 lines in the repeated hour 01:00–02:00 PDT/PST on 2026-11-01 (America/Los_Angeles) read as the second pass, as ambiguous = \"later\" says: 2 as PST (second pass, lines 3–4)"
+            ]
+        );
     }
 
     /// A record as a test compares it: line, offset and cells, or the error's text.
@@ -888,12 +1018,12 @@ mod tests {
         // is still an error on its line.
         let (events, _) = read(
             "at,run_id,job_id,slot,worker,event\n\
-             2026-10-07T00:33:03Z,r1,j1,,w1,round_started\n\
-             2026-10-07T00:33:04Z,r1,j1,,w1,item_selected\n\
-             2026-10-07T00:33:05Z,r1,j1,,w2,item_selected\n\
-             2026-10-07T00:33:06Z,r1,j,1,w2,item_selected\n\
-             2026-10-07T00:33:07Z,r1,j1,2026-10-07T00:33:00Z,w2,item_selected\n\
-             2026-10-07T00:33:08Z,r1,j1,,w1,round_finished\n",
+             2026-10-07T00:33:03Z,r1,j1791333180,,w1,round_started\n\
+             2026-10-07T00:33:04Z,r1,j1791333180,,w1,item_selected\n\
+             2026-10-07T00:33:05Z,r1,j1791333180,,w2,item_selected\n\
+             2026-10-07T00:33:06Z,r1,j,1791333180,w2,item_selected\n\
+             2026-10-07T00:33:07Z,r1,j1791333180,2026-10-07T00:33:00Z,w2,item_selected\n\
+             2026-10-07T00:33:08Z,r1,j1791333180,,w1,round_finished\n",
         )
         .unwrap();
         let scopes: Vec<Seen> = events
@@ -901,16 +1031,18 @@ mod tests {
             .map(|e| (e.job_id.as_deref(), e.worker.as_deref(), e.slot.map(|s| s.to_rfc3339()), e.run_id.as_deref()))
             .collect();
         let slot = Some("2026-10-07T00:33:00+00:00".to_string());
+        let job = Some("j1791333180");
         assert_eq!(
             scopes,
             [
-                (Some("j1"), Some("w1"), None, Some("r1")),
-                (Some("j1"), Some("w1"), None, Some("r1")),
-                (Some("j1"), Some("w2"), None, Some("r1")),
-                // "j1","" and "j","1": the same bytes, ending elsewhere (an epoch-seconds slot).
-                (Some("j"), Some("w2"), Some("1970-01-01T00:00:01+00:00".to_string()), Some("r1")),
-                (Some("j1"), Some("w2"), slot, Some("r1")),
-                (Some("j1"), Some("w1"), None, Some("r1")),
+                (job, Some("w1"), None, Some("r1")),
+                (job, Some("w1"), None, Some("r1")),
+                (job, Some("w2"), None, Some("r1")),
+                // "j1791333180","" and "j","1791333180": the same bytes, ending elsewhere (an
+                // epoch-seconds slot).
+                (Some("j"), Some("w2"), slot.clone(), Some("r1")),
+                (job, Some("w2"), slot, Some("r1")),
+                (job, Some("w1"), None, Some("r1")),
             ]
         );
         assert_eq!(events[0].scope(), events[1].scope());

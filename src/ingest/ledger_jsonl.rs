@@ -60,7 +60,7 @@ impl EventFormat for LedgerJsonl {
             let columns = &Columns::present(spec, &keys);
             let get = |id: FieldId| columns.column(id.name()).and_then(|key| object.get(key)).and_then(scalar);
             let origin = Origin { channel: crate::model::Channel::Ledger, source, line: super::line_of(spec, line)? };
-            match ledger::record_to_event(spec, columns, get, &mut recent, origin)? {
+            match ledger::record_to_event(spec, columns, get, &mut recent, &mut summary.folds, origin)? {
                 Outcome::Event(event) => {
                     summary.used();
                     summary.texts.keep(event.origin().line, text);

@@ -66,6 +66,7 @@ impl EventFormat for NestJs {
         let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
         let mut lines = Lines::new(input);
         let mut stamped = 0u64;
+        let mut order = spec.line_order();
         while let Some((line, text)) = lines.next_line(&spec.path)? {
             summary.lines += 1;
             if text.trim().is_empty() {
@@ -92,8 +93,9 @@ impl EventFormat for NestJs {
                 message: header.message,
                 fields,
             };
-            emit(spec, source, &rules, entry, events, summary)?;
+            emit(spec, source, &rules, entry, order.as_mut(), events, summary)?;
         }
+        spec.finish_order(order, events, summary)?;
         if summary.lines > 0 && stamped == 0 {
             return Err(Error::input(
                 &spec.path,
@@ -327,6 +329,31 @@ Error: Request failed with status code 502
         assert_eq!(events[2].detail_str(), Some("POST /reviews failed status=502 pr=PR-4412"));
         assert_eq!(events[2].item.as_deref(), Some("PR-4412"));
         assert_eq!(events[0].at().to_rfc3339(), "2026-10-07T00:29:58+00:00");
+    }
+
+    #[test]
+    fn a_log_across_the_fall_back_is_placed_by_its_order_to_the_second() {
+        // NestJS 12.5.1 under TZ=America/Los_Angeles (fixtures/formats/nestjs-dst.log): two sweeps
+        // activated at "1:30:00 AM", one in PDT and one in PST.
+        let text = include_str!("../../fixtures/formats/nestjs-dst.log");
+        let (events, summary) = read(text, Some(chrono_tz::America::Los_Angeles)).unwrap();
+        let placed: Vec<(EventKind, String)> =
+            events.iter().map(|e| (e.kind, crate::time::format_rfc3339(e.at()))).collect();
+        assert_eq!(
+            placed,
+            [
+                (EventKind::JobActive, "2026-11-01T08:30:00.000Z".to_string()),
+                (EventKind::JobCompleted, "2026-11-01T08:31:12.000Z".to_string()),
+                (EventKind::JobActive, "2026-11-01T09:30:00.000Z".to_string()),
+                (EventKind::JobFailed, "2026-11-01T09:30:03.000Z".to_string()),
+            ]
+        );
+        assert_eq!(
+            crate::time::fold::notes("nest.log", crate::time::Ambiguous::Order, &summary.folds),
+            [
+                "nest.log: 6 lines in the repeated hour 01:00–02:00 PDT/PST on 2026-11-01 (America/Los_Angeles) resolved by line order: 3 as PDT (first pass, lines 4–6), 3 as PST (second pass, lines 7–9)"
+            ]
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::model::{Channel, Event, EventKind, InputSummary, Origin};
+use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Stamp};
 
 use super::lines::Lines;
@@ -126,6 +127,7 @@ pub fn read_json_lines(
     let JsonDialect { format, time_key, message_key, example, .. } = dialect;
     let mut lines = Lines::new(input);
     let mut stamped = 0u64;
+    let mut order = spec.line_order();
     while let Some((line, text)) = lines.next_line(&spec.path)? {
         summary.lines += 1;
         if text.trim().is_empty() {
@@ -162,8 +164,9 @@ pub fn read_json_lines(
             message: &message,
             fields: json_fields(&object),
         };
-        emit(spec, source, &rules, entry, events, summary)?;
+        emit(spec, source, &rules, entry, order.as_mut(), events, summary)?;
     }
+    spec.finish_order(order, events, summary)?;
     if stamped == 0 && summary.rejected > 0 {
         return Err(Error::input(
             &spec.path,
@@ -263,6 +266,7 @@ pub fn emit(
     source: u16,
     rules: &RuleSet,
     entry: Entry<'_>,
+    order: Option<&mut LineOrder>,
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
 ) -> Result<()> {
@@ -270,6 +274,11 @@ pub fn emit(
     if matches!(entry.stamp, Stamp::Local(_)) && spec.tz.is_none() {
         return Err(Error::input(&spec.path, Some(line), time::ZoneProblem::Undeclared.explain(&spec.tz_fix)));
     }
+    // Every entry with a local time counts for the order, noise included (see `time::fold`).
+    let (placed, order) = match (entry.stamp, order) {
+        (Stamp::Local(local), Some(order)) => (order.local(line, local), Some(order)),
+        (_, order) => (Placed::Outside, order),
+    };
     let mut found = rules.classify(entry.rules_text);
     if found.detail.as_deref() == Some(entry.rules_text.trim()) {
         // The rules' detail of an error is the whole text; the message alone is set below.
@@ -283,10 +292,19 @@ pub fn emit(
             return Ok(());
         }
     };
-    let at = entry
-        .stamp
-        .to_moment(spec.tz)
-        .map_err(|problem| Error::input(&spec.path, Some(line), problem.explain(&spec.tz_fix)))?;
+    let at = match placed {
+        Placed::In { at, .. } => time::moment(at),
+        Placed::Outside => entry.stamp.to_moment_as(spec.tz, spec.ambiguous),
+    };
+    let at = match at {
+        Ok(at) => at,
+        Err(problem @ time::ZoneProblem::Skipped(_)) => {
+            // As in text logs: this line cannot be placed, the others can.
+            summary.reject(line, spec.zone_problem(&problem));
+            return Ok(());
+        }
+        Err(problem) => return Err(Error::input(&spec.path, Some(line), spec.zone_problem(&problem))),
+    };
     let mut fields = entry.fields;
     for (field, _) in FIELD_KEYS {
         let from_message = match *field {
@@ -322,6 +340,9 @@ pub fn emit(
     summary.used();
     summary.texts.keep(origin.line, entry.raw);
     events.push(event);
+    if let (Placed::In { pending: true, .. }, Some(order)) = (placed, order) {
+        order.hold(events.len() - 1);
+    }
     Ok(())
 }
 

@@ -101,6 +101,26 @@ mod tests {
         r#"{"jobId":"7","level":"info","message":"job active","queue":"pr-review","timestamp":"2026-10-07 09:33:00"}"#;
 
     #[test]
+    fn local_timestamps_across_the_fall_back_are_placed_by_their_order() {
+        // winston 3.19.0, timestamp({ format: 'YYYY-MM-DD HH:mm:ss.SSS' }), TZ=America/Los_Angeles
+        // (fixtures/formats/winston-dst.log): "01:30:00.004" twice, an hour apart.
+        let text = include_str!("../../fixtures/formats/winston-dst.log");
+        let (events, summary) = read(text, Some(chrono_tz::America::Los_Angeles)).unwrap();
+        let times: Vec<String> = events.iter().map(|e| crate::time::format_rfc3339(e.at())).collect();
+        assert_eq!(
+            times,
+            [
+                "2026-11-01T08:30:00.004Z",
+                "2026-11-01T08:31:12.500Z",
+                "2026-11-01T09:30:00.004Z",
+                "2026-11-01T09:30:03.900Z"
+            ]
+        );
+        assert_eq!((summary.folds[0].first.count, summary.folds[0].second.count), (3, 3));
+        assert_eq!((summary.lines, summary.used, summary.ignored), (8, 4, 4));
+    }
+
+    #[test]
     fn job_lines_take_ids_from_keys_and_iso_needs_no_zone() {
         let (events, summary) = read(&format!("{ACTIVE}\n{DECOY}\n{FAILED}\n"), None).unwrap();
         assert_eq!((summary.lines, summary.used, summary.ignored), (3, 2, 1));

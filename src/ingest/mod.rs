@@ -91,6 +91,10 @@ pub struct SourceSpec {
     pub tz: Option<Tz>,
     /// Where the user declares the zone (a flag or a manifest key), for error messages.
     pub tz_fix: String,
+    /// How a local time that a fall-back makes happen twice is placed (`ambiguous`).
+    pub ambiguous: crate::time::Ambiguous,
+    /// Where the user says how (a manifest key or a flag), for error messages.
+    pub ambiguous_fix: String,
     /// Ledger: field name → column name overrides.
     pub columns: BTreeMap<String, String>,
     /// Ledger: extra event-column values → event kind names.
@@ -134,12 +138,18 @@ impl Reread {
 
 impl SourceSpec {
     pub fn new(kind: SourceKind, path: PathBuf, tz: Option<Tz>, tz_fix: String) -> Self {
+        let (ambiguous, flag) = match kind {
+            SourceKind::Log => (crate::time::Ambiguous::Order, "--log-ambiguous"),
+            _ => (crate::time::Ambiguous::Error, "--ledger-ambiguous"),
+        };
         SourceSpec {
             kind,
             path,
             format: None,
             tz,
             tz_fix,
+            ambiguous,
+            ambiguous_fix: format!("{flag} earlier or {flag} later"),
             columns: BTreeMap::new(),
             event_values: BTreeMap::new(),
             rules: Vec::new(),
@@ -152,6 +162,38 @@ impl SourceSpec {
 
     pub fn display_path(&self) -> String {
         self.path.display().to_string()
+    }
+
+    /// Why a time of this source cannot be placed, with the setting that fixes it.
+    pub fn zone_problem(&self, problem: &crate::time::ZoneProblem) -> String {
+        match problem {
+            crate::time::ZoneProblem::Ambiguous(_) => {
+                format!("{}; say which time it is with {}", problem.explain(&self.tz_fix), self.ambiguous_fix)
+            }
+            _ => problem.explain(&self.tz_fix),
+        }
+    }
+
+    /// Follows this source's lines through the folds of its zone (`time::fold::LineOrder`).
+    pub fn line_order(&self) -> Option<crate::time::fold::LineOrder> {
+        crate::time::fold::LineOrder::new(self.tz, self.ambiguous)
+    }
+
+    /// The end of a source read in order: moves the events of a fold's second pass, and writes
+    /// what became of the lines in repeated hours into `summary` (an error when a log is all in
+    /// one and line order cannot place its events).
+    pub(crate) fn finish_order(
+        &self,
+        order: Option<crate::time::fold::LineOrder>,
+        events: &mut [Event],
+        summary: &mut InputSummary,
+    ) -> Result<()> {
+        let Some(order) = order else { return Ok(()) };
+        let folds = order
+            .finish(events, &self.ambiguous_fix)
+            .map_err(|(line, message)| Error::input(&self.path, Some(line), message))?;
+        crate::time::fold::merge(&mut summary.folds, folds);
+        Ok(())
     }
 }
 
@@ -251,6 +293,9 @@ pub(crate) fn join_later_part(
     for rejection in &mut account.rejections {
         rejection.line += before;
     }
+    for fold in &mut account.folds {
+        fold.shift(before);
+    }
     let texts = std::mem::take(&mut account.texts);
     summary.texts.append_later(texts, line_of(spec, before)?);
     events.append(&mut more);
@@ -275,6 +320,7 @@ pub static FORMATS: &[&dyn EventFormat] = &[
     &bullmq_events::XrangeJson,
     &bullmq_events::XrangeText,
     &bullmq_jobs::HgetallJson,
+    &bullmq_jobs::HgetallText,
     &log_pino::Pino,
     &log_winston::Winston,
     &log_nestjs::NestJs,

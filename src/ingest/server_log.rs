@@ -8,6 +8,7 @@ use std::io::BufRead;
 
 use crate::error::{Error, Result};
 use crate::model::{Event, InputSummary, Origin};
+use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Leading, Shape};
 
 use super::log_rules::RuleSet;
@@ -43,7 +44,7 @@ impl EventFormat for ServerLog {
         let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
         let part = Part { spec, source, rules: &rules, start: 0, later: false };
         let scan = part.scan(input, None, events, summary)?;
-        scan.account(spec, summary)
+        scan.finish(events, summary)
     }
 
     /// A log of `ingest::SPLIT_AT_LEAST` bytes or more is read in two parts on two threads, split
@@ -51,7 +52,11 @@ impl EventFormat for ServerLog {
     /// and they are renumbered when it is done. The events and the account are those of `read`: a
     /// line's classification depends on that line alone, and the one check that depends on where
     /// a line is (the first timestamp of the log is parsed in full, see `Scan::check_stamp`) is
-    /// kept by the second part for the case that the first part has no timestamp at all.
+    /// kept by the second part for the case that the first part has no timestamp at all. The
+    /// pass of a line in a repeated hour depends on the lines before it (`time::fold`), but only
+    /// through the last line before the hour or a step back within it: when the second part starts
+    /// inside a repeated hour, or the first part ends inside one the log started in, the second
+    /// part is dropped and the first reads on from the middle, as one read would.
     fn read_file(
         &self,
         spec: &SourceSpec,
@@ -103,14 +108,24 @@ fn read_in_parts(
         (first, later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
     let mut first = first?;
+    let in_fold = |scan: &Scan<'_>, at_start: bool| {
+        scan.order.as_ref().is_some_and(|order| if at_start { order.began_in_fold() } else { order.pending() })
+    };
+    if in_fold(&first, false) || later.as_ref().is_ok_and(|(later, ..)| in_fold(later, true)) {
+        // The passes of the lines after the middle depend on those before it.
+        first.run(reopen.at(middle)?, None, events, summary)?;
+        return first.finish(events, summary);
+    }
     // The second part counted its lines from 1 at the middle.
     let before = first.line;
-    let (later, more, account) = later.map_err(|error| super::shifted(error, before))?;
+    let (mut later, mut more, mut account) = later.map_err(|error| super::shifted(error, before))?;
     if !first.first_stamp_checked
         && let Some(problem) = later.first_stamp_problem
     {
         return Err(super::shifted(problem, before));
     }
+    spec.finish_order(later.order.take(), &mut more, &mut account).map_err(|error| super::shifted(error, before))?;
+    spec.finish_order(first.order.take(), events, summary)?;
     super::join_later_part(spec, before, Ok((more, account)), events, summary)?;
     first.add(&later);
     first.account(spec, summary)
@@ -136,7 +151,6 @@ impl<'a> Part<'a> {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<Scan<'a>> {
-        let mut chunks = Chunks::new(input);
         let mut scan = Scan {
             spec: self.spec,
             source: self.source,
@@ -151,14 +165,9 @@ impl<'a> Part<'a> {
             first_stamp_problem: None,
             region_offset: self.start,
             in_file: self.spec.reread.by_offset(),
+            order: self.spec.line_order(),
         };
-        while let Some(region) = chunks.next_region(&self.spec.path)? {
-            if stop.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed)) {
-                break;
-            }
-            scan.region(region, events, summary)?;
-            scan.region_offset += region.len() as u64;
-        }
+        scan.run(input, stop, events, summary)?;
         Ok(scan)
     }
 }
@@ -244,9 +253,42 @@ struct Scan<'a> {
     /// Whether the lines' texts stay in the file (which is then marked, see `LineTexts`), or are
     /// kept.
     in_file: bool,
+    /// The order of the lines through the repeated hours of the log's zone (none: no zone, or
+    /// `ambiguous = "error"`).
+    order: Option<LineOrder>,
 }
 
 impl Scan<'_> {
+    /// Reads `input` on from where the scan is (its start, or the middle of the file after the
+    /// first part). `stop`, once set, ends it early; so does a second part's start inside a
+    /// repeated hour, which makes it of no use (see `read_in_parts`).
+    fn run(
+        &mut self,
+        input: Box<dyn BufRead + Send>,
+        stop: Option<&std::sync::atomic::AtomicBool>,
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<()> {
+        let mut chunks = Chunks::new(input);
+        while let Some(region) = chunks.next_region(&self.spec.path)? {
+            if stop.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed)) {
+                break;
+            }
+            self.region(region, events, summary)?;
+            self.region_offset += region.len() as u64;
+            if self.keep_first_stamp_problem && self.order.as_ref().is_some_and(LineOrder::began_in_fold) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The end of the log read in one: the events of second passes moved, the lines accounted.
+    fn finish(mut self, events: &mut [Event], summary: &mut InputSummary) -> Result<()> {
+        self.spec.finish_order(self.order.take(), events, summary)?;
+        self.account(self.spec, summary)
+    }
+
     /// The counts of `later`, the part after this one.
     fn add(&mut self, later: &Scan<'_>) {
         self.line += later.line;
@@ -324,6 +366,9 @@ impl Scan<'_> {
                     }
                 }
                 Some(b'0'..=b'9' | b'[') if time::looks_like_date(text.strip_prefix(b"[").unwrap_or(text)) => {
+                    if let Some(order) = &mut self.order {
+                        order.line_text(self.line, text);
+                    }
                     if !self.first_stamp_checked {
                         match self.check_stamp(text) {
                             Err(problem) if self.keep_first_stamp_problem => {
@@ -398,13 +443,26 @@ impl Scan<'_> {
             Leading::Malformed(reason) => return Err(Error::input(&spec.path, Some(line), reason)),
             Leading::Absent => return Ok(false),
         };
+        // Every timestamped line counts for the order, whatever it is (as in `count_lines`).
+        let placed = self.order.as_mut().map_or(Placed::Outside, |order| order.line_text(line, bytes));
         let found = self.rules.classify_candidate(&text[rest..]);
         let Some(kind) = found.kind else {
             return Ok(false);
         };
-        let at = stamp
-            .to_moment(spec.tz)
-            .map_err(|problem| Error::input(&spec.path, Some(line), problem.explain(&spec.tz_fix)))?;
+        let at = match placed {
+            Placed::In { at, .. } => time::moment(at),
+            Placed::Outside => stamp.to_moment_as(spec.tz, spec.ambiguous),
+        };
+        let at = match at {
+            Ok(at) => at,
+            Err(problem @ time::ZoneProblem::Skipped(_)) => {
+                // A well-formed time the zone never shows: this line cannot be placed, the others
+                // can (a writer that got the change wrong, or a wrong zone: the reason asks).
+                summary.reject(line, spec.zone_problem(&problem));
+                return Ok(true);
+            }
+            Err(problem) => return Err(Error::input(&spec.path, Some(line), spec.zone_problem(&problem))),
+        };
         if kind.name().starts_with("job-") && found.job_id.is_none() {
             summary.reject(
                 line,
@@ -421,6 +479,9 @@ impl Scan<'_> {
             summary.texts.keep(origin.line, text);
         }
         events.push(event);
+        if let (Placed::In { pending: true, .. }, Some(order)) = (placed, &mut self.order) {
+            order.hold(events.len() - 1);
+        }
         Ok(true)
     }
 }
@@ -596,6 +657,180 @@ mod tests {
         let parts = read_file(&text, Some(chrono_tz::Asia::Seoul), 1).unwrap();
         assert!(parts.0 == whole.0);
         assert_eq!(parts.1, whole.1);
+    }
+
+    const LA: chrono_tz::Tz = chrono_tz::America::Los_Angeles;
+
+    /// Reads `text` whole and in two parts split at the first line after every place a padded first
+    /// line `first` moves the middle to (over all of `text` and back), and asserts both give the
+    /// same events, account and notes. Returns the whole read, and whether a split fell inside the
+    /// repeated hour and outside it.
+    fn same_in_two_parts(first: &str, text: &str, tail: &str) -> ((Vec<Event>, InputSummary), (bool, bool)) {
+        let whole = read_file(&format!("{first}\n{text}"), Some(LA), u64::MAX).unwrap();
+        let fold = crate::time::fold::Fold::meeting(LA, chrono::NaiveDate::from_ymd_opt(2026, 11, 1).unwrap()).unwrap();
+        let (mut inside, mut outside) = (false, false);
+        // Text after the middle: the middle moves back over every line as the first line grows.
+        let tail = format!("{tail}\n").repeat((first.len() + text.len()) / tail.len() + 1);
+        // Lines are 40 bytes or more: steps of 8 bytes of the middle meet each.
+        for pad in (0..2 * (first.len() + text.len() + 2)).step_by(16) {
+            let padded = format!("{first} {}\n{text}{tail}", "x".repeat(pad));
+            let one = read_file(&padded, Some(LA), u64::MAX).unwrap();
+            let parts = read_file(&padded, Some(LA), 1).unwrap();
+            assert!(parts.0 == one.0, "padded by {pad}");
+            assert_eq!(parts.1, one.1, "padded by {pad}");
+            let newline = padded[padded.len() / 2..].find('\n').unwrap() + padded.len() / 2;
+            let at = chrono::NaiveDateTime::parse_from_str(&padded[newline + 1..newline + 24], "%Y-%m-%d %H:%M:%S%.3f");
+            if at.is_ok_and(|at| fold.contains(at)) {
+                inside = true;
+            } else {
+                outside = true;
+            }
+        }
+        (whole, (inside, outside))
+    }
+
+    /// A line after the repeated hour.
+    const AFTER: &str = "2026-11-01 03:00:00.000 INFO GET /healthz 200 1ms";
+
+    fn times(events: &[Event]) -> Vec<String> {
+        events.iter().map(|e| crate::time::format_rfc3339(e.at())).collect()
+    }
+
+    #[test]
+    fn a_log_across_the_fall_back_is_placed_by_line_order_whichever_part_a_line_is_in() {
+        let text = "2026-11-01 00:59:59.500 INFO [worker] job active queue=q id=a1\n\
+                    2026-11-01 01:00:00.250 INFO GET /healthz 200 1ms\n\
+                    2026-11-01 01:30:00.000 INFO [worker] job completed queue=q id=a1\n\
+                    2026-11-01 01:59:59.900 INFO [worker] job active queue=q id=a2\n\
+                    2026-11-01 01:59:59.890 INFO GET /healthz 200 1ms\n\
+                    2026-11-01 01:00:00.100 INFO [worker] job completed queue=q id=a2\n\
+                    2026-11-01 01:00:00.200 INFO GET /healthz 200 1ms\n\
+                    2026-11-01 01:30:00.300 INFO [worker] job active queue=q id=a3\n\
+                    \x20   at Object.<anonymous> (/app/main.js:1:1)\n\
+                    2026-11-01 01:59:59.999 INFO GET /healthz 200 1ms\n\
+                    2026-11-01 02:00:00.100 INFO [worker] job completed queue=q id=a3\n";
+        let ((events, summary), (inside, outside)) = same_in_two_parts("2026-11-01 00:10:00.000 INFO", text, AFTER);
+        assert!(inside && outside, "splits inside and outside the hour");
+        assert_eq!(
+            times(&events),
+            [
+                "2026-11-01T07:59:59.500Z",
+                "2026-11-01T08:30:00.000Z",
+                "2026-11-01T08:59:59.900Z",
+                "2026-11-01T09:00:00.100Z",
+                "2026-11-01T09:30:00.300Z",
+                "2026-11-01T10:00:00.100Z",
+            ]
+        );
+        assert_eq!(
+            crate::time::fold::notes("server.log", crate::time::Ambiguous::Order, &summary.folds),
+            [
+                "server.log: 8 lines in the repeated hour 01:00–02:00 PDT/PST on 2026-11-01 (America/Los_Angeles) resolved by line order: 4 as PDT (first pass, lines 3–6), 4 as PST (second pass, lines 7–11)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_log_that_ends_inside_the_hour_is_placed_the_same_in_two_parts() {
+        // The first pass, to the end: a second part that starts in it cannot tell on its own.
+        let text = "2026-11-01 01:10:00.000 INFO [worker] job active queue=q id=d1\n\
+                    2026-11-01 01:20:00.000 INFO GET /healthz 200 1ms\n\
+                    2026-11-01 01:30:00.000 INFO [worker] job completed queue=q id=d1\n";
+        let tail = "2026-11-01 01:40:00.000 INFO [worker] job active queue=q id=d2";
+        let ((events, summary), (inside, _)) = same_in_two_parts("2026-11-01 00:50:00.000 INFO", text, tail);
+        assert!(inside);
+        assert_eq!(times(&events), ["2026-11-01T08:10:00.000Z", "2026-11-01T08:30:00.000Z"]);
+        assert_eq!(summary.folds[0].second.count, 0);
+    }
+
+    #[test]
+    fn a_log_that_starts_inside_the_hour_is_placed_the_same_in_two_parts() {
+        // A step back: the lines before it were the first pass (the middle falls in them too).
+        let text = "2026-11-01 01:20:00.000 INFO [worker] job active queue=q id=b1\n\
+                    2026-11-01 01:40:00.000 INFO GET /healthz 200 1ms\n\
+                    2026-11-01 01:59:00.000 INFO [worker] job completed queue=q id=b1\n\
+                    2026-11-01 01:05:00.000 INFO [worker] job active queue=q id=b2\n\
+                    2026-11-01 01:50:00.000 INFO [worker] job completed queue=q id=b2\n\
+                    2026-11-01 02:10:00.000 INFO GET /healthz 200 1ms\n";
+        let ((events, _), (inside, outside)) = same_in_two_parts("2026-11-01 01:10:00.000 INFO", text, AFTER);
+        assert!(inside && outside);
+        assert_eq!(
+            times(&events),
+            [
+                "2026-11-01T08:20:00.000Z",
+                "2026-11-01T08:59:00.000Z",
+                "2026-11-01T09:05:00.000Z",
+                "2026-11-01T09:50:00.000Z"
+            ]
+        );
+        // No step back before the hour ends: the second pass.
+        let text = "2026-11-01 01:20:00.000 INFO [worker] job active queue=q id=c1\n\
+                    2026-11-01 01:40:00.000 INFO [worker] job completed queue=q id=c1\n\
+                    2026-11-01 02:10:00.000 INFO GET /healthz 200 1ms\n\
+                    2026-11-01 02:20:00.000 INFO [worker] job active queue=q id=c2\n";
+        let ((events, summary), _) = same_in_two_parts("2026-11-01 01:10:00.000 INFO", text, AFTER);
+        assert_eq!(
+            times(&events),
+            ["2026-11-01T09:20:00.000Z", "2026-11-01T09:40:00.000Z", "2026-11-01T10:20:00.000Z"]
+        );
+        assert_eq!((summary.folds[0].first.count, summary.folds[0].second.count), (0, 3));
+    }
+
+    #[test]
+    fn a_log_all_inside_the_hour_is_an_error_naming_the_setting_in_one_part_or_two() {
+        use std::fmt::Write;
+        let mut text = String::new();
+        for i in 0..50 {
+            let minute = i + 5;
+            writeln!(text, "2026-11-01 01:{minute:02}:00.000 INFO [worker] job active queue=q id={i}").unwrap();
+            writeln!(text, "2026-11-01 01:{minute:02}:30.000 INFO GET /healthz 200 1ms").unwrap();
+        }
+        let whole = in_file(&read_file(&text, Some(LA), u64::MAX).unwrap_err());
+        let parts = in_file(&read_file(&text, Some(LA), 1).unwrap_err());
+        assert_eq!(parts, whole);
+        assert!(whole.starts_with("server.log:1: every timestamped line of the log (100 lines, 1–100) is in the repeated hour 01:00–02:00 PDT/PST on 2026-11-01 (America/Los_Angeles)"), "{whole}");
+        assert!(whole.ends_with("say which with --log-ambiguous earlier or --log-ambiguous later"), "{whole}");
+    }
+
+    #[test]
+    fn ambiguous_times_take_the_choice_of_the_source() {
+        let text = "2026-11-01 01:30:00.000 INFO [worker] job active queue=q id=7\n";
+        let read_as = |choice| {
+            let spec = SourceSpec {
+                ambiguous: choice,
+                ..SourceSpec::new(SourceKind::Log, PathBuf::from("server.log"), Some(LA), "--log-tz".into())
+            };
+            let mut events = Vec::new();
+            let mut summary = InputSummary::new("server.log", "log", "text", Some(LA));
+            ServerLog.read(&spec, 0, Box::new(std::io::Cursor::new(text)), &mut events, &mut summary).map(|()| events)
+        };
+        assert_eq!(times(&read_as(crate::time::Ambiguous::Earlier).unwrap()), ["2026-11-01T08:30:00.000Z"]);
+        assert_eq!(times(&read_as(crate::time::Ambiguous::Later).unwrap()), ["2026-11-01T09:30:00.000Z"]);
+        let error = read_as(crate::time::Ambiguous::Error).unwrap_err().to_string();
+        assert!(error.starts_with("server.log:1: local time occurs twice in America/Los_Angeles"), "{error}");
+        assert!(
+            error.ends_with("say which time it is with --log-ambiguous earlier or --log-ambiguous later"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_time_in_the_spring_forward_gap_is_rejected_with_its_reason() {
+        let (events, summary) = read(
+            "2026-03-08 01:59:59.000 INFO [worker] job active queue=q id=7\n\
+             2026-03-08 02:30:00.000 INFO [worker] job completed queue=q id=7\n\
+             2026-03-08 02:30:00.000 INFO GET /healthz 200 1ms\n\
+             2026-03-08 03:00:01.000 INFO [worker] job active queue=q id=8\n",
+            Some(LA),
+        )
+        .unwrap();
+        assert_eq!(times(&events), ["2026-03-08T09:59:59.000Z", "2026-03-08T10:00:01.000Z"]);
+        assert_eq!((summary.lines, summary.used, summary.ignored, summary.rejected), (4, 2, 1, 1));
+        assert_eq!(summary.rejections[0].line, 2);
+        assert_eq!(
+            summary.rejections[0].reason,
+            "local time does not exist in America/Los_Angeles (daylight-saving gap); is the declared zone right?"
+        );
     }
 
     #[test]

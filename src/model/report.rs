@@ -39,6 +39,14 @@ pub struct InputSummary {
     /// timeline takes them over (`Timeline::with_line_texts`).
     #[serde(skip)]
     pub texts: super::LineTexts,
+    /// What became of the lines in repeated hours (DST fall-backs) of the source's zone: the
+    /// report's assumptions say it (`time::fold::notes`).
+    #[serde(skip)]
+    pub folds: Vec<crate::time::fold::FoldLines>,
+    /// What the reader had to decide or could not use, for the report's assumptions (each is
+    /// printed there, after the source's path).
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 pub fn rfc3339_opt<S: serde::Serializer>(at: &Option<DateTime<Utc>>, serializer: S) -> Result<S::Ok, S::Error> {
@@ -74,6 +82,8 @@ impl InputSummary {
             first_at: None,
             last_at: None,
             texts: super::LineTexts::default(),
+            folds: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -103,8 +113,10 @@ impl InputSummary {
         for (reason, count) in later.ignored_by_reason {
             *self.ignored_by_reason.entry(reason).or_default() += count;
         }
+        self.notes.extend(later.notes);
         let room = MAX_LISTED_REJECTIONS.saturating_sub(self.rejections.len());
         self.rejections.extend(later.rejections.into_iter().take(room));
+        crate::time::fold::merge(&mut self.folds, later.folds);
     }
 }
 

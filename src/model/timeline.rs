@@ -43,6 +43,15 @@ pub type EventId = u32;
 /// The most events one timeline holds.
 pub const MAX_EVENTS: usize = EventId::MAX as usize;
 
+/// How far apart two hosts' clocks are taken to be, at most, in milliseconds: an application
+/// server's (its log, its ledger, the times a BullMQ client writes into a job hash) and Redis' (the
+/// ids of the events stream). NTP keeps them within milliseconds; a second allows for a host that
+/// syncs poorly. Whole hours apart is a zone mix-up, reported by `clock-offset-suspected`.
+pub const CLOCK_SKEW_MS: i64 = 1_000;
+
+/// The time units a source's timestamps may be written in, coarsest first (nanoseconds).
+const UNITS_NS: [i64; 4] = [1_000_000_000, 1_000_000, 1_000, 1];
+
 impl Timeline {
     pub fn new(mut events: Vec<Event>) -> Self {
         // The key is unique (one event per source line, except a job hash's few, which keep
@@ -136,6 +145,29 @@ impl Timeline {
         self.events.is_empty()
     }
 
+    /// How finely source `source` wrote its times, in nanoseconds: the coarsest unit (1 s, 1 ms,
+    /// 1 µs, 1 ns) of which every one of its events' times is a whole number. A log that writes
+    /// whole seconds (NestJS) gives 1 s, and its lines' times are then known to a second only.
+    /// Derived from the times rather than the format, because one format (a text log) may write
+    /// either. A source with no event gives 1 ns.
+    pub fn time_resolution_ns(&self, source: u16) -> i64 {
+        // The index of the coarsest unit every time seen so far is a multiple of; `None` until
+        // the source's first event.
+        let mut unit = None;
+        for event in self.events.iter().filter(|e| e.origin().source == source) {
+            let nanos = i64::from(event.at().timestamp_subsec_nanos());
+            let mut at = unit.unwrap_or(0);
+            while at < UNITS_NS.len() - 1 && nanos % UNITS_NS[at] != 0 {
+                at += 1;
+            }
+            unit = Some(at);
+            if at == UNITS_NS.len() - 1 {
+                break;
+            }
+        }
+        UNITS_NS[unit.unwrap_or(UNITS_NS.len() - 1)]
+    }
+
     pub fn len(&self) -> usize {
         self.events.len()
     }
@@ -176,6 +208,30 @@ mod tests {
         }
         assert!(descents(&events) <= MERGED_RUNS, "a few runs: merged");
         sorts_as_one_sort_would(events);
+    }
+
+    #[test]
+    fn a_sources_time_resolution_is_the_coarsest_unit_all_its_times_are_whole_in() {
+        let base = chrono::DateTime::from_timestamp(1_791_333_180, 0).unwrap();
+        let event = |source: u16, nanos: i64| {
+            let origin = Origin { channel: Channel::Log, source, line: 1 };
+            Event::new((base + chrono::Duration::nanoseconds(nanos)).into(), EventKind::JobActive, origin)
+        };
+        let timeline = Timeline::new(vec![
+            // Whole seconds.
+            event(0, 0),
+            event(0, 3_000_000_000),
+            // Milliseconds, one of them on a whole second.
+            event(1, 0),
+            event(1, 1_250_000_000),
+            // Microseconds.
+            event(2, 1_250_000),
+            event(2, 17_000),
+        ]);
+        assert_eq!(timeline.time_resolution_ns(0), 1_000_000_000);
+        assert_eq!(timeline.time_resolution_ns(1), 1_000_000);
+        assert_eq!(timeline.time_resolution_ns(2), 1_000);
+        assert_eq!(timeline.time_resolution_ns(3), 1, "no events: nothing coarser is known");
     }
 
     fn sorts_as_one_sort_would(events: Vec<Event>) {

@@ -1,17 +1,32 @@
 // Stages a job-queue incident with a real Redis and real BullMQ worker processes, then exports the
 // evidence leasetrace reads, and what the harness itself observed, into OUTDIR.
 //
-//   node harness.mjs stalled|stalled-limit|clean OUTDIR
+//   node harness.mjs stalled|stalled-limit|stalled-limit-logged|clean|replica-died OUTDIR [--bullmq MAJOR] [--ledger csv|postgres]
 //
 // It starts its own redis-server on a random loopback port (its own temp dir, no persistence),
 // runs worker.mjs processes (separate Node processes, so they can be SIGKILLed), and stops
 // everything it started, even on failure. Exit 0 with the files written; non-zero with a message
 // on stderr otherwise.
 //
-// OUTDIR receives: ledger.csv and server.log (written by the workers), events.json and events.txt
-// (XRANGE of bull:<queue>:events, as JSON and as redis-cli prints it), jobs.jsonl (HGETALL of every
-// job hash), bullmq.json (the lock parameters), leasetrace.toml (the case manifest), observed.json
-// (what the harness saw: epoch ms and ids) and harness/ (worker stdout and stderr, redis log).
+// `--bullmq MAJOR` picks which of the BullMQ releases pinned in package.json the workers and the
+// queue use (default 5: the `bullmq` dependency; 6: `bullmq6`, an npm alias of a 6.x release).
+//
+// `--ledger postgres` gives the app a PostgreSQL ledger instead of its CSV file: the harness
+// starts its own PostgreSQL cluster (initdb in a temp dir, a random loopback port, its own socket
+// dir; as the `postgres` user when run as root), the workers INSERT rows with the `pg` package
+// into a table with the app's own column names (`ts_utc timestamptz`, `execution_id`, `bull_id`,
+// `step`, ...), and the ledger is exported as a responder would, with psql's `\copy ... csv
+// header`: ledger.csv in the session zone Asia/Seoul (`+09` offsets), ledger-utc.csv in UTC
+// (`+00`), with a manifest for each (leasetrace.toml, leasetrace-utc.toml) that maps the columns
+// and the app's step names. The app's lock settings then come from its own nested config file
+// (worker-config.json, `queues.<queue>.worker`), which the workers read and the manifests declare.
+//
+// OUTDIR receives: ledger.csv and server.log (written by the workers, or exported from
+// PostgreSQL), events.json and events.txt (XRANGE of bull:<queue>:events, as JSON and as
+// redis-cli prints it), jobs.jsonl (HGETALL of every job hash), bullmq.json (the lock parameters,
+// flat; the manifest's parameters file unless the app has worker-config.json), leasetrace.toml
+// (the case manifest), observed.json (what the harness saw: epoch ms and ids) and harness/
+// (worker stdout and stderr, redis and postgres logs).
 //
 // observed.json also lists when BullMQ's stalled checks were effective (`stalled_checks_at`, from
 // Redis keyspace notifications on the queue's `stalled-check` key, which only an effective check
@@ -25,10 +40,36 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { COLUMNS, DATABASE, DDL, STEPS, TABLE } from './pg-ledger.mjs';
+import { startPostgres } from './postgres.mjs';
+
 const HERE = dirname(fileURLToPath(import.meta.url));
 const QUEUE = 'pr-review';
 const SWEEP = 'pr-review-sweep';
-const BULLMQ_VERSION = JSON.parse(readFileSync(join(HERE, 'node_modules/bullmq/package.json'), 'utf8')).version;
+
+/** The BullMQ release pinned in package.json for a major version: its dependency name (the module
+ * to import) and exact version, checked against what node_modules holds. `bullmq` itself, or an
+ * npm alias (`"bullmq6": "npm:bullmq@6.7.0"`) so that two majors install side by side. */
+function pinnedBullmq(major) {
+  const { dependencies } = JSON.parse(readFileSync(join(HERE, 'package.json'), 'utf8'));
+  const pins = Object.entries(dependencies)
+    .map(([module, spec]) => ({ module, version: /^(?:npm:bullmq@)?(\d+\.\d+\.\d+)$/.exec(spec)?.[1], spec }))
+    .filter((pin) => pin.version && (pin.module === 'bullmq' || pin.spec.startsWith('npm:bullmq@')));
+  const pin = pins.find((p) => p.version.split('.')[0] === String(major));
+  if (!pin) {
+    fail(`package.json pins no bullmq ${major}.x (pinned: ${pins.map((p) => `${p.module} ${p.version}`).join(', ') || 'none'})`);
+  }
+  let installed;
+  try {
+    installed = JSON.parse(readFileSync(join(HERE, 'node_modules', pin.module, 'package.json'), 'utf8'));
+  } catch {
+    fail(`node_modules has no ${pin.module} (bullmq ${pin.version}): run tests/e2e/setup.sh`);
+  }
+  if (installed.name !== 'bullmq' || installed.version !== pin.version) {
+    fail(`node_modules/${pin.module} is ${installed.name} ${installed.version}, package.json pins bullmq ${pin.version}: run tests/e2e/setup.sh`);
+  }
+  return { module: pin.module, version: pin.version };
+}
 
 const SCENARIOS = {
   // A repeatable sweep; the second round's worker is SIGKILLed right after activation and a new
@@ -50,6 +91,25 @@ const SCENARIOS = {
   'stalled-limit': {
     params: { lockDuration: 3000, stalledInterval: 500, maxStalledCount: 1 },
     run: stalledLimitScenario,
+  },
+  // The same, by an app that logs BullMQ's `stalled` event (as the seed's fix does): each worker
+  // whose check moved the job writes a `stalled job <id>` line, a few ms after BullMQ's entry.
+  'stalled-limit-logged': {
+    params: { lockDuration: 3000, stalledInterval: 500, maxStalledCount: 1 },
+    logStalled: true,
+    run: stalledLimitScenario,
+  },
+  // Two replicas run the sweep from the start. The one that takes the second round is SIGKILLed
+  // once the round has selected its PR (before the first renewal) and never comes back: nothing
+  // marks its run failed (only a starting process sweeps the runs dead processes left). The other
+  // replica's stalled check re-queues the round after the lock expires and re-runs it, well before
+  // the next slot.
+  'replica-died': {
+    params: { lockDuration: 4000, stalledInterval: 1000, maxStalledCount: 1 },
+    every: 10000,
+    scanMs: 300,
+    reviewMs: 500,
+    run: replicaDiedScenario,
   },
   // The repeatable sweep runs four rounds, each shorter than the period, with a graceful restart
   // (SIGTERM, worker.close()) between the second and the third.
@@ -83,12 +143,13 @@ function killAll() {
   }
 }
 
-/** The redis-server's own temp dir, removed on every way out. */
+/** The redis-server's and PostgreSQL's own temp dirs, removed on every way out. */
 let redisDir = null;
+let pgDir = null;
 
 process.on('exit', () => {
   killAll();
-  if (redisDir) rmSync(redisDir, { recursive: true, force: true });
+  for (const dir of [redisDir, pgDir]) if (dir) rmSync(dir, { recursive: true, force: true });
 });
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
@@ -203,10 +264,13 @@ class Workers {
       port: ctx.port,
       queue: QUEUE,
       outdir: ctx.outdir,
-      concurrency: 2,
-      ...ctx.scenario.params,
+      bullmq: ctx.bullmq.module,
+      // With a PostgreSQL ledger the app reads its lock settings from its own config file.
+      ...(ctx.pg ? { configFile: ctx.configFile } : { concurrency: 2, ...ctx.scenario.params }),
+      ...(ctx.pg ? { ledger: { kind: 'postgres', host: '127.0.0.1', port: ctx.pg.port, user: 'postgres', database: DATABASE } } : {}),
       scanMs: ctx.scenario.scanMs,
       reviewMs: ctx.scenario.reviewMs,
+      logStalled: ctx.scenario.logStalled ?? false,
       ...extra,
     };
     const spawnedAt = Date.now();
@@ -319,7 +383,7 @@ class Workers {
 // ---------------------------------------------------------------- queue helpers
 
 async function makeQueue(ctx) {
-  const { Queue } = await import('bullmq');
+  const { Queue } = await import(ctx.bullmq.module);
   const queue = new Queue(QUEUE, { connection: { host: '127.0.0.1', port: ctx.port } });
   await queue.waitUntilReady();
   return queue;
@@ -346,12 +410,18 @@ async function readEvents(redis) {
 
 const idMs = (id) => Number(id.split('-')[0]);
 
-/** Kills a worker KILL_AFTER_MS after BullMQ activated the job, checking the kill came before
- * the first possible lock renewal (processedOn + lockRenewTime / 2). */
+/** Kills a worker KILL_AFTER_MS after BullMQ activated the job (and no sooner than the round's
+ * first ledger row is written: committed, for PostgreSQL), checking the kill came before the
+ * first possible lock renewal (processedOn + lockRenewTime / 2). */
 async function killAfterActivation(ctx, workers, worker, active) {
   const { lockDuration } = ctx.scenario.params;
   const renewEarliest = active.processedOn + lockDuration / 4;
   const hashProcessedOn = Number(await ctx.redis.hget(jobKey(active.jobId), 'processedOn'));
+  await workers.waitFor(
+    `the round_started ledger row of ${active.jobId} by worker ${worker.index} (before the first possible lock renewal)`,
+    (e) => e.worker === worker.index && e.ev === 'row' && e.event === 'round_started' && e.jobId === active.jobId,
+    Math.max(0, renewEarliest - Date.now()),
+  );
   const wait = active.processedOn + KILL_AFTER_MS - Date.now();
   if (wait > 0) await sleep(wait);
   const killedAt = await workers.kill(worker);
@@ -545,6 +615,10 @@ async function stalledLimitScenario(ctx, workers) {
     second_restart_at: w3Start.at,
     second_restart_pid: w3.pid,
     second_stalled_event_at: idMs(stalled[1].id),
+    // The app's own `stalled` lines (only with `logStalled`), and the stream's entries they follow.
+    stalled_lines_at: workers.events.filter((e) => e.ev === 'stalled' && e.jobId === jobId).map((e) => e.at),
+    stalled_event_ids: stalled.map((e) => e.id),
+    active_event_ids: activations.map((e) => e.id),
     second_expiry_to_stalled_ms: idMs(stalled[1].id) - kill2.lockExpiresAt,
     third_activated_at: idMs(activations[2].id),
     third_active_logged: Boolean(w3Active),
@@ -557,6 +631,89 @@ async function stalledLimitScenario(ctx, workers) {
     attempts_made: Number(hash.atm ?? 0),
     processor_calls: calls.map((e) => ({ pid: e.pid, at: e.at })),
     processor_called_on_failure: false,
+  };
+}
+
+async function replicaDiedScenario(ctx, workers) {
+  const { every } = ctx.scenario;
+  const { lockDuration, stalledInterval } = ctx.scenario.params;
+  const replicas = [workers.start(), workers.start()];
+  for (const replica of replicas) {
+    await workers.waitFor(`replica ${replica.index} ready`, (e) => e.worker === replica.index && e.ev === 'ready', 15_000);
+  }
+  const queue = await makeQueue(ctx);
+  await queue.upsertJobScheduler(SWEEP, { every }, { name: SWEEP, data: {} });
+
+  // Round 1 runs cleanly; round 2's replica dies once the round has selected its PR.
+  const first = await workers.waitFor('the first round to become active', (e) => e.ev === 'active', 10_000);
+  const second = await workers.waitFor(
+    'the second round to become active',
+    (e) => e.ev === 'active' && e.jobId !== first.jobId,
+    every + 10_000,
+  );
+  const victim = replicas.find((r) => r.index === second.worker);
+  const survivor = replicas.find((r) => r.index !== second.worker);
+  const selected = await workers.waitFor(
+    'the second round to select its PR',
+    (e) => e.worker === victim.index && e.ev === 'selected' && e.jobId === second.jobId,
+    5000,
+  );
+  const processedOn = Number(await ctx.redis.hget(jobKey(second.jobId), 'processedOn'));
+  const killedAt = await workers.kill(victim);
+  const pttl = await ctx.redis.pttl(`${jobKey(second.jobId)}:lock`);
+  const lockExpiresAt = Date.now() + pttl;
+  if (killedAt >= processedOn + lockDuration / 4) {
+    fail(`the kill came ${killedAt - processedOn} ms after activation, not before the first possible renewal (${lockDuration / 4} ms): the machine is too slow for this scenario`);
+  }
+  if (pttl <= 0) fail(`after the kill the lock of ${second.jobId} has PTTL ${pttl}: expected it to be held`);
+
+  const rerun = await workers.waitFor(
+    'the other replica to re-run the stalled round',
+    (e) => e.worker === survivor.index && e.ev === 'active' && e.jobId === second.jobId,
+    lockDuration + 3 * stalledInterval + 5000,
+  );
+  const rerunFinished = await workers.waitFor('the re-run to finish', (e) => e.ev === 'finished' && e.jobId === second.jobId, 20_000);
+  const next = await workers.waitFor(
+    'the next regular round to finish',
+    (e) => e.ev === 'finished' && e.jobId !== first.jobId && e.jobId !== second.jobId,
+    every + 10_000,
+  );
+  await workers.stopAll();
+  await queue.close();
+
+  const events = await readEvents(ctx.redis);
+  const ofJob = (kind) => events.filter((e) => e.fields.jobId === second.jobId && e.fields.event === kind);
+  const activations = ofJob('active');
+  const stalled = ofJob('stalled');
+  if (activations.length !== 2) fail(`expected 2 active events for ${second.jobId} in the stream, found ${activations.length}`);
+  if (stalled.length !== 1) fail(`expected 1 stalled event for ${second.jobId} in the stream, found ${stalled.length}`);
+  if (workers.events.some((e) => e.ev === 'marked-failed')) fail('a process marked a run failed: no process should have started after the kill');
+  // The dead run's rows, as the ledger has them: a start and a selection, no end.
+  const rows = readFileSync(join(ctx.outdir, 'ledger.csv'), 'utf8')
+    .split('\n')
+    .filter((line) => line.split(',')[1] === selected.runId);
+  if (rows.some((row) => /round_(finished|failed)/.test(row))) fail(`the dead run ${selected.runId} has an end row: ${rows.join(' | ')}`);
+  return {
+    job_id: second.jobId,
+    first_job_id: first.jobId,
+    activated_at: processedOn,
+    dead_run_id: selected.runId,
+    dead_run_rows: rows.length,
+    dead_selected_item: selected.item,
+    dead_selected_at: selected.at,
+    killed_at: killedAt,
+    killed_pid: victim.pid,
+    lock_expires_at: lockExpiresAt,
+    stalled_event_at: idMs(stalled[0].id),
+    stalled_event_id: stalled[0].id,
+    rerun_at: idMs(activations[1].id),
+    rerun_event_id: activations[1].id,
+    rerun_logged_at: rerun.at,
+    rerun_pid: survivor.pid,
+    rerun_run_id: rerunFinished.runId,
+    rerun_finished_at: rerunFinished.at,
+    next_run_id: next.runId,
+    next_finished_at: next.at,
   };
 }
 
@@ -659,39 +816,19 @@ async function exportEvidence(ctx, observedScenario) {
   const { lockDuration, stalledInterval, maxStalledCount } = scenario.params;
   writeFileSync(
     join(outdir, 'bullmq.json'),
-    `${JSON.stringify({ lockDuration, stalledInterval, maxStalledCount, version: BULLMQ_VERSION }, null, 2)}\n`,
+    `${JSON.stringify({ lockDuration, stalledInterval, maxStalledCount, version: ctx.bullmq.version }, null, 2)}\n`,
   );
-  writeFileSync(
-    join(outdir, 'leasetrace.toml'),
-    [
-      '# Staged by tests/e2e/harness.mjs with real BullMQ workers and Redis.',
-      'display_tz = "Asia/Seoul"',
-      '',
-      '[[sources]]',
-      'kind = "ledger"',
-      'path = "ledger.csv"',
-      'tz = "UTC"',
-      '',
-      '[[sources]]',
-      'kind = "log"',
-      'path = "server.log"',
-      'tz = "Asia/Seoul"',
-      '',
-      '[[sources]]',
-      'kind = "bullmq-events"',
-      'path = "events.json"',
-      `queue = "${QUEUE}"`,
-      '',
-      '[[sources]]',
-      'kind = "bullmq-jobs"',
-      'path = "jobs.jsonl"',
-      '',
-      '[[sources]]',
-      'kind = "bullmq-params"',
-      'path = "bullmq.json"',
-      '',
-    ].join('\n'),
-  );
+  let ledger;
+  if (ctx.pg) {
+    ledger = await exportPgLedger(ctx);
+    for (const { file, manifest } of ledger.exports) {
+      writeFileSync(join(outdir, manifest), caseManifest(ctx, pgLedgerSource(file, ledger), 'worker-config.json'));
+    }
+  } else {
+    const rows = readFileSync(join(outdir, 'ledger.csv'), 'utf8').trimEnd().split('\n').length - 1;
+    ledger = { store: 'csv', file: 'ledger.csv', rows };
+    writeFileSync(join(outdir, 'leasetrace.toml'), caseManifest(ctx, ['kind = "ledger"', 'path = "ledger.csv"', 'tz = "UTC"'], 'bullmq.json'));
+  }
   const redisVersion = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? null;
   let monitored = {};
   if (ctx.monitor) {
@@ -702,13 +839,16 @@ async function exportEvidence(ctx, observedScenario) {
   const observed = {
     scenario: ctx.name,
     queue: QUEUE,
-    bullmq_version: BULLMQ_VERSION,
+    bullmq_version: ctx.bullmq.version,
+    bullmq_module: ctx.bullmq.module,
     redis_version: redisVersion,
     params: { ...scenario.params, every: scenario.every ?? null, scan_ms: scenario.scanMs ?? null, review_ms: scenario.reviewMs ?? null, kill_after_ms: KILL_AFTER_MS },
     started_at: ctx.startedAt,
     finished_at: Date.now(),
     workers: ctx.workers.summary(),
     stalled_checks_at: ctx.stalledChecksAt,
+    ledger,
+    ...(ctx.configFile ? { worker_config: ctx.workerConfig } : {}),
     ...observedScenario,
     ...monitored,
   };
@@ -716,29 +856,180 @@ async function exportEvidence(ctx, observedScenario) {
   return observed;
 }
 
+/** The case manifest, around the given ledger source's lines, with the given parameters file: the
+ * flat bullmq.json, or the app's own nested config as it is (no `params_at`: the place of the
+ * parameters in it is unambiguous, and leasetrace has to find it). */
+function caseManifest(ctx, ledgerSource, paramsFile) {
+  return [
+    `# Staged by tests/e2e/harness.mjs with real BullMQ ${ctx.bullmq.version} workers and Redis${ctx.pg ? ', and PostgreSQL' : ''}.`,
+    'display_tz = "Asia/Seoul"',
+    '',
+    '[[sources]]',
+    ...ledgerSource,
+    '',
+    '[[sources]]',
+    'kind = "log"',
+    'path = "server.log"',
+    'tz = "Asia/Seoul"',
+    '',
+    '[[sources]]',
+    'kind = "bullmq-events"',
+    'path = "events.json"',
+    `queue = "${QUEUE}"`,
+    '',
+    '[[sources]]',
+    'kind = "bullmq-jobs"',
+    'path = "jobs.jsonl"',
+    '',
+    '[[sources]]',
+    'kind = "bullmq-params"',
+    `path = "${paramsFile}"`,
+    '',
+  ].join('\n');
+}
+
+// ---------------------------------------------------------------- the PostgreSQL ledger
+
+/** The app's config file, as it is deployed: the worker options of each queue nested under it,
+ * next to everything else the app is configured with. The workers read their settings from it. */
+function writeWorkerConfig(ctx) {
+  const { lockDuration, stalledInterval, maxStalledCount } = ctx.scenario.params;
+  const config = {
+    app: { name: 'review-bot', version: '3.18.2', env: 'e2e' },
+    bullmq_version: ctx.bullmq.version,
+    redis: { host: '127.0.0.1', port: ctx.port, maxRetriesPerRequest: null },
+    ledger: { driver: 'postgres', database: DATABASE, table: TABLE },
+    queues: {
+      [QUEUE]: {
+        ...(ctx.scenario.every ? { scheduler: { id: SWEEP, every: ctx.scenario.every } } : {}),
+        worker: { concurrency: 2, lockDuration, stalledInterval, maxStalledCount },
+      },
+    },
+  };
+  ctx.configFile = join(ctx.outdir, 'worker-config.json');
+  // Where the workers take their options from, as a JSON pointer (observed.json).
+  ctx.workerConfig = { file: 'worker-config.json', params_at: `/queues/${QUEUE}/worker`, version_at: '/bullmq_version' };
+  writeFileSync(ctx.configFile, `${JSON.stringify(config, null, 2)}\n`);
+}
+
+/** Exports the table as a responder would, with psql's client-side `\copy ... csv header`: once in
+ * the session zone Asia/Seoul (psql prints `+09`), once in UTC (`+00`), in the default DateStyle.
+ * Also reads the rows back (epoch microseconds, run, job, step, item) for observed.json. */
+async function exportPgLedger(ctx) {
+  const select = `select * from ${TABLE} order by id`;
+  const exports = [
+    { file: 'ledger.csv', manifest: 'leasetrace.toml', pgtz: 'Asia/Seoul' },
+    { file: 'ledger-utc.csv', manifest: 'leasetrace-utc.toml', pgtz: 'UTC' },
+  ];
+  for (const e of exports) {
+    const path = join(ctx.outdir, e.file);
+    if (path.includes("'")) fail(`cannot \\copy to a path with a quote: ${path}`);
+    ctx.pg.psql(`\\copy (${select}) to '${path}' csv header`, { database: DATABASE, env: { PGTZ: e.pgtz, PGDATESTYLE: 'ISO, MDY' } });
+    const [header, first] = readFileSync(path, 'utf8').split('\n');
+    Object.assign(e, { header, first_row: first });
+  }
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ host: '127.0.0.1', port: ctx.pg.port, user: 'postgres', database: DATABASE });
+  await client.connect();
+  // Epoch microseconds, as PostgreSQL keeps them (int8 arrives as a string; < 2^53, exact).
+  const { rows } = await client.query(
+    `select id::int as id, (extract(epoch from ts_utc) * 1000000)::int8 as at_us, (extract(epoch from due_at) * 1000000)::int8 as due_us,
+            execution_id, bull_id, step, subject from ${TABLE} order by id`,
+  );
+  await client.end();
+  return {
+    store: 'postgres',
+    postgres_version: ctx.pg.version,
+    database: DATABASE,
+    table: TABLE,
+    rows: rows.length,
+    row_list: rows.map((r) => ({
+      id: r.id,
+      at_us: Number(r.at_us),
+      due_us: r.due_us === null ? null : Number(r.due_us),
+      run_id: r.execution_id,
+      job_id: r.bull_id,
+      step: r.step,
+      item: r.subject,
+    })),
+    columns: COLUMNS,
+    steps: Object.fromEntries(Object.values(STEPS).map((s) => [s.step, s.kind])),
+    exports,
+  };
+}
+
+/** The ledger source of the manifest: the app's columns and step words mapped. No `tz`: every
+ * timestamptz psql writes carries its offset. */
+function pgLedgerSource(file, ledger) {
+  const toml = (map) => `{ ${Object.entries(map).map(([k, v]) => `${/^[a-z_]+$/.test(k) ? k : JSON.stringify(k)} = ${JSON.stringify(v)}`).join(', ')} }`;
+  return [
+    `# psql \\copy of ${ledger.database}.${ledger.table}, csv header`,
+    'kind = "ledger"',
+    `path = "${file}"`,
+    `columns = ${toml(ledger.columns)}`,
+    `events = ${toml(ledger.steps)}`,
+  ];
+}
+
 // ---------------------------------------------------------------- main
 
+function parseArgs(argv) {
+  const usage = `usage: node harness.mjs ${Object.keys(SCENARIOS).join('|')} OUTDIR [--bullmq MAJOR] [--ledger csv|postgres]`;
+  const positional = [];
+  const options = { bullmq: '5', ledger: 'csv' };
+  for (let i = 0; i < argv.length; i += 1) {
+    const flag = /^--(bullmq|ledger)$/.exec(argv[i]);
+    if (flag && i + 1 < argv.length) {
+      options[flag[1]] = argv[i + 1];
+      i += 1;
+    } else if (argv[i].startsWith('--')) {
+      return { usage };
+    } else {
+      positional.push(argv[i]);
+    }
+  }
+  const [name, outArg] = positional;
+  if (!SCENARIOS[name] || !outArg || positional.length !== 2 || !['csv', 'postgres'].includes(options.ledger) || !/^\d+$/.test(options.bullmq)) {
+    return { usage };
+  }
+  return { name, outArg, ...options };
+}
+
 async function main() {
-  const [name, outArg] = process.argv.slice(2);
-  const scenario = SCENARIOS[name];
-  if (!scenario || !outArg) {
-    process.stderr.write(`usage: node harness.mjs ${Object.keys(SCENARIOS).join('|')} OUTDIR\n`);
+  const args = parseArgs(process.argv.slice(2));
+  if (args.usage) {
+    process.stderr.write(`${args.usage}\n`);
     process.exit(2);
   }
-  if (BULLMQ_VERSION !== '5.81.5') fail(`node_modules has bullmq ${BULLMQ_VERSION}, expected 5.81.5: run tests/e2e/setup.sh`);
+  const { name, outArg } = args;
+  const scenario = SCENARIOS[name];
+  const bullmq = pinnedBullmq(args.bullmq);
   const outdir = resolve(outArg);
   mkdirSync(outdir, { recursive: true });
   const harnessDir = join(outdir, 'harness');
   mkdirSync(harnessDir, { recursive: true });
-  writeFileSync(join(outdir, 'ledger.csv'), 'at,run_id,job_id,slot,sweep,event,item,worker,status,detail\n');
+  if (args.ledger === 'csv') {
+    writeFileSync(join(outdir, 'ledger.csv'), 'at,run_id,job_id,slot,sweep,event,item,worker,status,detail\n');
+  }
   writeFileSync(join(outdir, 'server.log'), '');
   redisDir = mkdtempSync(join(tmpdir(), 'leasetrace-e2e-redis-'));
-  const ctx = { name, scenario, outdir, harnessDir, startedAt: Date.now() };
+  const ctx = { name, scenario, bullmq, outdir, harnessDir, startedAt: Date.now() };
   let redisInfo;
   try {
     redisInfo = await startRedis(redisDir);
     ctx.port = redisInfo.port;
     ctx.redis = redisInfo.client;
+    if (args.ledger === 'postgres') {
+      pgDir = mkdtempSync(join(tmpdir(), 'leasetrace-e2e-pg-'));
+      try {
+        ctx.pg = await startPostgres(pgDir, { track, logFile: join(harnessDir, 'postgres.log'), sleep });
+      } catch (error) {
+        fail(error.message);
+      }
+      ctx.pg.psql(`create database ${DATABASE}`);
+      ctx.pg.psql(DDL, { database: DATABASE });
+      writeWorkerConfig(ctx);
+    }
     await watchStalledChecks(ctx);
     if (process.env.LEASETRACE_E2E_MONITOR) {
       const fd = openSync(join(harnessDir, 'monitor.log'), 'w');
@@ -754,8 +1045,10 @@ async function main() {
     const observedScenario = await scenario.run(ctx, ctx.workers);
     await ctx.workers.stopAll();
     const observed = await exportEvidence(ctx, observedScenario);
-    process.stdout.write(`${JSON.stringify({ scenario: name, outdir, seconds: (observed.finished_at - observed.started_at) / 1000 })}\n`);
+    process.stdout.write(`${JSON.stringify({ scenario: name, bullmq: bullmq.version, ledger: args.ledger, outdir, seconds: (observed.finished_at - observed.started_at) / 1000 })}\n`);
   } finally {
+    // PostgreSQL first, with a clean (fast) shutdown, while its watchdog still runs.
+    await ctx.pg?.stop();
     killAll();
     ctx.subscriber?.disconnect();
     if (redisInfo) {
@@ -766,8 +1059,9 @@ async function main() {
         // no log
       }
     }
-    rmSync(redisDir, { recursive: true, force: true });
+    for (const dir of [redisDir, pgDir]) if (dir) rmSync(dir, { recursive: true, force: true });
     redisDir = null;
+    pgDir = null;
   }
 }
 

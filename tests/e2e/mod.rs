@@ -1,13 +1,17 @@
 //! Real BullMQ, end to end: `tests/e2e/harness.mjs` stages each incident with a real Redis and real
-//! BullMQ 5.81.5 worker processes (SIGKILLed where the scenario says), exports the evidence (ledger,
+//! BullMQ worker processes (SIGKILLed where the scenario says), exports the evidence (ledger,
 //! KST server log, the events stream, job hashes, lock parameters) and what it observed itself
 //! (`observed.json`, epoch ms and ids). The tests run the real binary on that folder and compare
 //! its figures with the observations, never with constants: the timings differ on every run.
 //!
-//! Needs bash, Node 18+ and npm; `tests/e2e/setup.sh` installs redis-server (apt-get) and bullmq
-//! (npm) when missing. A missing tool or a failed setup fails the test with the reason; nothing is
-//! skipped. The scenarios run one at a time (they depend on timing), about 10–20 s each.
-//! `LEASETRACE_E2E_KEEP=1` keeps the staged folders (their paths are printed).
+//! Each scenario runs on the pinned BullMQ 5.x; the stalled ones also on the pinned 6.x (both in
+//! `tests/e2e/package.json`). One runs with the app's ledger in a real PostgreSQL table, exported
+//! with psql's `\copy` in two session zones, and its lock settings in its own nested config file.
+//!
+//! Needs bash, Node 18+ and npm; `tests/e2e/setup.sh` installs redis-server and PostgreSQL
+//! (apt-get) and the npm packages when missing. A missing tool or a failed setup fails the test
+//! with the reason; nothing is skipped. The scenarios run one at a time (they depend on timing),
+//! about 8–20 s each. `LEASETRACE_E2E_KEEP=1` keeps the staged folders (their paths are printed).
 
 use std::sync::{Mutex, PoisonError};
 
@@ -50,8 +54,15 @@ impl Staged {
 
     /// `analyze --format json` on the staged case; exit 0 expected.
     fn analyze(&self) -> Value {
-        let run = leasetrace(&["analyze", self.path(), "--format", "json"]).run();
-        assert_eq!(run.code, 0, "analyze failed on the staged case {}:\n{}", self.path(), run.stderr);
+        self.analyze_manifest("leasetrace.toml")
+    }
+
+    /// `analyze --format json` on one of the staged case's manifests; exit 0 expected.
+    fn analyze_manifest(&self, manifest: &str) -> Value {
+        let path = self.dir.path().join(manifest);
+        let path = path.to_str().expect("a UTF-8 temp path");
+        let run = leasetrace(&["analyze", path, "--format", "json"]).run();
+        assert_eq!(run.code, 0, "analyze failed on the staged case {path}:\n{}", run.stderr);
         run.json()
     }
 }
@@ -73,8 +84,33 @@ fn output_text(output: &Output) -> String {
     )
 }
 
-/// Runs `tests/e2e/setup.sh`, then the harness for `scenario`; panics with the reason if either fails.
+/// The exact BullMQ version `tests/e2e/package.json` pins for `major`: the `bullmq` dependency or an
+/// npm alias of it (`"bullmq6": "npm:bullmq@6.7.0"`), as the harness chooses it.
+fn pinned_bullmq(major: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/package.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let package: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+    let dependencies = package["dependencies"].as_object().expect("package.json has dependencies");
+    let pins: Vec<&str> = dependencies
+        .iter()
+        .filter_map(|(name, spec)| {
+            let spec = spec.as_str()?;
+            if name == "bullmq" { Some(spec) } else { spec.strip_prefix("npm:bullmq@") }
+        })
+        .filter(|version| version.split('.').next() == Some(major))
+        .collect();
+    assert_eq!(pins.len(), 1, "tests/e2e/package.json must pin exactly one bullmq {major}.x: {pins:?}");
+    pins[0].to_string()
+}
+
+/// Runs `tests/e2e/setup.sh`, then the harness for `scenario` on the pinned BullMQ 5.x with a CSV
+/// ledger; panics with the reason if either fails.
 fn stage(scenario: &str) -> Staged {
+    stage_with(scenario, &[])
+}
+
+/// `stage` with harness options: `--bullmq MAJOR`, `--ledger postgres`.
+fn stage_with(scenario: &str, options: &[&str]) -> Staged {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let setup = Command::new("bash")
@@ -95,6 +131,7 @@ fn stage(scenario: &str) -> Staged {
         .arg(root.join("tests/e2e/harness.mjs"))
         .arg(scenario)
         .arg(dir.path())
+        .args(options)
         .current_dir(root)
         .stdin(Stdio::null())
         .output()
@@ -102,7 +139,7 @@ fn stage(scenario: &str) -> Staged {
     if !harness.status.success() {
         let kept = dir.keep();
         panic!(
-            "e2e: the '{scenario}' harness failed ({}); its files (worker output under harness/) are kept in {}\n{}",
+            "e2e: the '{scenario}' harness {options:?} failed ({}); its files (worker output under harness/) are kept in {}\n{}",
             harness.status,
             kept.display(),
             output_text(&harness)
@@ -113,7 +150,8 @@ fn stage(scenario: &str) -> Staged {
     let observed: Value =
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("observed.json is not JSON ({e}):\n{text}"));
     assert_eq!(observed["scenario"], scenario, "observed.json is from another scenario");
-    assert_eq!(observed["bullmq_version"], "5.81.5", "the harness ran another BullMQ");
+    let major = options.iter().position(|o| *o == "--bullmq").map_or("5", |i| options[i + 1]);
+    assert_eq!(observed["bullmq_version"], pinned_bullmq(major), "the harness ran another BullMQ");
     Staged { dir, observed }
 }
 
@@ -181,11 +219,154 @@ fn assert_all_sources_read(staged: &Staged, report: &Value) {
 fn e2e_stalled_sweep_rerun_overlaps_the_next_round() {
     let staged = stage("stalled");
     let report = staged.analyze();
+    assert_stalled_sweep(&staged, &report);
+    let check = leasetrace(&["check", staged.path()]).run();
+    assert_eq!(check.code, 1, "check must fail on the staged incident:\n{}{}", check.stdout, check.stderr);
+}
+
+#[test]
+fn e2e_bullmq6_stalled_sweep_rerun_overlaps_the_next_round() {
+    let staged = stage_with("stalled", &["--bullmq", "6"]);
+    assert_stalled_sweep(&staged, &staged.analyze());
+}
+
+#[test]
+fn e2e_postgres_ledger_exported_with_psql() {
+    let staged = stage_with("stalled", &["--ledger", "postgres"]);
+    let ledger = &staged.observed["ledger"];
+    assert_eq!(ledger["store"], "postgres", "{ledger:#}");
+    let rows = ledger["row_list"].as_array().expect("observed ledger.row_list");
+    let exports = ledger["exports"].as_array().expect("observed ledger.exports");
+    // psql wrote timestamptz in its session zone (PGTZ), with microseconds and an hour-only offset.
+    for export in exports {
+        let offset = match export["pgtz"].as_str() {
+            Some("Asia/Seoul") => "+09", // no daylight saving since 1988
+            Some("UTC") => "+00",
+            other => panic!("an export in an unexpected session zone {other:?}"),
+        };
+        let file = export["file"].as_str().expect("export file");
+        assert_psql_timestamps(&staged.dir.path().join(file), offset, rows.len());
+    }
+
+    let report = staged.analyze();
+    assert_all_sources_read(&staged, &report);
+    let input =
+        report["inputs"].as_array().expect("inputs").iter().find(|i| i["kind"] == "ledger").expect("a ledger input");
+    assert_eq!(input["events"], ledger["rows"], "every row of the table is an event\n{input:#}");
+    assert_stalled_sweep(&staged, &report);
+    // The parameters the workers ran with, found where the app keeps them in its nested config
+    // (no `params_at` in the manifest), and said so: none is a BullMQ default.
+    let config = &staged.observed["worker_config"];
+    let file = config["file"].as_str().expect("observed worker_config.file");
+    let params_input = report["inputs"].as_array().expect("inputs").iter().find(|i| i["kind"] == "bullmq-params");
+    assert!(
+        params_input.and_then(|i| i["path"].as_str()).is_some_and(|p| p.ends_with(file)),
+        "the manifest declares the app's {file}: {params_input:#?}"
+    );
+    for key in ["lockDuration", "stalledInterval", "maxStalledCount"] {
+        assert_eq!(report["params"][key], staged.observed["params"][key], "{key}\n{:#}", report["params"]);
+        assert_eq!(report["params"]["origins"][key], "file", "{key}\n{:#}", report["params"]);
+    }
+    let found_at = format!("read from {}", config["params_at"].as_str().expect("observed worker_config.params_at"));
+    let assumptions = report["assumptions"].as_array().expect("assumptions");
+    assert!(
+        assumptions.iter().filter_map(Value::as_str).any(|a| a.contains(file) && a.contains(&found_at)),
+        "no assumption says the parameters were {found_at} of {file}: {assumptions:#?}"
+    );
+
+    // Every row at the database's own time (microseconds; reported to the millisecond), with its
+    // run, job, item, slot and the kind the manifest's `events` gives its step.
+    let timeline = leasetrace(&["timeline", staged.path(), "--format", "json"]).run();
+    assert_eq!(timeline.code, 0, "{}", timeline.stderr);
+    let timeline = timeline.json();
+    let events: Vec<&Value> = timeline["timeline"]
+        .as_array()
+        .expect("timeline")
+        .iter()
+        .filter(|e| e["source"]["path"].as_str().is_some_and(|p| p.ends_with("/ledger.csv")))
+        .collect();
+    assert_eq!(events.len(), rows.len(), "one event per row");
+    let steps = &ledger["steps"];
+    // The export is ordered by id: row i is on line i + 2, under the header.
+    for (line, row) in (2..).zip(rows) {
+        let event = events
+            .iter()
+            .find(|e| e["source"]["line"] == line)
+            .unwrap_or_else(|| panic!("no timeline event from ledger.csv:{line} (row {row})"));
+        let context = format!("row {row}\nevent {event:#}");
+        let micros = |key: &str| row[key].as_i64().unwrap_or_else(|| panic!("{key} of {row}"));
+        for (at, micros) in [("at", micros("at_us")), ("slot", micros("due_us"))] {
+            let off =
+                (time(&event[at], at) - DateTime::from_timestamp_micros(micros).expect("in range")).num_microseconds();
+            assert!(off.is_some_and(|off| off.abs() < 1000), "{at} is {off:?} µs from the database's value\n{context}");
+        }
+        assert_eq!(event["run_id"], row["run_id"], "{context}");
+        assert_eq!(event["job_id"], row["job_id"], "{context}");
+        assert_eq!(event["kind"], steps[row["step"].as_str().expect("step")], "{context}");
+        if !row["item"].is_null() {
+            assert_eq!(event["item"], row["item"], "{context}");
+        }
+    }
+
+    // The same table exported in UTC gives the same findings.
+    let utc = staged.analyze_manifest("leasetrace-utc.toml");
+    let summary = |report: &Value| -> Vec<(Value, Value)> {
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| (f["kind"].clone(), f["metrics"].clone()))
+            .collect()
+    };
+    assert_eq!(summary(&utc), summary(&report), "the +00 export and the +09 export disagree");
+}
+
+/// Every `ts_utc` and `due_at` cell of a psql CSV export is `YYYY-MM-DD HH:MM:SS[.ffffff]<offset>`
+/// and at least one has a microsecond fraction: the shapes the test means to give leasetrace.
+fn assert_psql_timestamps(path: &Path, offset: &str, rows: usize) {
+    let mut reader = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let header = reader.headers().expect("a header").clone();
+    let column =
+        |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no {name} in {header:?}"));
+    let (ts, due) = (column("ts_utc"), column("due_at"));
+    let mut micro = 0;
+    let mut count = 0;
+    for record in reader.records() {
+        let record = record.expect("a CSV record");
+        count += 1;
+        for cell in [&record[ts], &record[due]] {
+            let body = cell
+                .strip_suffix(offset)
+                .unwrap_or_else(|| panic!("{}: {cell} does not end in {offset}", path.display()));
+            let (stamp, fraction) = body.split_once('.').unwrap_or((body, ""));
+            assert!(
+                stamp.len() == 19
+                    && stamp.as_bytes()[10] == b' '
+                    && fraction.len() <= 6
+                    && fraction.bytes().all(|b| b.is_ascii_digit()),
+                "{}: {cell} is not a psql timestamptz",
+                path.display()
+            );
+            if fraction.len() == 6 {
+                micro += 1;
+            }
+        }
+    }
+    assert_eq!(count, rows, "{}: one record per row of the table", path.display());
+    assert!(micro > 0, "{}: no timestamp with microseconds", path.display());
+}
+
+/// The stalled scenario's figures (whatever the BullMQ version or the ledger's store): the killed
+/// round's stalled rerun, its overlap with the next round and their duplicate selection, against
+/// what the harness observed.
+fn assert_stalled_sweep(staged: &Staged, report: &Value) {
+    // The version the workers ran, read from the parameters file, selects the lock model.
+    assert_eq!(report["params"]["version"], staged.observed["bullmq_version"], "{:#}", report["params"]);
     let job_id = staged.text("job_id");
     let lock_duration = staged.param("lockDuration");
 
-    assert_all_sources_read(&staged, &report);
-    let stalled = finding_where(&report, "stalled-rerun", "job_id", job_id);
+    assert_all_sources_read(staged, report);
+    let stalled = finding_where(report, "stalled-rerun", "job_id", job_id);
     // BullMQ's own activation time (processedOn, read from the job hash right after activation).
     assert_near(stalled, "activated_at", staged.ms("activated_at"), 100, "processedOn of the first activation");
     // The new worker process, started right after the SIGKILL.
@@ -236,12 +417,12 @@ fn e2e_stalled_sweep_rerun_overlaps_the_next_round() {
     assert_eq!(stalled["metrics"]["rerun_run_id"], staged.text("rerun_run_id"), "{stalled:#}");
 
     // The re-run round started before the next regular round, which started while it ran.
-    let overlap = finding_where(&report, "sweep-overlap", "run_a", staged.text("rerun_run_id"));
+    let overlap = finding_where(report, "sweep-overlap", "run_a", staged.text("rerun_run_id"));
     assert_eq!(overlap["metrics"]["run_b"], staged.text("next_run_id"), "{overlap:#}");
     assert_eq!(overlap["metrics"]["a_is_rerun"], true, "{overlap:#}");
 
     let item = staged.text("duplicate_item");
-    let duplicate = finding_where(&report, "duplicate-selection", "item", item);
+    let duplicate = finding_where(report, "duplicate-selection", "item", item);
     let metrics = &duplicate["metrics"];
     assert_eq!(
         (metrics["run_a"].as_str(), metrics["run_b"].as_str()),
@@ -253,22 +434,30 @@ fn e2e_stalled_sweep_rerun_overlaps_the_next_round() {
     assert!((delta - expected).abs() <= 0.05, "delta_s {delta} vs observed {expected} s\n{duplicate:#}");
     assert_eq!(metrics["effects_posted"], staged.observed["duplicate_effects_posted"], "{duplicate:#}");
     assert_eq!(duplicate["severity"], "error", "both rounds posted the review\n{duplicate:#}");
-
-    let check = leasetrace(&["check", staged.path()]).run();
-    assert_eq!(check.code, 1, "check must fail on the staged incident:\n{}{}", check.stdout, check.stderr);
 }
 
 #[test]
 fn e2e_stalled_limit_fails_the_job_without_running_the_processor() {
-    let staged = stage("stalled-limit");
+    assert_stalled_limit(&stage("stalled-limit"));
+}
+
+#[test]
+fn e2e_bullmq6_stalled_limit_fails_the_job_without_running_the_processor() {
+    let staged = stage_with("stalled-limit", &["--bullmq", "6"]);
+    assert_stalled_limit(&staged);
+}
+
+/// The stall-limit scenario: two stalls, then the deferred failure without a processor call.
+fn assert_stalled_limit(staged: &Staged) {
     assert_eq!(
         staged.observed["failed_reason"], "job stalled more than allowable limit",
         "BullMQ failed the job for another reason:\n{:#}",
         staged.observed
     );
     let report = staged.analyze();
+    assert_eq!(report["params"]["version"], staged.observed["bullmq_version"], "{:#}", report["params"]);
     let job_id = staged.text("job_id");
-    assert_all_sources_read(&staged, &report);
+    assert_all_sources_read(staged, &report);
     let exceeded = finding_where(&report, "stalled-limit-exceeded", "job_id", job_id);
     assert_near(exceeded, "failed_at", staged.ms("failed_at"), 100, "finishedOn of the job hash");
     assert_eq!(exceeded["metrics"]["logged"], false, "the app has no `failed` listener\n{exceeded:#}");
@@ -319,4 +508,65 @@ fn e2e_clean_sweeps_give_no_finding() {
         report["findings"]
     );
     assert_eq!(run.code, 0, "check --fail-on info passes on clean rounds:\n{}", run.stderr);
+}
+
+#[test]
+fn e2e_a_replica_that_died_leaves_its_round_running_and_is_replaced() {
+    let staged = stage("replica-died");
+    let report = staged.analyze();
+    assert_all_sources_read(&staged, &report);
+    let run_id = staged.text("dead_run_id");
+    let orphan = finding_where(&report, "orphaned-round", "run_id", run_id);
+    let metrics = &orphan["metrics"];
+    assert_eq!(metrics["job_id"], staged.text("job_id"), "{orphan:#}");
+    let owner = metrics["owner"].as_str().unwrap_or_default();
+    assert!(owner.ends_with(&format!("/{}", staged.observed["killed_pid"])), "owner {owner}\n{orphan:#}");
+    assert_eq!(metrics["rows"], staged.observed["dead_run_rows"], "{orphan:#}");
+    // Its last row is the selection the harness saw just before the kill.
+    assert_near(orphan, "owner_last_seen_at", staged.ms("dead_selected_at"), 5, "the dead run's selection");
+    assert!(
+        time(&metrics["owner_last_seen_at"], "owner_last_seen_at") <= epoch(staged.ms("killed_at")),
+        "seen alive after the kill\n{orphan:#}"
+    );
+    assert_near(orphan, "stalled_at", staged.ms("stalled_event_at"), 0, "the stream's `stalled` entry");
+    assert_near(orphan, "replaced_at", staged.ms("rerun_at"), 0, "the second `active` in the stream");
+    assert_eq!(metrics["replaced_by_run_id"], staged.text("rerun_run_id"), "{orphan:#}");
+    let by = metrics["replacement_owner"].as_str().unwrap_or_default();
+    assert!(by.ends_with(&format!("/{}", staged.observed["rerun_pid"])), "replaced by {by}\n{orphan:#}");
+    assert_eq!(metrics["replacement_status"], "finished", "{orphan:#}");
+    // The job moved on: the queue is not stuck.
+    assert!(!kinds(&report).contains(&"stuck-running".to_string()), "{:?}", kinds(&report));
+}
+
+#[test]
+fn e2e_each_logged_stall_line_is_matched_to_its_own_stall() {
+    let staged = stage("stalled-limit-logged");
+    let report = staged.analyze();
+    assert_all_sources_read(&staged, &report);
+    let job_id = staged.text("job_id");
+    let lines_at: Vec<i64> = staged.observed["stalled_lines_at"]
+        .as_array()
+        .map(|all| all.iter().filter_map(Value::as_i64).collect())
+        .unwrap_or_default();
+    assert_eq!(lines_at.len(), 2, "the app logged both stalls:\n{:#}", staged.observed);
+    let mut reruns: Vec<&Value> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["kind"] == "stalled-rerun" && f["metrics"]["job_id"] == job_id)
+        .collect();
+    reruns.sort_by_key(|f| time(&f["metrics"]["rerun_at"], "rerun_at"));
+    assert_eq!(reruns.len(), 2, "two stalls, two reruns: {:?}", kinds(&report));
+    for (rerun, &line_at) in reruns.iter().zip(&lines_at) {
+        assert_eq!(rerun["metrics"]["stalled_logged"], true, "its stall was logged at {}\n{rerun:#}", epoch(line_at));
+        let cited: Vec<DateTime<Utc>> = rerun["evidence"]
+            .as_array()
+            .expect("evidence")
+            .iter()
+            .filter(|e| e["kind"] == "job-stalled" && e["channel"] == "log")
+            .map(|e| time(&e["at"], "evidence at"))
+            .collect();
+        assert_eq!(cited, [epoch(line_at)], "each rerun cites its own stall's line only\n{rerun:#}");
+    }
+    assert!(!kinds(&report).contains(&"unlogged-stall".to_string()), "every stall was logged: {:?}", kinds(&report));
 }

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Installs what the real-BullMQ end-to-end tests need, only when missing (idempotent):
-# redis-server and redis-cli (Debian package redis-server) and the pinned bullmq in
-# tests/e2e/node_modules. Exits non-zero with a message naming what is missing.
+# Installs what the real end-to-end tests need, only when missing (idempotent):
+# - redis-server and redis-cli (Debian package redis-server);
+# - PostgreSQL's initdb, postgres and psql (Debian package postgresql, which keeps them in
+#   /usr/lib/postgresql/<major>/bin; found the way postgres.mjs finds them);
+# - the npm packages pinned in package.json (bullmq 5.x, bullmq 6.x as the alias bullmq6, ioredis,
+#   pg) in tests/e2e/node_modules.
+# Both Debian packages start a system service (Redis on 6379, PostgreSQL on 5432); the tests never
+# use them: the harness starts a server of each of its own, on random loopback ports.
+# Exits non-zero with a message naming what is missing.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -10,34 +16,61 @@ die() {
   exit 1
 }
 
-if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
-  command -v apt-get >/dev/null 2>&1 ||
-    die "redis-server is not installed and apt-get is not available: install redis-server (with redis-cli) yourself"
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null 2>&1 || die "redis-server is not installed; run as root or install it: apt-get install -y redis-server"
-    sudo="sudo"
-  fi
-  echo "tests/e2e/setup.sh: installing redis-server with apt-get" >&2
-  # The package starts a system service on 6379; the tests never use it (they start their own).
-  $sudo apt-get update -qq >&2 || die "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server >&2 ||
-    die "apt-get install redis-server failed"
-  command -v redis-server >/dev/null 2>&1 || die "redis-server still not found after installing it"
-  command -v redis-cli >/dev/null 2>&1 || die "redis-cli still not found after installing redis-server"
-fi
-
 command -v node >/dev/null 2>&1 || die "node is not installed: the e2e tests run BullMQ workers on Node 20 or later"
 node_major=$(node -p 'process.versions.node.split(".")[0]')
-[ "$node_major" -ge 18 ] || die "node $(node --version) is too old for bullmq 5: need Node 18 or later"
+[ "$node_major" -ge 18 ] || die "node $(node --version) is too old for bullmq 5 and 6: need Node 18 or later"
 
-if [ ! -f node_modules/bullmq/package.json ]; then
-  command -v npm >/dev/null 2>&1 || die "npm is not installed: cannot install bullmq into tests/e2e/node_modules"
-  echo "tests/e2e/setup.sh: npm install (bullmq) in tests/e2e" >&2
-  npm install --no-audit --no-fund --omit-lockfile-registry-resolved >&2 || die "npm install failed in tests/e2e"
+have_redis() { command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1; }
+# postgres.mjs imports only Node built-ins at load time, so this works before npm install.
+have_postgres() { node --input-type=module -e "import { findBindir } from './postgres.mjs'; findBindir();" >/dev/null 2>&1; }
+
+missing=()
+have_redis || missing+=(redis-server)
+have_postgres || missing+=(postgresql)
+if [ ${#missing[@]} -gt 0 ]; then
+  command -v apt-get >/dev/null 2>&1 ||
+    die "${missing[*]} not installed and apt-get is not available: install them yourself (redis-server with redis-cli; PostgreSQL's initdb, postgres and psql, or set LEASETRACE_E2E_PG_BINDIR)"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || die "${missing[*]} not installed; run as root or install them: apt-get install -y ${missing[*]}"
+    sudo="sudo"
+  fi
+  echo "tests/e2e/setup.sh: installing ${missing[*]} with apt-get" >&2
+  $sudo apt-get update -qq >&2 || die "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >&2 ||
+    die "apt-get install ${missing[*]} failed"
+  have_redis || die "redis-server or redis-cli still not found after installing redis-server"
+  have_postgres || die "PostgreSQL's initdb, postgres or psql still not found after installing postgresql"
+fi
+# PostgreSQL refuses to run as root: as root the harness runs it as the `postgres` user.
+if [ "$(id -u)" -eq 0 ] && ! id -u postgres >/dev/null 2>&1; then
+  die "running as root, the harness runs PostgreSQL as the 'postgres' user, which does not exist (Debian's postgresql package creates it)"
 fi
 
-installed=$(node -p 'require("./node_modules/bullmq/package.json").version')
-wanted=$(node -p 'require("./package.json").dependencies.bullmq')
-[ "$installed" = "$wanted" ] ||
-  die "tests/e2e/node_modules has bullmq $installed but package.json pins $wanted: remove tests/e2e/node_modules and run again"
+# Every dependency of package.json installed at its pinned version (an alias `npm:bullmq@6.7.0`
+# installed as bullmq 6.7.0 under its own name); prints what is not, one per line.
+check_modules() {
+  node -e '
+    const { readFileSync } = require("node:fs");
+    const { dependencies } = JSON.parse(readFileSync("package.json", "utf8"));
+    for (const [name, spec] of Object.entries(dependencies)) {
+      const alias = /^npm:(.+)@([^@]+)$/.exec(spec);
+      const [pkg, version] = alias ? [alias[1], alias[2]] : [name, spec];
+      let found = "missing";
+      try {
+        const installed = JSON.parse(readFileSync(`node_modules/${name}/package.json`, "utf8"));
+        if (installed.name === pkg && installed.version === version) continue;
+        found = `${installed.name} ${installed.version}`;
+      } catch {}
+      console.log(`${name}: package.json pins ${pkg} ${version}, node_modules has ${found}`);
+    }'
+}
+
+wrong=$(check_modules)
+if [ -n "$wrong" ]; then
+  command -v npm >/dev/null 2>&1 || die "npm is not installed: cannot install into tests/e2e/node_modules:"$'\n'"$wrong"
+  echo "tests/e2e/setup.sh: npm install in tests/e2e:"$'\n'"$wrong" >&2
+  npm install --no-audit --no-fund --omit-lockfile-registry-resolved >&2 || die "npm install failed in tests/e2e"
+  wrong=$(check_modules)
+  [ -z "$wrong" ] || die "after npm install, still:"$'\n'"$wrong"$'\n'"remove tests/e2e/node_modules and run again"
+fi

@@ -4,42 +4,46 @@
 //   node worker.mjs '<json config>'
 //
 // It writes the evidence an incident would leave behind:
-// - the run ledger (ledger.csv, UTC, one row per round event, appended by every process);
+// - the run ledger: ledger.csv (UTC, one row per round event, appended by every process), or, with
+//   `ledger: {kind: "postgres", ...}` in the config, rows INSERTed into the app's PostgreSQL table
+//   (pg-ledger.mjs: the app's own column names and step words, the database's clock);
 // - the server log (server.log, KST wall-clock time without an offset, HTTP-ish noise included),
 //   with `active` and `completed` listeners only: like the incident's app it has no `stalled` and
-//   no `failed` listener;
+//   no `failed` listener (unless `logStalled`, the seed's fix: a `stalled` listener that logs);
 // - the effect: reviews "posted" into Redis (app:reviews).
 // At startup it marks the rounds that dead processes left `running` as failed in the ledger.
 //
+// Its lock settings come from the config, or, with `configFile`, from the app's own nested config
+// file (`queues.<queue>.worker`), as an app that keeps all its settings in one document has them.
+// `bullmq` names the module to import (`bullmq`, or an npm alias such as `bullmq6`).
+//
 // It also reports to the harness, one JSON object per line on stdout, what it did and when
-// (epoch ms): start, ready, active, processor (the processor was called), selected, posted,
-// finished, completed, marked-failed, closed. Nothing else goes to stdout.
+// (epoch ms): start, ready, active, stalled (with `logStalled`), processor (the processor was
+// called), row (a ledger row was written: the file append or the committed INSERT, with the row's
+// own time), selected, posted, finished, completed, marked-failed, closed. Nothing else goes to
+// stdout.
 //
 // Only Node built-ins are imported statically: the `server starting` line is written before BullMQ
 // loads, as a real server logs its start before wiring its modules.
 
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 const startedAt = Date.now();
 const config = JSON.parse(process.argv[2] ?? '{}');
-const {
-  port,
-  queue: queueName,
-  outdir,
-  lockDuration,
-  stalledInterval,
-  maxStalledCount,
-  concurrency = 2,
-  scanMs = 500,
-  reviewMs = 1000,
-  noiseMs = 400,
-} = config;
+const { port, queue: queueName, outdir, scanMs = 500, reviewMs = 1000, noiseMs = 400, bullmq = 'bullmq', ledger: ledgerConfig, configFile, logStalled = false } = config;
 if (!port || !queueName || !outdir) {
   process.stderr.write('worker.mjs: config needs port, queue and outdir\n');
   process.exit(2);
 }
+// The app's own config file, when it has one: the worker options of this queue, nested in it.
+const workerOptions = configFile ? JSON.parse(readFileSync(configFile, 'utf8')).queues?.[queueName]?.worker : config;
+if (!workerOptions) {
+  process.stderr.write(`worker.mjs: ${configFile} has no queues.${queueName}.worker\n`);
+  process.exit(2);
+}
+const { lockDuration, stalledInterval, maxStalledCount, concurrency = 2 } = workerOptions;
 
 const pid = process.pid;
 const host = hostname();
@@ -65,21 +69,23 @@ function csv(value) {
   return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** One ledger row: at,run_id,job_id,slot,sweep,event,item,worker,status,detail (UTC). */
-function ledger(ms, run, event, { item = '', status = '', detail = '' } = {}) {
-  const row = [
-    new Date(ms).toISOString(),
-    run.runId,
-    run.jobId,
-    new Date(run.slot).toISOString(),
-    run.sweep,
-    event,
-    item,
-    run.worker ?? workerName,
-    status,
-    detail,
-  ];
-  appendFileSync(ledgerPath, `${row.map(csv).join(',')}\n`);
+/** One CSV ledger row: at,run_id,job_id,slot,sweep,event,item,worker,status,detail (UTC). */
+function csvRow(ms, row) {
+  const cells = [new Date(ms).toISOString(), row.runId, row.jobId, new Date(row.slot).toISOString(), row.sweep, row.event, row.item, row.worker, row.status, row.detail];
+  appendFileSync(ledgerPath, `${cells.map(csv).join(',')}\n`);
+  return ms;
+}
+
+/** The PostgreSQL ledger, opened once BullMQ is loaded (null: the CSV file). */
+let pgLedger = null;
+
+/** Records one round event in the ledger and tells the harness when it is there; resolves with the
+ * row's own time (`ms` for the CSV file, the database's clock for PostgreSQL). */
+async function ledger(ms, run, event, { item = '', status = '', detail = '', meta = null } = {}) {
+  const row = { runId: run.runId, jobId: run.jobId, slot: run.slot, sweep: run.sweep, event, item, worker: run.worker ?? workerName, status, detail, meta };
+  const at = pgLedger ? await pgLedger.write(row) : csvRow(ms, row);
+  report('row', { at, runId: run.runId, jobId: run.jobId, event });
+  return at;
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -91,9 +97,22 @@ appendFileSync(
   logPath,
   `${kst(Date.now())} DEBUG [Config] effective config:\n    {"queue":"${queueName}","concurrency":${concurrency}}\n`,
 );
+if (configFile) {
+  // The app that reads its settings from its config file says at boot what it read.
+  log(
+    Date.now(),
+    'INFO',
+    'Config',
+    `worker options queue=${queueName} lockDuration=${lockDuration}ms stalledInterval=${stalledInterval}ms maxStalledCount=${maxStalledCount} concurrency=${concurrency}`,
+  );
+}
 
-const { Worker } = await import('bullmq');
+const { Worker } = await import(bullmq);
 const { default: IORedis } = await import('ioredis');
+if (ledgerConfig?.kind === 'postgres') {
+  const { openPgLedger } = await import('./pg-ledger.mjs');
+  pgLedger = await openPgLedger(ledgerConfig);
+}
 
 const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null };
 const app = new IORedis(connection);
@@ -116,9 +135,8 @@ function alive(otherPid) {
   for (const [runId, text] of Object.entries(runs)) {
     const run = JSON.parse(text);
     if (run.status === 'running' && run.pid !== pid && !alive(run.pid)) {
-      const at = Date.now();
       // The row is written by this process, as the seed app did.
-      ledger(at, { ...run, worker: workerName }, 'round_failed', {
+      const at = await ledger(Date.now(), { ...run, worker: workerName }, 'round_failed', {
         status: 'FAILED',
         detail: 'marked failed at startup: server restarted',
       });
@@ -166,22 +184,21 @@ async function sweep(job) {
   const review = job.data?.reviewMs ?? reviewMs;
 
   await app.hset('app:runs', run.runId, JSON.stringify({ ...run, status: 'running' }));
-  ledger(calledAt, run, 'round_started', { status: 'RUNNING' });
-  log(Date.now(), 'DEBUG', 'PrReviewSweep', `scanning candidates run=${run.runId} candidates=${await app.llen('app:prs')}`);
+  const candidates = await app.llen('app:prs');
+  await ledger(calledAt, run, 'round_started', { status: 'RUNNING', meta: { attempt: job.attemptsStarted, candidates } });
+  log(Date.now(), 'DEBUG', 'PrReviewSweep', `scanning candidates run=${run.runId} candidates=${candidates}`);
 
   await sleep(scan);
   const [prs, reviewed] = await Promise.all([app.lrange('app:prs', 0, -1), app.smembers('app:reviewed')]);
   const done = new Set(reviewed);
   const item = prs.find((pr) => !done.has(pr));
   if (item === undefined) {
-    const at = Date.now();
-    ledger(at, run, 'round_finished', { status: 'DONE', detail: 'nothing to review' });
+    const at = await ledger(Date.now(), run, 'round_finished', { status: 'DONE', detail: 'nothing to review' });
     await app.hset('app:runs', run.runId, JSON.stringify({ ...run, status: 'done' }));
     report('finished', { at, runId: run.runId, jobId: job.id });
     return { runId: run.runId, item: null };
   }
-  const selectedAt = Date.now();
-  ledger(selectedAt, run, 'item_selected', { item });
+  const selectedAt = await ledger(Date.now(), run, 'item_selected', { item });
   log(selectedAt, 'INFO', 'PrReviewSweep', `selected pr=${item} run=${run.runId}`);
   report('selected', { at: selectedAt, runId: run.runId, jobId: job.id, item });
 
@@ -192,12 +209,11 @@ async function sweep(job) {
     .sadd('app:reviewed', item)
     .rpush('app:reviews', JSON.stringify({ item, runId: run.runId, at: postedAt }))
     .exec();
-  ledger(postedAt, run, 'effect_posted', { item, detail: 'review posted' });
+  await ledger(postedAt, run, 'effect_posted', { item, detail: 'review posted' });
   log(postedAt, 'INFO', 'ReviewClient', `POST /repos/acme/web/pulls/${item.replace('PR-', '')}/reviews 201 run=${run.runId}`);
   report('posted', { at: postedAt, runId: run.runId, jobId: job.id, item });
 
-  const finishedAt = Date.now();
-  ledger(finishedAt, run, 'round_finished', { status: 'DONE' });
+  const finishedAt = await ledger(Date.now(), run, 'round_finished', { status: 'DONE' });
   await app.hset('app:runs', run.runId, JSON.stringify({ ...run, status: 'done' }));
   report('finished', { at: finishedAt, runId: run.runId, jobId: job.id });
   return { runId: run.runId, item };
@@ -212,7 +228,7 @@ const worker = new Worker(queueName, sweep, {
   autorun: false,
 });
 
-// The app's only queue listeners: `active` and `completed` (no `stalled`, no `failed`).
+// The app's queue listeners: `active` and `completed` (no `failed`; `stalled` only when asked).
 worker.on('active', (job) => {
   const at = Date.now();
   activeCount += 1;
@@ -226,6 +242,14 @@ worker.on('completed', (job) => {
   log(at, 'INFO', 'BullWorker', `job completed queue=${queueName} name=${job.name} id=${job.id} pid=${pid}`);
   report('completed', { at, jobId: job.id, finishedOn: job.finishedOn });
 });
+if (logStalled) {
+  // The seed's fix: BullMQ emits `stalled` on the worker whose check moved the job.
+  worker.on('stalled', (jobId, prev) => {
+    const at = Date.now();
+    log(at, 'WARN', 'BullWorker', `stalled job ${jobId} queue=${queueName} prev=${prev} pid=${pid}`);
+    report('stalled', { at, jobId });
+  });
+}
 // Without an `error` listener an EventEmitter throws; the app sends these to its console only.
 worker.on('error', (error) => {
   process.stderr.write(`worker error: ${error?.message ?? error}\n`);
@@ -264,6 +288,7 @@ process.on('SIGTERM', async () => {
   try {
     await worker.close();
     await app.quit();
+    await pgLedger?.close();
   } finally {
     report('closed', { at: Date.now() });
     process.exit(0);
