@@ -7,11 +7,17 @@
 
 use std::collections::BTreeSet;
 
+use std::path::PathBuf;
+
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use crate::ingest::{self, SourceKind, SourceSpec};
+use crate::model::EventKind;
+
 use super::redis_text;
 use super::sample::{Json, Sample, shown};
+use super::sniff::read_sample;
 use super::{Reference, What};
 
 /// Fields only a BullMQ job hash has.
@@ -22,6 +28,10 @@ const CREATED_FIELDS: &[&str] = &["name", "data", "opts"];
 
 #[derive(Debug)]
 pub struct Found {
+    /// The reader that reads it (`hgetall-json`, `hgetall-text`), when it read the sample.
+    pub format: Option<&'static str>,
+    /// Why no reader read the sample (a JSON array cut by the sample, a shape it refuses).
+    pub reader_error: Option<String>,
     pub shape: &'static str,
     pub hashes: usize,
     pub queues: BTreeSet<String>,
@@ -67,7 +77,73 @@ fn as_fields(value: &Value) -> Option<Map<String, Value>> {
     }
 }
 
-pub fn recognise(sample: &Sample, json: Option<&Json>) -> Option<Found> {
+/// A job-hash export: read by one of leasetrace's job-hash readers (what `analyze` will do), or,
+/// when none reads the sample, recognised by its shape here and the readers' error kept.
+pub fn recognise(sample: &Sample, json: Option<&Json>, name: &str) -> Option<Found> {
+    let (by_reader, error) = by_reader(sample, name);
+    let mine = by_shape(sample, json);
+    match (by_reader, mine) {
+        (Some(mut found), mine) => {
+            if let Some(mine) = mine {
+                found.shape = mine.shape;
+            }
+            Some(found)
+        }
+        (None, Some(mut mine)) => {
+            mine.reader_error = error;
+            Some(mine)
+        }
+        (None, None) => None,
+    }
+}
+
+/// The job-hash readers whose first-line test the sample passes, tried in turn.
+fn by_reader(sample: &Sample, name: &str) -> (Option<Found>, Option<String>) {
+    let Some(first) = sample.first_line() else { return (None, None) };
+    let mut error = None;
+    for format in ingest::FORMATS.iter().filter(|f| f.kind() == SourceKind::BullmqJobs && f.sniff(first)) {
+        let spec = SourceSpec::new(SourceKind::BullmqJobs, PathBuf::from(name), None, "tz".into());
+        match read_sample(&spec, *format, &sample.text) {
+            Ok((events, _)) if !events.is_empty() => {
+                let mut found = Found {
+                    format: Some(format.name()),
+                    reader_error: None,
+                    shape: format.name(),
+                    hashes: 0,
+                    queues: BTreeSet::new(),
+                    moments: Vec::new(),
+                    example: String::new(),
+                };
+                for event in &events {
+                    if let Some(queue) = event.queue.as_deref() {
+                        found.queues.insert(queue.to_string());
+                    }
+                    let Some(id) = event.job_id.as_deref() else { continue };
+                    if found.example.is_empty() {
+                        found.example = format!("job {id}");
+                    }
+                    let what = match event.kind {
+                        EventKind::JobActive => What::Active,
+                        EventKind::JobFailed => What::Failed,
+                        EventKind::JobCompleted => What::Completed,
+                        EventKind::JobStalled => What::Stalled,
+                        _ => What::Other,
+                    };
+                    let line = u64::from(event.origin().line);
+                    found.moments.push(Reference { id: id.to_string(), at: event.at(), what, file: 0, line });
+                }
+                let jobs: BTreeSet<&str> = found.moments.iter().map(|m| m.id.as_str()).collect();
+                found.hashes = jobs.len();
+                return (Some(found), None);
+            }
+            Ok(_) => error = Some(format!("the {} reader finds no job in the sample", format.name())),
+            Err(e) => error = Some(e),
+        }
+    }
+    (None, error)
+}
+
+fn by_shape(sample: &Sample, json: Option<&Json>) -> Option<Found> {
     let mut hashes: Vec<(u64, Option<String>, Map<String, Value>)> = Vec::new();
     let mut shape = "";
     if let Some(json) = json {
@@ -104,8 +180,15 @@ pub fn recognise(sample: &Sample, json: Option<&Json>) -> Option<Found> {
     if hashes.is_empty() {
         return None;
     }
-    let mut found =
-        Found { shape, hashes: hashes.len(), queues: BTreeSet::new(), moments: Vec::new(), example: String::new() };
+    let mut found = Found {
+        format: None,
+        reader_error: None,
+        shape,
+        hashes: hashes.len(),
+        queues: BTreeSet::new(),
+        moments: Vec::new(),
+        example: String::new(),
+    };
     for (line, key, fields) in &hashes {
         let split = key.as_deref().and_then(split_key);
         if let Some((queue, _)) = split.filter(|(queue, _)| *queue != "?") {
@@ -180,7 +263,7 @@ mod tests {
 
     fn found(text: &str) -> Option<Found> {
         let sample = Sample::from_text(text);
-        recognise(&sample, sample::json(&sample).as_ref())
+        recognise(&sample, sample::json(&sample).as_ref(), "jobs")
     }
 
     const HASH: &str = r#"{"name":"pr-review-sweep","timestamp":"1796028384203","processedOn":"1796028384205","finishedOn":"1796028388214","returnvalue":"{}","atm":"1"}"#;

@@ -195,6 +195,21 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
                 ));
             }
         },
+        Found::Jobs(found) => match (&found.reader_error, file.truncated) {
+            (None, _) => {}
+            (Some(error), true) => lines.push(format!(
+                "# the job-hash readers could not read the cut sample ({}): analyze reads the whole file",
+                shown(error, 300)
+            )),
+            (Some(error), false) => {
+                active = false;
+                lines.push(format!("# NOT DECIDED: no job-hash reader reads it: {}", shown(error, 400)));
+                undecided.push(format!(
+                    "{name}: no job-hash reader reads it ({}); see docs/inputs.md 6b",
+                    shown(error, 200)
+                ));
+            }
+        },
         Found::Events(_) => match &proposal.queue {
             Some(Ok((queue, why))) => lines.push(format!("queue = {}   # {}", toml_string(queue), shown(why, 160))),
             Some(Err(why)) => {
@@ -203,7 +218,7 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
             }
             None => {}
         },
-        _ => {}
+        Found::Log(_) => {}
     }
     rule_lines(&mut lines, &mut undecided, proposal, inspection);
     if !active {

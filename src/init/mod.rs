@@ -68,6 +68,8 @@ pub struct File {
     pub extent: String,
     /// Some bytes were not UTF-8.
     pub lossy: bool,
+    /// The file goes on past the sample.
+    pub truncated: bool,
     pub found: Found,
 }
 
@@ -85,7 +87,8 @@ impl File {
     /// The format to declare (`None`: the reader chooses, from content and name).
     pub fn format(&self) -> Option<&'static str> {
         match &self.found {
-            Found::Params(_) | Found::Jobs(_) => None,
+            Found::Params(_) => None,
+            Found::Jobs(found) => found.format,
             Found::Events(found) => Some(found.format),
             Found::Log(found) => Some(found.format),
             Found::Ledger(found) => Some(found.proposal.format),

@@ -38,7 +38,13 @@ pub struct LedgerFound {
 pub fn recognise(path: &Path, name: &str) -> Result<File, String> {
     let sample = sample::read(path)?;
     let json = sample::json(&sample);
-    let file = |found| File { name: name.to_string(), extent: sample.extent(), lossy: sample.lossy, found };
+    let file = |found| File {
+        name: name.to_string(),
+        extent: sample.extent(),
+        lossy: sample.lossy,
+        truncated: sample.truncated,
+        found,
+    };
     if let Some(found) = events::recognise(&sample, json.as_ref()) {
         return Ok(file(Found::Events(found)));
     }
@@ -46,7 +52,7 @@ pub fn recognise(path: &Path, name: &str) -> Result<File, String> {
     if let Some(found) = logs::recognise(&sample).filter(|found| !found.lines.is_empty()) {
         return Ok(file(Found::Log(found)));
     }
-    if let Some(found) = jobs::recognise(&sample, json.as_ref()) {
+    if let Some(found) = jobs::recognise(&sample, json.as_ref(), name) {
         return Ok(file(Found::Jobs(found)));
     }
     if let Some(mut found) = params::recognise(&sample, json.as_ref()) {
@@ -123,12 +129,21 @@ fn check(name: &str, text: &str, proposal: &Proposal) -> Result<InputSummary, St
         .filter_map(|e| e.proposal.kind.map(|kind| (e.value.clone(), kind.name().to_string())))
         .collect();
     let format = ingest::choose_format(&spec, "").map_err(|e| e.to_string())?;
-    let mut summary = InputSummary::new(name, "ledger", format.name(), tz);
+    read_sample(&spec, format, text).map(|(_, summary)| summary)
+}
+
+/// A reader of leasetrace on the sampled text, as `analyze` will run it on the file.
+pub fn read_sample(
+    spec: &SourceSpec,
+    format: &dyn ingest::EventFormat,
+    text: &str,
+) -> Result<(Vec<crate::model::Event>, InputSummary), String> {
+    let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
     let mut events = Vec::new();
     let input = Box::new(Cursor::new(text.as_bytes().to_vec()));
-    format.read(&spec, 0, input, &mut events, &mut summary).map_err(|e| e.to_string())?;
+    format.read(spec, 0, input, &mut events, &mut summary).map_err(|e| e.to_string())?;
     summary.events = events.len() as u64;
-    Ok(summary)
+    Ok((events, summary))
 }
 
 #[cfg(test)]

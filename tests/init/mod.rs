@@ -512,3 +512,32 @@ fn init_says_when_a_logs_offset_changes_inside_it_and_lists_zones_with_both() {
     assert!(zones.iter().any(|z| z.starts_with("# tz = \"Europe/Berlin\"")), "{zones:?}");
     assert!(zones.iter().all(|z| z.ends_with("# +01:00 in January, +02:00 in July")), "{zones:?}");
 }
+
+#[test]
+fn init_proposes_every_job_hash_shape_the_readers_read_with_their_format() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let shapes: Vec<PathBuf> = std::fs::read_dir(format!("{root}/fixtures/formats"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("jobs"))
+        .collect();
+    assert!(shapes.len() >= 10, "{shapes:?}");
+    for shape in shapes {
+        let name = shape.file_name().unwrap().to_str().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(&shape, dir.path().join(name)).unwrap();
+        let (_, manifest) = init(dir.path());
+        assert!(manifest.contains("kind = \"bullmq-jobs\""), "{name}:\n{manifest}");
+        assert!(manifest.contains("format = \"hgetall-"), "{name}:\n{manifest}");
+        let events = |args: &[&str]| -> Vec<Value> {
+            let run = leasetrace(args).run();
+            assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+            let report = run.json();
+            report["timeline"].as_array().unwrap().iter().map(|e| e["kind"].clone()).collect()
+        };
+        let from_init = events(&["timeline", dir.path().to_str().unwrap(), "--format", "json"]);
+        let by_flag = events(&["timeline", "--jobs", shape.to_str().unwrap(), "--format", "json"]);
+        assert!(!from_init.is_empty(), "{name}");
+        assert_eq!(from_init, by_flag, "{name}");
+    }
+}
