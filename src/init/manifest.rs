@@ -77,6 +77,26 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
     if let Some(format) = file.format() {
         lines.push(format!("format = \"{format}\""));
     }
+    match (&file.check, file.truncated) {
+        (Some(Ok(summary)), _) => lines.push(format!(
+            "# the {} reader on the sample: {} events, {} ignored, {} rejected",
+            file.kind().name(),
+            group(summary.events),
+            group(summary.ignored),
+            group(summary.rejected)
+        )),
+        (Some(Err(error)), true) => lines.push(format!(
+            "# the {} reader could not read the cut sample ({}): analyze reads the whole file",
+            file.kind().name(),
+            shown(error, 300)
+        )),
+        (Some(Err(error)), false) => {
+            active = false;
+            lines.push(format!("# NOT DECIDED: the {} reader stops: {}", file.kind().name(), shown(error, 400)));
+            undecided.push(format!("{name}: the {} reader stops on it ({})", file.kind().name(), shown(error, 200)));
+        }
+        (None, _) => {}
+    }
     match &proposal.zone {
         Some(Zone::NotNeeded(why)) => lines.push(format!("# {why}")),
         Some(Zone::Unmeasured(why)) => {

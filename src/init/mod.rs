@@ -70,6 +70,9 @@ pub struct File {
     pub lossy: bool,
     /// The file goes on past the sample.
     pub truncated: bool,
+    /// Logs and events streams: leasetrace's reader on the sample, as `analyze` will run it
+    /// (its account of the lines, or its error).
+    pub check: Option<std::result::Result<crate::model::InputSummary, String>>,
     pub found: Found,
 }
 

@@ -43,14 +43,25 @@ pub fn recognise(path: &Path, name: &str) -> Result<File, String> {
         extent: sample.extent(),
         lossy: sample.lossy,
         truncated: sample.truncated,
+        check: None,
         found,
     };
+    // The reader of a kind and format on the sample. Naive times are read as UTC here: this checks
+    // that the lines can be read, not the zone.
+    let check_with = |kind: SourceKind, format: &str| {
+        let mut spec = SourceSpec::new(kind, PathBuf::from(name), Some(chrono_tz::UTC), "tz".into());
+        spec.format = Some(format.to_string());
+        let reader = ingest::choose_format(&spec, "").map_err(|e| e.to_string())?;
+        read_sample(&spec, reader, &sample.text).map(|(_, summary)| summary)
+    };
     if let Some(found) = events::recognise(&sample, json.as_ref()) {
-        return Ok(file(Found::Events(found)));
+        let checked = check_with(SourceKind::BullmqEvents, found.format);
+        return Ok(File { check: Some(checked), ..file(Found::Events(found)) });
     }
     // Before job hashes: a JSON log line may carry a job's fields (`attemptsMade`, `failedReason`).
     if let Some(found) = logs::recognise(&sample).filter(|found| !found.lines.is_empty()) {
-        return Ok(file(Found::Log(found)));
+        let checked = check_with(SourceKind::Log, found.format);
+        return Ok(File { check: Some(checked), ..file(Found::Log(found)) });
     }
     if let Some(found) = jobs::recognise(&sample, json.as_ref(), name) {
         return Ok(file(Found::Jobs(found)));

@@ -541,3 +541,20 @@ fn init_proposes_every_job_hash_shape_the_readers_read_with_their_format() {
         assert_eq!(from_init, by_flag, "{name}");
     }
 }
+
+#[test]
+fn init_comments_out_a_log_its_reader_stops_on_and_names_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("app.log"),
+        "2026-10-07T00:33:00Z INFO job active id=7\n2026-10-07 9:33:00 INFO job failed id=7\n",
+    )
+    .unwrap();
+    let (_, manifest) = init(dir.path());
+    assert!(manifest.contains("# [[sources]]\n# kind = \"log\"\n# path = \"app.log\""), "{manifest}");
+    assert!(manifest.contains("# NOT DECIDED: the log reader stops: app.log:2: malformed timestamp"), "{manifest}");
+    assert!(
+        manifest.contains("#   - app.log: the log reader stops on it (app.log:2: malformed timestamp"),
+        "{manifest}"
+    );
+}
