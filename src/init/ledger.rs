@@ -21,6 +21,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use crate::ingest::bullmq_jobs::repeat_slot;
 use crate::ingest::ledger::{FIELDS, OUTCOME_VALUES};
 use crate::model::EventKind;
+use chrono::Datelike;
+
 use crate::time::{self, Stamp};
 
 use super::event_values::{self, words};
@@ -231,19 +233,26 @@ fn profile(table: &Table, column: usize) -> Profile {
         p.upper_words += usize::from(cell.chars().all(|c| c.is_ascii_uppercase() || c == '_'));
         let lower = cell.to_lowercase();
         p.outcomes += usize::from(OUTCOME_VALUES.iter().any(|(_, names)| names.contains(&lower.as_str())));
-        p.hex += usize::from(cell.len() >= 16 && cell.bytes().all(|b| b.is_ascii_hexdigit()));
+        // A digest has letters among its hex digits; a number of 16 digits is a count or a time.
+        p.hex += usize::from(
+            cell.len() >= 16
+                && cell.bytes().all(|b| b.is_ascii_hexdigit())
+                && cell.bytes().any(|b| b.is_ascii_alphabetic()),
+        );
     }
     p
 }
 
-/// A cell that is a timestamp of a plausible moment: text with a date, or an epoch count of
-/// seconds or milliseconds since 2001 (smaller numbers are counts, not times).
+/// A cell that is a timestamp of a plausible moment: text with a date, or an epoch count (of
+/// seconds, milliseconds, microseconds or nanoseconds, as the ledger reader reads them) that
+/// falls in 2000-2100: other numbers are counts or ids, not times.
 pub fn timestamp(cell: &str) -> Option<Stamp> {
-    let digits = cell.split('.').next().unwrap_or_default();
-    if cell.bytes().all(|b| b.is_ascii_digit() || b == b'.') && !(10..=13).contains(&digits.len()) {
-        return None;
+    let stamp = time::parse_field(cell).ok()?;
+    let epoch = cell.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    match stamp {
+        Stamp::Absolute(at) if epoch => (2000..=2100).contains(&at.year()).then_some(stamp),
+        _ => Some(stamp),
     }
-    time::parse_field(cell).ok()
 }
 
 #[allow(clippy::cast_precision_loss)]
@@ -419,15 +428,16 @@ pub fn propose(table: &Table) -> Result<Proposal, String> {
             return None;
         }
         // Job ids are not events, though their scheduler names may hold event words.
-        if p.repeat_ids > 0
-            || p.longest > 48
-            || share(p.spaced, p.filled) > 0.5
-            || (distinct > 3 && distinct * 2 > rows)
-        {
+        if p.repeat_ids > 0 || p.longest > 48 || share(p.spaced, p.filled) > 0.5 {
             return None;
         }
         let proposed: usize =
             p.distinct.iter().filter(|(v, _)| event_values::propose(v).kind.is_some()).map(|(_, n)| *n).sum();
+        // A value on almost every row of its own is an id, unless the values are event words
+        // (a short ledger of one round: start, select, post, finish).
+        if distinct > 3 && distinct * 2 > rows && share(proposed, rows) < 0.5 {
+            return None;
+        }
         // A ledger records at least two kinds of event (a start and an end): one value is a
         // constant (a sweep name, a status), not the event column.
         let single = if distinct == 1 && rows > 1 { 0.25 } else { 1.0 };
@@ -704,6 +714,16 @@ pub fn propose(table: &Table) -> Result<Proposal, String> {
         }
     }
 
+    // What the ledger reader would take by a column's name anyway: said, not left implicit.
+    for field in FIELDS {
+        if cols.index(field.name).is_some() {
+            continue;
+        }
+        if let Some(c) = cols.best(|c| (name_score(field.name, &names[c]) == 2).then_some(1.0)) {
+            let why = format!("the ledger reader's default name for the {} (e.g. '{}')", field.name, example(c, &cols));
+            cols.give(field.name, c, why);
+        }
+    }
     let unmapped = cols.free().map(|c| (names[c].clone(), example(c, &cols))).collect();
     let mut mapped = cols.mapped;
     let order: BTreeMap<&str, usize> = FIELDS.iter().enumerate().map(|(i, f)| (f.name, i)).collect();
@@ -819,6 +839,25 @@ when,slot_time,run,job,event
         let unknown = proposal("at,code\n2026-10-07T00:00:00Z,S1\n2026-10-07T00:00:01Z,S2\n2026-10-07T00:00:02Z,S1\n2026-10-07T00:00:03Z,S2\n").unwrap();
         assert_eq!(unknown.undecided, ["the event kind of each value of column 'code' (no value has a proposal)"]);
         assert!(!unknown.events_decided());
+    }
+
+    #[test]
+    fn one_round_of_epoch_times_is_a_ledger_and_its_digits_are_not_digests() {
+        // psql `extract(epoch ...)` exports: seconds, milliseconds, microseconds; one round.
+        let text = "\
+at_s,at_us,run_id,job_id,event
+1796154480.000000,1796154480000000,run-1948,repeat:s:1796154480000,round_started
+1796154520.036865,1796154520036865,run-1948,repeat:s:1796154480000,item_selected
+1796154521.500000,1796154521500000,run-1948,repeat:s:1796154480000,effect_posted
+1796154542.000001,1796154542000001,run-1948,repeat:s:1796154480000,round_finished
+";
+        let p = proposal(text).unwrap();
+        assert_eq!(p.column("event"), Some("event"), "four distinct event words in four rows");
+        assert_eq!(p.column("time"), Some("at_s"));
+        assert_eq!(p.column("payload_hash"), None, "digits are not a digest");
+        let run = p.mapped.iter().find(|m| m.field == "run").unwrap();
+        assert_eq!(run.why, "the ledger reader's default name for the run (e.g. 'run-1948')");
+        assert!(timestamp("1796154480000000").is_some() && timestamp("42").is_none() && timestamp("99999").is_none());
     }
 
     #[test]
