@@ -402,7 +402,9 @@ impl Columns<'_> {
 type Check = (&'static str, fn(&Profile) -> bool, &'static str);
 
 /// Proposes the columns and event mapping of a table, or says why it is not a ledger.
-pub fn propose(table: &Table) -> Result<Proposal, String> {
+/// `jobs` are the job ids other exports of the folder name (events stream, job hashes): a column
+/// of them is the job column whatever it is named and however its ids look (BullMQ's `42`).
+pub fn propose(table: &Table, jobs: &HashSet<String>) -> Result<Proposal, String> {
     let rows = table.rows.len();
     if rows == 0 {
         return Err("a header and no rows".into());
@@ -478,12 +480,20 @@ pub fn propose(table: &Table) -> Result<Proposal, String> {
     let kinds: HashMap<&str, Option<EventKind>> = events.iter().map(|e| (e.value.as_str(), e.proposal.kind)).collect();
     let row_kind = |row: &Row| kinds.get(row.cells[event].as_str()).copied().flatten();
 
-    // Job ids: BullMQ's repeat ids, or a job-named column of ids.
+    // Job ids: those of the folder's stream or job hashes, BullMQ's repeat ids, or a job-named
+    // column of ids.
+    let known = |c: usize| {
+        let p = &cols.profiles[c];
+        p.distinct.iter().filter(|(v, _)| jobs.contains(*v)).map(|(_, n)| *n).sum::<usize>()
+    };
     if let Some(job) = cols.best(|c| {
         let p = &cols.profiles[c];
         let repeat = share(p.repeat_ids, p.filled);
         if p.filled == 0 || timed.contains(&c) {
             return None;
+        }
+        if share(known(c), p.filled) >= 0.5 {
+            return Some(4.0 + share(known(c), p.filled));
         }
         if repeat >= 0.9 {
             return Some(2.0 + repeat);
@@ -491,7 +501,14 @@ pub fn propose(table: &Table) -> Result<Proposal, String> {
         (name_score("job", &names[c]) > 0 && p.spaced == 0 && p.longest <= 128).then_some(1.0)
     }) {
         let p = &cols.profiles[job];
-        let why = if share(p.repeat_ids, p.filled) >= 0.9 {
+        let why = if share(known(job), p.filled) >= 0.5 {
+            format!(
+                "{} of {} filled cells are job ids of the folder's events stream or job hashes (e.g. '{}')",
+                group(known(job) as u64),
+                group(p.filled as u64),
+                example(job, &cols)
+            )
+        } else if share(p.repeat_ids, p.filled) >= 0.9 {
             format!(
                 "{} of {} filled cells are BullMQ repeat job ids (e.g. '{}')",
                 group(p.repeat_ids as u64),
@@ -749,7 +766,7 @@ mod tests {
     fn proposal(text: &str) -> Result<Proposal, String> {
         let sample = Sample::from_text(text);
         let json = super::super::sample::json(&sample);
-        propose(&table(&sample, json.as_ref()).ok_or("not a table")?)
+        propose(&table(&sample, json.as_ref()).ok_or("not a table")?, &HashSet::new())
     }
 
     /// The incident's rounds, in a table with the app's own names and words.
@@ -858,6 +875,26 @@ at_s,at_us,run_id,job_id,event
         let run = p.mapped.iter().find(|m| m.field == "run").unwrap();
         assert_eq!(run.why, "the ledger reader's default name for the run (e.g. 'run-1948')");
         assert!(timestamp("1796154480000000").is_some() && timestamp("42").is_none() && timestamp("99999").is_none());
+    }
+
+    #[test]
+    fn a_column_of_the_streams_job_ids_is_the_job_column_whatever_its_name() {
+        let text = "\
+ts,execution,ref,step
+2026-10-07T00:33:00Z,e-1,42,begin
+2026-10-07T00:33:05Z,e-1,42,end
+2026-10-07T00:34:00Z,e-2,43,begin
+2026-10-07T00:34:05Z,e-2,43,end
+";
+        let sample = Sample::from_text(text);
+        let table = table(&sample, None).unwrap();
+        let without = propose(&table, &HashSet::new()).unwrap();
+        assert_eq!(without.column("job"), None, "numbers named 'ref' are not known to be job ids");
+        let jobs: HashSet<String> = ["42".to_string(), "43".to_string(), "44".to_string()].into_iter().collect();
+        let with = propose(&table, &jobs).unwrap();
+        assert_eq!(with.column("job"), Some("ref"));
+        assert_eq!(with.column("run"), Some("execution"));
+        assert!(with.mapped.iter().any(|m| m.why.starts_with("4 of 4 filled cells are job ids of the folder's")));
     }
 
     #[test]

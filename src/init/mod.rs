@@ -159,6 +159,22 @@ pub fn inspect(folder: &Path) -> Result<Inspection> {
             Err(reason) => skipped.push((name, reason)),
         }
     }
+    // A ledger's job column may hold BullMQ's plain ids (`42`): known once the stream and the job
+    // hashes of the folder are read.
+    let jobs: HashSet<String> = files
+        .iter()
+        .filter(|f| matches!(f.found, Found::Events(_) | Found::Jobs(_)))
+        .flat_map(|f| file_moments(f).iter().map(|m| m.id.clone()))
+        .collect();
+    if !jobs.is_empty() {
+        files = files
+            .into_iter()
+            .map(|file| match file.found {
+                Found::Ledger(found) => File { found: Found::Ledger(Box::new(found.with_jobs(&jobs))), ..file },
+                _ => file,
+            })
+            .collect();
+    }
     let mut notes = Vec::new();
     // One parameters file per case: the first the parameters reader reads, the others named.
     let readable = |file: &File| matches!(&file.found, Found::Params(found) if found.read.is_ok());

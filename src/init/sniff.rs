@@ -5,7 +5,7 @@
 //! pino or winston log is JSON that may carry any key (a job's `failedReason` included), a ledger
 //! is the table left when nothing else fits.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
@@ -22,6 +22,11 @@ use super::{File, Found, Reference, What, events, jobs, logs, params};
 /// A ledger recognised, with what its sampled rows give the other proposers.
 #[derive(Debug)]
 pub struct LedgerFound {
+    pub name: String,
+    /// The sampled rows, and the text they were read from (to propose again with the folder's
+    /// job ids, `with_jobs`).
+    pub table: ledger::Table,
+    pub text: String,
     pub proposal: Proposal,
     /// The header (CSV) or the keys (JSON Lines), for the evidence.
     pub header: String,
@@ -76,16 +81,38 @@ pub fn recognise(path: &Path, name: &str) -> Result<File, String> {
                 .into(),
         );
     };
-    let proposal = ledger::propose(&table).map_err(|why| format!("a table, but not a ledger: {why}"))?;
-    let found = LedgerFound {
-        header: sample::shown(&table.columns.join(","), 120),
-        ragged: table.ragged,
-        moments: moments(&table, &proposal),
-        naive_rows: naive_rows(&table, &proposal),
-        check: check(name, &sample.text[..table.end.min(sample.text.len())], &proposal),
-        proposal,
-    };
+    let proposal =
+        ledger::propose(&table, &HashSet::new()).map_err(|why| format!("a table, but not a ledger: {why}"))?;
+    let text = sample.text[..table.end.min(sample.text.len())].to_string();
+    let found = LedgerFound::new(name, table, text, proposal);
     Ok(file(Found::Ledger(Box::new(found))))
+}
+
+impl LedgerFound {
+    fn new(name: &str, table: ledger::Table, text: String, proposal: Proposal) -> LedgerFound {
+        LedgerFound {
+            name: name.to_string(),
+            header: sample::shown(&table.columns.join(","), 120),
+            ragged: table.ragged,
+            moments: moments(&table, &proposal),
+            naive_rows: naive_rows(&table, &proposal),
+            check: check(name, &text, &proposal),
+            proposal,
+            table,
+            text,
+        }
+    }
+
+    /// Proposed again knowing the job ids of the folder's stream and job hashes, when they change
+    /// the mapping.
+    pub fn with_jobs(self, jobs: &HashSet<String>) -> LedgerFound {
+        match ledger::propose(&self.table, jobs) {
+            Ok(proposal) if proposal.mapped != self.proposal.mapped => {
+                LedgerFound::new(&self.name, self.table, self.text, proposal)
+            }
+            _ => self,
+        }
+    }
 }
 
 fn cell<'t>(table: &'t ledger::Table, row: &'t ledger::Row, column: Option<&str>) -> Option<&'t str> {

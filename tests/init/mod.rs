@@ -558,3 +558,29 @@ fn init_comments_out_a_log_its_reader_stops_on_and_names_the_line() {
         "{manifest}"
     );
 }
+
+#[test]
+fn init_finds_bullmqs_plain_job_ids_in_a_ledger_column_by_the_streams_ids() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    // The real stalled-limit run: job `1`, a plain BullMQ id, in a column named after the app.
+    let ledger = std::fs::read_to_string(format!("{root}/{REAL_LIMIT}/ledger.csv")).unwrap();
+    let renamed = ledger.replacen("at,run_id,job_id,", "at,run_id,queue_ref,", 1);
+    std::fs::write(dir.path().join("ledger.csv"), renamed).unwrap();
+    for file in ["server.log", "events.json", "jobs.jsonl", "bullmq.json"] {
+        std::fs::copy(format!("{root}/{REAL_LIMIT}/{file}"), dir.path().join(file)).unwrap();
+    }
+    let (_, manifest) = init(dir.path());
+    assert!(
+        manifest.lines().any(|l| l.starts_with("job = \"queue_ref\"")
+            && l.contains("job ids of the folder's events stream or job hashes")),
+        "{manifest}"
+    );
+    uncomment(&dir.path().join("leasetrace.toml"), "tz = \"Asia/Seoul\"");
+    let from_init = analyze_json(dir.path().to_str().unwrap());
+    let shipped = analyze_json(REAL_LIMIT);
+    let metrics = |r: &Value| -> Vec<(Value, Value)> {
+        r["findings"].as_array().unwrap().iter().map(|f| (f["kind"].clone(), f["metrics"].clone())).collect()
+    };
+    assert_eq!(metrics(&from_init), metrics(&shipped));
+}
