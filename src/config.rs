@@ -262,7 +262,7 @@ impl Config {
         }
         if params_path.is_none() {
             assumptions
-                .push("no lock parameters file: lock parameters are BullMQ v5 defaults unless given by flags".into());
+                .push("no lock parameters file: lock parameters are BullMQ v5 defaults unless given by flags or logged by the workers (worker-settings lines)".into());
         }
 
         let display_tz = match (&args.tz, &manifest.display_tz) {

@@ -58,11 +58,21 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         }
         None => model::params::ParamOverrides::default(),
     };
-    let params = LockParams::resolve(&file_params, &config.param_flags);
     let paths = config.sources.iter().map(|source| model::Text::from(source.display_path().as_str())).collect();
     // The sources' summaries come first, in source order.
     let line_texts = inputs.iter_mut().map(|input| std::mem::take(&mut input.texts)).collect();
     let timeline = Timeline::new(events).with_paths(paths).with_line_texts(line_texts);
+    // The worker settings the logs gave are evidence for the parameters no flag or file gives.
+    let logged = model::params::Logged::from_timeline(&timeline);
+    let activations = if model::params::Logged::values_differ(&logged) {
+        model::params::Activation::from_timeline(&timeline)
+    } else {
+        Vec::new()
+    };
+    let file_path = config.params_path.as_ref().map(|path| path.display().to_string());
+    let declared =
+        model::params::Declared { file: &file_params, file_path: file_path.as_deref(), flags: &config.param_flags };
+    let params = LockParams::resolve_with_log(declared, logged, &activations);
     let findings = match view {
         View::Timeline => Vec::new(),
         View::Analyze | View::Check(_) => {
@@ -88,11 +98,30 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
             assumptions.push(format!("{name} = {value}{unit}: {}", origin.describe()));
         }
     }
+    for param in model::Param::ALL {
+        if params.origins.get(param) == model::ParamOrigin::Log {
+            assumptions.push(format!(
+                "{} = {}: {} (no flag or parameters file gives it)",
+                param.name(),
+                param.show(params.value(param)),
+                params.describe_origin(param)
+            ));
+        }
+    }
+    let mut warnings = Vec::new();
+    // BullMQ's parameters matter to a case with BullMQ jobs in it (a lease ledger alone has none).
+    if view != View::Timeline && has_bullmq_jobs(&timeline) {
+        warnings.extend(model::warnings::defaults_in_force(&params));
+    }
+    warnings.extend(model::warnings::disagreements(&params, config.display_tz));
+    warnings.extend(model::warnings::contradicted(&findings, detect::lock_params_contradicted::CODE));
+    warnings.extend(model::warnings::empty_inputs(&inputs));
     let mut report = Report {
         view,
         display_tz: config.display_tz,
         inputs,
         params,
+        warnings,
         assumptions,
         timeline,
         findings,
@@ -111,6 +140,15 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         };
     }
     Ok((report, params_notes))
+}
+
+/// Whether the timeline shows BullMQ jobs, which the lock parameters are about: an activation
+/// (a `job-active` record, or a ledger row that starts a round of a job) or a stall.
+fn has_bullmq_jobs(timeline: &Timeline) -> bool {
+    use model::EventKind;
+    let kinds = timeline.kinds_in_order();
+    kinds.iter().any(|kind| matches!(kind, EventKind::JobActive | EventKind::JobStalled))
+        || (0..).zip(kinds).any(|(id, kind)| *kind == EventKind::RoundStarted && timeline.get(id).job_id.is_some())
 }
 
 /// `leasetrace lock`: the lock arithmetic for one job, rendered as `args.format` asks. With a case
@@ -177,7 +215,10 @@ pub fn lock_report(
         runs,
     };
     let mut plan = lock_plan::plan(&question);
-    // Where the parameters came from, first: the figures below rest on them.
+    // Every time of the plan rests on the parameters: what is assumed or disputed is said first,
+    // and where they came from first among the notes.
+    plan.warnings.extend(model::warnings::defaults_in_force(&params));
+    plan.warnings.extend(model::warnings::disagreements(&params, tz));
     plan.notes.splice(0..0, params_notes);
     Ok(match args.format.as_str() {
         "json" => lock_plan::render_json(&plan),

@@ -46,6 +46,9 @@ pub struct Plan {
     pub stalled_check_latest_at: Option<String>,
     pub notes: Vec<String>,
     pub what_if: Vec<WhatIf>,
+    /// What makes the numbers untrustworthy (defaults in force, parameters that disagree), as in
+    /// the report's header (docs/json.md).
+    pub warnings: Vec<crate::model::warnings::Warning>,
     #[serde(skip)]
     times: Vec<(&'static str, DateTime<Utc>)>,
 }
@@ -106,6 +109,7 @@ pub fn plan(question: &Question) -> Plan {
         stalled_check_latest_at: None,
         notes: Vec::new(),
         what_if: Vec::new(),
+        warnings: Vec::new(),
         times: Vec::new(),
     };
     if let Some(died) = question.died_at {
@@ -190,12 +194,13 @@ pub fn render_json(plan: &Plan) -> String {
 pub fn render_table(plan: &Plan, params: &LockParams, tz: Tz, runs: usize) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "leasetrace lock · times in {}", tz.name());
-    let entries: Vec<String> = params
-        .entries()
+    for warning in &plan.warnings {
+        let _ = writeln!(out, "WARNING: {}", warning.message);
+    }
+    let entries: Vec<String> = crate::model::Param::ALL
         .iter()
-        .map(|(name, value, origin)| {
-            let unit = if *name == "maxStalledCount" { "" } else { " ms" };
-            format!("{name} {value}{unit} ({})", origin.describe())
+        .map(|&param| {
+            format!("{} {} ({})", param.name(), param.show(params.value(param)), params.describe_origin(param))
         })
         .collect();
     let _ = writeln!(out, "Lock parameters: {}", entries.join(" · "));

@@ -16,6 +16,7 @@ mod init;
 mod lease;
 mod params;
 mod retry;
+mod worker_settings;
 
 const INCIDENT: &str = "fixtures/incident-2026-10-07";
 const CLEAN: &str = "fixtures/clean-sweeps";

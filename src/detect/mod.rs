@@ -14,6 +14,7 @@ pub mod duplicate_selection;
 pub mod early_takeover;
 pub mod lease;
 pub mod lock_headroom;
+pub mod lock_params_contradicted;
 pub mod orphaned_round;
 pub mod retries;
 pub mod retry_exhausted;
@@ -379,6 +380,7 @@ pub static DETECTORS: &[&dyn Detector] = &[
     &retry_storm::RetryStorm,
     &stuck_running::StuckRunning,
     &orphaned_round::OrphanedRound,
+    &lock_params_contradicted::LockParamsContradicted,
 ];
 
 /// Runs every detector; findings come out ordered by time, then code, for stable reports.

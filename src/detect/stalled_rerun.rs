@@ -252,7 +252,7 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
     let in_window = window_start <= rerun_at && rerun_at <= window_end;
     finding.metric("rerun_in_stalled_window", Value::Flag(in_window));
     if rerun_at < window_start {
-        finding.note("the rerun came before the lock could have expired under these parameters: check lockDuration, or look for a manual retry or a removed lock");
+        finding.note("the rerun came before the lock could have expired under these parameters: the parameters are off, or the job came back another way (a manual retry, a rate limit's move to wait, a deleted lock); when a stalled check did it, lock-params-contradicted gives the bounds the evidence puts on lockDuration and stalledInterval");
     } else if !in_window {
         finding.note("the rerun came after the stalled-check window: no worker with stalled checks was running when the lock expired, or the job waited in the queue");
     }

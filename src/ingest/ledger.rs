@@ -377,7 +377,7 @@ pub fn record_to_event<'r>(
     lease.key = text(FieldId::Key);
     lease.payload_hash = text(FieldId::PayloadHash);
     let lease = (lease != LeaseFacts::default()).then_some(lease);
-    event.set_extra(recent.extra(Extra { detail, lease }));
+    event.set_extra(recent.extra(Extra { detail, lease, settings: None }));
     event.set_scope(scope);
     Ok(Outcome::Event(event))
 }

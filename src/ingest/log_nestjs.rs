@@ -24,12 +24,14 @@ use std::io::BufRead;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::model::{Event, InputSummary};
+use crate::model::{Channel, Event, InputSummary, Origin};
+use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Stamp};
 
 use super::lines::Lines;
-use super::log_pino::{Entry, emit, json_fields};
-use super::log_rules::RuleSet;
+use super::log_pino::{Entry, emit, json_fields, placed_at};
+use super::log_rules::{Classified, RuleSet};
+use super::worker_settings::{Settled, parse_text, settle};
 use super::{EventFormat, SourceKind, SourceSpec};
 
 pub struct NestJs;
@@ -67,6 +69,8 @@ impl EventFormat for NestJs {
         let mut lines = Lines::new(input);
         let mut stamped = 0u64;
         let mut order = spec.line_order();
+        // The time, pid and placement of the last `[Nest]` line: a continuation belongs to it.
+        let mut last_entry: Option<(Stamp, Option<u32>, Placed)> = None;
         while let Some((line, text)) = lines.next_line(&spec.path)? {
             summary.lines += 1;
             if text.trim().is_empty() {
@@ -75,7 +79,7 @@ impl EventFormat for NestJs {
             }
             let clean = strip_ansi(text);
             let Some(rest) = clean.strip_prefix(PREFIX) else {
-                summary.ignore("continuation");
+                continuation(spec, source, (line, &clean), last_entry, order.as_mut(), events, summary)?;
                 continue;
             };
             let header = parse_line(rest).map_err(|reason| Error::input(&spec.path, Some(line), reason))?;
@@ -92,8 +96,11 @@ impl EventFormat for NestJs {
                 rules_text: header.rules_text,
                 message: header.message,
                 fields,
+                // The whole line: the settings may be in the message or in its params object.
+                settings: super::worker_settings::parse_text(&clean),
             };
-            emit(spec, source, &rules, entry, order.as_mut(), events, summary)?;
+            let placed = emit(spec, source, &rules, entry, order.as_mut(), events, summary)?;
+            last_entry = Some((header.stamp, header.pid.parse().ok(), placed));
         }
         spec.finish_order(order, events, summary)?;
         if summary.lines > 0 && stamped == 0 {
@@ -105,6 +112,52 @@ impl EventFormat for NestJs {
         }
         Ok(())
     }
+}
+
+/// A line that does not start with `[Nest]`: a continuation of the entry before it, unless it
+/// gives worker settings (`logger.log(options)` prints the object over several lines), which then
+/// become an event at the entry's time.
+fn continuation(
+    spec: &SourceSpec,
+    source: u16,
+    (line, text): (u64, &str),
+    entry: Option<(Stamp, Option<u32>, Placed)>,
+    order: Option<&mut LineOrder>,
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<()> {
+    let settings = match settle(parse_text(text), true) {
+        Settled::Nothing => {
+            summary.ignore("continuation");
+            return Ok(());
+        }
+        Settled::Reject(reason) => {
+            summary.reject(line, reason);
+            return Ok(());
+        }
+        Settled::Event(settings) => settings,
+    };
+    let Some((stamp, pid, placed)) = entry else {
+        summary.reject(
+            line,
+            "worker settings on a continuation line with no [Nest] line before it: log the settings on the entry's own line",
+        );
+        return Ok(());
+    };
+    if matches!(stamp, Stamp::Local(_)) && spec.tz.is_none() {
+        return Err(Error::input(&spec.path, Some(line), time::ZoneProblem::Undeclared.explain(&spec.tz_fix)));
+    }
+    let Some(at) = placed_at(spec, line, placed, stamp, summary)? else { return Ok(()) };
+    let origin = Origin { channel: Channel::Log, source, line: super::line_of(spec, line)? };
+    let fields = Classified { worker: pid.map(|pid| pid.to_string()), ..Classified::default() };
+    events.push(super::worker_settings::event(at, origin, settings, &fields));
+    // Its entry's time: moved with the entry's events if the entry's pass turns out the second.
+    if let (Placed::In { pending: true, .. }, Some(order)) = (placed, order) {
+        order.hold(events.len() - 1);
+    }
+    summary.used();
+    summary.texts.keep(origin.line, text);
+    Ok(())
 }
 
 /// A `[Nest]` line after its prefix.
@@ -329,6 +382,33 @@ Error: Request failed with status code 502
         assert_eq!(events[2].detail_str(), Some("POST /reviews failed status=502 pr=PR-4412"));
         assert_eq!(events[2].item.as_deref(), Some("PR-4412"));
         assert_eq!(events[0].at().to_rfc3339(), "2026-10-07T00:29:58+00:00");
+    }
+
+    #[test]
+    fn worker_settings_in_the_message_in_params_and_in_an_object_printed_over_lines() {
+        // NestJS 12.5.1 ConsoleLogger (TZ=Asia/Seoul, NO_COLOR=1): `log('worker started', { queue,
+        // ...opts })`, the options in the message, and `log(opts)`, printed over several lines.
+        let text = "\
+[Nest] 41877  - 10/07/2026, 9:29:58 AM     LOG [BullWorker] worker started { queue: 'pr-review', concurrency: 2, lockDuration: 12000, stalledInterval: 5000, maxStalledCount: 1 }
+[Nest] 41877  - 10/07/2026, 9:29:58 AM     LOG [BullWorker] worker started lockDuration=12000ms stalledInterval=5000ms
+[Nest] 41877  - 10/07/2026, 9:29:58 AM     LOG [BullWorker] Object(4) {
+  concurrency: 2,
+  lockDuration: 12000,
+  stalledInterval: 5000,
+  maxStalledCount: 1
+}
+";
+        let (events, summary) = read(text, SEOUL).unwrap();
+        assert!(events.iter().all(|e| e.kind == EventKind::WorkerSettings));
+        assert!(events.iter().all(|e| e.worker.as_deref() == Some("41877")));
+        assert!(events.iter().all(|e| e.at().to_rfc3339() == "2026-10-07T00:29:58+00:00"));
+        let lines: Vec<u32> = events.iter().map(|e| e.origin().line).collect();
+        assert_eq!(lines, [1, 2, 5, 6, 7]);
+        assert_eq!(events[0].settings().unwrap().max_stalled_count, Some(1));
+        assert_eq!(events[1].settings().unwrap().stalled_interval, Some(5_000));
+        assert_eq!((summary.lines, summary.used, summary.ignored), (8, 5, 3));
+        assert_eq!(summary.ignored_by_reason["noise"], 1);
+        assert_eq!(summary.ignored_by_reason["continuation"], 2);
     }
 
     #[test]

@@ -29,6 +29,7 @@ use crate::time::{self, Stamp};
 
 use super::lines::Lines;
 use super::log_rules::{Classified, FIELD_KEYS, RuleSet};
+use super::worker_settings::{Settled, settle};
 use super::{EventFormat, SourceKind, SourceSpec};
 
 pub struct Pino;
@@ -163,6 +164,7 @@ pub fn read_json_lines(
             rules_text: &message,
             message: &message,
             fields: json_fields(&object),
+            settings: super::worker_settings::parse_json_object(&object),
         };
         emit(spec, source, &rules, entry, order.as_mut(), events, summary)?;
     }
@@ -257,10 +259,14 @@ pub struct Entry<'a> {
     pub message: &'a str,
     /// Fields the line carries outside its message; they win over `key=value` in the message.
     pub fields: Classified,
+    /// The worker settings the line gives, anywhere in it (worker_settings.rs).
+    pub settings: super::worker_settings::Found,
 }
 
-/// Classifies one entry and pushes its event, or accounts for it as noise or a rejection.
-/// A wall-clock stamp in a source without a declared zone is an error on every line, as in text logs.
+/// Classifies one entry and pushes its events (its event, and its worker settings when it gives
+/// any), or accounts for it as noise or a rejection. A wall-clock stamp in a source without a
+/// declared zone is an error on every line, as in text logs. Returns where the order placed the
+/// entry, for the continuation lines after it (see log_nestjs.rs).
 pub fn emit(
     spec: &SourceSpec,
     source: u16,
@@ -269,7 +275,7 @@ pub fn emit(
     order: Option<&mut LineOrder>,
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
-) -> Result<()> {
+) -> Result<Placed> {
     let line = entry.line;
     if matches!(entry.stamp, Stamp::Local(_)) && spec.tz.is_none() {
         return Err(Error::input(&spec.path, Some(line), time::ZoneProblem::Undeclared.explain(&spec.tz_fix)));
@@ -285,26 +291,23 @@ pub fn emit(
         found.detail = None;
     }
     let kind = match found.kind {
-        Some(kind) => kind,
-        None if entry.severe => EventKind::Error,
-        None => {
-            summary.ignore("noise");
-            return Ok(());
+        Some(kind) => Some(kind),
+        None if entry.severe => Some(EventKind::Error),
+        None => None,
+    };
+    let settings = match settle(entry.settings, kind.is_none()) {
+        Settled::Nothing => None,
+        Settled::Event(settings) => Some(settings),
+        Settled::Reject(reason) => {
+            summary.reject(line, reason);
+            return Ok(placed);
         }
     };
-    let at = match placed {
-        Placed::In { at, .. } => time::moment(at),
-        Placed::Outside => entry.stamp.to_moment_as(spec.tz, spec.ambiguous),
-    };
-    let at = match at {
-        Ok(at) => at,
-        Err(problem @ time::ZoneProblem::Skipped(_)) => {
-            // As in text logs: this line cannot be placed, the others can.
-            summary.reject(line, spec.zone_problem(&problem));
-            return Ok(());
-        }
-        Err(problem) => return Err(Error::input(&spec.path, Some(line), spec.zone_problem(&problem))),
-    };
+    if kind.is_none() && settings.is_none() {
+        summary.ignore("noise");
+        return Ok(placed);
+    }
+    let Some(at) = placed_at(spec, line, placed, entry.stamp, summary)? else { return Ok(placed) };
     let mut fields = entry.fields;
     for (field, _) in FIELD_KEYS {
         let from_message = match *field {
@@ -321,29 +324,65 @@ pub fn emit(
             slot.clone_from(from_message);
         }
     }
-    if kind.name().starts_with("job-") && fields.job_id.is_none() {
-        summary.reject(
-            line,
-            format!(
-                "{} line without a job id (expected a jobId key, id=<job id> in the message or 'job <id> ...')",
-                kind.name()
-            ),
-        );
-        return Ok(());
-    }
-    if kind == EventKind::Error && fields.detail.is_none() && !entry.message.trim().is_empty() {
-        fields.detail = Some(entry.message.trim().to_string());
-    }
     let origin = Origin { channel: Channel::Log, source, line: super::line_of(spec, line)? };
-    let mut event = Event::new(at, kind, origin);
-    fields.fill(&mut event);
+    let pushed_before = events.len();
+    if let Some(settings) = settings {
+        events.push(super::worker_settings::event(at, origin, settings, &fields));
+    }
+    match kind {
+        // A job line without its job is rejected, unless its settings are evidence.
+        Some(kind) if kind.name().starts_with("job-") && fields.job_id.is_none() && settings.is_none() => {
+            summary.reject(
+                line,
+                format!(
+                    "{} line without a job id (expected a jobId key, id=<job id> in the message or 'job <id> ...')",
+                    kind.name()
+                ),
+            );
+            return Ok(placed);
+        }
+        Some(kind) if kind.name().starts_with("job-") && fields.job_id.is_none() => {}
+        Some(kind) => {
+            if kind == EventKind::Error && fields.detail.is_none() && !entry.message.trim().is_empty() {
+                fields.detail = Some(entry.message.trim().to_string());
+            }
+            let mut event = Event::new(at, kind, origin);
+            fields.fill(&mut event);
+            events.push(event);
+        }
+        None => {}
+    }
     summary.used();
     summary.texts.keep(origin.line, entry.raw);
-    events.push(event);
     if let (Placed::In { pending: true, .. }, Some(order)) = (placed, order) {
-        order.hold(events.len() - 1);
+        for index in pushed_before..events.len() {
+            order.hold(index);
+        }
     }
-    Ok(())
+    Ok(placed)
+}
+
+/// The moment of an entry the order placed at `placed`; `None` when the zone never shows its time
+/// (the line is rejected, as in text logs: the others can be placed).
+pub fn placed_at(
+    spec: &SourceSpec,
+    line: u64,
+    placed: Placed,
+    stamp: Stamp,
+    summary: &mut InputSummary,
+) -> Result<Option<crate::model::Moment>> {
+    let at = match placed {
+        Placed::In { at, .. } => time::moment(at),
+        Placed::Outside => stamp.to_moment_as(spec.tz, spec.ambiguous),
+    };
+    match at {
+        Ok(at) => Ok(Some(at)),
+        Err(problem @ time::ZoneProblem::Skipped(_)) => {
+            summary.reject(line, spec.zone_problem(&problem));
+            Ok(None)
+        }
+        Err(problem) => Err(Error::input(&spec.path, Some(line), spec.zone_problem(&problem))),
+    }
 }
 
 #[cfg(test)]
@@ -457,6 +496,29 @@ mod tests {
         assert!(error.starts_with("api.log:2: key 'time': malformed timestamp"), "{error}");
         let error = read(r#"{"level":30,"msg":"job active"}"#, None).unwrap_err().to_string();
         assert!(error.starts_with("api.log:1: no line has a 'time' key"), "{error}");
+    }
+
+    #[test]
+    fn worker_settings_as_keys_nested_keys_or_message_text() {
+        // pino 10.4.0: `logger.info({ queue, opts }, 'worker started')`, `logger.info({ queue,
+        // ...opts }, 'worker ready')` and the options in the message, with the incident's clock.
+        let nested = r#"{"level":30,"time":1791332998104,"pid":41877,"hostname":"api-1","queue":"pr-review","opts":{"concurrency":2,"lockDuration":12000,"stalledInterval":5000,"maxStalledCount":1},"msg":"worker started"}"#;
+        let flat = r#"{"level":30,"time":1791332998105,"pid":41877,"hostname":"api-1","queue":"pr-review","concurrency":2,"lockDuration":12000,"stalledInterval":5000,"maxStalledCount":1,"msg":"worker ready"}"#;
+        let text = r#"{"level":30,"time":1791332998106,"pid":41877,"hostname":"api-1","msg":"worker ready lockDuration=12000ms, stalledInterval=5000ms, maxStalledCount=1"}"#;
+        let unset = r#"{"level":30,"time":1791332998107,"pid":41877,"hostname":"api-1","opts":{"lockDuration":null},"msg":"worker started"}"#;
+        let (events, summary) = read(&format!("{nested}\n{flat}\n{text}\n{unset}\n{DECOY}\n"), None).unwrap();
+        assert_eq!(counts(&summary), (5, 3, 1, 1));
+        assert!(summary.rejections[0].reason.contains("lockDuration: null"), "{:?}", summary.rejections);
+        for event in &events {
+            assert_eq!(event.kind, EventKind::WorkerSettings);
+            let settings = event.settings().unwrap();
+            assert_eq!(
+                (settings.lock_duration, settings.stalled_interval, settings.max_stalled_count),
+                (Some(12_000), Some(5_000), Some(1))
+            );
+            assert_eq!(event.worker.as_deref(), Some("41877"));
+        }
+        assert_eq!(events[0].queue.as_deref(), Some("pr-review"));
     }
 
     #[test]

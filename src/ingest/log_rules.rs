@@ -104,7 +104,7 @@ pub const FIELD_KEYS: &[(&str, &[&str])] = &[
 pub const CAPTURES: &[&str] = &["job_id", "job_name", "queue", "run_id", "item", "worker", "detail"];
 
 /// What a rule found on a line.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default, PartialEq, Clone)]
 pub struct Classified {
     pub kind: Option<EventKind>,
     pub job_id: Option<String>,
@@ -334,8 +334,14 @@ impl RuleSet {
         let mut shapes = Vec::new();
         for (index, spec) in user.iter().enumerate() {
             let place = format!("{source}: log rule {} ('{}')", index + 1, spec.pattern);
-            let kind = EventKind::from_name(&spec.event).ok_or_else(|| {
-                let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.name()).collect();
+            let kind = EventKind::from_name(&spec.event).filter(|&kind| kind != EventKind::WorkerSettings).ok_or_else(|| {
+                if spec.event == EventKind::WorkerSettings.name() {
+                    return Error::usage(format!(
+                        "{place}: a rule cannot yield worker-settings: worker settings are read from any line that names BullMQ's options with their values (lockDuration=12000ms, see docs/inputs.md)"
+                    ));
+                }
+                let names: Vec<&str> =
+                    EventKind::ALL.iter().filter(|&&k| k != EventKind::WorkerSettings).map(|k| k.name()).collect();
                 Error::usage(format!("{place}: unknown event '{}': expected one of {}", spec.event, names.join(", ")))
             })?;
             let regex = Regex::new(&spec.pattern).map_err(|e| Error::usage(format!("{place}: invalid regex: {e}")))?;
@@ -361,8 +367,12 @@ impl RuleSet {
                 rules.push(Rule::new(regex, rule.yields));
             }
         }
-        // No rule at all (built-ins off, none given) matches nothing.
-        let candidates = if shapes.is_empty() { Hir::fail() } else { Hir::alternation(shapes) };
+        // Worker settings are evidence whatever the rules say (worker_settings.rs): their keys are
+        // candidates too.
+        shapes.push(unanchored(
+            &regex_syntax::parse(super::worker_settings::CANDIDATE).expect("the settings search parses"),
+        ));
+        let candidates = Hir::alternation(shapes);
         let candidates = regex::bytes::RegexBuilder::new(&candidates.to_string())
             .size_limit(64 << 20)
             .build()
@@ -442,6 +452,20 @@ impl RuleSet {
         }
         found
     }
+}
+
+/// The fields (`FIELD_KEYS`) that `key=value` pairs of a message give, for a line no rule matched
+/// (a worker-settings line's pid and queue).
+pub fn key_value_fields(message: &str) -> Classified {
+    let mut found = Classified::default();
+    for (key, value) in KeyValues::new(message) {
+        if let Some((field, _)) =
+            FIELD_KEYS.iter().find(|(_, keys)| keys.iter().any(|known| known.eq_ignore_ascii_case(key)))
+        {
+            found.set(field, unquote(value));
+        }
+    }
+    found
 }
 
 /// The rule without captures (names would clash between rules), its start anchors dropped and its
@@ -785,6 +809,31 @@ mod tests {
         let error = RuleSet::new(&bad, true, "app.log").err().unwrap().to_string();
         assert!(error.contains("unknown capture name 'jobid'"), "{error}");
         let bad = vec![RuleSpec { event: "stall".into(), pattern: "x".into() }];
-        assert!(RuleSet::new(&bad, true, "app.log").err().unwrap().to_string().contains("unknown event 'stall'"));
+        let error = RuleSet::new(&bad, true, "app.log").err().unwrap().to_string();
+        assert!(error.contains("unknown event 'stall'") && !error.contains("worker-settings"), "{error}");
+        // Worker settings are read from any line, not by a rule.
+        let bad = vec![RuleSpec { event: "worker-settings".into(), pattern: "opts".into() }];
+        let error = RuleSet::new(&bad, true, "app.log").err().unwrap().to_string();
+        assert!(error.contains("a rule cannot yield worker-settings"), "{error}");
+    }
+
+    #[test]
+    fn the_built_in_candidate_search_keeps_a_small_literal_prefilter() {
+        // The candidate regex is found through its literal prefixes (aho-corasick's Teddy): above
+        // 32 of them Teddy turns "fat" and the scan of a log costs a fifth more. The prefixes as
+        // the regex engine extracts them (4 bytes each): the built-in rules' and the worker settings'.
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let rules = builtin();
+        assert!(rules.is_candidate(b"lockDuration=1") && rules.is_candidate(b"maxStalledCount=1"));
+        let mut shapes: Vec<Hir> = builtin_rules()
+            .iter()
+            .filter(|rule| !rule.found_by_job_word)
+            .map(|rule| unanchored(&regex_syntax::parse(rule.pattern).unwrap()))
+            .collect();
+        shapes.push(unanchored(&regex_syntax::parse(super::super::worker_settings::CANDIDATE).unwrap()));
+        let mut prefixes = Extractor::new().kind(ExtractKind::Prefix).extract(&Hir::alternation(shapes));
+        prefixes.optimize_for_prefix_by_preference();
+        let count = prefixes.len().expect("a finite set of prefixes");
+        assert!(count <= 32, "{count} literal prefixes: {prefixes:?}");
     }
 }

@@ -135,6 +135,22 @@ mod tests {
     }
 
     #[test]
+    fn worker_settings_nested_or_as_json_in_the_message() {
+        // winston 3.19.0, `format.combine(format.timestamp(), format.json())`:
+        // `logger.info('worker started', { queue, workerOptions })` and the options stringified
+        // into the message.
+        let nested = r#"{"level":"info","message":"worker started","pid":41877,"queue":"pr-review","timestamp":"2026-10-07T00:29:58.104Z","workerOptions":{"concurrency":2,"lockDuration":12000,"maxStalledCount":1,"stalledInterval":5000}}"#;
+        let text = r#"{"level":"info","message":"worker started {\"concurrency\":2,\"lockDuration\":12000,\"stalledInterval\":5000,\"maxStalledCount\":1}","pid":41877,"timestamp":"2026-10-07T00:29:58.105Z"}"#;
+        let (events, summary) = read(&format!("{nested}\n{text}\n"), None).unwrap();
+        assert_eq!((summary.lines, summary.used), (2, 2));
+        for event in &events {
+            assert_eq!(event.kind, EventKind::WorkerSettings);
+            let settings = event.settings().unwrap();
+            assert_eq!((settings.lock_duration, settings.stalled_interval), (Some(12_000), Some(5_000)));
+        }
+    }
+
+    #[test]
     fn error_levels_are_error_events() {
         // winston 3.19.0 without `format.errors()`: `logger.error(new Error('bare error'))`
         // keeps no message at all.

@@ -22,6 +22,7 @@ pub mod read_ahead;
 pub mod read_back;
 pub mod recent;
 pub mod server_log;
+pub mod worker_settings;
 
 use std::collections::BTreeMap;
 use std::fs::File;

@@ -549,6 +549,7 @@ mod tests {
             display_tz: chrono_tz::UTC,
             inputs: Vec::new(),
             params: crate::model::LockParams::default(),
+            warnings: Vec::new(),
             assumptions: Vec::new(),
             timeline,
             findings: Vec::new(),

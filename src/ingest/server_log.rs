@@ -7,11 +7,12 @@
 use std::io::BufRead;
 
 use crate::error::{Error, Result};
-use crate::model::{Event, InputSummary, Origin};
+use crate::model::{Event, InputSummary, Moment, Origin};
 use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Leading, Shape};
 
-use super::log_rules::RuleSet;
+use super::log_rules::{RuleSet, key_value_fields};
+use super::worker_settings::{Settled, parse_text, settle};
 use super::{EventFormat, Reopen, SourceKind, SourceSpec};
 
 pub struct ServerLog;
@@ -83,8 +84,19 @@ fn read_in_parts(
     let size = std::fs::metadata(reopen.path()).map_or(0, |m| m.len());
     // The second part starts at the first line after the middle (none: a file of one long line
     // there, or nothing after it).
+    // It starts at an entry (a line that starts like a timestamp) when one is in the MiB after the
+    // middle: a continuation then always has its entry in its own part.
     let middle = if size >= split_at_least {
-        reopen.line_end_after(size / 2)?.map(|(newline, _)| newline + 1).filter(|&start| start < size)
+        reopen
+            .line_end_after(size / 2)?
+            .map(|(newline, block)| {
+                let entry = memchr::memchr_iter(b'\n', &block).find(|&at| {
+                    let next = &block[at + 1..];
+                    time::looks_like_date(next.strip_prefix(b"[").unwrap_or(next))
+                });
+                newline + entry.unwrap_or(0) as u64 + 1
+            })
+            .filter(|&start| start < size)
     } else {
         None
     };
@@ -165,6 +177,8 @@ impl<'a> Part<'a> {
             first_stamp_problem: None,
             region_offset: self.start,
             in_file: self.spec.reread.by_offset(),
+            last_entry: None,
+            last_placed: Placed::Outside,
             order: self.spec.line_order(),
         };
         scan.run(input, stop, events, summary)?;
@@ -253,6 +267,12 @@ struct Scan<'a> {
     /// Whether the lines' texts stay in the file (which is then marked, see `LineTexts`), or are
     /// kept.
     in_file: bool,
+    /// The last line of the regions before this one that starts with a timestamp (see
+    /// `continued_settings`).
+    last_entry: Option<String>,
+    /// Where the order placed the last line that starts with a timestamp: a continuation's
+    /// settings take their entry's time (see `continued_settings`).
+    last_placed: Placed,
     /// The order of the lines through the repeated hours of the log's zone (none: no zone, or
     /// `ambiguous = "error"`).
     order: Option<LineOrder>,
@@ -328,6 +348,16 @@ impl Scan<'_> {
         if self.in_file {
             summary.texts.mark(self.line + 1, self.region_offset);
         }
+        self.lines_of(region, events, summary)?;
+        // A settings continuation at the start of the next region finds its entry here.
+        if let Some(entry) = last_entry(region) {
+            self.last_entry = Some(entry.to_string());
+        }
+        Ok(())
+    }
+
+    /// The lines of `region`: see `region`.
+    fn lines_of(&mut self, region: &[u8], events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<()> {
         let mut position = 0;
         let mut candidates = self.rules.candidates(region);
         while position < region.len() {
@@ -338,7 +368,7 @@ impl Scan<'_> {
             self.count_lines(&region[position..start])?;
             let end = memchr::memchr(b'\n', &region[start..]).map_or(region.len(), |i| start + i);
             self.line += 1;
-            self.candidate_line(&region[start..end], events, summary)?;
+            self.candidate_line(&region[start..end], &region[..start], events, summary)?;
             position = end + 1;
         }
         Ok(())
@@ -367,7 +397,7 @@ impl Scan<'_> {
                 }
                 Some(b'0'..=b'9' | b'[') if time::looks_like_date(text.strip_prefix(b"[").unwrap_or(text)) => {
                     if let Some(order) = &mut self.order {
-                        order.line_text(self.line, text);
+                        self.last_placed = order.line_text(self.line, text);
                     }
                     if !self.first_stamp_checked {
                         match self.check_stamp(text) {
@@ -417,12 +447,23 @@ impl Scan<'_> {
     }
 
     /// A line the candidate search touched: a line that matters unless it is not an entry or no
-    /// rule matches its message after all.
-    fn candidate_line(&mut self, text: &[u8], events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<()> {
+    /// rule matches its message after all. `before` is the region up to the line: a continuation
+    /// that gives worker settings (a pretty-printed options dump) takes its entry's time from there.
+    fn candidate_line(
+        &mut self,
+        text: &[u8],
+        before: &[u8],
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<()> {
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         match time::stamp_shape(text) {
             Shape::Blank => self.blank += 1,
-            Shape::Absent => self.continuation += 1,
+            Shape::Absent => {
+                if !self.continued_settings(text, before, events, summary)? {
+                    self.continuation += 1;
+                }
+            }
             Shape::Malformed | Shape::Stamped(_) => {
                 self.check_stamp(text)?;
                 self.stamped += 1;
@@ -445,45 +486,128 @@ impl Scan<'_> {
         };
         // Every timestamped line counts for the order, whatever it is (as in `count_lines`).
         let placed = self.order.as_mut().map_or(Placed::Outside, |order| order.line_text(line, bytes));
-        let found = self.rules.classify_candidate(&text[rest..]);
-        let Some(kind) = found.kind else {
-            return Ok(false);
-        };
-        let at = match placed {
-            Placed::In { at, .. } => time::moment(at),
-            Placed::Outside => stamp.to_moment_as(spec.tz, spec.ambiguous),
-        };
-        let at = match at {
-            Ok(at) => at,
-            Err(problem @ time::ZoneProblem::Skipped(_)) => {
-                // A well-formed time the zone never shows: this line cannot be placed, the others
-                // can (a writer that got the change wrong, or a wrong zone: the reason asks).
-                summary.reject(line, spec.zone_problem(&problem));
+        self.last_placed = placed;
+        let message = &text[rest..];
+        let found = self.rules.classify_candidate(message);
+        let settings = match settle(parse_text(message), found.kind.is_none()) {
+            Settled::Nothing => None,
+            Settled::Event(settings) => Some(settings),
+            Settled::Reject(reason) => {
+                summary.reject(line, reason);
                 return Ok(true);
             }
-            Err(problem) => return Err(Error::input(&spec.path, Some(line), spec.zone_problem(&problem))),
         };
-        if kind.name().starts_with("job-") && found.job_id.is_none() {
-            summary.reject(
-                line,
-                format!("{} line without a job id (expected id=<job id> or 'job <id> ...')", kind.name()),
-            );
-            return Ok(true);
+        if found.kind.is_none() && settings.is_none() {
+            return Ok(false);
         }
+        let Some(at) = self.placed_at(placed, stamp, summary)? else { return Ok(true) };
         let origin =
             Origin { channel: crate::model::Channel::Log, source: self.source, line: super::line_of(spec, line)? };
-        let mut event = Event::new(at, kind, origin);
-        found.fill(&mut event);
+        let pushed_before = events.len();
+        if let Some(settings) = settings {
+            let fields = if found.kind.is_some() { found.clone() } else { key_value_fields(message) };
+            events.push(super::worker_settings::event(at, origin, settings, &fields));
+        }
+        match found.kind {
+            // A job line without its job is rejected, unless its settings are evidence.
+            Some(kind) if kind.name().starts_with("job-") && found.job_id.is_none() && settings.is_none() => {
+                summary.reject(
+                    line,
+                    format!("{} line without a job id (expected id=<job id> or 'job <id> ...')", kind.name()),
+                );
+                return Ok(true);
+            }
+            Some(kind) if kind.name().starts_with("job-") && found.job_id.is_none() => {}
+            Some(kind) => {
+                let mut event = Event::new(at, kind, origin);
+                found.fill(&mut event);
+                events.push(event);
+            }
+            None => {}
+        }
+        self.hold_if_pending(placed, pushed_before..events.len());
         summary.used();
         if !self.in_file {
             summary.texts.keep(origin.line, text);
         }
-        events.push(event);
+        Ok(true)
+    }
+
+    /// The moment of the current line, placed at `placed` by the order (see `log_pino::placed_at`).
+    fn placed_at(&self, placed: Placed, stamp: time::Stamp, summary: &mut InputSummary) -> Result<Option<Moment>> {
+        super::log_pino::placed_at(self.spec, self.line, placed, stamp, summary)
+    }
+
+    /// Gives the events just pushed for a line placed as pending to the order (`LineOrder::hold`).
+    fn hold_if_pending(&mut self, placed: Placed, pushed: std::ops::Range<usize>) {
         if let (Placed::In { pending: true, .. }, Some(order)) = (placed, &mut self.order) {
-            order.hold(events.len() - 1);
+            for index in pushed {
+                order.hold(index);
+            }
+        }
+    }
+
+    /// A continuation line that gives worker settings (the options of a multi-line dump) becomes
+    /// their event, at the time of its entry: the last line before it that starts with a
+    /// timestamp. `false`: the line gives none, and is a plain continuation.
+    fn continued_settings(
+        &mut self,
+        bytes: &[u8],
+        before: &[u8],
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<bool> {
+        let (spec, line) = (self.spec, self.line);
+        let Ok(text) = std::str::from_utf8(bytes) else { return Ok(false) };
+        let settings = match settle(parse_text(text), true) {
+            Settled::Nothing => return Ok(false),
+            Settled::Event(settings) => settings,
+            Settled::Reject(reason) => {
+                summary.reject(line, reason);
+                return Ok(true);
+            }
+        };
+        let entry = last_entry(before).or(self.last_entry.as_deref());
+        let stamped = entry.and_then(|entry| match time::leading_stamp(entry) {
+            Leading::Found(stamp, rest) => Some((stamp, &entry[rest..])),
+            _ => None,
+        });
+        let Some((stamp, entry_message)) = stamped else {
+            summary.reject(
+                line,
+                "worker settings on a continuation line with no entry before it (no earlier line starts with a timestamp): log the settings on the entry's own line",
+            );
+            return Ok(true);
+        };
+        // The entry was the last timestamped line the order placed.
+        let placed = self.last_placed;
+        let Some(at) = self.placed_at(placed, stamp, summary)? else { return Ok(true) };
+        let origin =
+            Origin { channel: crate::model::Channel::Log, source: self.source, line: super::line_of(spec, line)? };
+        let mut fields = key_value_fields(entry_message);
+        let own = key_value_fields(text);
+        fields.worker = fields.worker.or(own.worker);
+        fields.queue = fields.queue.or(own.queue);
+        events.push(super::worker_settings::event(at, origin, settings, &fields));
+        self.hold_if_pending(placed, events.len() - 1..events.len());
+        summary.used();
+        if !self.in_file {
+            summary.texts.keep(origin.line, text);
         }
         Ok(true)
     }
+}
+
+/// The last line of `lines` that starts with a well-formed timestamp: the entry a continuation
+/// after them belongs to.
+fn last_entry(lines: &[u8]) -> Option<&str> {
+    lines
+        .strip_suffix(b"\n")
+        .unwrap_or(lines)
+        .rsplit(|&b| b == b'\n')
+        .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+        .find(|line| matches!(time::stamp_shape(line), Shape::Stamped(_)))
+        .and_then(|line| std::str::from_utf8(line).ok())
 }
 
 fn binary(spec: &SourceSpec, line: u64) -> Error {
@@ -886,6 +1010,97 @@ mod tests {
         assert_eq!(events[0].origin().line, 2);
         assert_eq!(events[0].job_id.as_deref(), Some("7"));
         assert_eq!((summary.lines, summary.used, summary.ignored_by_reason["noise"]), (2, 1, 1));
+    }
+
+    #[test]
+    fn worker_settings_are_read_from_entries_and_from_an_options_dump_after_one() {
+        let (events, summary) = read(
+            "2026-10-07 09:29:58.104 INFO  [BullWorker] worker ready queue=pr-review pid=41877 lockDuration=12000ms, stalledInterval=5000ms, maxStalledCount=1\n\
+             2026-10-07 09:29:58.200 INFO  [main] server starting pid=41877 lock_duration_ms=12000\n\
+             2026-10-07 09:29:58.300 DEBUG [Config] worker options:\n\
+             {\n  \"concurrency\": 2,\n  \"lockDuration\": 12000,\n  \"stalledInterval\": 5000\n}\n\
+             2026-10-07 09:29:58.400 WARN  [Config] lockDuration=undefined\n\
+             2026-10-07 09:29:58.500 INFO  [Docs] increase lockDuration to avoid stalls\n",
+            Some(chrono_tz::Asia::Seoul),
+        )
+        .unwrap();
+        let settings: Vec<(u32, crate::model::WorkerSettings)> = events
+            .iter()
+            .filter(|e| e.kind == EventKind::WorkerSettings)
+            .map(|e| (e.origin().line, e.settings().unwrap()))
+            .collect();
+        assert_eq!(settings.len(), 4, "{settings:?}");
+        assert_eq!(settings[0].0, 1);
+        assert_eq!(
+            (settings[0].1.lock_duration, settings[0].1.stalled_interval, settings[0].1.max_stalled_count),
+            (Some(12_000), Some(5_000), Some(1))
+        );
+        let first = events.iter().find(|e| e.kind == EventKind::WorkerSettings).unwrap();
+        assert_eq!((first.worker.as_deref(), first.queue.as_deref()), (Some("41877"), Some("pr-review")));
+        assert_eq!(first.at().to_rfc3339(), "2026-10-07T00:29:58.104+00:00");
+        // A process start that names a setting is both events, from one used line.
+        let line_2: Vec<EventKind> = events.iter().filter(|e| e.origin().line == 2).map(|e| e.kind).collect();
+        assert_eq!(line_2.len(), 2);
+        assert!(line_2.contains(&EventKind::ProcessStart) && line_2.contains(&EventKind::WorkerSettings));
+        // The dump's lines are continuations of the 09:29:58.300 entry.
+        let dumped: Vec<&Event> = events.iter().filter(|e| [6, 7].contains(&e.origin().line)).collect();
+        assert_eq!(dumped.len(), 2);
+        assert!(dumped.iter().all(|e| e.at().to_rfc3339() == "2026-10-07T00:29:58.300+00:00"));
+        // An unreadable value is a rejection with its reason; prose is noise.
+        assert_eq!(summary.rejections.len(), 1);
+        assert_eq!(summary.rejections[0].line, 9);
+        assert!(summary.rejections[0].reason.contains("lockDuration=undefined"), "{:?}", summary.rejections);
+        assert_eq!(summary.lines, summary.used + summary.ignored + summary.rejected);
+        assert_eq!((summary.used, summary.ignored_by_reason["continuation"]), (4, 3));
+    }
+
+    #[test]
+    fn a_settings_continuation_finds_its_entry_in_an_earlier_region_and_reads_the_same_in_two_parts() {
+        // The dump's entry is far before it (a region is 1 MiB): read whole and in two parts, the
+        // settings line has the entry's time.
+        use std::fmt::Write;
+        let mut text = String::from("2026-10-07 09:29:58.300 DEBUG [Config] worker options:\n");
+        for n in 0..40_000 {
+            writeln!(text, "    \"padding{n}\": \"xxxxxxxxxxxxxxxxxx\",").unwrap();
+        }
+        text.push_str("    \"lockDuration\": 12000\n");
+        text.push_str(&mixed_log(2_000));
+        let whole = read_file(&text, Some(chrono_tz::Asia::Seoul), u64::MAX).unwrap();
+        let parts = read_file(&text, Some(chrono_tz::Asia::Seoul), 1).unwrap();
+        assert!(parts.0 == whole.0);
+        assert_eq!(parts.1, whole.1);
+        let settings = whole.0.iter().find(|e| e.kind == EventKind::WorkerSettings).unwrap();
+        assert_eq!(settings.origin().line, 40_002);
+        assert_eq!(settings.at().to_rfc3339(), "2026-10-07T00:29:58.300+00:00");
+    }
+
+    #[test]
+    fn worker_settings_in_a_repeated_hour_take_their_pass_even_on_a_continuation() {
+        // America/Los_Angeles falls back on 2026-11-01 (01:00–02:00 twice, PDT then PST). A log
+        // that starts inside the hour and goes on to 02:10 without stepping back was in its
+        // second pass (PST): known only at 02:10, so the events before are moved then, the
+        // settings on a continuation line with them.
+        let text = "2026-11-01 01:10:00.000 INFO  [BullWorker] worker ready pid=1 lockDuration=12000ms\n\
+                    2026-11-01 01:20:00.000 DEBUG [Config] worker options:\n\
+                    \x20   \"stalledInterval\": 5000\n\
+                    2026-11-01 02:10:00.000 INFO  [HTTP] GET /healthz 200 1ms\n";
+        let (events, _) = read(text, Some(chrono_tz::America::Los_Angeles)).unwrap();
+        let placed: Vec<(u32, String)> = events.iter().map(|e| (e.origin().line, e.at().to_rfc3339())).collect();
+        assert_eq!(
+            placed,
+            [(1, "2026-11-01T09:10:00+00:00".to_string()), (3, "2026-11-01T09:20:00+00:00".to_string())]
+        );
+        // Stepping back to 01:05 after them shows they were the first pass (PDT) instead.
+        let (events, _) = read(
+            &text.replace("2026-11-01 02:10:00.000", "2026-11-01 01:05:00.000"),
+            Some(chrono_tz::America::Los_Angeles),
+        )
+        .unwrap();
+        let placed: Vec<(u32, String)> = events.iter().map(|e| (e.origin().line, e.at().to_rfc3339())).collect();
+        assert_eq!(
+            placed,
+            [(1, "2026-11-01T08:10:00+00:00".to_string()), (3, "2026-11-01T08:20:00+00:00".to_string())]
+        );
     }
 
     #[test]

@@ -66,10 +66,13 @@ pub enum EventKind {
     JobDead,
     /// BullMQ refused a late worker's finishing call (`Missing lock for job …`, `Lock mismatch …`).
     LockRefused,
+    /// A worker logged its lock settings (`lockDuration=12000ms, stalledInterval=5000ms`), usually
+    /// at boot: evidence of the parameters it ran with (the values are in `Event::settings`).
+    WorkerSettings,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 22] = [
+    pub const ALL: [EventKind; 23] = [
         EventKind::ProcessStart,
         EventKind::JobAdded,
         EventKind::JobWaiting,
@@ -92,6 +95,7 @@ impl EventKind {
         EventKind::LeaseCompleted,
         EventKind::JobDead,
         EventKind::LockRefused,
+        EventKind::WorkerSettings,
     ];
 
     pub fn name(self) -> &'static str {
@@ -118,6 +122,7 @@ impl EventKind {
             EventKind::LeaseCompleted => "lease-completed",
             EventKind::JobDead => "job-dead",
             EventKind::LockRefused => "lock-refused",
+            EventKind::WorkerSettings => "worker-settings",
         }
     }
 
@@ -402,6 +407,13 @@ impl Moment {
         DateTime::from_timestamp_nanos(self.0)
     }
 
+    /// The nanoseconds past the whole second (`at().timestamp_subsec_nanos()`, without the
+    /// calendar).
+    pub fn subsec_nanos(self) -> u32 {
+        // In 0..1e9: fits.
+        u32::try_from(self.0.rem_euclid(1_000_000_000)).unwrap_or(0)
+    }
+
     /// Seconds from `self` to `later`, in whole milliseconds as `time::seconds_between` counts.
     #[allow(clippy::cast_precision_loss)] // milliseconds over 292 years: exact below 2^53
     pub fn seconds_to(self, later: Moment) -> f64 {
@@ -444,11 +456,13 @@ pub struct Extra {
     pub detail: Option<Text>,
     /// What lease and effect ledgers add to a row (absent for nearly every event).
     pub lease: Option<LeaseFacts>,
+    /// The lock settings a `worker-settings` line gave (absent for every other event).
+    pub settings: Option<super::WorkerSettings>,
 }
 
 static EXTRAS: Interned<Extra> = Interned::new();
 
-static NO_EXTRA: Extra = Extra { detail: None, lease: None };
+static NO_EXTRA: Extra = Extra { detail: None, lease: None, settings: None };
 
 impl Internable for Extra {
     const EMPTY: &'static Extra = &NO_EXTRA;
@@ -514,9 +528,20 @@ impl Event {
         let value = self.lease().clone();
         let keep = |event: &mut Event, lease: LeaseFacts| {
             let lease = (lease != LeaseFacts::default()).then_some(lease);
-            event.extra = Extra { detail: event.extra.detail, lease }.interned();
+            event.extra = Extra { lease, ..event.extra.get().clone() }.interned();
         };
         Edit { event: self, value, keep }
+    }
+
+    /// The lock settings of a `worker-settings` event (`None` for every other event).
+    pub fn settings(&self) -> Option<super::WorkerSettings> {
+        self.extra.get().settings
+    }
+
+    pub fn set_settings(&mut self, settings: Option<super::WorkerSettings>) {
+        if self.settings() != settings {
+            self.extra = Extra { settings, ..self.extra.get().clone() }.interned();
+        }
     }
 
     /// The detail and lease columns at once (see `Extra::interned`, or a reader's cache of them).

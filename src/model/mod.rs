@@ -9,12 +9,13 @@ pub mod params;
 pub mod report;
 pub mod rounds;
 pub mod timeline;
+pub mod warnings;
 
 pub use event::{Channel, Event, EventKind, Moment, Origin, Scope, Text};
 pub use finding::{Derivation, Finding, Severity, Value};
 pub use item::Item;
 pub use line_texts::LineTexts;
-pub use params::{LockParams, ParamOrigin};
+pub use params::{LockParams, Param, ParamOrigin, WorkerSettings};
 pub use report::{InputSummary, Report};
 pub use rounds::{Attempt, Round};
 pub use timeline::Timeline;

@@ -2,8 +2,19 @@
 //!
 //! Defaults are BullMQ v5's worker defaults (see docs/inputs.md for the source lines); each value
 //! remembers where it came from so that the report can say which numbers were assumed.
+//!
+//! Three things can give a parameter: a flag, the lock parameters file, and the worker settings an
+//! application logged (`worker-settings` events). Flags and the file are what the user declared, so
+//! they win (flag > file); a logged value is evidence, used only when neither gives the parameter
+//! (origin `log`). Every value given is kept (`LockParams::given`), so that the report can say
+//! when they disagree, and which value each job ran under when the log shows the settings change
+//! between boots (`LockParams::value_at`).
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
+
+use super::Text;
+use super::timeline::EventId;
 
 /// BullMQ v5 `Worker` default: `lockDuration: 30000`.
 pub const DEFAULT_LOCK_DURATION_MS: u64 = 30_000;
@@ -11,6 +22,54 @@ pub const DEFAULT_LOCK_DURATION_MS: u64 = 30_000;
 pub const DEFAULT_STALLED_INTERVAL_MS: u64 = 30_000;
 /// BullMQ v5 `Worker` default: `maxStalledCount: 1`.
 pub const DEFAULT_MAX_STALLED_COUNT: u64 = 1;
+
+/// The four lock parameters, in the order reports list them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Param {
+    LockDuration,
+    LockRenewTime,
+    StalledInterval,
+    MaxStalledCount,
+}
+
+impl Param {
+    pub const ALL: [Param; 4] =
+        [Param::LockDuration, Param::LockRenewTime, Param::StalledInterval, Param::MaxStalledCount];
+
+    /// BullMQ's option name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Param::LockDuration => "lockDuration",
+            Param::LockRenewTime => "lockRenewTime",
+            Param::StalledInterval => "stalledInterval",
+            Param::MaxStalledCount => "maxStalledCount",
+        }
+    }
+
+    /// The flag that gives it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Param::LockDuration => "--lock-duration",
+            Param::LockRenewTime => "--lock-renew-time",
+            Param::StalledInterval => "--stalled-interval",
+            Param::MaxStalledCount => "--max-stalled-count",
+        }
+    }
+
+    /// All but `maxStalledCount` are milliseconds.
+    pub fn is_duration(self) -> bool {
+        self != Param::MaxStalledCount
+    }
+
+    /// A value with its unit: `12000 ms`, `1`.
+    pub fn show(self, value: u64) -> String {
+        if self.is_duration() { format!("{value} ms") } else { value.to_string() }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -23,6 +82,173 @@ pub enum ParamOrigin {
     File,
     /// Given on the command line.
     Flag,
+    /// Logged by the application (a `worker-settings` line), and given by no flag or file.
+    Log,
+}
+
+/// Lock settings as one source gave them: any of the four, in BullMQ's units (milliseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkerSettings {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock_duration: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock_renew_time: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalled_interval: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_stalled_count: Option<u64>,
+}
+
+impl WorkerSettings {
+    pub fn get(&self, param: Param) -> Option<u64> {
+        match param {
+            Param::LockDuration => self.lock_duration,
+            Param::LockRenewTime => self.lock_renew_time,
+            Param::StalledInterval => self.stalled_interval,
+            Param::MaxStalledCount => self.max_stalled_count,
+        }
+    }
+
+    pub fn slot(&mut self, param: Param) -> &mut Option<u64> {
+        match param {
+            Param::LockDuration => &mut self.lock_duration,
+            Param::LockRenewTime => &mut self.lock_renew_time,
+            Param::StalledInterval => &mut self.stalled_interval,
+            Param::MaxStalledCount => &mut self.max_stalled_count,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        Param::ALL.iter().all(|&param| self.get(param).is_none())
+    }
+
+    /// The parameters given, with their values, in report order.
+    pub fn entries(&self) -> impl Iterator<Item = (Param, u64)> + '_ {
+        Param::ALL.into_iter().filter_map(|param| self.get(param).map(|value| (param, value)))
+    }
+
+    /// `lockDuration=12000ms stalledInterval=5000ms maxStalledCount=1`, for tables.
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> = self
+            .entries()
+            .map(|(param, value)| {
+                if param.is_duration() {
+                    format!("{}={value}ms", param.name())
+                } else {
+                    format!("{}={value}", param.name())
+                }
+            })
+            .collect();
+        parts.join(" ")
+    }
+}
+
+/// A `worker-settings` line of a log, as resolution and the detectors read it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Logged {
+    pub at: DateTime<Utc>,
+    /// `path:line`, for reports.
+    pub place: String,
+    /// The source's position in the case (`Origin::source`).
+    pub source: u16,
+    /// The worker (pid, host) the line names, if any.
+    pub worker: Option<Text>,
+    pub settings: WorkerSettings,
+    /// The event on the timeline, for evidence.
+    pub event: EventId,
+}
+
+impl Logged {
+    /// Every `worker-settings` event of the timeline, in time order.
+    pub fn from_timeline(timeline: &super::Timeline) -> Vec<Logged> {
+        let kinds = timeline.kinds_in_order();
+        (0..)
+            .zip(kinds)
+            .filter(|(_, kind)| **kind == super::EventKind::WorkerSettings)
+            .filter_map(|(id, _)| {
+                let event = timeline.get(id);
+                Some(Logged {
+                    at: event.at(),
+                    place: format!("{}:{}", timeline.path(event), event.origin().line),
+                    source: event.origin().source,
+                    worker: event.worker,
+                    settings: event.settings()?,
+                    event: id,
+                })
+            })
+            .collect()
+    }
+
+    /// Whether the lines give some parameter more than one value: only then does it matter which
+    /// job ran under which (`Activation`).
+    pub fn values_differ(logged: &[Logged]) -> bool {
+        Param::ALL.iter().any(|&param| {
+            let mut values = logged.iter().filter_map(|line| line.settings.get(param));
+            values.next().is_some_and(|first| values.any(|value| value != first))
+        })
+    }
+}
+
+/// A job activation, as resolution weighs the logged values: when, in which source, by whom.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Activation {
+    pub at: DateTime<Utc>,
+    pub source: u16,
+    pub worker: Option<Text>,
+}
+
+impl Activation {
+    /// Every activation of the timeline: `job-active` records but a job hash's (which keeps only
+    /// the last) and ledger `round-started` rows, with a job id.
+    pub fn from_timeline(timeline: &super::Timeline) -> Vec<Activation> {
+        use super::{Channel, EventKind};
+        let kinds = timeline.kinds_in_order();
+        (0..)
+            .zip(kinds)
+            .filter(|(_, kind)| matches!(kind, EventKind::JobActive | EventKind::RoundStarted))
+            .map(|(id, _)| timeline.get(id))
+            .filter(|event| {
+                event.job_id.is_some()
+                    && match event.kind {
+                        EventKind::JobActive => event.origin().channel != Channel::JobHash,
+                        _ => event.origin().channel == Channel::Ledger,
+                    }
+            })
+            .map(|event| Activation { at: event.at(), source: event.origin().source, worker: event.worker })
+            .collect()
+    }
+}
+
+/// One value given for a parameter, and by what. Every distinct value is listed once, so that a
+/// report can name each source of a disagreement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Given {
+    pub value: u64,
+    /// `flag`, `file` or `log`.
+    pub origin: ParamOrigin,
+    /// The flag, the parameters file's path, or the first log line (`path:line`) with this value.
+    pub place: String,
+    /// Log: when that first line was written.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::model::report::rfc3339_opt")]
+    pub at: Option<DateTime<Utc>>,
+    /// Log: the worker that line names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    /// Log: how many lines gave this value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<u64>,
+    /// Log, when the log gives the parameter more than one value: how many job activations came
+    /// after a line with this value (of their worker, else of their source, else of any): the
+    /// value they ran under, as far as the log says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub activations: Option<u64>,
+    /// Whether this is the value the analysis uses.
+    pub in_force: bool,
+    /// Log: when the last line with this value was written (ties of `activations` go to the
+    /// value logged last).
+    #[serde(skip)]
+    last_logged: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -37,7 +263,18 @@ pub struct LockParams {
     pub version: Option<String>,
     #[serde(skip)]
     pub origins: ParamOrigins,
+    /// Every value given for each parameter (flag, file, each distinct logged value), by
+    /// `Param` order.
+    #[serde(skip)]
+    pub given: [Vec<Given>; 4],
+    /// Every worker-settings line, in time order.
+    #[serde(skip)]
+    pub logged: Vec<Logged>,
 }
+
+// `Given` and `Logged` hold times and texts compared as values: equality is enough for tests.
+impl Eq for Given {}
+impl Eq for Logged {}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamOrigins {
@@ -45,6 +282,17 @@ pub struct ParamOrigins {
     pub lock_renew_time: ParamOrigin,
     pub stalled_interval: ParamOrigin,
     pub max_stalled_count: ParamOrigin,
+}
+
+impl ParamOrigins {
+    pub fn get(&self, param: Param) -> ParamOrigin {
+        match param {
+            Param::LockDuration => self.lock_duration,
+            Param::LockRenewTime => self.lock_renew_time,
+            Param::StalledInterval => self.stalled_interval,
+            Param::MaxStalledCount => self.max_stalled_count,
+        }
+    }
 }
 
 impl Default for LockParams {
@@ -61,6 +309,8 @@ impl Default for LockParams {
                 stalled_interval: ParamOrigin::Default,
                 max_stalled_count: ParamOrigin::Default,
             },
+            given: Default::default(),
+            logged: Vec::new(),
         }
     }
 }
@@ -75,34 +325,189 @@ pub struct ParamOverrides {
     pub version: Option<String>,
 }
 
+impl ParamOverrides {
+    pub fn get(&self, param: Param) -> Option<u64> {
+        match param {
+            Param::LockDuration => self.lock_duration,
+            Param::LockRenewTime => self.lock_renew_time,
+            Param::StalledInterval => self.stalled_interval,
+            Param::MaxStalledCount => self.max_stalled_count,
+        }
+    }
+}
+
+/// What the user declared: the parameters file (and its path, for reports) and the flags.
+#[derive(Debug, Clone, Copy)]
+pub struct Declared<'a> {
+    pub file: &'a ParamOverrides,
+    pub file_path: Option<&'a str>,
+    pub flags: &'a ParamOverrides,
+}
+
 impl LockParams {
     /// Applies file values, then flag values, over BullMQ's defaults. `lockRenewTime` follows
     /// `lockDuration` unless it was given itself, as in BullMQ.
     pub fn resolve(file: &ParamOverrides, flags: &ParamOverrides) -> LockParams {
-        fn pick(flag: Option<u64>, file: Option<u64>) -> Option<(u64, ParamOrigin)> {
-            flag.map(|v| (v, ParamOrigin::Flag)).or(file.map(|v| (v, ParamOrigin::File)))
-        }
+        LockParams::resolve_with_log(Declared { file, file_path: None, flags }, Vec::new(), &[])
+    }
+
+    /// As `resolve`, with the worker settings a log gave (`logged`, in time order) for the
+    /// parameters neither flag nor file gives. When the log gives a parameter more than one
+    /// value (the settings changed between boots, or replicas differ), the value in force is the
+    /// one most of `activations` ran under (ties, and no activation after any line: the value
+    /// logged last).
+    pub fn resolve_with_log(declared: Declared<'_>, logged: Vec<Logged>, activations: &[Activation]) -> LockParams {
         let defaults = LockParams::default();
+        let mut params = LockParams { logged, ..LockParams::default() };
+        for param in Param::ALL {
+            let mut given = Vec::new();
+            if let Some(value) = declared.flags.get(param) {
+                given.push(Given::declared(value, ParamOrigin::Flag, param.flag()));
+            }
+            if let Some(value) = declared.file.get(param) {
+                given.push(Given::declared(
+                    value,
+                    ParamOrigin::File,
+                    declared.file_path.unwrap_or("lock parameters file"),
+                ));
+            }
+            given.extend(params.logged_values(param, activations));
+            params.given[param.index()] = given;
+        }
+        let chosen = |params: &mut LockParams, param: Param| -> Option<(u64, ParamOrigin)> {
+            let given = &mut params.given[param.index()];
+            let pick = given.iter().position(|g| g.origin != ParamOrigin::Log).or_else(|| {
+                // The value most activations ran under; ties go to the one logged last.
+                let logged: Vec<usize> = (0..given.len()).collect();
+                logged.into_iter().max_by_key(|&i| (given[i].activations.unwrap_or(0), given[i].last_at()))
+            })?;
+            given[pick].in_force = true;
+            Some((given[pick].value, given[pick].origin))
+        };
         let (lock_duration, lock_duration_origin) =
-            pick(flags.lock_duration, file.lock_duration).unwrap_or((defaults.lock_duration, ParamOrigin::Default));
-        let (lock_renew_time, renew_origin) = pick(flags.lock_renew_time, file.lock_renew_time)
-            .unwrap_or((lock_duration / 2, ParamOrigin::HalfOfLockDuration));
-        let (stalled_interval, stalled_origin) = pick(flags.stalled_interval, file.stalled_interval)
-            .unwrap_or((defaults.stalled_interval, ParamOrigin::Default));
-        let (max_stalled_count, max_origin) = pick(flags.max_stalled_count, file.max_stalled_count)
-            .unwrap_or((defaults.max_stalled_count, ParamOrigin::Default));
-        LockParams {
-            lock_duration,
-            lock_renew_time,
-            stalled_interval,
-            max_stalled_count,
-            version: flags.version.clone().or_else(|| file.version.clone()),
-            origins: ParamOrigins {
-                lock_duration: lock_duration_origin,
-                lock_renew_time: renew_origin,
-                stalled_interval: stalled_origin,
-                max_stalled_count: max_origin,
+            chosen(&mut params, Param::LockDuration).unwrap_or((defaults.lock_duration, ParamOrigin::Default));
+        let (lock_renew_time, renew_origin) =
+            chosen(&mut params, Param::LockRenewTime).unwrap_or((lock_duration / 2, ParamOrigin::HalfOfLockDuration));
+        let (stalled_interval, stalled_origin) =
+            chosen(&mut params, Param::StalledInterval).unwrap_or((defaults.stalled_interval, ParamOrigin::Default));
+        let (max_stalled_count, max_origin) =
+            chosen(&mut params, Param::MaxStalledCount).unwrap_or((defaults.max_stalled_count, ParamOrigin::Default));
+        params.lock_duration = lock_duration;
+        params.lock_renew_time = lock_renew_time;
+        params.stalled_interval = stalled_interval;
+        params.max_stalled_count = max_stalled_count;
+        params.version = declared.flags.version.clone().or_else(|| declared.file.version.clone());
+        params.origins = ParamOrigins {
+            lock_duration: lock_duration_origin,
+            lock_renew_time: renew_origin,
+            stalled_interval: stalled_origin,
+            max_stalled_count: max_origin,
+        };
+        params
+    }
+
+    /// The distinct values the log gives `param`, each with its first line, its count of lines
+    /// and of the activations that ran under it.
+    fn logged_values(&self, param: Param, activations: &[Activation]) -> Vec<Given> {
+        let mut values: Vec<Given> = Vec::new();
+        for line in &self.logged {
+            let Some(value) = line.settings.get(param) else { continue };
+            if let Some(known) = values.iter_mut().find(|g| g.value == value) {
+                *known.lines.get_or_insert(0) += 1;
+                known.last_logged = Some(line.at);
+            } else {
+                values.push(Given {
+                    value,
+                    origin: ParamOrigin::Log,
+                    place: line.place.clone(),
+                    at: Some(line.at),
+                    worker: line.worker.map(|w| w.to_string()),
+                    lines: Some(1),
+                    activations: None,
+                    in_force: false,
+                    last_logged: Some(line.at),
+                });
+            }
+        }
+        if values.len() > 1 {
+            for given in &mut values {
+                given.activations = Some(0);
+            }
+            for activation in activations {
+                if let Some(line) = self.logged_in_force(param, activation.at, activation.source, activation.worker)
+                    && let Some(known) = values.iter().position(|g| Some(g.value) == line.settings.get(param))
+                {
+                    *values[known].activations.get_or_insert(0) += 1;
+                }
+            }
+        }
+        values
+    }
+
+    /// The worker-settings line that gave `param` to work starting at `at` in source `source` by
+    /// `worker`: the latest line at or before `at` of that worker, else of that source, else of
+    /// any source. `None`: no line before `at` gives it.
+    pub fn logged_in_force(
+        &self,
+        param: Param,
+        at: DateTime<Utc>,
+        source: u16,
+        worker: Option<Text>,
+    ) -> Option<&Logged> {
+        let before = self.logged.iter().filter(|line| line.at <= at && line.settings.get(param).is_some());
+        let of_worker = worker.and_then(|w| before.clone().rfind(|line| line.worker == Some(w)));
+        of_worker.or_else(|| before.clone().rfind(|line| line.source == source)).or_else(|| before.clone().next_back())
+    }
+
+    /// The value of `param` that work starting at `at` in `source` by `worker` ran under: a value
+    /// given by flag or file, or BullMQ's default, holds for all work; a logged one is the value of
+    /// the line in force then (`logged_in_force`), else the value in force for the case.
+    pub fn value_at(
+        &self,
+        param: Param,
+        at: DateTime<Utc>,
+        source: u16,
+        worker: Option<Text>,
+    ) -> (u64, Option<&Logged>) {
+        match self.origins.get(param) {
+            ParamOrigin::Log => match self.logged_in_force(param, at, source, worker) {
+                Some(line) => (line.settings.get(param).unwrap_or(self.value(param)), Some(line)),
+                None => (self.value(param), None),
             },
+            ParamOrigin::HalfOfLockDuration => {
+                let (lock, line) = self.value_at(Param::LockDuration, at, source, worker);
+                (lock / 2, line)
+            }
+            _ => (self.value(param), None),
+        }
+    }
+
+    pub fn value(&self, param: Param) -> u64 {
+        match param {
+            Param::LockDuration => self.lock_duration,
+            Param::LockRenewTime => self.lock_renew_time,
+            Param::StalledInterval => self.stalled_interval,
+            Param::MaxStalledCount => self.max_stalled_count,
+        }
+    }
+
+    /// Every value given for `param` (flag, file, each distinct logged value).
+    pub fn given(&self, param: Param) -> &[Given] {
+        &self.given[param.index()]
+    }
+
+    /// The given value in force for `param` (`None`: a default).
+    pub fn in_force(&self, param: Param) -> Option<&Given> {
+        self.given(param).iter().find(|given| given.in_force)
+    }
+
+    /// Where the value in force of `param` came from, for people: `lock parameters file`, or
+    /// `logged by the worker at server.log:3`.
+    pub fn describe_origin(&self, param: Param) -> String {
+        let origin = self.origins.get(param);
+        match (origin, self.in_force(param)) {
+            (ParamOrigin::Log, Some(given)) => format!("{} at {}", origin.describe(), given.place),
+            _ => origin.describe().to_string(),
         }
     }
 
@@ -117,6 +522,26 @@ impl LockParams {
     }
 }
 
+impl Given {
+    fn declared(value: u64, origin: ParamOrigin, place: &str) -> Given {
+        Given {
+            value,
+            origin,
+            place: place.to_string(),
+            at: None,
+            worker: None,
+            lines: None,
+            activations: None,
+            in_force: false,
+            last_logged: None,
+        }
+    }
+
+    fn last_at(&self) -> Option<DateTime<Utc>> {
+        self.last_logged
+    }
+}
+
 impl ParamOrigin {
     pub fn describe(self) -> &'static str {
         match self {
@@ -124,6 +549,7 @@ impl ParamOrigin {
             ParamOrigin::HalfOfLockDuration => "lockDuration / 2 (BullMQ default)",
             ParamOrigin::File => "lock parameters file",
             ParamOrigin::Flag => "command line",
+            ParamOrigin::Log => "logged by the worker",
         }
     }
 }
@@ -155,5 +581,91 @@ mod tests {
         assert_eq!(params.origins.lock_duration, ParamOrigin::Flag);
         assert_eq!(params.lock_renew_time, 30_000);
         assert_eq!(params.origins.stalled_interval, ParamOrigin::File);
+    }
+
+    fn line(offset_s: i64, source: u16, worker: Option<&str>, line: u32, settings: WorkerSettings) -> Logged {
+        Logged {
+            at: chrono::DateTime::parse_from_rfc3339("2026-10-07T00:00:00Z").unwrap().with_timezone(&Utc)
+                + chrono::Duration::seconds(offset_s),
+            place: format!("server.log:{line}"),
+            source,
+            worker: worker.map(Text::from),
+            settings,
+            event: line,
+        }
+    }
+
+    fn lock(ms: u64) -> WorkerSettings {
+        WorkerSettings { lock_duration: Some(ms), ..WorkerSettings::default() }
+    }
+
+    #[test]
+    fn a_logged_value_is_used_only_where_no_flag_or_file_gives_one() {
+        let logged =
+            vec![line(0, 1, Some("41877"), 3, WorkerSettings { stalled_interval: Some(5_000), ..lock(12_000) })];
+        let none = ParamOverrides::default();
+        let from_log =
+            LockParams::resolve_with_log(Declared { file: &none, file_path: None, flags: &none }, logged.clone(), &[]);
+        assert_eq!((from_log.lock_duration, from_log.origins.lock_duration), (12_000, ParamOrigin::Log));
+        assert_eq!(
+            (from_log.lock_renew_time, from_log.origins.lock_renew_time),
+            (6_000, ParamOrigin::HalfOfLockDuration)
+        );
+        assert_eq!(from_log.stalled_interval, 5_000);
+        assert_eq!(from_log.describe_origin(Param::LockDuration), "logged by the worker at server.log:3");
+        assert_eq!(from_log.given(Param::LockDuration)[0].worker.as_deref(), Some("41877"));
+        let file = ParamOverrides { lock_duration: Some(30_000), ..ParamOverrides::default() };
+        let declared = Declared { file: &file, file_path: Some("bullmq.json"), flags: &none };
+        let with_file = LockParams::resolve_with_log(declared, logged, &[]);
+        assert_eq!((with_file.lock_duration, with_file.origins.lock_duration), (30_000, ParamOrigin::File));
+        assert_eq!(with_file.stalled_interval, 5_000, "the file gives no stalledInterval: the log's is used");
+        let given = with_file.given(Param::LockDuration);
+        assert_eq!(
+            given.iter().map(|g| (g.value, g.origin, g.in_force)).collect::<Vec<_>>(),
+            [(30_000, ParamOrigin::File, true), (12_000, ParamOrigin::Log, false)]
+        );
+        assert_eq!(given[0].place, "bullmq.json");
+    }
+
+    #[test]
+    fn values_that_change_between_boots_go_to_the_work_that_ran_under_them() {
+        // Boot 1 (30 s) then boot 2 (12 s) in one log; a replica in another log never changed.
+        let logged = vec![
+            line(0, 1, Some("100"), 1, lock(30_000)),
+            line(10, 2, Some("200"), 1, lock(30_000)),
+            line(600, 1, Some("300"), 90, lock(12_000)),
+        ];
+        let start = logged[0].at;
+        let activation = |offset_s: i64, source: u16, worker: Option<&str>| Activation {
+            at: start + chrono::Duration::seconds(offset_s),
+            source,
+            worker: worker.map(Text::from),
+        };
+        // Three jobs after boot 2 in its log, one on the replica, one before boot 2.
+        let activations = [
+            activation(700, 1, Some("300")),
+            activation(800, 1, None),
+            activation(900, 1, None),
+            activation(700, 2, Some("200")),
+            activation(300, 1, Some("100")),
+        ];
+        assert!(Logged::values_differ(&logged));
+        let none = ParamOverrides::default();
+        let params =
+            LockParams::resolve_with_log(Declared { file: &none, file_path: None, flags: &none }, logged, &activations);
+        assert_eq!((params.lock_duration, params.origins.lock_duration), (12_000, ParamOrigin::Log));
+        let given = params.given(Param::LockDuration);
+        assert_eq!(
+            given.iter().map(|g| (g.value, g.lines, g.activations)).collect::<Vec<_>>(),
+            [(30_000, Some(2), Some(2)), (12_000, Some(1), Some(3))]
+        );
+        // Each job's own value: by its worker, else its log, else any.
+        let value = |a: Activation| params.value_at(Param::LockDuration, a.at, a.source, a.worker).0;
+        assert_eq!(value(activation(700, 2, None)), 30_000, "the replica's own log");
+        assert_eq!(value(activation(700, 1, Some("100"))), 30_000, "the old worker, still running");
+        assert_eq!(value(activation(700, 1, None)), 12_000);
+        assert_eq!(params.value_at(Param::LockRenewTime, activations[4].at, 1, None).0, 15_000);
+        // Before any line: the value in force for the case.
+        assert_eq!(value(activation(-5, 3, None)), 12_000);
     }
 }

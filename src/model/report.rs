@@ -137,6 +137,9 @@ pub struct Report {
     pub display_tz: Tz,
     pub inputs: Vec<InputSummary>,
     pub params: LockParams,
+    /// What a reader must know before trusting the numbers (defaults in force, disagreeing
+    /// parameters, inputs that gave nothing): shown first.
+    pub warnings: Vec<super::warnings::Warning>,
     /// Conventions the analysis relied on, printed so that nobody has to guess them.
     pub assumptions: Vec<String>,
     pub timeline: Timeline,

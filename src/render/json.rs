@@ -26,6 +26,7 @@ struct Wire<'a> {
     schema: &'static str,
     command: &'static str,
     display_tz: &'a str,
+    warnings: &'a [crate::model::warnings::Warning],
     inputs: &'a [InputSummary],
     params: Params<'a>,
     assumptions: &'a [String],
@@ -58,6 +59,9 @@ struct Params<'a> {
     #[serde(flatten)]
     values: &'a crate::model::LockParams,
     origins: BTreeMap<&'static str, crate::model::ParamOrigin>,
+    /// Every value given for each parameter that something gave (flag, file, each distinct
+    /// logged value), and which one is in force.
+    given: BTreeMap<&'static str, &'a [crate::model::params::Given]>,
 }
 
 #[derive(Serialize)]
@@ -107,6 +111,8 @@ pub struct WireEvent<'a> {
     key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     payload_hash: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    settings: Option<crate::model::WorkerSettings>,
     raw: &'a str,
 }
 
@@ -149,6 +155,7 @@ pub fn wire_event<'a>(report: &'a Report, id: EventId, raw: &'a str) -> WireEven
         accepted: event.lease().accepted,
         key: event.lease().key.as_deref(),
         payload_hash: event.lease().payload_hash.as_deref(),
+        settings: event.settings(),
         raw,
     }
 }
@@ -192,10 +199,16 @@ impl Renderer for Json {
                 View::Check(_) => "check",
             },
             display_tz: report.display_tz.name(),
+            warnings: &report.warnings,
             inputs: &report.inputs,
             params: Params {
                 values: &report.params,
                 origins: report.params.entries().iter().map(|(name, _, origin)| (*name, *origin)).collect(),
+                given: crate::model::Param::ALL
+                    .iter()
+                    .map(|&param| (param.name(), report.params.given(param)))
+                    .filter(|(_, given)| !given.is_empty())
+                    .collect(),
             },
             assumptions: &report.assumptions,
             timeline: ShownEvents { report, ids: report.shown_events() },

@@ -40,6 +40,10 @@ impl Style {
         grid
     }
 
+    fn warning(&self) -> &'static str {
+        if self.color { "\x1b[1;33mWARNING\x1b[0m" } else { "WARNING" }
+    }
+
     fn severity(&self, severity: Severity) -> String {
         let label = severity.name().to_uppercase();
         if !self.color {
@@ -87,6 +91,9 @@ fn write_ids(out: &mut String, event: &Event) {
     }
     if let Some(key) = &lease.key {
         part(out, "key=", &key.as_str());
+    }
+    if let Some(settings) = event.settings() {
+        part(out, "", &settings.describe());
     }
 }
 
@@ -174,6 +181,13 @@ impl Renderer for Table {
         };
         writeln!(out, "leasetrace {command} · times in {}", tz.name())?;
         writeln!(out)?;
+        // Before anything else: what makes the numbers below untrustworthy.
+        for warning in &report.warnings {
+            writeln!(out, "{}: {}", style.warning(), warning.message)?;
+        }
+        if !report.warnings.is_empty() {
+            writeln!(out)?;
+        }
 
         let mut inputs = style.grid(&["input", "kind", "format", "zone", "lines", "events", "ignored", "rejected"]);
         for input in &report.inputs {
@@ -189,13 +203,15 @@ impl Renderer for Table {
             ]);
         }
         writeln!(out, "{inputs}")?;
-        let params: Vec<String> = report
-            .params
-            .entries()
+        let params: Vec<String> = crate::model::Param::ALL
             .iter()
-            .map(|(name, value, origin)| {
-                let unit = if *name == "maxStalledCount" { "" } else { " ms" };
-                format!("{name} {value}{unit} ({})", origin.describe())
+            .map(|&param| {
+                format!(
+                    "{} {} ({})",
+                    param.name(),
+                    param.show(report.params.value(param)),
+                    report.params.describe_origin(param)
+                )
             })
             .collect();
         writeln!(out, "Lock parameters: {}", params.join(" · "))?;

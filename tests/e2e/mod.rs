@@ -225,6 +225,42 @@ fn e2e_stalled_sweep_rerun_overlaps_the_next_round() {
 }
 
 #[test]
+fn e2e_parameters_the_evidence_rules_out_get_bounds_the_real_ones_satisfy() {
+    // The staged incident declared with the wrong parameters file (BullMQ's defaults, as a
+    // responder who copied the wrong one would): the real stall, moved by BullMQ's check a few
+    // seconds after activation, rules the 30 s out, and the bounds it gives hold for the real
+    // options the workers ran with.
+    let staged = stage("stalled");
+    assert!(!kinds(&staged.analyze()).contains(&"lock-params-contradicted".to_string()), "the right file");
+    std::fs::write(staged.dir.path().join("wrong.json"), r#"{"lockDuration": 30000, "stalledInterval": 30000}"#)
+        .unwrap();
+    let manifest = std::fs::read_to_string(staged.dir.path().join("leasetrace.toml")).unwrap();
+    assert!(manifest.contains("path = \"bullmq.json\""), "{manifest}");
+    let wrong = manifest.replace("path = \"bullmq.json\"", "path = \"wrong.json\"");
+    std::fs::write(staged.dir.path().join("leasetrace-wrong.toml"), wrong).unwrap();
+    let report = staged.analyze_manifest("leasetrace-wrong.toml");
+    let (lock_duration, stalled_interval) = (staged.param("lockDuration"), staged.param("stalledInterval"));
+    let moved_after = staged.ms("stalled_event_at") - staged.ms("activated_at");
+    for (parameter, real) in [("lockDuration", lock_duration), ("stalledInterval", stalled_interval)] {
+        let finding = finding_where(&report, "lock-params-contradicted", "parameter", parameter);
+        let metrics = &finding["metrics"];
+        assert_eq!(metrics["in_force_s"], 30.0);
+        assert_eq!(metrics["evidence_kind"], "early-stall", "{finding:#}");
+        let bound = metrics["bound_s"].as_f64().unwrap();
+        assert!(bound >= seconds(real), "{parameter} ≤ {bound} s, but the workers ran with {real} ms\n{finding:#}");
+        // The stream's active and stalled entries: one clock, no allowance; the stall's own gap.
+        assert_eq!(metrics["allowance_s"], 0.0, "{finding:#}");
+        assert!(
+            (bound - seconds(moved_after)).abs() < 0.002,
+            "bound {bound} s, observed move {moved_after} ms after activation"
+        );
+        assert_near(finding, "recovered_at", staged.ms("stalled_event_at"), 2, "the stream's stalled entry");
+    }
+    let said: Vec<&str> = report["warnings"].as_array().unwrap().iter().map(|w| w["kind"].as_str().unwrap()).collect();
+    assert!(said.contains(&"lock-params-contradicted"), "{said:?}");
+}
+
+#[test]
 fn e2e_bullmq6_stalled_sweep_rerun_overlaps_the_next_round() {
     let staged = stage_with("stalled", &["--bullmq", "6"]);
     assert_stalled_sweep(&staged, &staged.analyze());

@@ -1,0 +1,285 @@
+//! What a reader must know before trusting any number of a report, said at its top.
+//!
+//! A report computed from assumed lock parameters, from inputs that disagree about them, or from
+//! a file that gave nothing, looks as confident as one computed from the real thing. These are the
+//! cases where that would be a wrong answer nobody notices: each becomes a header warning (the
+//! table prints them first; JSON has them as `warnings`), not a line under Assumptions.
+
+use chrono_tz::Tz;
+use serde::Serialize;
+
+use super::params::{Given, Param, ParamOrigin};
+use super::{Finding, InputSummary, LockParams};
+use crate::time::format_datetime;
+
+/// One header warning: a stable kind (for tools) and a sentence (for people).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+/// Lock parameters that no flag, file or log line gave: BullMQ's defaults, which every lock time
+/// of the findings then rests on.
+pub fn defaults_in_force(params: &LockParams) -> Option<Warning> {
+    let assumed: Vec<String> = Param::ALL
+        .iter()
+        .filter_map(|&param| {
+            let value = param.show(params.value(param));
+            match params.origins.get(param) {
+                ParamOrigin::Default => Some(format!("{} {value}", param.name())),
+                ParamOrigin::HalfOfLockDuration => Some(format!("{} {value} (lockDuration / 2)", param.name())),
+                _ => None,
+            }
+        })
+        .collect();
+    if assumed.is_empty() {
+        return None;
+    }
+    let every = assumed.len() == Param::ALL.len();
+    let message = if every {
+        format!(
+            "lock parameters are BullMQ v5 defaults ({}): no parameters file, flag or log line gave them; every lock time below assumes them",
+            assumed.join(", ")
+        )
+    } else {
+        format!(
+            "{} {} BullMQ v5 default{}: no parameters file, flag or log line gave {}; every lock time below that uses {} assumes {}",
+            join_and(&assumed),
+            if assumed.len() == 1 { "is the" } else { "are" },
+            if assumed.len() == 1 { "" } else { "s" },
+            if assumed.len() == 1 { "it" } else { "them" },
+            if assumed.len() == 1 { "it" } else { "them" },
+            if assumed.len() == 1 { "it" } else { "them" },
+        )
+    };
+    Some(Warning { kind: "lock-params-default", message })
+}
+
+/// A parameter given different values: by the flag, the file and the log (`lock-params-disagree`),
+/// or by the log alone, at different boots or by different workers (`lock-params-changed`).
+pub fn disagreements(params: &LockParams, tz: Tz) -> Vec<Warning> {
+    let mut warnings = Vec::new();
+    for param in Param::ALL {
+        let given = params.given(param);
+        let first = given.first().map(|g| g.value);
+        if given.iter().all(|g| Some(g.value) == first) {
+            continue;
+        }
+        let in_force = params.in_force(param).map_or_else(
+            || format!("{} ({})", param.show(params.value(param)), params.origins.get(param).describe()),
+            |g| format!("{} ({})", param.show(g.value), short_place(g)),
+        );
+        let only_log = given.iter().all(|g| g.origin == ParamOrigin::Log);
+        let values: Vec<String> = given.iter().map(|g| format!("{} ({})", param.show(g.value), place(g, tz))).collect();
+        let warning = if only_log {
+            Warning {
+                kind: "lock-params-changed",
+                message: format!(
+                    "{}: the log gives {} values: {}: the settings changed between boots, or the workers differ, and each job ran under the value of the last settings line before its activation; in force for this report: {in_force}, the value most job activations ran under; give {} to use another",
+                    param.name(),
+                    given.len(),
+                    join_and(&values),
+                    param.flag()
+                ),
+            }
+        } else {
+            Warning {
+                kind: "lock-params-disagree",
+                message: format!(
+                    "{}: the sources disagree: {}; in force: {in_force} (a flag wins over the parameters file, the file over the log)",
+                    param.name(),
+                    values.join(", ")
+                ),
+            }
+        };
+        warnings.push(warning);
+    }
+    warnings
+}
+
+/// Where a value came from, for people: `--lock-duration`, `bullmq.json`, or the log line with
+/// its time, worker and how many lines and activations go with it.
+fn place(given: &Given, tz: Tz) -> String {
+    match given.origin {
+        ParamOrigin::Flag => format!("command line, {}", given.place),
+        ParamOrigin::File => format!("parameters file {}", given.place),
+        _ => {
+            use std::fmt::Write as _;
+            let mut text = format!("logged at {}", given.place);
+            if let Some(at) = given.at {
+                let _ = write!(text, " {}", format_datetime(at, tz));
+            }
+            if let Some(worker) = &given.worker {
+                let _ = write!(text, " by worker {worker}");
+            }
+            if let Some(lines) = given.lines.filter(|&n| n > 1) {
+                let _ = write!(text, ", {lines} lines");
+            }
+            if let Some(activations) = given.activations {
+                let _ = write!(text, ", {activations} job activation(s) after it");
+            }
+            text
+        }
+    }
+}
+
+/// Where a value came from, in a few words: `command line, --lock-duration`, `logged at server.log:6`.
+fn short_place(given: &Given) -> String {
+    match given.origin {
+        ParamOrigin::Flag => format!("command line, {}", given.place),
+        ParamOrigin::File => format!("parameters file {}", given.place),
+        _ => format!("logged at {}", given.place),
+    }
+}
+
+/// Inputs that were read and gave nothing: a file in the wrong format, or whose log rules match
+/// none of its lines, would otherwise pass as "no such event happened".
+pub fn empty_inputs(inputs: &[InputSummary]) -> Vec<Warning> {
+    inputs
+        .iter()
+        .filter(|input| input.events == 0)
+        .map(|input| {
+            let mut reasons: Vec<String> =
+                input.ignored_by_reason.iter().map(|(reason, count)| format!("{count} {reason}")).collect();
+            if input.rejected > 0 {
+                reasons.push(format!("{} rejected", input.rejected));
+            }
+            let account = if reasons.is_empty() { String::new() } else { format!(" ({})", reasons.join(", ")) };
+            let message = if input.kind == "bullmq-params" {
+                format!("{} contributed nothing: no lock parameter was read from it{account}", input.path)
+            } else {
+                format!(
+                    "{} contributed nothing: none of its {} lines became an event{account}; check that it is the right file, its format ({}) and, for a log, its rules",
+                    input.path, input.lines, input.format
+                )
+            };
+            Warning { kind: "input-contributed-nothing", message }
+        })
+        .collect()
+}
+
+/// The evidence contradicts the parameters in force (findings of `code`, `lock-params-contradicted`,
+/// each naming its `parameter`): every lock time computed from them is suspect.
+pub fn contradicted(findings: &[Finding], code: &str) -> Vec<Warning> {
+    let mut names: Vec<String> = findings
+        .iter()
+        .filter(|f| f.code == code)
+        .filter_map(|f| match f.get("parameter") {
+            Some(super::Value::Text(name)) => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    if names.is_empty() {
+        return Vec::new();
+    }
+    vec![Warning {
+        kind: "lock-params-contradicted",
+        message: format!(
+            "the evidence contradicts the {} in force (see the lock-params-contradicted finding{}): every lock time below computed from {} is suspect",
+            join_and(&names),
+            if names.len() == 1 { "" } else { "s" },
+            if names.len() == 1 { "it" } else { "them" }
+        ),
+    }]
+}
+
+fn join_and(parts: &[String]) -> String {
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::params::{Declared, Logged, ParamOverrides};
+    use crate::model::{Severity, WorkerSettings};
+
+    #[test]
+    fn defaults_are_named_all_or_one_by_one() {
+        let all = defaults_in_force(&LockParams::default()).unwrap();
+        assert_eq!(all.kind, "lock-params-default");
+        assert!(
+            all.message.starts_with(
+                "lock parameters are BullMQ v5 defaults (lockDuration 30000 ms, lockRenewTime 15000 ms (lockDuration / 2), stalledInterval 30000 ms, maxStalledCount 1)"
+            ),
+            "{}",
+            all.message
+        );
+        let file = ParamOverrides {
+            lock_duration: Some(1_178_000),
+            stalled_interval: Some(30_000),
+            max_stalled_count: Some(1),
+            ..ParamOverrides::default()
+        };
+        let one = defaults_in_force(&LockParams::resolve(&file, &ParamOverrides::default())).unwrap();
+        assert!(
+            one.message.starts_with("lockRenewTime 589000 ms (lockDuration / 2) is the BullMQ v5 default"),
+            "{}",
+            one.message
+        );
+        let every = ParamOverrides { lock_renew_time: Some(589_000), ..file };
+        assert_eq!(defaults_in_force(&LockParams::resolve(&every, &ParamOverrides::default())), None);
+    }
+
+    #[test]
+    fn a_flag_a_file_and_a_log_that_disagree_are_each_named() {
+        let at = chrono::DateTime::parse_from_rfc3339("2026-10-07T00:29:58Z").unwrap().with_timezone(&chrono::Utc);
+        let logged = vec![Logged {
+            at,
+            place: "server.log:3".into(),
+            source: 0,
+            worker: Some("41877".into()),
+            settings: WorkerSettings { lock_duration: Some(12_000), ..WorkerSettings::default() },
+            event: 0,
+        }];
+        let file = ParamOverrides { lock_duration: Some(30_000), ..ParamOverrides::default() };
+        let flags = ParamOverrides { lock_duration: Some(60_000), ..ParamOverrides::default() };
+        let declared = Declared { file: &file, file_path: Some("bullmq.json"), flags: &flags };
+        let params = LockParams::resolve_with_log(declared, logged, &[]);
+        let warnings = disagreements(&params, chrono_tz::Asia::Seoul);
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].kind, "lock-params-disagree");
+        assert_eq!(
+            warnings[0].message,
+            "lockDuration: the sources disagree: 60000 ms (command line, --lock-duration), 30000 ms (parameters file bullmq.json), 12000 ms (logged at server.log:3 2026-10-07 09:29:58 by worker 41877); in force: 60000 ms (command line, --lock-duration) (a flag wins over the parameters file, the file over the log)"
+        );
+        // The same value everywhere is no disagreement.
+        let same = ParamOverrides { lock_duration: Some(30_000), ..ParamOverrides::default() };
+        let declared = Declared { file: &same, file_path: Some("bullmq.json"), flags: &same };
+        assert!(disagreements(&LockParams::resolve_with_log(declared, Vec::new(), &[]), chrono_tz::UTC).is_empty());
+    }
+
+    #[test]
+    fn inputs_that_gave_nothing_and_contradicted_parameters_are_said() {
+        let mut log = InputSummary::new("server.log", "log", "text", None);
+        log.lines = 3;
+        log.ignore("noise");
+        log.ignore("noise");
+        log.ignore("blank");
+        let mut used = InputSummary::new("ledger.csv", "ledger", "csv", None);
+        used.events = 4;
+        let warnings = empty_inputs(&[log, used]);
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(
+            warnings[0].message,
+            "server.log contributed nothing: none of its 3 lines became an event (1 blank, 2 noise); check that it is the right file, its format (text) and, for a log, its rules"
+        );
+        let at = chrono::DateTime::parse_from_rfc3339("2026-10-07T00:29:58Z").unwrap().with_timezone(&chrono::Utc);
+        let mut finding = Finding::new("lock-params-contradicted", Severity::Warning, at);
+        finding.metric("parameter", crate::model::Value::Text("lockDuration".into()));
+        let warnings = contradicted(&[finding.clone(), finding], "lock-params-contradicted");
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].message.starts_with("the evidence contradicts the lockDuration in force"),
+            "{}",
+            warnings[0].message
+        );
+        assert!(contradicted(&[], "lock-params-contradicted").is_empty());
+    }
+}
