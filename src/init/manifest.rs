@@ -355,6 +355,10 @@ fn seconds(ms: i64) -> String {
 }
 
 fn rule_lines(lines: &mut Vec<String>, undecided: &mut Vec<String>, proposal: &Proposal, inspection: &Inspection) {
+    if let Some(note) = &proposal.rules_note {
+        lines.push(String::new());
+        lines.push(format!("# Log rules: {note}."));
+    }
     if proposal.rules.is_empty() {
         return;
     }

@@ -119,6 +119,8 @@ pub struct Proposal {
     /// bullmq-events: the queue, with the evidence; or why it is not known.
     pub queue: Option<std::result::Result<(String, String), String>>,
     pub rules: Vec<rules::Proposal>,
+    /// Why no rule was looked for, when other sources give moments.
+    pub rules_note: Option<String>,
 }
 
 /// The outcome for a whole folder.
@@ -298,21 +300,32 @@ fn together(files: Vec<File>) -> Vec<Proposal> {
         let plain: Vec<Reference> = others.iter().map(|(_, r)| r.clone()).collect();
         let known: HashSet<&str> = plain.iter().map(|r| r.id.as_str()).collect();
         let zone = zone_of(file, &mentions(file, &known), &plain, &names);
-        let rules = match (&file.found, &zone) {
-            (Found::Log(found), Some(zone)) => {
-                let tz = match zone {
-                    Zone::Measured { measured, .. } => measured.zones.first().map(|c| c.tz),
-                    _ => None,
-                };
+        let tz = match &zone {
+            Some(Zone::Measured { measured, .. }) => measured.zones.first().map(|c| c.tz),
+            _ => None,
+        };
+        let (rules, rules_note) = match (&file.found, &zone) {
+            // Naive lines cannot be placed at other sources' moments without a zone.
+            (Found::Log(found), Some(Zone::Unmeasured(_) | Zone::Measured { .. })) if tz.is_none() && found.naive > 0 => (
+                Vec::new(),
+                (!others.is_empty()).then(|| {
+                    "not proposed: without the log's zone its lines cannot be placed at the moments other sources give".to_string()
+                }),
+            ),
+            (Found::Log(found), Some(_)) => {
                 let utc = |line: &logs::LogLine| -> Option<DateTime<Utc>> { line.stamp.to_utc(tz).ok() };
-                rules::propose(&found.lines, &utc, &others, found.whole_seconds)
+                (rules::propose(&found.lines, &utc, &others, found.whole_seconds), None)
             }
-            _ => Vec::new(),
+            _ => (Vec::new(), None),
         };
         let queue = matches!(file.found, Found::Events(_)).then(|| queue_of(file, &files, &queues));
-        decided.push((zone, queue, rules));
+        decided.push((zone, queue, rules, rules_note));
     }
-    files.into_iter().zip(decided).map(|(file, (zone, queue, rules))| Proposal { file, zone, queue, rules }).collect()
+    files
+        .into_iter()
+        .zip(decided)
+        .map(|(file, (zone, queue, rules, rules_note))| Proposal { file, zone, queue, rules, rules_note })
+        .collect()
 }
 
 fn zone_of(file: &File, mentions: &[zone::Mention], references: &[Reference], names: &[String]) -> Option<Zone> {

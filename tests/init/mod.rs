@@ -584,3 +584,19 @@ fn init_finds_bullmqs_plain_job_ids_in_a_ledger_column_by_the_streams_ids() {
     };
     assert_eq!(metrics(&from_init), metrics(&shipped));
 }
+
+#[test]
+fn init_proposes_no_rule_for_a_log_whose_zone_it_could_not_measure() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    // A stream of other jobs than the log's: nothing to measure the log's zone by.
+    std::fs::copy(format!("{root}/{INCIDENT}/server.log"), dir.path().join("server.log")).unwrap();
+    std::fs::copy(format!("{root}/{REAL_STALLED}/events.json"), dir.path().join("events.json")).unwrap();
+    let (_, manifest) = init(dir.path());
+    assert!(manifest.contains("# tz = \"...\""), "{manifest}");
+    assert!(
+        manifest.contains("# Log rules: not proposed: without the log's zone its lines cannot be placed at the moments other sources give."),
+        "{manifest}"
+    );
+    assert!(!manifest.contains("the app logs none"), "{manifest}");
+}
