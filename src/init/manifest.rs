@@ -461,12 +461,31 @@ pub fn report(inspection: &Inspection, target: &Path) -> String {
             None => match &file.found {
                 Found::Params(found) => match &found.read {
                     Ok((values, _)) => format!("the parameters reader takes {}", values.join(", ")),
-                    Err(error) => format!("NOT DECIDED: the parameters reader stops: {error}"),
+                    Err(error) => format!("COMMENTED OUT: the parameters reader stops: {error}"),
                 },
                 Found::Jobs(found) => found.evidence(),
                 Found::Events(found) => found.evidence(),
                 _ => String::new(),
             },
+        };
+        // A source written commented out says so first.
+        let blocked = match (&file.check, &file.found) {
+            (Some(Err(error)), _) if !file.truncated => {
+                Some(format!("the {} reader stops: {error}", file.kind().name()))
+            }
+            (_, Found::Ledger(found)) => match &found.check {
+                Err(error) => Some(format!("the ledger reader stops: {error}")),
+                Ok(_) if !found.proposal.events_decided() => Some("no event value has a proposed kind".into()),
+                Ok(_) => None,
+            },
+            (_, Found::Jobs(found)) if !file.truncated => {
+                found.reader_error.as_ref().map(|e| format!("no job-hash reader reads it: {e}"))
+            }
+            _ => None,
+        };
+        let state = match blocked {
+            Some(why) => format!("COMMENTED OUT: {why}"),
+            None => state,
         };
         let mut extra = String::new();
         if let Found::Ledger(found) = &file.found {
