@@ -345,7 +345,7 @@ fn init_recognises_job_hash_exports_in_other_shapes() {
     std::fs::write(dir.path().join("job-42.txt"), hgetall).unwrap();
     std::fs::write(
         dir.path().join("jobs.json"),
-        r#"[{"key":"bull:notify:43","id":"43","state":"failed","hash":{"name":"send-digest","processedOn":"1791333181000","finishedOn":"1791333182000","failedReason":"socket hang up","atm":"1"}}]"#,
+        r#"[{"key":"bull:notify:43","id":"43","state":"failed","hash":{"name":"send-digest","timestamp":"1791333180500","processedOn":"1791333181000","finishedOn":"1791333182000","failedReason":"socket hang up","atm":"1"}}]"#,
     )
     .unwrap();
     let (stdout, manifest) = init(dir.path());
