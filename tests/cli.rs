@@ -62,7 +62,10 @@ impl Leasetrace {
         self.command.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = self.command.spawn().expect("the binary runs");
         if let Some(bytes) = self.stdin.take() {
-            child.stdin.take().unwrap().write_all(&bytes).unwrap();
+            // A binary that stops before reading its input (a usage error) closes the pipe first.
+            if let Err(error) = child.stdin.take().unwrap().write_all(&bytes) {
+                assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe, "writing stdin: {error}");
+            }
         }
         let Output { status, stdout, stderr } = child.wait_with_output().unwrap();
         Run {
