@@ -12,6 +12,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 mod e2e;
+mod init;
 mod lease;
 mod params;
 mod retry;

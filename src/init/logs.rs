@@ -1,0 +1,151 @@
+//! Recognising a server log and reading its sampled lines: the time each was written (with or
+//! without an offset), the message the log rules would see, and the ids its JSON keys give.
+//! The zone proposer pairs these lines with moments of the same jobs and runs elsewhere; the rule
+//! proposer looks at their wording.
+
+use serde_json::Value;
+
+use crate::ingest::log_nestjs::strip_ansi;
+use crate::ingest::log_pino::json_fields;
+use crate::ingest::log_rules::Classified;
+use crate::ingest::{self, SourceKind};
+use crate::time::{self, Leading, Stamp};
+
+use super::sample::Sample;
+
+#[derive(Debug)]
+pub struct LogLine {
+    pub line: u64,
+    pub stamp: Stamp,
+    /// What the log rules match: the text after the timestamp (text, NestJS) or the message key.
+    pub message: String,
+    /// Ids and names from the line's JSON keys (pino, winston).
+    pub fields: Classified,
+}
+
+#[derive(Debug)]
+pub struct Found {
+    pub format: &'static str,
+    pub lines: Vec<LogLine>,
+    /// Lines whose time has no offset.
+    pub naive: usize,
+    /// The line of the first one, with its text, for the evidence.
+    pub first_naive: Option<(u64, String)>,
+    /// Every sampled time is a whole second (NestJS always): the log's time resolution.
+    pub whole_seconds: bool,
+}
+
+const NEST: &str = "[Nest] ";
+
+pub fn recognise(sample: &Sample) -> Option<Found> {
+    let first = sample.first_line()?;
+    let structured = ingest::FORMATS
+        .iter()
+        .find(|f| f.kind() == SourceKind::Log && matches!(f.name(), "pino" | "winston" | "nestjs") && f.sniff(first));
+    let format = if let Some(format) = structured {
+        format.name()
+    } else {
+        // A banner before the first stamped line is a continuation: most lines decide. A time
+        // followed by a comma or tab after a first line without one is a table's column.
+        let head: Vec<&str> = sample.lines().take(50).map(|(_, line)| line).collect();
+        let table = !matches!(time::leading_stamp(first), Leading::Found(..));
+        let stamped = head
+            .iter()
+            .filter(|line| match time::leading_stamp(line) {
+                Leading::Found(_, at) => !(table && matches!(line.as_bytes().get(at), Some(b',' | b'\t'))),
+                _ => false,
+            })
+            .count();
+        if stamped == 0 || stamped * 2 < head.len() {
+            return None;
+        }
+        "text"
+    };
+    let mut found = Found { format, lines: Vec::new(), naive: 0, first_naive: None, whole_seconds: true };
+    for (line, text) in sample.lines() {
+        let parsed = match format {
+            "text" => text_line(text),
+            "nestjs" => nest_line(text),
+            "pino" => json_line(text, "time", "msg"),
+            _ => json_line(text, "timestamp", "message"),
+        };
+        let Some((stamp, message, fields)) = parsed else { continue };
+        if let Stamp::Local(naive) = stamp {
+            found.naive += 1;
+            found.first_naive.get_or_insert_with(|| (line, text.to_string()));
+            found.whole_seconds &= naive.and_utc().timestamp_subsec_millis() == 0;
+        }
+        found.lines.push(LogLine { line, stamp, message, fields });
+    }
+    Some(found)
+}
+
+fn text_line(text: &str) -> Option<(Stamp, String, Classified)> {
+    let Leading::Found(stamp, offset) = time::leading_stamp(text) else { return None };
+    Some((stamp, text.get(offset..)?.trim_start().to_string(), Classified::default()))
+}
+
+/// `[Nest] 41877  - 10/07/2026, 9:33:00 AM     LOG [BullWorker] job active ...`: the date, and the
+/// level, context and message after it (what the rules see).
+fn nest_line(text: &str) -> Option<(Stamp, String, Classified)> {
+    let clean = strip_ansi(text);
+    let rest = clean.strip_prefix(NEST)?;
+    let pid_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let date = rest[pid_len..].trim_start_matches(' ').strip_prefix("- ")?;
+    let (stamp, used) = time::parse_en_us_datetime(date).ok()?;
+    let message = date.get(used..)?.trim_start().to_string();
+    let fields = Classified { worker: Some(rest[..pid_len].to_string()), ..Classified::default() };
+    Some((stamp, message, fields))
+}
+
+fn json_line(text: &str, time_key: &str, message_key: &str) -> Option<(Stamp, String, Classified)> {
+    let Ok(Value::Object(object)) = serde_json::from_str::<Value>(text) else { return None };
+    let stamp = match object.get(time_key)? {
+        Value::String(text) => time::parse_field(text).ok()?,
+        Value::Number(number) => time::parse_field(&number.to_string()).ok()?,
+        _ => return None,
+    };
+    let message = object.get(message_key).and_then(Value::as_str).unwrap_or_default().to_string();
+    Some((stamp, message, json_fields(&object)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_format_gives_time_message_and_key_ids() {
+        let text = recognise(&Sample::from_text(
+            "starting...\n2026-10-07 09:33:00.012 INFO [BullWorker] job active id=7\n2026-10-07 09:33:01 INFO x\n",
+        ))
+        .unwrap();
+        assert_eq!(text.format, "text");
+        assert_eq!(text.lines.len(), 2, "the banner is not a line with a time");
+        assert_eq!(text.lines[0].message, "INFO [BullWorker] job active id=7");
+        assert_eq!((text.naive, text.whole_seconds), (2, false));
+        assert_eq!(text.first_naive.as_ref().map(|(line, _)| *line), Some(2));
+
+        let nest = recognise(&Sample::from_text(
+            "[Nest] 41877  - 10/07/2026, 9:33:00 AM     LOG [BullWorker] job active id=7\nError: x\n",
+        ))
+        .unwrap();
+        assert_eq!(nest.format, "nestjs");
+        assert_eq!(nest.lines[0].message, "LOG [BullWorker] job active id=7");
+        assert!(nest.whole_seconds);
+
+        let pino = recognise(&Sample::from_text(
+            r#"{"level":30,"time":1791333180004,"pid":41877,"jobId":"repeat:a:1791333180000","msg":"job active"}"#,
+        ))
+        .unwrap();
+        assert_eq!(pino.format, "pino");
+        assert!(matches!(pino.lines[0].stamp, Stamp::Absolute(_)));
+        assert_eq!(pino.lines[0].fields.job_id.as_deref(), Some("repeat:a:1791333180000"));
+        assert_eq!(pino.naive, 0);
+    }
+
+    #[test]
+    fn a_table_is_not_a_log() {
+        assert!(recognise(&Sample::from_text("at,run\n2026-10-07T00:00:00Z,r1\n")).is_none());
+        assert!(recognise(&Sample::from_text("[Nest] garbage\n")).unwrap().lines.is_empty());
+    }
+}
