@@ -6,9 +6,11 @@
 //! the lock arithmetic (activation, renewal schedule, expiry, stalled-check window) is rebuilt from
 //! the lock parameters, because renewals leave no trace in any export.
 
-use chrono::{DateTime, Utc};
+use std::collections::HashMap;
 
-use crate::model::timeline::{CLOCK_SKEW_MS, EventId};
+use chrono::{DateTime, TimeDelta, Utc};
+
+use crate::model::timeline::{CLOCK_SKEW_MS, EventId, Timeline};
 use crate::model::{Channel, Event, EventKind, Finding, LockParams, Severity, Text, Value};
 use crate::time::{plus_millis, seconds_between};
 
@@ -106,9 +108,10 @@ impl Detector for StalledRerun {
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let mut findings = Vec::new();
+        let mut resolutions = HashMap::new();
         for (job_id, attempts) in context.attempts.iter() {
             for pair in attempts.windows(2) {
-                if let Some(finding) = rerun(context, job_id, pair[0].activated, pair[1].activated) {
+                if let Some(finding) = rerun(context, job_id, pair[0].activated, pair[1].activated, &mut resolutions) {
                     findings.push(finding);
                 }
             }
@@ -117,7 +120,24 @@ impl Detector for StalledRerun {
     }
 }
 
-fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Option<Finding> {
+/// How much later than its time an event may have happened: its source's time resolution
+/// (`Timeline::time_resolution_ns`), looked up once per source, and only for a time in whole
+/// seconds (no finer source can be coarser than its own times).
+fn resolution(timeline: &Timeline, event: &Event, cache: &mut HashMap<u16, i64>) -> TimeDelta {
+    if event.at().timestamp_subsec_nanos() != 0 {
+        return TimeDelta::zero();
+    }
+    let source = event.origin().source;
+    TimeDelta::nanoseconds(*cache.entry(source).or_insert_with(|| timeline.time_resolution_ns(source)))
+}
+
+fn rerun(
+    context: &Context,
+    job_id: Text,
+    first: EventId,
+    second: EventId,
+    resolutions: &mut HashMap<u16, i64>,
+) -> Option<Finding> {
     let timeline = context.timeline;
     let params = context.params;
     let activation = timeline.get(first);
@@ -140,12 +160,15 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
     }
 
     // The restart that ended the job's process: one in the same log as the activation when that
-    // log has one (replicas usually log to their own files), else any.
+    // log has one (replicas usually log to their own files), else any. A log of whole seconds
+    // (NestJS) writes a restart in the second it happened in: a line stamped before the
+    // activation, in the same second, may still be the restart after it.
     let restarts: Vec<(EventId, &Event)> = context
         .restarts
         .iter()
         .map(|&id| (id, timeline.get(id)))
-        .filter(|(_, e)| activated < e.moment() && e.moment() <= rerun_moment)
+        .filter(|(_, e)| e.moment() <= rerun_moment)
+        .filter(|(_, e)| activated < e.moment() || activated_at < e.at() + resolution(timeline, e, resolutions))
         .collect();
     let restart = restarts
         .iter()
@@ -172,11 +195,32 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
     finding.evidence.push(first);
 
     let restart_at = restart.map(|id| timeline.get(id).at());
+    // When the restart may have happened up to a resolution after its line's time: the end of
+    // that second is the latest it can have been, and what lock arithmetic may rely on.
+    let restart_resolution =
+        restart.map_or(TimeDelta::zero(), |id| resolution(timeline, timeline.get(id), resolutions));
+    let coarse_restart = restart_resolution > TimeDelta::milliseconds(1);
+    let restart_latest = restart_at.map(|at| at + restart_resolution);
     if let (Some(id), Some(at)) = (restart, restart_at) {
         finding.evidence.push(id);
         finding.metric("restart_at", Value::Time(at));
-        finding.metric("activation_to_restart_s", Value::Seconds(seconds_between(activated_at, at)));
-        finding.derive("activation_to_restart_s", "restart_at − activated_at");
+        if at < activated_at {
+            finding.metric("activation_to_restart_s", Value::Seconds(0.0));
+            finding.derive(
+                "activation_to_restart_s",
+                "0: the restart line's time is the start of the second that holds the activation",
+            );
+        } else {
+            finding.metric("activation_to_restart_s", Value::Seconds(seconds_between(activated_at, at)));
+            finding.derive("activation_to_restart_s", "restart_at − activated_at");
+        }
+        if coarse_restart {
+            finding.note(format!(
+                "the restart line is from a log that writes times to {} only: the restart happened between restart_at and {} later, and the lock arithmetic allows for that (the restart is taken at its latest); the durations from restart_at are good to that much",
+                seconds(restart_resolution.num_milliseconds()),
+                seconds(restart_resolution.num_milliseconds())
+            ));
+        }
     }
     finding.metric("first_renewal_earliest_at", Value::Time(first_renewal_earliest));
     finding.metric("first_renewal_due_at", Value::Time(first_renewal_due));
@@ -196,7 +240,7 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
 
     // The lock's expiry is exact only when the evidence proves no renewal happened: the process
     // was gone before the earliest possible first renewal.
-    let died_before_renewal = restart_at.is_some_and(|at| at <= first_renewal_earliest);
+    let died_before_renewal = restart_latest.is_some_and(|at| at <= first_renewal_earliest);
     let (expiry_earliest, expiry_latest) = if died_before_renewal {
         finding.metric("died_before_first_renewal", Value::Flag(true));
         finding.metric("lock_expired_at", Value::Time(expiry_if_never_renewed));
@@ -210,9 +254,14 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
         // The latest expiry the evidence allows: a renewal just before the restart, but never
         // after the rerun (the lock was gone by then) and never before activation + lockDuration
         // (a rerun that early is reported outside the window instead).
-        let renewed_until_restart = restart_at.map(|at| plus_millis(at, lock_ms));
+        let renewed_until_restart = restart_latest.map(|at| plus_millis(at, lock_ms));
+        let restart_term = if coarse_restart {
+            format!("restart_at + {} (its log's resolution)", seconds(restart_resolution.num_milliseconds()))
+        } else {
+            "restart_at".to_string()
+        };
         let (latest, formula) = match renewed_until_restart {
-            Some(at) if at < rerun_at => (at, format!("restart_at + lockDuration ({})", seconds(lock_ms))),
+            Some(at) if at < rerun_at => (at, format!("{restart_term} + lockDuration ({})", seconds(lock_ms))),
             _ => (rerun_at, "rerun_at".to_string()),
         };
         let (latest, formula) = if latest < expiry_if_never_renewed {
@@ -335,12 +384,33 @@ fn rerun(context: &Context, job_id: Text, first: EventId, second: EventId) -> Op
         "re-run from the start at {rerun_at}"
     };
     let cause_text = cause.summary();
+    // A restart known to a second is said as the span it allows, never as a millisecond figure.
+    let (after_activation, restart_to_rerun) = match (restart_at, restart_latest) {
+        (Some(at), Some(latest)) if coarse_restart => {
+            let span = |from: DateTime<Utc>, to: DateTime<Utc>| {
+                let ms = |d: TimeDelta| d.num_milliseconds().max(0);
+                format!("{}–{}", seconds(ms(from - activated_at)), seconds(ms(to - activated_at)))
+            };
+            let to_rerun = |from: DateTime<Utc>| seconds((rerun_at - from).num_milliseconds().max(0));
+            (format!("{} after", span(at, latest)), format!("{}–{}", to_rerun(latest), to_rerun(at.max(activated_at))))
+        }
+        _ => ("{activation_to_restart_s} after".to_string(), "{restart_to_rerun_s}".to_string()),
+    };
+    let restarted = if coarse_restart {
+        format!(
+            "its process restarted within {} from {{restart_at}} (its log writes times to {} only)",
+            seconds(restart_resolution.num_milliseconds()),
+            seconds(restart_resolution.num_milliseconds())
+        )
+    } else {
+        "its process restarted at {restart_at}".to_string()
+    };
     finding.summary = match (restart_at, died_before_renewal) {
         (Some(_), true) => format!(
-            "Job {{job_id}} was {taken}: its process restarted at {{restart_at}}, {{activation_to_restart_s}} after activation at {{activated_at}} and before the first lock renewal ({{first_renewal_earliest_at}}–{{first_renewal_due_at}}); the lock expired at {{lock_expired_at}}, {{restart_to_rerun_s}} passed from restart to rerun; {stall_text}.{cause_text}"
+            "Job {{job_id}} was {taken}: {restarted}, {after_activation} activation at {{activated_at}} and before the first lock renewal ({{first_renewal_earliest_at}}–{{first_renewal_due_at}}); the lock expired at {{lock_expired_at}}, {restart_to_rerun} passed from restart to rerun; {stall_text}.{cause_text}"
         ),
         (Some(_), false) => format!(
-            "Job {{job_id}} was {taken} after its process restarted at {{restart_at}} ({{activation_to_restart_s}} after activation at {{activated_at}}); renewals may have extended the lock, so it expired between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}}; {stall_text}.{cause_text}"
+            "Job {{job_id}} was {taken} after {restarted} ({after_activation} activation at {{activated_at}}); renewals may have extended the lock, so it expired between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}}; {stall_text}.{cause_text}"
         ),
         (None, _) => format!(
             "Job {{job_id}} was {taken} without a recorded restart (activated at {{activated_at}}): its lock ran out between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}} while the process may have lived on without renewing it; {stall_text}.{cause_text}"
@@ -551,12 +621,62 @@ mod tests {
         assert_eq!(f.evidence, vec![0, 1, 2]);
     }
 
+    fn in_source(mut event: Event, source: u16) -> Event {
+        let origin = event.origin();
+        event.set_origin(Origin { source, ..origin });
+        event
+    }
+
+    #[test]
+    fn whole_second_restart_in_the_activations_second_is_the_restart_and_is_said_as_a_span() {
+        // The activation from the events stream (ms); a NestJS log (whole seconds) writes the
+        // restart, 0.222 s after it in truth, in the same second: stamped before the activation.
+        let findings = run(
+            vec![
+                in_source(event(1, "2026-12-01T21:40:25.584Z", EventKind::JobActive, Some("1")), 0),
+                in_source(event(1, "2026-12-01T21:40:20Z", EventKind::ProcessStart, None), 1),
+                in_source(event(2, "2026-12-01T21:40:25Z", EventKind::ProcessStart, None), 1),
+                in_source(event(2, "2026-12-01T21:40:28.983Z", EventKind::JobActive, Some("1")), 0),
+            ],
+            &params(3_000),
+        );
+        assert_eq!(findings.len(), 1);
+        let f = &findings[0];
+        assert_eq!(f.get("restart_at"), Some(&Value::Time(at("2026-12-01T21:40:25Z"))));
+        assert_eq!(f.get("activation_to_restart_s"), Some(&Value::Seconds(0.0)));
+        // Died by 21:40:26 at the latest, before the earliest renewal at 21:40:26.334: exact expiry.
+        assert_eq!(f.get("died_before_first_renewal"), Some(&Value::Flag(true)));
+        assert_eq!(f.get("lock_expired_at"), Some(&Value::Time(at("2026-12-01T21:40:28.584Z"))));
+        assert!(f.summary.contains("restarted within 1 s from {restart_at}"), "{}", f.summary);
+        assert!(f.summary.contains("0 s–0.416 s after activation"), "{}", f.summary);
+        assert!(f.summary.contains("2.983 s–3.399 s passed from restart to rerun"), "{}", f.summary);
+    }
+
+    #[test]
+    fn whole_second_restart_too_close_to_the_first_renewal_gives_an_expiry_window() {
+        // Known only to lie in 21:40:29.000–30.000: the earliest renewal (29.733) may have come first.
+        let findings = run(
+            vec![
+                in_source(event(1, "2026-12-01T21:40:28.983Z", EventKind::JobActive, Some("1")), 0),
+                in_source(event(1, "2026-12-01T21:40:29Z", EventKind::ProcessStart, None), 1),
+                in_source(event(2, "2026-12-01T21:40:32.439Z", EventKind::JobActive, Some("1")), 0),
+            ],
+            &params(3_000),
+        );
+        let f = &findings[0];
+        assert_eq!(f.get("died_before_first_renewal"), Some(&Value::Flag(false)));
+        assert_eq!(f.get("lock_expired_earliest_at"), Some(&Value::Time(at("2026-12-01T21:40:31.983Z"))));
+        assert_eq!(f.get("lock_expired_latest_at"), Some(&Value::Time(at("2026-12-01T21:40:32.439Z"))));
+        assert!(f.summary.contains("(0.017 s–1.017 s after activation"), "{}", f.summary);
+    }
+
     #[test]
     fn restart_after_a_possible_renewal_gives_an_expiry_window() {
         let findings = run(
             vec![
                 event(1, "2026-10-07T00:33:00Z", EventKind::JobActive, Some("j")),
-                event(2, "2026-10-07T00:40:00Z", EventKind::ProcessStart, None),
+                // A log of milliseconds: the restart is known to the millisecond.
+                event(2, "2026-10-07T00:40:00.250Z", EventKind::ProcessStart, None),
                 event(3, "2026-10-07T01:00:00Z", EventKind::JobActive, Some("j")),
                 event(4, "2026-10-07T00:59:59Z", EventKind::JobStalled, Some("j")),
             ],
@@ -565,7 +685,7 @@ mod tests {
         let f = &findings[0];
         assert_eq!(f.get("lock_expired_at"), None);
         assert_eq!(f.get("lock_expired_earliest_at"), Some(&Value::Time(at("2026-10-07T00:52:38Z"))));
-        assert_eq!(f.get("lock_expired_latest_at"), Some(&Value::Time(at("2026-10-07T00:59:38Z"))));
+        assert_eq!(f.get("lock_expired_latest_at"), Some(&Value::Time(at("2026-10-07T00:59:38.250Z"))));
         assert_eq!(f.get("stalled_logged"), Some(&Value::Flag(true)));
     }
 
