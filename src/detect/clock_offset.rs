@@ -27,8 +27,9 @@ type Matched = (f64, EventId, EventId);
 const MIN_OFFSET_S: f64 = 45.0 * 60.0;
 /// How far the median offset may be from a multiple of 15 minutes (zone offsets are).
 const TOLERANCE_S: f64 = 120.0;
-/// Pairs further apart than this are not the same moment.
-const MAX_PAIR_S: f64 = 15.0 * 3600.0;
+/// Pairs further apart than this are not the same moment: the widest gap two zones' offsets
+/// can have (UTC−12:00 to UTC+14:00), so that a Los Angeles log read as Seoul (17 h) is caught.
+const MAX_PAIR_S: f64 = 26.0 * 3600.0;
 
 /// Zones people mean, by offset, to name in suggestions before any other zone with that offset.
 const WELL_KNOWN: &[&str] = &[
@@ -268,6 +269,30 @@ mod tests {
             "{:?}",
             f.notes
         );
+    }
+
+    #[test]
+    fn a_los_angeles_log_read_as_seoul_17_hours_off_is_suspected() {
+        // Written in America/Los_Angeles (UTC−8 in December), declared Asia/Seoul (UTC+9): 17 h early.
+        let mut events = Vec::new();
+        for (i, minute) in [12, 33, 54].iter().enumerate() {
+            let job = format!("j{i}");
+            let ledger_at = format!("2026-12-01T21:{minute}:03Z");
+            events.push(event(0, Channel::Ledger, &ledger_at, EventKind::RoundStarted, &job));
+            let log_at = format!("2026-12-01T04:{minute}:00Z");
+            events.push(event(1, Channel::Log, &log_at, EventKind::JobActive, &job));
+        }
+        let timeline = Timeline::new(events).with_paths(vec!["ledger.csv".into(), "server.log".into()]);
+        let params = LockParams::default();
+        let settings = Settings {
+            duplicate_window_s: None,
+            source_zones: vec![Some(chrono_tz::UTC), Some(chrono_tz::Asia::Seoul)],
+        };
+        let findings = ClockOffsetSuspected.detect(&Context::new(&timeline, &params, &settings));
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        let f = &findings[0];
+        assert_eq!(f.get("offset_hours"), Some(&Value::Text("-17:00".into())));
+        assert_eq!(f.get("zone_for_b"), Some(&Value::Text("America/Los_Angeles".into())));
     }
 
     #[test]
