@@ -117,6 +117,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     }
     warnings.extend(model::warnings::disagreements(&params, config.display_tz));
     warnings.extend(model::warnings::contradicted(&findings, detect::lock_params_contradicted::CODE));
+    warnings.extend(model::warnings::zone_mixup(&findings, "clock-offset-suspected"));
     warnings.extend(model::warnings::empty_inputs(&inputs));
     let mut report = Report {
         view,

@@ -393,6 +393,29 @@ fn ledger_utc_default_assumption_only_when_a_timestamp_had_no_offset() {
     assert!(!run.json()["assumptions"].to_string().contains("read as UTC"), "{}", run.stdout);
 }
 
+#[test]
+fn zone_mixup_is_warned_at_the_top_of_the_report_not_only_as_a_finding() {
+    // The Seoul log declared UTC: every restart and activation of the log is 9 h off the ledger.
+    let dir = format!("{}/{INCIDENT}", env!("CARGO_MANIFEST_DIR"));
+    let run = leasetrace(&["analyze", &dir, "--log-tz", "UTC", "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    let warning = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "zone-mixup-suspected")
+        .unwrap_or_else(|| panic!("{}", report["warnings"]));
+    let message = warning["message"].as_str().unwrap();
+    assert!(message.contains("server.log and ") && message.contains("(+9:00)"), "{message}");
+    let table = leasetrace(&["analyze", &dir, "--log-tz", "UTC"]).run();
+    let header: Vec<&str> = table.stdout.lines().take_while(|l| !l.starts_with('┌')).collect();
+    assert!(header.iter().any(|l| l.starts_with("WARNING: sources disagree by whole hours")), "{}", table.stdout);
+    // Declared right: no such warning.
+    let right = leasetrace(&["analyze", &dir, "--format", "json"]).run();
+    assert!(!right.stdout.contains("zone-mixup-suspected"), "{}", right.stdout);
+}
+
 // ---------------------------------------------------------------- bad input
 
 fn case_with(files: &[(&str, &[u8])], manifest: &str) -> tempfile::TempDir {

@@ -188,6 +188,33 @@ pub fn contradicted(findings: &[Finding], code: &str) -> Vec<Warning> {
     }]
 }
 
+/// Sources that disagree by whole hours about the same moments (`clock-offset-suspected`): a zone
+/// declared wrong moves every time of one of them, and every finding that puts their events side
+/// by side (a restart against an activation, a log line against a stream entry) with it.
+pub fn zone_mixup(findings: &[Finding], code: &str) -> Vec<Warning> {
+    let pairs: Vec<String> = findings
+        .iter()
+        .filter(|f| f.code == code)
+        .filter_map(|f| match (f.get("source_a"), f.get("source_b"), f.get("offset_hours")) {
+            (Some(super::Value::Text(a)), Some(super::Value::Text(b)), Some(super::Value::Text(by))) => {
+                Some(format!("{b} and {a} ({by})"))
+            }
+            _ => None,
+        })
+        .collect();
+    if pairs.is_empty() {
+        return Vec::new();
+    }
+    vec![Warning {
+        kind: "zone-mixup-suspected",
+        message: format!(
+            "sources disagree by whole hours about the same job activations: {} (see the {code} finding{}): a source's zone is likely declared wrong, and every finding below that compares their times is suspect",
+            join_and(&pairs),
+            if pairs.len() == 1 { "" } else { "s" }
+        ),
+    }]
+}
+
 fn join_and(parts: &[String]) -> String {
     match parts {
         [] => String::new(),
