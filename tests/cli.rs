@@ -984,7 +984,7 @@ fn every_metric_a_finding_emits_is_documented() {
 fn the_json_schema_version_is_documented() {
     let report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
     let schema = report["schema"].as_str().unwrap();
-    assert_eq!(schema, "leasetrace.report/v1");
+    assert_eq!(schema, "leasetrace.report/v2");
     let doc = std::fs::read_to_string(format!("{}/docs/json.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
     assert!(doc.contains(schema));
 }

@@ -17,7 +17,7 @@ use crate::time::format_rfc3339;
 
 use super::{Renderer, fill_summary};
 
-pub const SCHEMA: &str = "leasetrace.report/v1";
+pub const SCHEMA: &str = "leasetrace.report/v2";
 
 pub struct Json;
 
