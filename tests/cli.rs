@@ -407,7 +407,7 @@ fn zone_mixup_is_warned_at_the_top_of_the_report_not_only_as_a_finding() {
         .find(|w| w["kind"] == "zone-mixup-suspected")
         .unwrap_or_else(|| panic!("{}", report["warnings"]));
     let message = warning["message"].as_str().unwrap();
-    assert!(message.contains("server.log and ") && message.contains("(+9:00)"), "{message}");
+    assert!(message.contains("server.log against ") && message.contains("ledger.csv +9:00"), "{message}");
     let table = leasetrace(&["analyze", &dir, "--log-tz", "UTC"]).run();
     let header: Vec<&str> = table.stdout.lines().take_while(|l| !l.starts_with('┌')).collect();
     assert!(header.iter().any(|l| l.starts_with("WARNING: sources disagree by whole hours")), "{}", table.stdout);

@@ -197,7 +197,7 @@ pub fn zone_mixup(findings: &[Finding], code: &str) -> Vec<Warning> {
         .filter(|f| f.code == code)
         .filter_map(|f| match (f.get("source_a"), f.get("source_b"), f.get("offset_hours")) {
             (Some(super::Value::Text(a)), Some(super::Value::Text(b)), Some(super::Value::Text(by))) => {
-                Some(format!("{b} and {a} ({by})"))
+                Some(format!("{b} against {a} {by}"))
             }
             _ => None,
         })
@@ -209,7 +209,7 @@ pub fn zone_mixup(findings: &[Finding], code: &str) -> Vec<Warning> {
         kind: "zone-mixup-suspected",
         message: format!(
             "sources disagree by whole hours about the same job activations: {} (see the {code} finding{}): a source's zone is likely declared wrong, and every finding below that compares their times is suspect",
-            join_and(&pairs),
+            pairs.join("; "),
             if pairs.len() == 1 { "" } else { "s" }
         ),
     }]
