@@ -80,6 +80,14 @@ struct ManifestRule {
 #[serde(deny_unknown_fields)]
 struct ManifestAnalysis {
     duplicate_window_s: Option<f64>,
+    /// The BullMQ version the case ran with, as `--bullmq-version` gives it (the flag wins).
+    bullmq_version: Option<String>,
+}
+
+/// `major.minor[.patch]` with an optional `v`: a version, not a range.
+fn exact_version(text: &str) -> bool {
+    let parts: Vec<&str> = text.trim().trim_start_matches('v').split('.').collect();
+    (2..=3).contains(&parts.len()) && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn zone(name: &str, place: &str) -> Result<Tz> {
@@ -276,12 +284,23 @@ impl Config {
                 "duplicate window (--duplicate-window or [analysis] duplicate_window_s) must be a number of seconds ≥ 0, found {window}"
             )));
         }
+        // A hand-written manifest declares the version as the flag does: an exact one, since a
+        // range is not the version in use.
+        let manifest_version = match &manifest.analysis.bullmq_version {
+            Some(text) if !exact_version(text) => {
+                return Err(Error::usage(format!(
+                    "{manifest_name}: [analysis] bullmq_version must be the BullMQ version in use, such as \"5.81.5\" (not a range), found {text:?}"
+                )));
+            }
+            other => other.as_ref().map(|v| v.trim().trim_start_matches('v').to_string()),
+        };
         let param_flags = ParamOverrides {
             lock_duration: args.lock_duration,
             lock_renew_time: args.lock_renew_time,
             stalled_interval: args.stalled_interval,
             max_stalled_count: args.max_stalled_count,
-            version: args.bullmq_version.clone(),
+            version: args.bullmq_version.clone().or(manifest_version),
+            version_at_least: None,
         };
         for (name, value) in [
             ("--lock-duration", args.lock_duration),

@@ -118,6 +118,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     warnings.extend(model::warnings::disagreements(&params, config.display_tz));
     warnings.extend(model::warnings::contradicted(&findings, detect::lock_params_contradicted::CODE));
     warnings.extend(model::warnings::zone_mixup(&findings, "clock-offset-suspected"));
+    warnings.extend(model::warnings::version_assumed(&findings, &detect::version_assumptions(&params)));
     warnings.extend(model::warnings::empty_inputs(&inputs));
     let mut report = Report {
         view,
@@ -210,6 +211,7 @@ pub fn lock_report(
             stalled_interval: args.stalled_interval,
             max_stalled_count: args.max_stalled_count,
             version: args.bullmq_version.clone(),
+            version_at_least: None,
         };
         let tz = args
             .tz

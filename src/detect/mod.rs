@@ -406,11 +406,27 @@ pub fn find(code: &str) -> Option<&'static dyn Detector> {
 /// the lock parameters, and say so when it was not given.
 pub fn models_applied(params: &LockParams) -> Vec<String> {
     let version = params.version.as_deref();
-    let named = version.map_or("BullMQ version not given".to_string(), |v| format!("BullMQ {v}"));
+    let named = match (version, params.version_at_least.as_deref()) {
+        (Some(v), _) => format!("BullMQ {v}"),
+        (None, Some(floor)) => format!("BullMQ version not known exactly (at least {floor})"),
+        (None, None) => "BullMQ version not given".to_string(),
+    };
     vec![
         format!("{named}: lock renewal model: {}", stalled_rerun::RenewalModel::for_version(version).describe()),
-        format!("{named}: stall-limit model: {}", stalled_limit_exceeded::failure_model(version).0),
+        format!("{named}: stall-limit model: {}", stalled_limit_exceeded::failure_model(params).0),
     ]
+}
+
+/// The version-dependent models that no version decided, each with the findings that conclude from
+/// it: the report's `bullmq-version-assumed` warning. The lock renewal model is not one: BullMQ
+/// before 3.10 (2023) is the only other, and a stall's conclusion does not hang on it (only the
+/// bounds of the first renewal's window move).
+pub fn version_assumptions(params: &LockParams) -> Vec<(&'static str, String)> {
+    let (model, decided) = stalled_limit_exceeded::failure_model(params);
+    match decided {
+        Some(_) => Vec::new(),
+        None => vec![("stalled-limit-exceeded", format!("stall-limit model: {model}"))],
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, EventKind, Finding, Severity, Text, Value};
+use crate::model::{Channel, EventKind, Finding, LockParams, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::{Context, Detector};
@@ -19,35 +19,40 @@ pub const STALLED_LIMIT_REASON: &str = "job stalled more than allowable limit";
 
 pub struct StalledLimitExceeded;
 
-/// How the BullMQ version in use fails a job over the stall limit.
-pub fn failure_model(version: Option<&str>) -> (&'static str, Option<bool>) {
-    let parsed = version.and_then(|v| {
-        let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
-        Some((parts.next()??, parts.next().flatten().unwrap_or(0), parts.next().flatten().unwrap_or(0)))
-    });
-    match parsed {
-        Some(v) if v < (5, 53, 2) => (
-            "BullMQ ≤ 5.53.1: the stalled check itself failed the job (no new activation before the failure)",
+/// The first version whose stalled check only marks a job over the limit (`defa`).
+pub const DEFERRED_FAILURE_SINCE: (u32, u32, u32) = (5, 53, 2);
+/// The first version that exempts repeatable jobs from the stall limit.
+const REPEATABLE_EXEMPT_SINCE: (u32, u32, u32) = (5, 58, 8);
+
+/// How the BullMQ version in use fails a job over the stall limit; `None` when no version (or
+/// no range's lower bound) decides it and the newer model is assumed.
+pub fn failure_model(params: &LockParams) -> (String, Option<bool>) {
+    let floor = params.version.is_none().then_some(params.version_at_least.as_deref()).flatten();
+    let from_range = |text: &str| match floor {
+        Some(floor) => format!("{text} (a dependency range says at least {floor})"),
+        None => text.to_string(),
+    };
+    match params.version_from(DEFERRED_FAILURE_SINCE) {
+        Some(false) => (
+            "BullMQ ≤ 5.53.1: the stalled check itself failed the job (no new activation before the failure)".into(),
             Some(false),
         ),
-        Some(_) => (
-            "BullMQ ≥ 5.53.2: the stalled check marked the job (defa) and moved it to wait; the next worker took it and failed it before calling the processor",
+        Some(true) => (
+            from_range("BullMQ ≥ 5.53.2: the stalled check marked the job (defa) and moved it to wait; the next worker took it and failed it before calling the processor"),
             Some(true),
         ),
         None => (
-            "BullMQ version not given: assumed ≥ 5.53.2 (the check marks the job, the next worker fails it without calling the processor); give version in the lock parameters file to be sure",
+            match floor {
+                Some(floor) => format!("BullMQ version not known (a dependency range says at least {floor}, which may be before 5.53.2): assumed ≥ 5.53.2 (the check marks the job, the next worker fails it without calling the processor); give the exact version (--bullmq-version) to be sure"),
+                None => "BullMQ version not given: assumed ≥ 5.53.2 (the check marks the job, the next worker fails it without calling the processor); give version in the lock parameters file to be sure".into(),
+            },
             None,
         ),
     }
 }
 
-fn repeatable_exempt(version: Option<&str>) -> bool {
-    version
-        .and_then(|v| {
-            let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
-            Some((parts.next()??, parts.next().flatten().unwrap_or(0), parts.next().flatten().unwrap_or(0)))
-        })
-        .is_some_and(|v| v >= (5, 58, 8))
+fn repeatable_exempt(params: &LockParams) -> bool {
+    params.version_from(REPEATABLE_EXEMPT_SINCE) == Some(true)
 }
 
 impl Detector for StalledLimitExceeded {
@@ -144,12 +149,12 @@ fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
     finding.evidence.sort_unstable();
     finding.evidence.dedup();
 
-    let (model, lazy) = failure_model(params.version.as_deref());
+    let (model, lazy) = failure_model(params);
     finding.note(model);
     if lazy == Some(true) && last_activation.is_none() {
         finding.note("no activation right before the failure was seen: the events stream may be trimmed, or the version is older than declared");
     }
-    if job_id.starts_with("repeat:") && repeatable_exempt(params.version.as_deref()) {
+    if job_id.starts_with("repeat:") && repeatable_exempt(params) {
         finding.note("repeatable jobs are exempt from the stall limit from BullMQ 5.58.8: this failure does not fit the declared version");
     }
     if stalls_counted == 0 {
@@ -170,8 +175,23 @@ fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
 mod tests {
     use super::*;
     use crate::detect::Settings;
-    use crate::model::{Event, LockParams, Origin, Timeline};
+    use crate::model::{Event, Origin, Timeline};
     use chrono::{DateTime, Utc};
+
+    #[test]
+    fn a_range_floor_decides_the_failure_model_only_from_5_53_2() {
+        let floor = |v: &str| LockParams { version_at_least: Some(v.into()), ..LockParams::default() };
+        let (text, lazy) = failure_model(&floor("5.58.0"));
+        assert_eq!(lazy, Some(true));
+        assert!(text.contains("BullMQ ≥ 5.53.2") && text.contains("a dependency range says at least 5.58.0"), "{text}");
+        let (text, lazy) = failure_model(&floor("5.40.0"));
+        assert_eq!(lazy, None);
+        assert!(text.contains("at least 5.40.0, which may be before 5.53.2): assumed ≥ 5.53.2"), "{text}");
+        assert_eq!(failure_model(&LockParams::default()).1, None);
+        // Repeatable jobs: exempt only when every version allowed is 5.58.8 or later.
+        assert!(repeatable_exempt(&floor("5.60.0")));
+        assert!(!repeatable_exempt(&floor("5.58.0")));
+    }
 
     fn event(channel: Channel, line: u32, when: &str, kind: EventKind, detail: Option<&str>) -> Event {
         let origin = Origin { channel, source: 0, line };

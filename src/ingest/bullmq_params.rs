@@ -10,7 +10,10 @@
 //! BullMQ's defaults in silence: a file that yields no parameter is an error too.
 //!
 //! A bare `version` is a word every config uses (the app's, the schema's), so it names BullMQ's
-//! version only beside the parameters; `bullmqVersion` / `bullmq_version` name it anywhere.
+//! version only beside the parameters; `bullmqVersion` / `bullmq_version` name it anywhere, and so
+//! does a package manifest's dependency on `bullmq` (`deps`, `dependencies`, `devDependencies`,
+//! `optionalDependencies`): there an exact version (`5.81.5`, `npm:bullmq@6.7.0`) is the version,
+//! and a range (`^5.58.0`) only says the installed one is at least its lower bound.
 
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
@@ -32,6 +35,12 @@ pub const KEYS: &[&str] = &["lockDuration", "lockRenewTime", "stalledInterval", 
 /// Keys that name BullMQ's version wherever they are, compared without case, `_` or `-`
 /// (`bullmqVersion`, `bullmq_version`, `BULLMQ_VERSION`, `bullmq-version`).
 const VERSION_KEY: &str = "bullmqversion";
+/// Objects of a package manifest whose `bullmq` entry is the dependency's version or range,
+/// compared as `VERSION_KEY` is. `peerDependencies` is not one: it says what a library accepts,
+/// not what is installed.
+const DEPENDENCY_MAPS: &[&str] = &["deps", "dependencies", "devdependencies", "optionaldependencies"];
+/// An npm alias of the package: `"bullmq6": "npm:bullmq@6.7.0"`.
+const NPM_ALIAS: &str = "npm:bullmq@";
 /// Largest file read: a config of worker options is a few KiB.
 pub const MAX_BYTES: u64 = 4 << 20;
 /// Most `<<` merges followed to give one object its values.
@@ -39,7 +48,10 @@ const MAX_MERGES: usize = 64;
 
 /// A version key read from the file.
 struct Found {
+    /// The version; for a dependency range, its lower bound.
     version: String,
+    /// The dependency range as written, when `version` is only its lower bound.
+    range: Option<String>,
     map: NodeId,
     index: usize,
     line: u64,
@@ -453,7 +465,11 @@ impl Reader<'_> {
         if !selection.version_given {
             let (version, version_notes) = self.version(scope, selection.at.is_some(), &places)?;
             if let Some(found) = version {
-                overrides.version = Some(found.version);
+                if found.range.is_some() {
+                    overrides.version_at_least = Some(found.version);
+                } else {
+                    overrides.version = Some(found.version);
+                }
                 used.insert((found.map, found.index));
                 summary.events += 1;
             }
@@ -775,6 +791,8 @@ impl Reader<'_> {
     /// path to the parameters. Returns the version with the entry it came from, and notes.
     fn version(&self, scope: NodeId, selected: bool, places: &[Place]) -> Result<(Option<Found>, Vec<String>)> {
         let mut explicit = Vec::new();
+        let mut ranges: Vec<Found> = Vec::new();
+        let mut unreadable = Vec::new();
         let mut bare = Vec::new();
         let mut stack = vec![self.doc.root()];
         while let Some(id) = stack.pop() {
@@ -785,14 +803,50 @@ impl Reader<'_> {
                         // `bullmq: {version: ...}` names it as plainly as `bullmqVersion`.
                         let under_bullmq =
                             key == "version" && self.key_of(id).is_some_and(|k| normalized(k) == "bullmq");
-                        if normalized(key) == VERSION_KEY || under_bullmq {
+                        let dependency = self
+                            .key_of(id)
+                            .is_some_and(|k| DEPENDENCY_MAPS.contains(&normalized(k).as_str()))
+                            && (normalized(key) == "bullmq"
+                                || self.doc.scalar(entry.value).is_some_and(|(t, _)| t.trim().starts_with(NPM_ALIAS)));
+                        if dependency {
+                            let at = format!("{}.{key}", self.key_of(id).unwrap_or_default());
+                            match self.doc.scalar(entry.value).map(|(t, _)| package_spec(t)) {
+                                Some(Spec::Exact(version)) => explicit.push(Found {
+                                    version,
+                                    range: None,
+                                    map: id,
+                                    index,
+                                    line: entry.line,
+                                    key: at,
+                                }),
+                                Some(Spec::Range(floor)) => ranges.push(Found {
+                                    version: floor,
+                                    range: self.doc.scalar(entry.value).map(|(t, _)| t.trim().to_string()),
+                                    map: id,
+                                    index,
+                                    line: entry.line,
+                                    key: at,
+                                }),
+                                Some(Spec::Unknown) | None => {
+                                    let shown = self
+                                        .doc
+                                        .scalar(entry.value)
+                                        .map_or("an object or list".into(), |(t, _)| format!("{t:?}"));
+                                    unreadable.push(format!(
+                                        "{}: `{at}` {shown} (line {}) not taken as BullMQ's version: expected a version such as \"5.81.5\" or a range such as \"^5.58.0\"",
+                                        self.path.display(),
+                                        entry.line
+                                    ));
+                                }
+                            }
+                        } else if normalized(key) == VERSION_KEY || under_bullmq {
                             let version = self.version_text(key, entry.value, entry.line)?;
                             let key = if under_bullmq {
                                 format!("{}.version", self.key_of(id).unwrap_or_default())
                             } else {
                                 key.clone()
                             };
-                            explicit.push(Found { version, map: id, index, line: entry.line, key });
+                            explicit.push(Found { version, range: None, map: id, index, line: entry.line, key });
                         } else if key == "version" {
                             bare.push((id, index));
                         }
@@ -803,7 +857,7 @@ impl Reader<'_> {
                 Value::Scalar { .. } | Value::Alias(_) => {}
             }
         }
-        let mut notes = Vec::new();
+        let mut notes = unreadable;
         let describe = |found: &Found, how: &str| {
             format!(
                 "{}: BullMQ {} (from `{}` {how}, line {}) selects the lock renewal and stall-limit models",
@@ -837,7 +891,17 @@ impl Reader<'_> {
                 ));
             };
             notes.push(describe(pick, &format!("at {}", self.place_name(pick.map))));
-            let pick = Found { version: pick.version.clone(), key: pick.key.clone(), ..*pick };
+            for range in &ranges {
+                notes.push(format!(
+                    "{}: `{}` {} (line {}) is a range, not taken: the exact version {} is",
+                    self.path.display(),
+                    range.key,
+                    range.range.as_deref().unwrap_or_default(),
+                    range.line,
+                    pick.version
+                ));
+            }
+            let pick = Found { version: pick.version.clone(), range: None, key: pick.key.clone(), ..*pick };
             return Ok((Some(pick), notes));
         }
 
@@ -848,7 +912,7 @@ impl Reader<'_> {
         for &(map, index) in &beside {
             let entry = &self.doc.entries(map)[index];
             let version = self.version_text("version", entry.value, entry.line)?;
-            let found = Found { version, map, index, line: entry.line, key: "version".into() };
+            let found = Found { version, range: None, map, index, line: entry.line, key: "version".into() };
             match &taken {
                 None => taken = Some(found),
                 Some(first) if first.version != found.version => {
@@ -896,7 +960,7 @@ impl Reader<'_> {
             let entry = &self.doc.entries(root)[index];
             let readable = self.version_text("version", entry.value, entry.line).ok();
             if only_the_way_down && let Some(version) = readable {
-                let found = Found { version, map, index, line: entry.line, key: "version".into() };
+                let found = Found { version, range: None, map, index, line: entry.line, key: "version".into() };
                 notes.push(describe(&found, "at the top of a document that holds only it and the lock parameters"));
                 taken = Some(found);
             }
@@ -924,7 +988,35 @@ impl Reader<'_> {
                 skipped.join(", ")
             ));
         }
-        Ok((taken, notes))
+        // A dependency range, when nothing exact was found: the installed version is at least its
+        // lower bound (the lowest, if several ranges differ), which decides only the models that
+        // are alike for every version from there on.
+        if let Some(found) = taken {
+            for range in &ranges {
+                notes.push(format!(
+                    "{}: `{}` {} (line {}) is a range, not taken: the exact version {} is",
+                    self.path.display(),
+                    range.key,
+                    range.range.as_deref().unwrap_or_default(),
+                    range.line,
+                    found.version
+                ));
+            }
+            return Ok((Some(found), notes));
+        }
+        let lowest = ranges.into_iter().min_by_key(|r| crate::model::params::parse_version(&r.version));
+        if let Some(range) = &lowest {
+            notes.push(format!(
+                    "{}: `{}` (line {}): range {}: the installed version is at least {}, not known exactly; a model that is the same for every version from {} on uses it, any other assumes as with no version (give the exact version with --bullmq-version or [analysis] bullmq_version)",
+                    self.path.display(),
+                    range.key,
+                    range.line,
+                    range.range.as_deref().unwrap_or_default(),
+                    range.version,
+                    range.version
+                ));
+        }
+        Ok((lowest, notes))
     }
 
     /// A version as `major.minor[.patch]`, with an optional `v`: the version in use, not a range.
@@ -964,6 +1056,67 @@ impl Reader<'_> {
                 }
             }
         }
+    }
+}
+
+/// What a package manifest's dependency value says about the version installed.
+#[derive(Debug, PartialEq, Eq)]
+enum Spec {
+    /// `5.81.5`, `=5.81.5`, `v5.81.5`, `npm:bullmq@5.81.5`: that version.
+    Exact(String),
+    /// `^5.58.0`, `~6.7.0`, `>=5.58.0 <6`, `5.x`, `5.58`, `5.0.0 - 5.9.0`: at least this version.
+    Range(String),
+    /// `latest`, `*`, `a || b`, a tag, a URL or path: nothing about the version.
+    Unknown,
+}
+
+/// npm's range syntax, as far as a lower bound goes (node-semver's grammar).
+fn package_spec(text: &str) -> Spec {
+    let text = text.trim();
+    let text = text.strip_prefix(NPM_ALIAS).unwrap_or(text).trim();
+    if text.contains("||") {
+        return Spec::Unknown;
+    }
+    // Whole numbers, or x/X/* wildcards; no pre-release (it sorts before its release).
+    let parts = |v: &str| -> Option<Vec<Option<u32>>> {
+        let v = v.trim().trim_start_matches(['v', '=']);
+        let list: Vec<Option<u32>> = v
+            .split('.')
+            .map(|p| match p {
+                "x" | "X" | "*" => Ok(None),
+                _ if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => p.parse().map(Some).map_err(|_| ()),
+                _ => Err(()),
+            })
+            .collect::<std::result::Result<_, ()>>()
+            .ok()?;
+        (1..=3).contains(&list.len()).then_some(list)
+    };
+    let floor = |list: &[Option<u32>]| -> Option<String> {
+        let major = list.first().copied().flatten()?;
+        Some(format!(
+            "{major}.{}.{}",
+            list.get(1).copied().flatten().unwrap_or(0),
+            list.get(2).copied().flatten().unwrap_or(0)
+        ))
+    };
+    let first = text.split_whitespace().next().unwrap_or_default();
+    if let Some(list) = parts(first)
+        && text.split_whitespace().count() == 1
+    {
+        return match (list.len(), list.iter().all(Option::is_some)) {
+            (3, true) => Spec::Exact(floor(&list).expect("three numbers")),
+            _ => floor(&list).map_or(Spec::Unknown, Spec::Range),
+        };
+    }
+    // `5.0.0 - 5.9.0`: a hyphen range starts at its first version.
+    let mut words = text.split_whitespace();
+    if let (Some(low), Some("-")) = (words.next(), words.next()) {
+        return parts(low).and_then(|l| floor(&l)).map_or(Spec::Unknown, Spec::Range);
+    }
+    let rest = ["^", "~>", "~", ">="].iter().find_map(|op| first.strip_prefix(op));
+    match rest {
+        Some(rest) => parts(rest).and_then(|l| floor(&l)).map_or(Spec::Unknown, Spec::Range),
+        None => Spec::Unknown,
     }
 }
 
@@ -1295,6 +1448,74 @@ mod tests {
             ),
             "{range}"
         );
+    }
+
+    #[test]
+    fn a_package_manifests_exact_dependency_is_the_version() {
+        for (text, key) in [
+            (r#"{"deps": {"bullmq": "5.81.5"}, "worker": {"lockDuration": 1}}"#, "deps.bullmq"),
+            (r#"{"dependencies": {"bullmq": "=5.81.5"}, "worker": {"lockDuration": 1}}"#, "dependencies.bullmq"),
+            (
+                r#"{"devDependencies": {"queue": "npm:bullmq@5.81.5"}, "worker": {"lockDuration": 1}}"#,
+                "devDependencies.queue",
+            ),
+        ] {
+            let read = read_text(".json", text, None).unwrap();
+            assert_eq!(read.overrides.version.as_deref(), Some("5.81.5"), "{text}");
+            assert_eq!(read.overrides.version_at_least, None, "{text}");
+            assert!(read.notes.join("\n").contains(&format!("BullMQ 5.81.5 (from `{key}`")), "{:?}", read.notes);
+        }
+        // peerDependencies say what a library accepts, not what is installed.
+        let peer =
+            read_text(".json", r#"{"peerDependencies": {"bullmq": "5.81.5"}, "worker": {"lockDuration": 1}}"#, None)
+                .unwrap();
+        assert_eq!(peer.overrides.version, None);
+    }
+
+    #[test]
+    fn a_dependency_range_gives_only_a_lower_bound_and_says_so() {
+        let text = "dependencies:\n  bullmq: ^5.58.0\nworker:\n  lockDuration: 1\n";
+        let read = read_text(".yaml", text, None).unwrap();
+        assert_eq!(read.overrides.version, None);
+        assert_eq!(read.overrides.version_at_least.as_deref(), Some("5.58.0"));
+        let notes = read.notes.join("\n");
+        assert!(
+            notes.contains("range ^5.58.0: the installed version is at least 5.58.0, not known exactly"),
+            "{notes}"
+        );
+        // An exact version elsewhere wins over the range, and the range is said not taken.
+        let both = "dependencies:\n  bullmq: ~6.7.0\nbullmqVersion: 6.7.2\nworker:\n  lockDuration: 1\n";
+        let read = read_text(".yaml", both, None).unwrap();
+        assert_eq!(read.overrides.version.as_deref(), Some("6.7.2"));
+        assert_eq!(read.overrides.version_at_least, None);
+        assert!(
+            read.notes.join("\n").contains("`dependencies.bullmq` ~6.7.0 (line 2) is a range, not taken"),
+            "{:?}",
+            read.notes
+        );
+        // Nothing about the version: said, not guessed.
+        let latest = read_text(".json", r#"{"deps": {"bullmq": "latest"}, "w": {"lockDuration": 1}}"#, None).unwrap();
+        assert_eq!((latest.overrides.version, latest.overrides.version_at_least), (None, None));
+        assert!(latest.notes.join("\n").contains("`deps.bullmq` \"latest\" (line 1) not taken as BullMQ's version"));
+    }
+
+    #[test]
+    fn package_specs_read_as_npm_reads_them() {
+        let exact = |v: &str| Spec::Exact(v.into());
+        let range = |v: &str| Spec::Range(v.into());
+        assert_eq!(package_spec("5.81.5"), exact("5.81.5"));
+        assert_eq!(package_spec(" v5.81.5 "), exact("5.81.5"));
+        assert_eq!(package_spec("npm:bullmq@6.7.0"), exact("6.7.0"));
+        assert_eq!(package_spec("^5.58.0"), range("5.58.0"));
+        assert_eq!(package_spec("~6.7.0"), range("6.7.0"));
+        assert_eq!(package_spec("npm:bullmq@^6.7.0"), range("6.7.0"));
+        assert_eq!(package_spec(">=5.58.0 <6"), range("5.58.0"));
+        assert_eq!(package_spec("5.58"), range("5.58.0"));
+        assert_eq!(package_spec("5.x"), range("5.0.0"));
+        assert_eq!(package_spec("5.0.0 - 5.9.0"), range("5.0.0"));
+        for unknown in ["latest", "*", "<6", "^5.0.0 || ^6.0.0", "5.81.5-beta.1", "github:taskforcesh/bullmq", ""] {
+            assert_eq!(package_spec(unknown), Spec::Unknown, "{unknown}");
+        }
     }
 
     #[test]

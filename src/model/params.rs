@@ -261,6 +261,10 @@ pub struct LockParams {
     /// BullMQ version the parameters file names, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// No exact version, but a dependency range (`^5.58.0`) says the one installed is at least
+    /// this: it decides a model only where every later version behaves alike (`version_from`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_at_least: Option<String>,
     #[serde(skip)]
     pub origins: ParamOrigins,
     /// Every value given for each parameter (flag, file, each distinct logged value), by
@@ -303,6 +307,7 @@ impl Default for LockParams {
             stalled_interval: DEFAULT_STALLED_INTERVAL_MS,
             max_stalled_count: DEFAULT_MAX_STALLED_COUNT,
             version: None,
+            version_at_least: None,
             origins: ParamOrigins {
                 lock_duration: ParamOrigin::Default,
                 lock_renew_time: ParamOrigin::HalfOfLockDuration,
@@ -323,6 +328,8 @@ pub struct ParamOverrides {
     pub stalled_interval: Option<u64>,
     pub max_stalled_count: Option<u64>,
     pub version: Option<String>,
+    /// The lower bound of a dependency range, when no exact version was found (see `LockParams`).
+    pub version_at_least: Option<String>,
 }
 
 impl ParamOverrides {
@@ -397,6 +404,10 @@ impl LockParams {
         params.stalled_interval = stalled_interval;
         params.max_stalled_count = max_stalled_count;
         params.version = declared.flags.version.clone().or_else(|| declared.file.version.clone());
+        // A range's lower bound stands only where no exact version is known.
+        if params.version.is_none() {
+            params.version_at_least.clone_from(&declared.file.version_at_least);
+        }
         params.origins = ParamOrigins {
             lock_duration: lock_duration_origin,
             lock_renew_time: renew_origin,
@@ -543,6 +554,26 @@ impl Given {
     }
 }
 
+/// A version as `(major, minor, patch)`, with an optional `v`; missing parts are 0.
+pub fn parse_version(version: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = version.trim().trim_start_matches('v').split('.').map(|p| p.parse::<u32>().ok());
+    Some((parts.next()??, parts.next().flatten().unwrap_or(0), parts.next().flatten().unwrap_or(0)))
+}
+
+impl LockParams {
+    /// Whether the BullMQ version in use is `since` or later: `Some` when the exact version says
+    /// so, or when a range's lower bound is `since` or later (every version it allows is); `None`
+    /// when nothing says (no version, or a lower bound below `since`: the installed one may be
+    /// either side).
+    pub fn version_from(&self, since: (u32, u32, u32)) -> Option<bool> {
+        if let Some(version) = self.version.as_deref() {
+            return parse_version(version).map(|v| v >= since);
+        }
+        let floor = self.version_at_least.as_deref().and_then(parse_version)?;
+        (floor >= since).then_some(true)
+    }
+}
+
 /// The words for BullMQ's default(s), named after the version in force when it is one whose
 /// Worker defaults were checked (the same from v2.0.0 to 6.7.0, docs/bullmq.md "Versions
 /// checked"), else after the whole checked range, so that a 6.x case never reads "v5 default".
@@ -574,6 +605,31 @@ impl ParamOrigin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_floor_decides_a_threshold_only_at_or_above_it() {
+        let since = (5, 53, 2);
+        let mut params = LockParams::default();
+        assert_eq!(params.version_from(since), None);
+        params.version_at_least = Some("5.58.0".into());
+        assert_eq!(params.version_from(since), Some(true));
+        // At least 5.40.0 may be 5.45 or 5.60: nothing decided.
+        params.version_at_least = Some("5.40.0".into());
+        assert_eq!(params.version_from(since), None);
+        // An exact version decides both ways, and wins over a floor.
+        params.version = Some("5.40.0".into());
+        assert_eq!(params.version_from(since), Some(false));
+        params.version = Some("v5.53.2".into());
+        assert_eq!(params.version_from(since), Some(true));
+        // resolve keeps a floor only where no exact version is known.
+        let file = ParamOverrides { version_at_least: Some("5.58.0".into()), ..ParamOverrides::default() };
+        let flags = ParamOverrides { version: Some("5.81.5".into()), ..ParamOverrides::default() };
+        let none = ParamOverrides::default();
+        let floor_only = LockParams::resolve(&file, &none);
+        assert_eq!((floor_only.version, floor_only.version_at_least.as_deref()), (None, Some("5.58.0")));
+        let flagged = LockParams::resolve(&file, &flags);
+        assert_eq!((flagged.version.as_deref(), flagged.version_at_least), (Some("5.81.5"), None));
+    }
 
     #[test]
     fn default_origin_is_not_called_v5_when_bullmq_6_is_in_force() {

@@ -188,6 +188,33 @@ pub fn contradicted(findings: &[Finding], code: &str) -> Vec<Warning> {
     }]
 }
 
+/// Findings whose conclusion rests on a model that the BullMQ version selects, when no version
+/// (or no range's lower bound) decided it: `assumed` holds, per finding code, the model assumed
+/// instead. Only findings that call for action (`error`, `warning`) are counted: an `info` finding
+/// concludes nothing a reader acts on.
+pub fn version_assumed(findings: &[Finding], assumed: &[(&str, String)]) -> Vec<Warning> {
+    let mut said = Vec::new();
+    for (code, model) in assumed {
+        let count = findings
+            .iter()
+            .filter(|f| f.code == *code && matches!(f.severity, super::Severity::Error | super::Severity::Warning))
+            .count();
+        if count > 0 {
+            said.push(format!("{count} {code} finding{} ({model})", if count == 1 { "" } else { "s" }));
+        }
+    }
+    if said.is_empty() {
+        return Vec::new();
+    }
+    vec![Warning {
+        kind: "bullmq-version-assumed",
+        message: format!(
+            "no exact BullMQ version: {} rest on an assumed version; give the version in use with --bullmq-version, [analysis] bullmq_version or the lock parameters file",
+            join_and(&said)
+        ),
+    }]
+}
+
 /// Sources that disagree by whole hours about the same moments (`clock-offset-suspected`): a zone
 /// declared wrong moves every time of one of them, and every finding that puts their events side
 /// by side (a restart against an activation, a log line against a stream entry) with it.
@@ -228,6 +255,29 @@ mod tests {
     use super::*;
     use crate::model::params::{Declared, Logged, ParamOverrides};
     use crate::model::{Severity, WorkerSettings};
+
+    #[test]
+    fn an_assumed_version_is_a_warning_only_for_findings_that_act_on_it() {
+        let at = chrono::DateTime::parse_from_rfc3339("2026-10-07T00:00:00Z").unwrap().with_timezone(&chrono::Utc);
+        let assumed = [("stalled-limit-exceeded", "stall-limit model: assumed ≥ 5.53.2".to_string())];
+        let error = Finding::new("stalled-limit-exceeded", Severity::Error, at);
+        let info = Finding::new("stalled-limit-exceeded", Severity::Info, at);
+        let other = Finding::new("stalled-rerun", Severity::Warning, at);
+        let warnings = version_assumed(&[error.clone(), error, other.clone()], &assumed);
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].kind, "bullmq-version-assumed");
+        assert!(
+            warnings[0].message.starts_with(
+                "no exact BullMQ version: 2 stalled-limit-exceeded findings (stall-limit model: assumed ≥ 5.53.2) rest on an assumed version"
+            ),
+            "{}",
+            warnings[0].message
+        );
+        assert!(version_assumed(&[info, other.clone()], &assumed).is_empty());
+        // A decided model leaves nothing assumed.
+        let error = Finding::new("stalled-limit-exceeded", Severity::Error, at);
+        assert!(version_assumed(&[error, other], &[]).is_empty());
+    }
 
     #[test]
     fn defaults_are_named_all_or_one_by_one() {

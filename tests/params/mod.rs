@@ -193,3 +193,86 @@ fn params_at_belongs_to_a_parameters_file() {
         run.stderr
     );
 }
+
+/// The real BullMQ 5.81.5 stall-limit case (two stalls, then the deferred failure) with its
+/// parameters file replaced by `params` and `analysis` added to its manifest.
+fn stall_limit_case(params: &str, analysis: &str) -> tempfile::TempDir {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bullmq-5.81.5-stalled-limit");
+    let read = |name: &str| std::fs::read(from.join(name)).unwrap();
+    let manifest = format!("{}\n{analysis}", String::from_utf8(read("leasetrace.toml")).unwrap());
+    let files: Vec<(&str, Vec<u8>)> = ["ledger.csv", "server.log", "events.json", "jobs.jsonl"]
+        .into_iter()
+        .map(|name| (name, read(name)))
+        .chain([("bullmq.json", params.as_bytes().to_vec())])
+        .collect();
+    let files: Vec<(&str, &[u8])> = files.iter().map(|(n, b)| (*n, b.as_slice())).collect();
+    case_with(&files, &manifest)
+}
+
+fn warning_kinds(report: &Value) -> Vec<String> {
+    report["warnings"].as_array().unwrap().iter().map(|w| w["kind"].as_str().unwrap().to_string()).collect()
+}
+
+fn stall_limit_notes(report: &Value) -> String {
+    let finding = report["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "stalled-limit-exceeded");
+    finding.unwrap_or_else(|| panic!("no stalled-limit-exceeded: {}", report["findings"]))["notes"].to_string()
+}
+
+const STALL_PARAMS: &str = r#""lockDuration": 3000, "stalledInterval": 500, "maxStalledCount": 1"#;
+
+#[test]
+fn no_bullmq_version_puts_the_assumed_stall_limit_model_in_the_header() {
+    let dir = stall_limit_case(&format!("{{{STALL_PARAMS}}}"), "");
+    let report = analyze(&dir, &[]).json();
+    let warning = report["warnings"].as_array().unwrap().iter().find(|w| w["kind"] == "bullmq-version-assumed");
+    let message = warning.unwrap_or_else(|| panic!("{}", report["warnings"]))["message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "1 stalled-limit-exceeded finding (stall-limit model: BullMQ version not given: assumed ≥ 5.53.2"
+        ),
+        "{message}"
+    );
+    // The flag settles it: no warning.
+    let flagged = analyze(&dir, &["--bullmq-version", "5.81.5"]).json();
+    assert!(!warning_kinds(&flagged).contains(&"bullmq-version-assumed".to_string()), "{:?}", warning_kinds(&flagged));
+}
+
+#[test]
+fn the_manifest_declares_the_bullmq_version_and_the_flag_wins() {
+    let dir = stall_limit_case(&format!("{{{STALL_PARAMS}}}"), "[analysis]\nbullmq_version = \"5.81.5\"\n");
+    let report = analyze(&dir, &[]).json();
+    assert_eq!(report["params"]["version"], "5.81.5", "{}", report["params"]);
+    assert!(!warning_kinds(&report).contains(&"bullmq-version-assumed".to_string()), "{:?}", warning_kinds(&report));
+    assert!(stall_limit_notes(&report).contains("BullMQ ≥ 5.53.2: the stalled check marked the job"));
+    let flagged = analyze(&dir, &["--bullmq-version", "5.40.0"]).json();
+    assert_eq!(flagged["params"]["version"], "5.40.0");
+    let range = stall_limit_case(&format!("{{{STALL_PARAMS}}}"), "[analysis]\nbullmq_version = \"^5.81.5\"\n");
+    let run = analyze(&range, &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(run.stderr.contains("[analysis] bullmq_version must be the BullMQ version in use, such as \"5.81.5\" (not a range), found \"^5.81.5\""), "{}", run.stderr);
+}
+
+#[test]
+fn a_package_manifest_dependency_gives_the_version_or_a_lower_bound() {
+    // Exact: the version.
+    let exact = stall_limit_case(&format!(r#"{{{STALL_PARAMS}, "dependencies": {{"bullmq": "5.81.5"}}}}"#), "");
+    let report = analyze(&exact, &[]).json();
+    assert_eq!(report["params"]["version"], "5.81.5");
+    assert!(!warning_kinds(&report).contains(&"bullmq-version-assumed".to_string()));
+    // A range from 5.58.0: every version it allows defers the failure; said as a lower bound.
+    let caret = stall_limit_case(&format!(r#"{{{STALL_PARAMS}, "dependencies": {{"bullmq": "^5.58.0"}}}}"#), "");
+    let report = analyze(&caret, &[]).json();
+    assert_eq!(report["params"].get("version"), None, "{}", report["params"]);
+    assert_eq!(report["params"]["versionAtLeast"], "5.58.0");
+    assert!(!warning_kinds(&report).contains(&"bullmq-version-assumed".to_string()), "{:?}", warning_kinds(&report));
+    assert!(stall_limit_notes(&report).contains("a dependency range says at least 5.58.0"));
+    assert!(
+        report.to_string().contains("range ^5.58.0: the installed version is at least 5.58.0"),
+        "{}",
+        report["assumptions"]
+    );
+    // A range from before 5.53.2 decides nothing: the header says so.
+    let old = stall_limit_case(&format!(r#"{{{STALL_PARAMS}, "devDependencies": {{"bullmq": "~5.40.0"}}}}"#), "");
+    let report = analyze(&old, &[]).json();
+    assert!(warning_kinds(&report).contains(&"bullmq-version-assumed".to_string()), "{:?}", warning_kinds(&report));
+}
