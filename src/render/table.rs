@@ -217,6 +217,9 @@ impl Renderer for Table {
         writeln!(out, "Lock parameters: {}", params.join(" · "))?;
         if let Some(version) = &report.params.version {
             writeln!(out, "BullMQ version: {version}")?;
+        } else if let Some(floor) = &report.params.version_at_least {
+            // A dependency range: not the version, only a bound on it (see Assumptions).
+            writeln!(out, "BullMQ version: at least {floor} (a dependency range; the exact version is not known)")?;
         }
 
         if report.view != View::Timeline {
