@@ -514,6 +514,55 @@ fn init_says_when_a_logs_offset_changes_inside_it_and_lists_zones_with_both() {
 }
 
 #[test]
+fn init_places_a_los_angeles_logs_lines_in_the_repeated_hour_by_their_order_as_analyze_does() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rounds every 20 minutes through 2026-11-01 08:00-10:00 UTC: in Los Angeles 01:00-02:00 twice
+    // (PDT, then PST after the clocks go back at 09:00 UTC). The app logs each activation in its
+    // own words, which no built-in rule reads; every such line is in the repeated hour.
+    let mut ledger = String::from("at,run_id,job_id,event\n");
+    let mut log = String::from("2026-11-01 00:50:00.000 INFO [HTTP] GET /healthz 200 1.2ms\n");
+    let mut starts = Vec::new();
+    for (n, minutes) in [5i64, 25, 45, 65, 85, 105].into_iter().enumerate() {
+        let at =
+            chrono::DateTime::parse_from_rfc3339("2026-11-01T08:00:00Z").unwrap() + chrono::Duration::minutes(minutes);
+        let job = format!("repeat:nightly:{}", at.timestamp_millis());
+        let _ = writeln!(ledger, "{},run-{n},{job},round_started", at.format("%Y-%m-%dT%H:%M:%S%.3fZ"));
+        let local = (at + chrono::Duration::milliseconds(300)).with_timezone(&chrono_tz::America::Los_Angeles);
+        let _ = writeln!(log, "{} INFO [Worker] took on {job}", local.naive_local().format("%Y-%m-%d %H:%M:%S%.3f"));
+        starts.push((job, (at + chrono::Duration::milliseconds(300)).to_utc()));
+    }
+    log.push_str("2026-11-01 02:10:00.000 INFO [HTTP] GET /healthz 200 1.1ms\n");
+    std::fs::write(dir.path().join("runs.csv"), ledger).unwrap();
+    std::fs::write(dir.path().join("worker.log"), log).unwrap();
+    let (_, manifest) = init(dir.path());
+    assert!(
+        manifest
+            .contains("# The offset changes inside the file (a DST change): -07:00 on lines 2-4, -08:00 on lines 5-7."),
+        "{manifest}"
+    );
+    assert!(manifest.contains("# tz = \"America/Los_Angeles\""), "{manifest}");
+    // The activations are read from the lines in the repeated hour, both passes.
+    let rule = "[[sources.rules]]\nevent = \"job-active\"\npattern = '^INFO\\s+\\[Worker\\]\\s+took\\s+on\\s+(?P<job_id>\\S+)'";
+    assert!(manifest.contains(rule), "{manifest}");
+    assert!(!manifest.contains("the app logs none"), "{manifest}");
+    // analyze places those lines where init did: at the ledger's moments.
+    uncomment(&dir.path().join("leasetrace.toml"), "tz = \"America/Los_Angeles\"");
+    let run = leasetrace(&["timeline", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let timeline = run.json();
+    let active: Vec<(String, String)> = timeline["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "job-active" && e["source"]["path"].as_str().unwrap().ends_with("worker.log"))
+        .map(|e| (e["job_id"].as_str().unwrap().to_string(), e["at"].as_str().unwrap().to_string()))
+        .collect();
+    let expected: Vec<(String, String)> =
+        starts.iter().map(|(job, at)| (job.clone(), at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))).collect();
+    assert_eq!(active, expected);
+}
+
+#[test]
 fn init_proposes_every_job_hash_shape_the_readers_read_with_their_format() {
     let root = env!("CARGO_MANIFEST_DIR");
     let shapes: Vec<PathBuf> = std::fs::read_dir(format!("{root}/fixtures/formats"))
