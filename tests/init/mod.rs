@@ -407,6 +407,45 @@ fn init_leaves_out_a_parameters_file_the_reader_cannot_settle_and_says_why() {
     assert_eq!(report["params"]["lockDuration"], 12000, "{}", report["params"]);
 }
 
+#[test]
+fn init_gives_the_parameters_readers_error_for_a_file_with_keys_like_lock_options() {
+    let dir = tempfile::tempdir().unwrap();
+    // The options under the app's own spelling: BullMQ reads none of them.
+    let yaml = "queues:\n  review:\n    worker:\n      lock_duration: 12000\n      stalled_interval: 5000\n      concurrency: 2\n";
+    std::fs::write(dir.path().join("worker.yaml"), yaml).unwrap();
+    std::fs::write(dir.path().join("runs.jsonl"), "{\"at\":\"2026-10-07T00:33:00Z\",\"run\":\"a\",\"event\":\"start\"}\n{\"at\":\"2026-10-07T00:34:00Z\",\"run\":\"a\",\"event\":\"done\"}\n").unwrap();
+    let (stdout, manifest) = init(dir.path());
+    assert!(!stdout.contains("not a ledger, log"), "{stdout}");
+    assert!(
+        stdout.contains("COMMENTED OUT: the parameters reader finds no lock option, only the key 'lock_duration' at line 4, the key 'stalled_interval' at line 5"),
+        "{stdout}"
+    );
+    assert!(manifest.contains("# [[sources]]\n# kind = \"bullmq-params\"\n# path = \"worker.yaml\""), "{manifest}");
+    assert!(
+        manifest.contains("#   - worker.yaml: the parameters reader finds no BullMQ lock option in it, only the key 'lock_duration' at line 4, the key 'stalled_interval' at line 5, which BullMQ does not read; spell the keys as BullMQ does"),
+        "{manifest}"
+    );
+    let prefix = "# NOT DECIDED: the parameters reader stops: ";
+    let error = manifest.lines().find_map(|l| l.strip_prefix(prefix)).unwrap_or_else(|| panic!("{manifest}"));
+    assert!(
+        error.contains("found 'lock_duration' at line 4, 'stalled_interval' at line 5, which BullMQ does not read"),
+        "{error}"
+    );
+    // The rest is loadable as written.
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Uncommented as it is, analyze stops with the error init gave.
+    let path = dir.path().join("leasetrace.toml");
+    for line in
+        ["[[sources]]\n# kind = \"bullmq-params\"", "kind = \"bullmq-params\"\n# path", "path = \"worker.yaml\""]
+    {
+        uncomment(&path, line);
+    }
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains(error), "{}\n{error}", run.stderr);
+}
+
 /// A timestamptz as psql prints it in the ISO DateStyle: `2026-11-30 17:46:24.208+09`.
 fn psql_time(utc: &str, hours: i32) -> String {
     let at = chrono::DateTime::parse_from_rfc3339(utc).unwrap();
