@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::ingest::bullmq_params::PARAM_KEYS;
+use crate::ingest::bullmq_params::{self, PARAM_KEYS};
 use crate::ingest::document::{self, Document, Syntax, pointer_token};
 
 use super::sample::{Json, Sample, shown};
@@ -93,7 +93,7 @@ fn near_misses(sample: &Sample, syntax: Syntax) -> Option<Found> {
     if !matches!(doc.node(doc.root()).value, document::Value::Mapping(_) | document::Value::Sequence(_)) {
         return None;
     }
-    let wanted: Vec<String> = PARAM_KEYS.iter().map(|k| normalized(k)).collect();
+    let wanted: Vec<String> = PARAM_KEYS.iter().map(|k| bullmq_params::normalized(k)).collect();
     let mut near = Vec::new();
     let mut named = Vec::new();
     // The nodes are in document order, each once.
@@ -103,7 +103,7 @@ fn near_misses(sample: &Sample, syntax: Syntax) -> Option<Found> {
             document::Value::Mapping(entries) => {
                 for entry in entries {
                     let Some(key) = &entry.key else { continue };
-                    let plain = normalized(key);
+                    let plain = bullmq_params::normalized(key);
                     if wanted.iter().any(|w| plain.starts_with(w.as_str()) || plain.ends_with(w.as_str())) {
                         near.push(format!("the key '{}' at line {}", shown(key, 40), entry.line));
                     }
@@ -125,11 +125,6 @@ fn near_misses(sample: &Sample, syntax: Syntax) -> Option<Found> {
         line: None,
         read: Ok(Default::default()),
     })
-}
-
-/// As the parameters reader compares keys with the option names.
-fn normalized(key: &str) -> String {
-    key.chars().filter(|c| !matches!(c, '_' | '-')).flat_map(char::to_lowercase).collect()
 }
 
 fn walk(value: &Value, path: &mut Vec<String>, depth: usize, places: &mut Vec<Place>) {
