@@ -93,6 +93,8 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     if view != View::Timeline {
         assumptions.extend(detect::models_applied(&params));
     }
+    let (meta_warnings, meta_notes) = model::warnings::meta_versions(&params, &inputs);
+    assumptions.extend(meta_notes);
     for param in model::Param::ALL {
         if matches!(params.origins.get(param), model::ParamOrigin::Default | model::ParamOrigin::HalfOfLockDuration) {
             let (name, value) = (param.name(), params.value(param));
@@ -119,6 +121,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     warnings.extend(model::warnings::contradicted(&findings, detect::lock_params_contradicted::CODE));
     warnings.extend(model::warnings::zone_mixup(&findings, "clock-offset-suspected"));
     warnings.extend(model::warnings::version_assumed(&findings, &detect::version_assumptions(&params)));
+    warnings.extend(meta_warnings);
     warnings.extend(model::warnings::empty_inputs(&inputs));
     let mut report = Report {
         view,

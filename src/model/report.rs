@@ -51,6 +51,10 @@ pub struct InputSummary {
     /// zone (UTC) was relied on at all, and for how many.
     #[serde(skip)]
     pub naive_times: u64,
+    /// BullMQ versions a queue's `:meta` hash names (`version: bullmq:5.81.5`), with the line:
+    /// written by the last `Queue` constructed, so evidence about a client, not the workers.
+    #[serde(skip)]
+    pub meta_versions: Vec<(String, u64)>,
 }
 
 pub fn rfc3339_opt<S: serde::Serializer>(at: &Option<DateTime<Utc>>, serializer: S) -> Result<S::Ok, S::Error> {
@@ -89,6 +93,7 @@ impl InputSummary {
             folds: Vec::new(),
             notes: Vec::new(),
             naive_times: 0,
+            meta_versions: Vec::new(),
         }
     }
 

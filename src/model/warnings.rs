@@ -215,6 +215,38 @@ pub fn version_assumed(findings: &[Finding], assumed: &[(&str, String)]) -> Vec<
     }]
 }
 
+/// The BullMQ version a queue's `:meta` hash names, set against the version in force. BullMQ's
+/// `Queue` constructor writes it (`metaValues`: `version: bullmq:<its version>`, unless
+/// `skipMetasUpdate`), so it is the version of the last process that opened the queue, often a producer, which the workers need not share: evidence, never the version
+/// itself. A different version from the one in force is a warning (`bullmq-version-disagree`);
+/// without a version in force it is said under Assumptions, as the version to check first.
+pub fn meta_versions(params: &LockParams, inputs: &[InputSummary]) -> (Vec<Warning>, Vec<String>) {
+    use super::params::parse_version;
+    let (mut warnings, mut notes) = (Vec::new(), Vec::new());
+    let mut seen = std::collections::BTreeSet::new();
+    for input in inputs {
+        for (version, line) in &input.meta_versions {
+            if !seen.insert(version.clone()) {
+                continue;
+            }
+            let place = format!("{}:{line}", input.path);
+            match params.version.as_deref() {
+                Some(in_force) if parse_version(in_force) != parse_version(version) => warnings.push(Warning {
+                    kind: "bullmq-version-disagree",
+                    message: format!(
+                        "the queue's meta hash ({place}) says BullMQ {version}, but the version in force is {in_force}: BullMQ's Queue constructor writes the meta hash, so the last process to open the queue (often a producer, not a worker) ran {version}; check which version the workers ran and give it with --bullmq-version"
+                    ),
+                }),
+                Some(_) => {}
+                None => notes.push(format!(
+                    "{place}: the queue's meta hash says BullMQ {version} (written by the last process to open the queue, often a producer; the workers may run another): not taken as the workers' version; give --bullmq-version {version} if they ran it"
+                )),
+            }
+        }
+    }
+    (warnings, notes)
+}
+
 /// Sources that disagree by whole hours about the same moments (`clock-offset-suspected`): a zone
 /// declared wrong moves every time of one of them, and every finding that puts their events side
 /// by side (a restart against an activation, a log line against a stream entry) with it.

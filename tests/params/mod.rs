@@ -276,3 +276,34 @@ fn a_package_manifest_dependency_gives_the_version_or_a_lower_bound() {
     let report = analyze(&old, &[]).json();
     assert!(warning_kinds(&report).contains(&"bullmq-version-assumed".to_string()), "{:?}", warning_kinds(&report));
 }
+
+#[test]
+fn the_queue_meta_hash_version_is_evidence_said_against_the_version_in_force() {
+    let dir = stall_limit_case(&format!("{{{STALL_PARAMS}, \"version\": \"5.81.5\"}}"), "");
+    // As BullMQ's Queue constructor writes it (`metaValues`), dumped beside the job hashes.
+    let jobs = dir.path().join("jobs.jsonl");
+    let mut text = std::fs::read_to_string(&jobs).unwrap();
+    text.push_str("{\"key\":\"bull:pr-review:meta\",\"fields\":{\"opts.maxLenEvents\":\"10000\",\"version\":\"bullmq:5.40.0\"}}\n");
+    std::fs::write(&jobs, text).unwrap();
+    let report = analyze(&dir, &[]).json();
+    let warning = report["warnings"].as_array().unwrap().iter().find(|w| w["kind"] == "bullmq-version-disagree");
+    let message = warning.unwrap_or_else(|| panic!("{}", report["warnings"]))["message"].as_str().unwrap();
+    assert!(
+        message.contains("jobs.jsonl:") && message.contains("says BullMQ 5.40.0, but the version in force is 5.81.5"),
+        "{message}"
+    );
+    // The same version: nothing to say.
+    let same = analyze(&dir, &["--bullmq-version", "5.40.0"]).json();
+    assert!(!warning_kinds(&same).contains(&"bullmq-version-disagree".to_string()), "{:?}", warning_kinds(&same));
+    // No version in force: an assumption naming it, not taken as the workers' version.
+    let unversioned = stall_limit_case(&format!("{{{STALL_PARAMS}}}"), "");
+    std::fs::copy(&jobs, unversioned.path().join("jobs.jsonl")).unwrap();
+    let report = analyze(&unversioned, &[]).json();
+    assert_eq!(report["params"].get("version"), None);
+    let assumptions = report["assumptions"].to_string();
+    assert!(
+        assumptions.contains("the queue's meta hash says BullMQ 5.40.0")
+            && assumptions.contains("not taken as the workers' version"),
+        "{assumptions}"
+    );
+}

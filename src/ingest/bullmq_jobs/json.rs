@@ -596,6 +596,8 @@ mod tests {
     #[test]
     fn a_dump_without_jobs_and_ambiguous_keys_are_said() {
         let (_, summary) = read("{\"key\":\"bull:q:meta\",\"fields\":{\"version\":\"bullmq:5.81.5\"}}\n").unwrap();
+        // Not a job, but the version BullMQ's Queue wrote, kept as evidence with its line.
+        assert_eq!(summary.meta_versions, [("5.81.5".to_string(), 1)]);
         assert_eq!(summary.notes.len(), 1);
         assert!(
             summary.notes[0].starts_with("no job hash in this file (lines ignored: 1 BullMQ's ':meta' key"),

@@ -455,6 +455,14 @@ impl<'a> Jobs<'a> {
     }
 
     fn outcome(&mut self, record: &Record) -> Result<Outcome> {
+        // The queue's meta hash: no job, but it names the BullMQ of the Queue that wrote it.
+        if let (Some(key), Reply::Hash(fields)) = (record.key.as_deref(), &record.reply)
+            && segments(key).last() == Some(&"meta")
+            && let Some(version) = field(fields, &["version"]).and_then(|v| v.strip_prefix("bullmq:"))
+            && crate::model::params::parse_version(version).is_some()
+        {
+            self.summary.meta_versions.push((version.to_string(), record.start));
+        }
         let fields = match &record.reply {
             Reply::Hash(fields) if is_job_hash(fields) => fields,
             // Only WRONGTYPE says the key is no hash: after any other error (MOVED on a cluster,
