@@ -829,17 +829,17 @@ impl Reader<'_> {
                                     line: entry.line,
                                     key: at,
                                 }),
-                                Some(Spec::Unknown) | None => {
-                                    let shown = self
-                                        .doc
-                                        .scalar(entry.value)
-                                        .map_or("an object or list".into(), |(t, _)| format!("{t:?}"));
+                                Some(Spec::Unknown) => {
+                                    let shown = self.doc.scalar(entry.value).map(|(t, _)| t).unwrap_or_default();
                                     unreadable.push(format!(
-                                        "{}: `{at}` {shown} (line {}) not taken as BullMQ's version: expected a version such as \"5.81.5\" or a range such as \"^5.58.0\"",
+                                        "{}: `{at}` {shown:?} (line {}) not taken as BullMQ's version: expected a version such as \"5.81.5\" or a range such as \"^5.58.0\"",
                                         self.path.display(),
                                         entry.line
                                     ));
                                 }
+                                // An object is a lockfile's entry (`"bullmq": {"version": ...}`),
+                                // read below as `bullmq.version`.
+                                None => {}
                             }
                         } else if normalized(key) == VERSION_KEY || under_bullmq {
                             let version = self.version_text(key, entry.value, entry.line)?;
@@ -1467,6 +1467,12 @@ mod tests {
             assert_eq!(read.overrides.version_at_least, None, "{text}");
             assert!(read.notes.join("\n").contains(&format!("BullMQ 5.81.5 (from `{key}`")), "{:?}", read.notes);
         }
+        // A lockfile's entry is an object: its `version` is read, with nothing else said.
+        let lock =
+            r#"{"dependencies": {"bullmq": {"version": "5.81.5", "integrity": "sha512-x"}}, "w": {"lockDuration": 1}}"#;
+        let read = read_text(".json", lock, None).unwrap();
+        assert_eq!(read.overrides.version.as_deref(), Some("5.81.5"));
+        assert!(!read.notes.join("\n").contains("not taken"), "{:?}", read.notes);
         // peerDependencies say what a library accepts, not what is installed.
         let peer =
             read_text(".json", r#"{"peerDependencies": {"bullmq": "5.81.5"}, "worker": {"lockDuration": 1}}"#, None)
