@@ -20,26 +20,44 @@ fn to_whole_seconds(line: &str) -> String {
     format!("{}{}", &line[..19], &line[20 + digits..])
 }
 
-/// A copy of the real fixture whose server.log writes whole seconds, and whose manifest leaves out
-/// the events stream when `with_stream` is false.
-fn whole_second_case(with_stream: bool) -> tempfile::TempDir {
+/// A copy of the real fixture, its server.log in whole seconds when `whole_seconds`, and its
+/// events stream without BullMQ's `stalled` entries when not `stalled_entries` (a stream read
+/// with those left out: the stall is then known from the log line only).
+fn case_from_fixture(whole_seconds: bool, stalled_entries: bool) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(REAL_LIMIT_LOGGED);
     for entry in std::fs::read_dir(&fixture).unwrap() {
         let path = entry.unwrap().path();
         std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
     }
-    let log = std::fs::read_to_string(fixture.join("server.log")).unwrap();
-    let coarse: Vec<String> = log.lines().map(to_whole_seconds).collect();
-    assert_ne!(coarse.join("\n"), log.trim_end(), "the fixture's log has fractions to drop");
-    std::fs::write(dir.path().join("server.log"), coarse.join("\n") + "\n").unwrap();
-    if !with_stream {
-        let manifest = std::fs::read_to_string(fixture.join("leasetrace.toml")).unwrap();
-        let without: Vec<&str> = manifest.split("[[sources]]").filter(|s| !s.contains("bullmq-events")).collect();
-        assert_eq!(without.len() + 1, manifest.split("[[sources]]").count(), "one events source left out");
-        std::fs::write(dir.path().join("leasetrace.toml"), without.join("[[sources]]")).unwrap();
+    if whole_seconds {
+        let log = std::fs::read_to_string(fixture.join("server.log")).unwrap();
+        let coarse: Vec<String> = log.lines().map(to_whole_seconds).collect();
+        assert_ne!(coarse.join("\n"), log.trim_end(), "the fixture's log has fractions to drop");
+        std::fs::write(dir.path().join("server.log"), coarse.join("\n") + "\n").unwrap();
+    }
+    if !stalled_entries {
+        let events: Value =
+            serde_json::from_str(&std::fs::read_to_string(fixture.join("events.json")).unwrap()).unwrap();
+        let all = events.as_array().unwrap();
+        let kept: Vec<&Value> = all.iter().filter(|e| e["fields"]["event"] != "stalled").collect();
+        assert!(kept.len() < all.len(), "the fixture's stream has stalled entries");
+        std::fs::write(dir.path().join("events.json"), serde_json::to_string_pretty(&kept).unwrap()).unwrap();
     }
     dir
+}
+
+/// The times (ms) of the fixture's stream `stalled` entries, from their stream ids.
+fn stalled_entries_ms() -> Vec<i64> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(REAL_LIMIT_LOGGED).join("events.json");
+    let events: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    events
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["fields"]["event"] == "stalled")
+        .map(|e| e["id"].as_str().unwrap().split('-').next().unwrap().parse().unwrap())
+        .collect()
 }
 
 fn analyze(case: &str, extra: &[&str]) -> Value {
@@ -70,7 +88,7 @@ fn reruns(report: &Value) -> Vec<&Value> {
 #[test]
 fn whole_second_restarts_are_spans_in_the_metrics_that_hold_the_millisecond_truth() {
     let fine = analyze(REAL_LIMIT_LOGGED, &[]);
-    let dir = whole_second_case(true);
+    let dir = case_from_fixture(true, true);
     let coarse = analyze(dir.path().to_str().unwrap(), &[]);
     let (fine, coarse) = (reruns(&fine), reruns(&coarse));
     assert_eq!(fine.len(), 2);
@@ -107,4 +125,62 @@ fn whole_second_restarts_are_spans_in_the_metrics_that_hold_the_millisecond_trut
         assert!(formula("restart_to_rerun_min_s").contains("the least (the restart at its latest)"));
         assert!(formula("died_before_first_renewal").contains("restart_latest_at"));
     }
+}
+
+/// Parameters the fixture's stalls contradict (its workers ran with a 3 s lock and 0.5 s checks).
+const CONTRADICTED: &[&str] = &["--lock-duration", "30000", "--stalled-interval", "30000"];
+
+fn lock_duration_contradicted(report: &Value) -> &Value {
+    let found: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "lock-params-contradicted" && f["metrics"]["parameter"] == "lockDuration")
+        .collect();
+    assert_eq!(found.len(), 1, "{report}");
+    found[0]
+}
+
+fn assert_bound_is_gap_and_allowance(finding: &Value) {
+    let m = &finding["metrics"];
+    assert_eq!(m["evidence_kind"], "early-stall");
+    assert_eq!(secs_ms(&m["activation_to_recovery_s"]), ms(&m["recovered_at"]) - ms(&m["activated_at"]));
+    assert_eq!(secs_ms(&m["bound_s"]), secs_ms(&m["activation_to_recovery_s"]) + secs_ms(&m["allowance_s"]));
+}
+
+#[test]
+fn an_early_stall_is_bounded_from_the_stream_entry_not_a_whole_second_line_of_it() {
+    let dir = case_from_fixture(true, true);
+    let report = analyze(dir.path().to_str().unwrap(), CONTRADICTED);
+    let finding = lock_duration_contradicted(&report);
+    assert_bound_is_gap_and_allowance(finding);
+    let m = &finding["metrics"];
+    // The first stall's own entry (06:08:12.786 KST), not the NestJS line of it (06:08:12).
+    assert_eq!(ms(&m["recovered_at"]), stalled_entries_ms()[0], "{m}");
+    let cited: Vec<&Value> = finding["evidence"].as_array().unwrap().iter().map(|e| &e["source"]["path"]).collect();
+    assert!(cited.iter().all(|p| p.as_str().unwrap().ends_with("events.json")), "{cited:?}");
+    // Both records from the stream: nothing to allow for, and the bound is the stall's own gap.
+    assert_eq!(secs_ms(&m["allowance_s"]), 0, "{m}");
+}
+
+#[test]
+fn an_early_stall_known_only_from_a_whole_second_line_is_widened_by_its_second() {
+    let dir = case_from_fixture(true, false);
+    let coarse = analyze(dir.path().to_str().unwrap(), CONTRADICTED);
+    let coarse = lock_duration_contradicted(&coarse);
+    assert_bound_is_gap_and_allowance(coarse);
+    let fine_dir = case_from_fixture(false, false);
+    let fine = analyze(fine_dir.path().to_str().unwrap(), CONTRADICTED);
+    let fine = lock_duration_contradicted(&fine);
+    assert_bound_is_gap_and_allowance(fine);
+    let (c, f) = (&coarse["metrics"], &fine["metrics"]);
+    // The same line, its second only, and the same activation (the stream's).
+    assert_eq!(ms(&c["activated_at"]), ms(&f["activated_at"]));
+    assert_eq!(ms(&c["recovered_at"]), ms(&f["recovered_at"]) - ms(&f["recovered_at"]).rem_euclid(1000));
+    assert_eq!(secs_ms(&c["allowance_s"]), secs_ms(&f["allowance_s"]) + 1000, "widened by the log's second");
+    let formula = coarse["arithmetic"].as_array().unwrap().iter().find(|s| s["result"] == "allowance_s").unwrap();
+    assert!(formula["formula"].as_str().unwrap().contains("1 s for timestamps in whole seconds"), "{formula}");
+    // Still a bound: the true gap, to the stream's entry, is within it.
+    let truth = stalled_entries_ms()[0] - ms(&f["activated_at"]);
+    assert!(truth <= secs_ms(&c["bound_s"]), "{c}");
 }
