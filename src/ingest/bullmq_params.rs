@@ -219,7 +219,9 @@ fn parents(doc: &Document) -> Vec<Option<(NodeId, Step)>> {
     parents
 }
 
-fn normalized(key: &str) -> String {
+/// A key as it is compared with BullMQ's option names (`lock_duration` ~ `lockDuration`); `init`
+/// recognises near misses by the same rule.
+pub(crate) fn normalized(key: &str) -> String {
     key.chars().filter(|c| !matches!(c, '_' | '-')).flat_map(char::to_lowercase).collect()
 }
 

@@ -3,13 +3,17 @@
 //! The zone proposer pairs these lines with moments of the same jobs and runs elsewhere; the rule
 //! proposer looks at their wording.
 
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
 use serde_json::Value;
 
 use crate::ingest::log_nestjs::strip_ansi;
 use crate::ingest::log_pino::json_fields;
 use crate::ingest::log_rules::Classified;
 use crate::ingest::{self, SourceKind};
-use crate::time::{self, Leading, Stamp};
+use crate::model::{Channel, Event, EventKind, Moment, Origin};
+use crate::time::fold::{LineOrder, Placed};
+use crate::time::{self, Ambiguous, Leading, Stamp};
 
 use super::sample::Sample;
 
@@ -80,6 +84,50 @@ pub fn recognise(sample: &Sample) -> Option<Found> {
     Some(found)
 }
 
+/// Each line's instant in `tz`, placed as `analyze` places a log's lines (`ambiguous = "order"`,
+/// a log's default): a time that a fall-back makes happen twice by the lines around it
+/// (`time::fold::LineOrder`), so that init and analyze put a line at the same moment. A time the
+/// clocks skipped, a naive time without a zone, or a repeated hour that line order cannot tell
+/// (the sample is all inside it) is unplaced (`None`).
+pub fn instants(lines: &[LogLine], tz: Option<Tz>) -> Vec<Option<DateTime<Utc>>> {
+    let mut order = LineOrder::new(tz, Ambiguous::Order);
+    let mut placed: Vec<Option<DateTime<Utc>>> = Vec::with_capacity(lines.len());
+    // The order moves the events it was told about once it knows their pass: one stand-in event
+    // per line it placed as pending, with the index of that line.
+    let mut held: Vec<(Event, usize)> = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        let at = match (line.stamp, order.as_mut()) {
+            (Stamp::Local(local), Some(order)) => match order.local(line.line, local) {
+                Placed::Outside => line.stamp.to_utc(tz).ok(),
+                Placed::In { at, pending: false } => Some(at),
+                Placed::In { at, pending: true } => match Moment::new(at) {
+                    Ok(moment) => {
+                        let origin = Origin {
+                            channel: Channel::Log,
+                            source: 0,
+                            line: u32::try_from(line.line).unwrap_or(u32::MAX),
+                        };
+                        held.push((Event::new(moment, EventKind::JobActive, origin), index));
+                        order.hold(held.len() - 1);
+                        Some(at)
+                    }
+                    Err(_) => None,
+                },
+            },
+            _ => line.stamp.to_utc(tz).ok(),
+        };
+        placed.push(at);
+    }
+    if let Some(order) = order {
+        let (mut events, indexes): (Vec<Event>, Vec<usize>) = held.into_iter().unzip();
+        let told = order.finish(&mut events, "ambiguous").is_ok();
+        for (event, index) in events.iter().zip(indexes) {
+            placed[index] = told.then(|| event.at());
+        }
+    }
+    placed
+}
+
 fn text_line(text: &str) -> Option<(Stamp, String, Classified)> {
     let Leading::Found(stamp, offset) = time::leading_stamp(text) else { return None };
     Some((stamp, text.get(offset..)?.trim_start().to_string(), Classified::default()))
@@ -141,6 +189,32 @@ mod tests {
         assert!(matches!(pino.lines[0].stamp, Stamp::Absolute(_)));
         assert_eq!(pino.lines[0].fields.job_id.as_deref(), Some("repeat:a:1791333180000"));
         assert_eq!(pino.naive, 0);
+    }
+
+    fn instants_of(times: &[&str]) -> Vec<Option<String>> {
+        let text: String = times.iter().flat_map(|t| [t, " INFO x\n"]).collect();
+        let found = recognise(&Sample::from_text(&text)).unwrap();
+        instants(&found.lines, Some(chrono_tz::America::Los_Angeles))
+            .into_iter()
+            .map(|at| at.map(|at| at.format("%H:%M:%SZ").to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn lines_in_a_repeated_hour_are_placed_by_their_order_and_a_skipped_time_not_at_all() {
+        // Los Angeles, 2026-11-01: 01:00-02:00 happens twice (PDT, then PST).
+        let placed = instants_of(&["2026-11-01 00:50:00", "2026-11-01 01:40:00", "2026-11-01 01:10:00"]);
+        assert_eq!(placed, [Some("07:50:00Z".into()), Some("08:40:00Z".into()), Some("09:10:00Z".into())]);
+        // A log that starts in the hour: its first lines wait for the step back.
+        let placed = instants_of(&["2026-11-01 01:40:00", "2026-11-01 01:10:00"]);
+        assert_eq!(placed, [Some("08:40:00Z".into()), Some("09:10:00Z".into())]);
+        // ... or for a line past the hour, without one: they were the second pass.
+        let placed = instants_of(&["2026-11-01 01:40:00", "2026-11-01 02:10:00"]);
+        assert_eq!(placed, [Some("09:40:00Z".into()), Some("10:10:00Z".into())]);
+        // All in the hour, no step back: line order cannot tell.
+        assert_eq!(instants_of(&["2026-11-01 01:10:00", "2026-11-01 01:40:00"]), [None, None]);
+        // 2026-03-08 02:30 did not happen there.
+        assert_eq!(instants_of(&["2026-03-08 01:50:00", "2026-03-08 02:30:00"]), [Some("09:50:00Z".into()), None]);
     }
 
     #[test]

@@ -208,11 +208,26 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
                         ));
                     }
                 }
-                undecided.push(format!(
-                    "{name}: the parameters reader stops on it ({}); {}",
-                    shown(error, 200),
-                    if found.places.len() > 1 { "uncomment it with one params_at line" } else { "fix it" }
-                ));
+                if found.places.is_empty() {
+                    // The reader's error opens with what it looked for: what it found is the news.
+                    let keys = found.near.iter().any(|near| near.starts_with("the key"));
+                    let strings = found.near.iter().any(|near| !near.starts_with("the key"));
+                    let fix = [
+                        keys.then_some("spell the keys as BullMQ does (lockDuration, stalledInterval, ...)"),
+                        strings.then_some("save a config kept as a string as a file of its own"),
+                    ];
+                    undecided.push(format!(
+                        "{name}: the parameters reader finds no BullMQ lock option in it, only {}, which BullMQ does not read; {}",
+                        shown(&found.near.join(", "), 200),
+                        fix.into_iter().flatten().collect::<Vec<_>>().join(", or ")
+                    ));
+                } else {
+                    undecided.push(format!(
+                        "{name}: the parameters reader stops on it ({}); {}",
+                        shown(error, 200),
+                        if found.places.len() > 1 { "uncomment it with one params_at line" } else { "fix it" }
+                    ));
+                }
             }
         },
         Found::Jobs(found) => match (&found.reader_error, file.truncated) {
@@ -461,6 +476,10 @@ pub fn report(inspection: &Inspection, target: &Path) -> String {
             None => match &file.found {
                 Found::Params(found) => match &found.read {
                     Ok((values, _)) => format!("the parameters reader takes {}", values.join(", ")),
+                    Err(_) if found.places.is_empty() => format!(
+                        "COMMENTED OUT: the parameters reader finds no lock option, only {}",
+                        found.near.join(", ")
+                    ),
                     Err(error) => format!("COMMENTED OUT: the parameters reader stops: {error}"),
                 },
                 Found::Jobs(found) => found.evidence(),

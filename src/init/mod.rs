@@ -30,8 +30,6 @@ use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, Utc};
-
 use crate::config::MANIFEST;
 use crate::error::{Error, Result};
 use crate::ingest::SourceKind;
@@ -313,7 +311,7 @@ fn together(files: Vec<File>) -> Vec<Proposal> {
                 }),
             ),
             (Found::Log(found), Some(_)) => {
-                let utc = |line: &logs::LogLine| -> Option<DateTime<Utc>> { line.stamp.to_utc(tz).ok() };
+                let utc = logs::instants(&found.lines, tz);
                 (rules::propose(&found.lines, &utc, &others, found.whole_seconds), None)
             }
             _ => (Vec::new(), None),

@@ -4,12 +4,16 @@
 //! JSON or YAML. A document is a parameters file when BullMQ's lock option names
 //! (`lockDuration`, `stalledInterval`, `maxStalledCount`, `lockRenewTime`) are keys in it at any
 //! depth; `init` says where it found them, and leaves reading them to the parameters reader.
+//! A document without them but with keys like them (`lock_duration`, `lockDurationMs`), or with
+//! a string that holds them (a config kept as text), is one too, in the parameters reader's eyes:
+//! its error names those keys, and `init` gives it rather than a bare "not recognised".
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::ingest::document::pointer_token;
+use crate::ingest::bullmq_params::{self, PARAM_KEYS};
+use crate::ingest::document::{self, Document, Syntax, pointer_token};
 
 use super::sample::{Json, Sample, shown};
 
@@ -35,6 +39,9 @@ pub struct Found {
     pub places: Vec<Place>,
     /// The line of the first lock option (YAML), for the evidence.
     pub line: Option<u64>,
+    /// Without any lock option: the keys like them (`'lock_duration' at line 2`) and the strings
+    /// that name one, that made it a parameters file (the reader refuses it and says why).
+    pub near: Vec<String>,
     /// What the parameters reader takes from the file (`lockDuration = 1178000`, ...) and
     /// says about where, or its error: the file is read as `analyze` will read it.
     pub read: Result<(Vec<String>, Vec<String>), String>,
@@ -42,6 +49,13 @@ pub struct Found {
 
 impl Found {
     pub fn evidence(&self) -> String {
+        if self.places.is_empty() {
+            return format!(
+                "{} document without BullMQ lock options but with {}",
+                self.format.to_uppercase(),
+                shown(&self.near.join(", "), 200)
+            );
+        }
         let places: Vec<String> = self.places.iter().map(|p| format!("{} ({})", p.name, p.keys.join(", "))).collect();
         let many = if self.places.len() > 1 { "; more than one place: the reader must be told which" } else { "" };
         format!("{} document with BullMQ lock options at {}{many}", self.format.to_uppercase(), places.join("; "))
@@ -51,20 +65,66 @@ impl Found {
 const MAX_DEPTH: usize = 32;
 
 pub fn recognise(sample: &Sample, json: Option<&Json>) -> Option<Found> {
-    if let Some(Json::Whole(value, _)) = json {
+    let found = if let Some(Json::Whole(value, _)) = json {
         let mut places = Vec::new();
         walk(value, &mut Vec::new(), 0, &mut places);
-        return (!places.is_empty()).then_some(Found {
+        (!places.is_empty()).then_some(Found {
             format: "json",
             places,
+            near: Vec::new(),
             line: None,
             read: Ok(Default::default()),
-        });
-    }
-    if json.is_some() {
+        })
+    } else if json.is_some() {
+        // JSON records, one per line: a table or a log, not a document of options.
+        return None;
+    } else {
+        yaml(sample)
+    };
+    found.or_else(|| near_misses(sample, if json.is_some() { Syntax::Json } else { Syntax::Yaml }))
+}
+
+/// A document with no lock option but keys like them or text naming one, found as the
+/// parameters reader finds them when it reports none: a key that, lower-cased without `_` and
+/// `-`, starts or ends with an option's name; a string that holds an option's name.
+fn near_misses(sample: &Sample, syntax: Syntax) -> Option<Found> {
+    let doc = Document::parse(&sample.text, syntax).ok()?;
+    // A text that is one scalar (prose, a table) is no document of settings.
+    if !matches!(doc.node(doc.root()).value, document::Value::Mapping(_) | document::Value::Sequence(_)) {
         return None;
     }
-    yaml(sample)
+    let wanted: Vec<String> = PARAM_KEYS.iter().map(|k| bullmq_params::normalized(k)).collect();
+    let mut near = Vec::new();
+    let mut named = Vec::new();
+    // The nodes are in document order, each once.
+    for id in (0..doc.len()).filter_map(|i| u32::try_from(i).ok()) {
+        let node = doc.node(id);
+        match &node.value {
+            document::Value::Mapping(entries) => {
+                for entry in entries {
+                    let Some(key) = &entry.key else { continue };
+                    let plain = bullmq_params::normalized(key);
+                    if wanted.iter().any(|w| plain.starts_with(w.as_str()) || plain.ends_with(w.as_str())) {
+                        near.push(format!("the key '{}' at line {}", shown(key, 40), entry.line));
+                    }
+                }
+            }
+            document::Value::Scalar { text, .. } if PARAM_KEYS.iter().any(|k| text.contains(k)) => {
+                named.push(format!("a string naming a lock option at line {}", node.line));
+            }
+            _ => {}
+        }
+    }
+    near.truncate(5);
+    named.truncate(3);
+    near.extend(named);
+    (!near.is_empty()).then(|| Found {
+        format: syntax.name(),
+        places: Vec::new(),
+        near,
+        line: None,
+        read: Ok(Default::default()),
+    })
 }
 
 fn walk(value: &Value, path: &mut Vec<String>, depth: usize, places: &mut Vec<Place>) {
@@ -168,7 +228,13 @@ fn yaml(sample: &Sample) -> Option<Found> {
             parents.push((indent, key.to_string()));
         }
     }
-    (!places.is_empty()).then_some(Found { format: "yaml", places, line: first, read: Ok(Default::default()) })
+    (!places.is_empty()).then_some(Found {
+        format: "yaml",
+        places,
+        near: Vec::new(),
+        line: first,
+        read: Ok(Default::default()),
+    })
 }
 
 #[cfg(test)]
@@ -221,6 +287,23 @@ mod tests {
                 keys: vec!["lockDuration = 12000".into(), "maxStalledCount = 1".into()]
             }]
         );
+    }
+
+    #[test]
+    fn a_document_with_keys_like_lock_options_is_one_whose_reader_says_why() {
+        let yaml = found("worker:\n  lock_duration: 12000\n  stalled-interval-ms: 5000\n  concurrency: 2\n").unwrap();
+        assert_eq!((yaml.format, yaml.places.len()), ("yaml", 0));
+        assert_eq!(yaml.near, ["the key 'lock_duration' at line 2", "the key 'stalled-interval-ms' at line 3"]);
+        assert_eq!(
+            yaml.evidence(),
+            "YAML document without BullMQ lock options but with the key 'lock_duration' at line 2, the key 'stalled-interval-ms' at line 3"
+        );
+        let json = found(r#"{"worker": {"LockDuration": 12000}, "env": {"BULL": "{\"lockDuration\": 1}"}}"#).unwrap();
+        assert_eq!(json.format, "json");
+        assert_eq!(json.near, ["the key 'LockDuration' at line 1", "a string naming a lock option at line 1"]);
+        // Not a document of settings: no key like an option, or one scalar of text.
+        assert!(found("worker:\n  lock: 12000\n  durations: 3\n").is_none());
+        assert!(found("we set lockDuration to 30 s\nand lock_duration too\n").is_none());
     }
 
     #[test]

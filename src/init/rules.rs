@@ -70,16 +70,16 @@ const KINDS: &[(What, EventKind, &str)] = &[
 ];
 
 /// `references` are taken channel by channel: the stream's if it has moments of the event, else
-/// the job hashes', else the ledger's. `utc` places a line on the timeline (`None`: unknown).
+/// the job hashes', else the ledger's. `utc` places each line on the timeline, in the order of `lines` (`None`: unknown).
 pub fn propose(
     lines: &[LogLine],
-    utc: &dyn Fn(&LogLine) -> Option<DateTime<Utc>>,
+    utc: &[Option<DateTime<Utc>>],
     references: &[(Channel, Reference)],
     whole_seconds: bool,
 ) -> Vec<Proposal> {
     let known: HashSet<&str> = references.iter().map(|(_, r)| r.id.as_str()).collect();
     let placed: Vec<(Option<DateTime<Utc>>, Vec<String>)> =
-        lines.iter().map(|line| (utc(line), ids_in(&line.message, &line.fields, &known))).collect();
+        lines.iter().zip(utc).map(|(line, at)| (*at, ids_in(&line.message, &line.fields, &known))).collect();
     // Lines and references by the ids they name: each moment is compared with its job's lines only.
     let mut lines_of: HashMap<&str, Vec<usize>> = HashMap::new();
     for (l, (_, ids)) in placed.iter().enumerate() {
@@ -359,11 +359,14 @@ mod tests {
         (Channel::Stream, Reference { id: id.into(), at: at(utc), what, file: 1, line: 9 })
     }
 
-    fn placed(line: &LogLine) -> Option<DateTime<Utc>> {
-        match line.stamp {
-            Stamp::Absolute(at) => Some(at),
-            Stamp::Local(_) => None,
-        }
+    fn placed(lines: &[LogLine]) -> Vec<Option<DateTime<Utc>>> {
+        lines
+            .iter()
+            .map(|line| match line.stamp {
+                Stamp::Absolute(at) => Some(at),
+                Stamp::Local(_) => None,
+            })
+            .collect()
     }
 
     #[test]
@@ -391,7 +394,7 @@ mod tests {
             stream("repeat:s:1796028384203", "2026-11-30T08:46:31.290Z", What::Stalled),
             stream("repeat:s:1796028391203", "2026-11-30T08:47:40.000Z", What::Stalled),
         ];
-        let proposals = propose(&lines, &placed, &references, false);
+        let proposals = propose(&lines, &placed(&lines), &references, false);
         assert_eq!(proposals.len(), 2, "no failed moment, no failed proposal");
         assert!(matches!(proposals[0].outcome, Outcome::Builtin { lines: 1 }), "{:?}", proposals[0]);
         let stalled = &proposals[1];
@@ -420,7 +423,7 @@ mod tests {
             stream("repeat:s:1796028384203", "2026-11-30T08:00:00.000Z", What::Stalled),
             stream("repeat:s:1796028384203", "2026-11-30T08:01:00.000Z", What::Active),
         ];
-        let proposals = propose(&lines, &placed, &references, false);
+        let proposals = propose(&lines, &placed(&lines), &references, false);
         let stalled = proposals.iter().find(|p| p.event == EventKind::JobStalled).unwrap();
         let Outcome::Rule { decided, conflicts, .. } = stalled.outcome else { panic!("{stalled:?}") };
         assert_eq!((decided, conflicts), (false, 1));
@@ -444,7 +447,7 @@ mod tests {
                 Reference { id: "repeat:s:1791333180000".into(), at: at(utc), what: What::Active, file: 0, line: 2 },
             )
         };
-        let proposals = propose(&lines, &placed, &[ledger("2026-10-07T00:33:03.118Z")], false);
+        let proposals = propose(&lines, &placed(&lines), &[ledger("2026-10-07T00:33:03.118Z")], false);
         assert!(matches!(proposals[0].outcome, Outcome::Builtin { lines: 1 }), "{:?}", proposals[0]);
         assert_eq!(proposals[0].example.as_ref().map(|e| e.0), Some(1));
     }
@@ -457,7 +460,7 @@ mod tests {
             stream("repeat:s:1796028391203", "2026-11-30T08:05:00.000Z", What::Stalled),
             stream("repeat:s:1796028398203", "2026-11-30T08:09:00.000Z", What::Stalled),
         ];
-        let proposals = propose(&lines, &placed, &references, false);
+        let proposals = propose(&lines, &placed(&lines), &references, false);
         let Outcome::Rule { decided, enough, .. } = proposals[0].outcome else { panic!("{:?}", proposals[0]) };
         assert_eq!((decided, enough, proposals[0].covered), (false, false, 1));
     }

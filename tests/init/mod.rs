@@ -407,6 +407,45 @@ fn init_leaves_out_a_parameters_file_the_reader_cannot_settle_and_says_why() {
     assert_eq!(report["params"]["lockDuration"], 12000, "{}", report["params"]);
 }
 
+#[test]
+fn init_gives_the_parameters_readers_error_for_a_file_with_keys_like_lock_options() {
+    let dir = tempfile::tempdir().unwrap();
+    // The options under the app's own spelling: BullMQ reads none of them.
+    let yaml = "queues:\n  review:\n    worker:\n      lock_duration: 12000\n      stalled_interval: 5000\n      concurrency: 2\n";
+    std::fs::write(dir.path().join("worker.yaml"), yaml).unwrap();
+    std::fs::write(dir.path().join("runs.jsonl"), "{\"at\":\"2026-10-07T00:33:00Z\",\"run\":\"a\",\"event\":\"start\"}\n{\"at\":\"2026-10-07T00:34:00Z\",\"run\":\"a\",\"event\":\"done\"}\n").unwrap();
+    let (stdout, manifest) = init(dir.path());
+    assert!(!stdout.contains("not a ledger, log"), "{stdout}");
+    assert!(
+        stdout.contains("COMMENTED OUT: the parameters reader finds no lock option, only the key 'lock_duration' at line 4, the key 'stalled_interval' at line 5"),
+        "{stdout}"
+    );
+    assert!(manifest.contains("# [[sources]]\n# kind = \"bullmq-params\"\n# path = \"worker.yaml\""), "{manifest}");
+    assert!(
+        manifest.contains("#   - worker.yaml: the parameters reader finds no BullMQ lock option in it, only the key 'lock_duration' at line 4, the key 'stalled_interval' at line 5, which BullMQ does not read; spell the keys as BullMQ does"),
+        "{manifest}"
+    );
+    let prefix = "# NOT DECIDED: the parameters reader stops: ";
+    let error = manifest.lines().find_map(|l| l.strip_prefix(prefix)).unwrap_or_else(|| panic!("{manifest}"));
+    assert!(
+        error.contains("found 'lock_duration' at line 4, 'stalled_interval' at line 5, which BullMQ does not read"),
+        "{error}"
+    );
+    // The rest is loadable as written.
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Uncommented as it is, analyze stops with the error init gave.
+    let path = dir.path().join("leasetrace.toml");
+    for line in
+        ["[[sources]]\n# kind = \"bullmq-params\"", "kind = \"bullmq-params\"\n# path", "path = \"worker.yaml\""]
+    {
+        uncomment(&path, line);
+    }
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains(error), "{}\n{error}", run.stderr);
+}
+
 /// A timestamptz as psql prints it in the ISO DateStyle: `2026-11-30 17:46:24.208+09`.
 fn psql_time(utc: &str, hours: i32) -> String {
     let at = chrono::DateTime::parse_from_rfc3339(utc).unwrap();
@@ -511,6 +550,55 @@ fn init_says_when_a_logs_offset_changes_inside_it_and_lists_zones_with_both() {
     let zones: Vec<&str> = manifest.lines().filter(|l| l.starts_with("# tz = ")).collect();
     assert!(zones.iter().any(|z| z.starts_with("# tz = \"Europe/Berlin\"")), "{zones:?}");
     assert!(zones.iter().all(|z| z.ends_with("# +01:00 in January, +02:00 in July")), "{zones:?}");
+}
+
+#[test]
+fn init_places_a_los_angeles_logs_lines_in_the_repeated_hour_by_their_order_as_analyze_does() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rounds every 20 minutes through 2026-11-01 08:00-10:00 UTC: in Los Angeles 01:00-02:00 twice
+    // (PDT, then PST after the clocks go back at 09:00 UTC). The app logs each activation in its
+    // own words, which no built-in rule reads; every such line is in the repeated hour.
+    let mut ledger = String::from("at,run_id,job_id,event\n");
+    let mut log = String::from("2026-11-01 00:50:00.000 INFO [HTTP] GET /healthz 200 1.2ms\n");
+    let mut starts = Vec::new();
+    for (n, minutes) in [5i64, 25, 45, 65, 85, 105].into_iter().enumerate() {
+        let at =
+            chrono::DateTime::parse_from_rfc3339("2026-11-01T08:00:00Z").unwrap() + chrono::Duration::minutes(minutes);
+        let job = format!("repeat:nightly:{}", at.timestamp_millis());
+        let _ = writeln!(ledger, "{},run-{n},{job},round_started", at.format("%Y-%m-%dT%H:%M:%S%.3fZ"));
+        let local = (at + chrono::Duration::milliseconds(300)).with_timezone(&chrono_tz::America::Los_Angeles);
+        let _ = writeln!(log, "{} INFO [Worker] took on {job}", local.naive_local().format("%Y-%m-%d %H:%M:%S%.3f"));
+        starts.push((job, (at + chrono::Duration::milliseconds(300)).to_utc()));
+    }
+    log.push_str("2026-11-01 02:10:00.000 INFO [HTTP] GET /healthz 200 1.1ms\n");
+    std::fs::write(dir.path().join("runs.csv"), ledger).unwrap();
+    std::fs::write(dir.path().join("worker.log"), log).unwrap();
+    let (_, manifest) = init(dir.path());
+    assert!(
+        manifest
+            .contains("# The offset changes inside the file (a DST change): -07:00 on lines 2-4, -08:00 on lines 5-7."),
+        "{manifest}"
+    );
+    assert!(manifest.contains("# tz = \"America/Los_Angeles\""), "{manifest}");
+    // The activations are read from the lines in the repeated hour, both passes.
+    let rule = "[[sources.rules]]\nevent = \"job-active\"\npattern = '^INFO\\s+\\[Worker\\]\\s+took\\s+on\\s+(?P<job_id>\\S+)'";
+    assert!(manifest.contains(rule), "{manifest}");
+    assert!(!manifest.contains("the app logs none"), "{manifest}");
+    // analyze places those lines where init did: at the ledger's moments.
+    uncomment(&dir.path().join("leasetrace.toml"), "tz = \"America/Los_Angeles\"");
+    let run = leasetrace(&["timeline", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let timeline = run.json();
+    let active: Vec<(String, String)> = timeline["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "job-active" && e["source"]["path"].as_str().unwrap().ends_with("worker.log"))
+        .map(|e| (e["job_id"].as_str().unwrap().to_string(), e["at"].as_str().unwrap().to_string()))
+        .collect();
+    let expected: Vec<(String, String)> =
+        starts.iter().map(|(job, at)| (job.clone(), at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))).collect();
+    assert_eq!(active, expected);
 }
 
 #[test]
