@@ -427,12 +427,11 @@ fn rerun(
     } else {
         ("{activation_to_restart_s} after".to_string(), "{restart_to_rerun_s}".to_string())
     };
+    // The span says the resolution; the note says why.
     let restarted = if coarse_restart {
-        format!(
-            "its process restarted between {{restart_at}} and {{restart_latest_at}} (its log writes times to {resolution_text} only)"
-        )
+        "its process restarted between {restart_at} and {restart_latest_at}"
     } else {
-        "its process restarted at {restart_at}".to_string()
+        "its process restarted at {restart_at}"
     };
     finding.summary = match (restart_at, died_before_renewal) {
         (Some(_), true) => format!(
