@@ -61,7 +61,8 @@ enum Shown {
     /// A `stalled` record of a job, `gap_ms` after its activation.
     EarlyStall { job_id: Text, activation: EventId, stalled: EventId },
     /// A second activation by a new process (the first one's restarted), with no stall record.
-    EarlyRerun { job_id: Text, activation: EventId, rerun: EventId, restart: EventId },
+    /// `restart_resolution_ms`: the restart's log writes times to this only (0: milliseconds).
+    EarlyRerun { job_id: Text, activation: EventId, rerun: EventId, restart: EventId, restart_resolution_ms: i64 },
     /// Moves by two different checks.
     Cadence { earlier: EventId, later: EventId },
 }
@@ -201,15 +202,7 @@ fn early_recoveries(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound
     // Only a job activated twice, or with a stall record, can show anything.
     for (job_id, events) in context.job_events.iter_reactivated_or_having(&[EventKind::JobStalled]) {
         let attempts = context.attempts_of_job(job_id);
-        let stalls: Vec<EventId> = events
-            .iter()
-            .copied()
-            .filter(|&id| {
-                let event = timeline.get(id);
-                event.kind == EventKind::JobStalled
-                    && matches!(event.origin().channel, Channel::Log | Channel::EventsStream)
-            })
-            .collect();
+        let stalls = stall_records(context, job_id, events, resolution);
         if attempts.len() < 2 && stalls.is_empty() {
             continue;
         }
@@ -264,13 +257,18 @@ fn early_recoveries(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound
                 continue;
             }
             // The old process died: it restarted (in its own log when that log has a restart).
+            // A log of whole seconds (NestJS) writes a restart in the second it happened in: a
+            // line stamped before the activation, in its second, may be the restart after it
+            // (as stalled-rerun reads it). The restart is only a condition here, never a term of
+            // the bound (the rerun and the activation are).
             let restarts: Vec<EventId> = context
                 .restarts
                 .iter()
                 .copied()
                 .filter(|&id| {
-                    let at = timeline.get(id).at();
-                    activation.at() < at && at <= rerun.at()
+                    let restart = timeline.get(id);
+                    let late = chrono::Duration::milliseconds(resolution.of(restart));
+                    activation.at() < restart.at() + late && restart.at() <= rerun.at()
                 })
                 .collect();
             let restart = restarts
@@ -279,18 +277,56 @@ fn early_recoveries(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound
                 .find(|&id| timeline.get(id).origin().source == activation.origin().source)
                 .or_else(|| restarts.first().copied());
             let Some(restart) = restart else { continue };
+            let restart_resolution_ms = resolution.of(timeline.get(restart));
             for param in [Param::LockDuration, Param::StalledInterval] {
                 bounds.push(bound(
                     context,
                     param,
                     (activation, rerun),
                     resolution,
-                    Shown::EarlyRerun { job_id, activation: attempt.activated, rerun: rerun_id, restart },
+                    Shown::EarlyRerun {
+                        job_id,
+                        activation: attempt.activated,
+                        rerun: rerun_id,
+                        restart,
+                        restart_resolution_ms,
+                    },
                 ));
             }
         }
     }
     bounds
+}
+
+/// The job's stall records, one for each stall, in time order: of the records the shared matcher
+/// (`stalls`) says are one stall, the most precise (BullMQ's stream entry, written by the script
+/// that moved the job, else the line of the finest log, the earliest of those), so that a
+/// whole-second log line does not loosen the bound the stream allows; and every stalled line
+/// matched to no stall, on its own.
+fn stall_records(context: &Context, job_id: Text, events: &[EventId], resolution: &Resolution<'_>) -> Vec<EventId> {
+    let timeline = context.timeline;
+    let known = context.stalls();
+    let mut records: Vec<EventId> = Vec::new();
+    let mut matched: Vec<EventId> = Vec::new();
+    for stall in known.of_job(job_id) {
+        matched.extend(&stall.lines);
+        let finest_line = stall.lines.iter().copied().min_by_key(|&id| (resolution.of(timeline.get(id)), id));
+        records.extend(stall.entry.or(finest_line));
+    }
+    matched.extend(known.of_job(job_id).filter_map(|stall| stall.entry));
+    let unmatched: Vec<EventId> = events
+        .iter()
+        .copied()
+        .filter(|&id| {
+            let event = timeline.get(id);
+            event.kind == EventKind::JobStalled
+                && matches!(event.origin().channel, Channel::Log | Channel::EventsStream)
+                && !matched.contains(&id)
+        })
+        .collect();
+    records.extend(unmatched);
+    records.sort_unstable();
+    records
 }
 
 fn bound(
@@ -428,16 +464,31 @@ fn finding(context: &Context, bounds: &[Bound]) -> Finding {
                 param.name()
             )
         }
-        Shown::EarlyRerun { job_id, activation, rerun, restart } => {
+        Shown::EarlyRerun { job_id, activation, rerun, restart, restart_resolution_ms } => {
             finding.metric("job_id", Value::Text(job_id.to_string()));
             finding.metric("activated_at", Value::Time(timeline.get(*activation).at()));
-            finding.metric("restart_at", Value::Time(timeline.get(*restart).at()));
+            let restart_at = timeline.get(*restart).at();
+            finding.metric("restart_at", Value::Time(restart_at));
+            // A restart known to a second is said as the span it allows, as stalled-rerun says it.
+            let restarted = if *restart_resolution_ms > 0 {
+                finding.metric(
+                    "restart_latest_at",
+                    Value::Time(restart_at + chrono::Duration::milliseconds(*restart_resolution_ms)),
+                );
+                finding.derive(
+                    "restart_latest_at",
+                    format!("restart_at + {} s (its log writes times to that only)", seconds(*restart_resolution_ms)),
+                );
+                "between {restart_at} and {restart_latest_at}"
+            } else {
+                "at {restart_at}"
+            };
             finding.metric("recovered_at", Value::Time(timeline.get(*rerun).at()));
             finding.metric("activation_to_recovery_s", Value::Seconds(gap_seconds(tightest)));
             finding.derive("activation_to_recovery_s", "recovered_at − activated_at");
             finding.evidence.extend([*activation, *restart, *rerun]);
             format!(
-                "The evidence contradicts {{parameter}} {{in_force_s}} ({{in_force_origin}}): job {{job_id}}, activated at {{activated_at}}, was taken again at {{recovered_at}}, {{activation_to_recovery_s}} later, after its process restarted at {{restart_at}}, with no completion or failure between. Only a stalled check hands a dead process's job to another worker, and as {rule}: {} ≤ {{bound_s}}.",
+                "The evidence contradicts {{parameter}} {{in_force_s}} ({{in_force_origin}}): job {{job_id}}, activated at {{activated_at}}, was taken again at {{recovered_at}}, {{activation_to_recovery_s}} later, after its process restarted {restarted}, with no completion or failure between. Only a stalled check hands a dead process's job to another worker, and as {rule}: {} ≤ {{bound_s}}.",
                 param.name()
             )
         }
@@ -685,6 +736,76 @@ mod tests {
         let findings = run(whole, &LockParams::default());
         assert_eq!(of(&findings, "lockDuration").unwrap().get("bound_s"), Some(&Value::Seconds(16.0)));
         assert!(run(completed, &LockParams::default()).is_empty());
+    }
+
+    /// A NestJS line (source 2, whole seconds) `offset_ms` after T0.
+    fn nest(offset_ms: i64, kind: EventKind, job: Option<&str>) -> Event {
+        assert_eq!(offset_ms % 1000, 0, "NestJS writes whole seconds");
+        let mut event = event(offset_ms, kind, Channel::Log, job);
+        event.set_origin(Origin { source: 2, ..event.origin() });
+        event
+    }
+
+    #[test]
+    fn an_early_stall_is_bounded_by_its_most_precise_record() {
+        // The stream's entry at 28.982 and a NestJS line of the same stall, stamped 28: the
+        // entry gives the bound (one clock, no allowance), not the line (≤ 4.416 s).
+        let events = |entry: bool| {
+            let mut events = vec![
+                stream(25_584, EventKind::JobActive, "1"),
+                nest(28_000, EventKind::JobStalled, Some("1")),
+                stream(28_983, EventKind::JobActive, "1"),
+            ];
+            if entry {
+                events.push(stream(28_982, EventKind::JobStalled, "1"));
+            }
+            events
+        };
+        let findings = run(events(true), &LockParams::default());
+        let lock = of(&findings, "lockDuration").unwrap();
+        assert_eq!(lock.get("recovered_at"), Some(&Value::Time(at(28_982))));
+        assert_eq!(lock.get("allowance_s"), Some(&Value::Seconds(0.0)));
+        assert_eq!(lock.get("bound_s"), Some(&Value::Seconds(3.398)));
+        // Only the line: its second and the two clocks are allowed for.
+        let findings = run(events(false), &LockParams::default());
+        let lock = of(&findings, "lockDuration").unwrap();
+        assert_eq!(lock.get("recovered_at"), Some(&Value::Time(at(28_000))));
+        assert_eq!(lock.get("activation_to_recovery_s"), Some(&Value::Seconds(2.416)));
+        assert_eq!(lock.get("allowance_s"), Some(&Value::Seconds(2.0)));
+        let formula = lock.derivations.iter().find(|d| d.result == "allowance_s").unwrap();
+        assert!(formula.formula.contains("1 s for timestamps in whole seconds"), "{}", formula.formula);
+        assert_eq!(lock.get("bound_s"), Some(&Value::Seconds(4.416)));
+    }
+
+    #[test]
+    fn a_whole_second_restart_in_the_activations_second_counts_for_an_early_rerun() {
+        // Activation and rerun in a log of milliseconds; the restart in a NestJS log, stamped 25
+        // though it came after the activation at 25.584.
+        let findings = run(
+            vec![
+                event(25_584, EventKind::JobActive, Channel::Log, Some("1")),
+                nest(25_000, EventKind::ProcessStart, None),
+                event(28_983, EventKind::JobActive, Channel::Log, Some("1")),
+            ],
+            &LockParams::default(),
+        );
+        let lock = of(&findings, "lockDuration").expect("the restart in the activation's second is found");
+        assert_eq!(lock.get("evidence_kind"), Some(&Value::Text("early-rerun".into())));
+        assert_eq!(lock.get("restart_at"), Some(&Value::Time(at(25_000))));
+        assert_eq!(lock.get("restart_latest_at"), Some(&Value::Time(at(26_000))));
+        assert!(lock.summary.contains("restarted between {restart_at} and {restart_latest_at}"), "{}", lock.summary);
+        // The restart is not a term of the bound: the gap and the activation's 1 s only.
+        assert_eq!(lock.get("bound_s"), Some(&Value::Seconds(4.399)));
+        // A millisecond restart before the activation is not its restart.
+        let findings = run(
+            vec![
+                event(25_584, EventKind::JobActive, Channel::Log, Some("1")),
+                event(25_100, EventKind::ProcessStart, Channel::Log, None),
+                event(28_983, EventKind::JobActive, Channel::Log, Some("1")),
+            ],
+            &LockParams::default(),
+        );
+        assert!(findings.is_empty(), "{findings:#?}");
     }
 
     #[test]

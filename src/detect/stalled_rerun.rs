@@ -196,29 +196,44 @@ fn rerun(
 
     let restart_at = restart.map(|id| timeline.get(id).at());
     // When the restart may have happened up to a resolution after its line's time: the end of
-    // that second is the latest it can have been, and what lock arithmetic may rely on.
+    // that second is the latest it can have been, and what lock arithmetic may rely on. Its
+    // earliest is the line's time, or the activation when the line is stamped before it in the
+    // activation's second (the restart ended the activation's process, so came after it).
     let restart_resolution =
         restart.map_or(TimeDelta::zero(), |id| resolution(timeline, timeline.get(id), resolutions));
     let coarse_restart = restart_resolution > TimeDelta::milliseconds(1);
     let restart_latest = restart_at.map(|at| at + restart_resolution);
+    let restart_earliest = restart_at.map(|at| at.max(activated_at));
+    let resolution_text = seconds(restart_resolution.num_milliseconds());
     if let (Some(id), Some(at)) = (restart, restart_at) {
         finding.evidence.push(id);
         finding.metric("restart_at", Value::Time(at));
+        // The span is given as metrics too, not only in the summary: a JSON reader must not take
+        // a line's whole second for the restart's millisecond.
+        if let (true, Some(latest)) = (coarse_restart, restart_latest) {
+            finding.metric("restart_resolution_s", Value::Seconds(restart_resolution.as_seconds_f64()));
+            finding.metric("restart_latest_at", Value::Time(latest));
+            finding.derive("restart_latest_at", format!("restart_at + restart_resolution_s ({resolution_text})"));
+        }
+        let least = if coarse_restart { ": the least (the restart at its earliest)" } else { "" };
         if at < activated_at {
             finding.metric("activation_to_restart_s", Value::Seconds(0.0));
             finding.derive(
                 "activation_to_restart_s",
-                "0: the restart line's time is the start of the second that holds the activation",
+                format!("0{least}: the restart line's time is the start of the second that holds the activation"),
             );
         } else {
             finding.metric("activation_to_restart_s", Value::Seconds(seconds_between(activated_at, at)));
-            finding.derive("activation_to_restart_s", "restart_at − activated_at");
+            finding.derive("activation_to_restart_s", format!("restart_at − activated_at{least}"));
         }
-        if coarse_restart {
+        if let (true, Some(latest)) = (coarse_restart, restart_latest) {
+            finding.metric("activation_to_restart_max_s", Value::Seconds(seconds_between(activated_at, latest)));
+            finding.derive(
+                "activation_to_restart_max_s",
+                "restart_latest_at − activated_at: the most (the restart at its latest)",
+            );
             finding.note(format!(
-                "the restart line is from a log that writes times to {} only: the restart happened between restart_at and {} later, and the lock arithmetic allows for that (the restart is taken at its latest); the durations from restart_at are good to that much",
-                seconds(restart_resolution.num_milliseconds()),
-                seconds(restart_resolution.num_milliseconds())
+                "the restart line is from a log that writes times to {resolution_text} only: the restart happened between restart_at and restart_latest_at, {resolution_text} later, and the lock arithmetic allows for that (the restart is taken at its latest); the durations from it are given as spans (activation_to_restart_s to activation_to_restart_max_s, restart_to_rerun_min_s to restart_to_rerun_s)"
             ));
         }
     }
@@ -241,6 +256,13 @@ fn rerun(
     // The lock's expiry is exact only when the evidence proves no renewal happened: the process
     // was gone before the earliest possible first renewal.
     let died_before_renewal = restart_latest.is_some_and(|at| at <= first_renewal_earliest);
+    if coarse_restart {
+        let compared = if died_before_renewal { "≤" } else { ">" };
+        finding.derive(
+            "died_before_first_renewal",
+            format!("restart_latest_at {compared} first_renewal_earliest_at (the restart at its latest)"),
+        );
+    }
     let (expiry_earliest, expiry_latest) = if died_before_renewal {
         finding.metric("died_before_first_renewal", Value::Flag(true));
         finding.metric("lock_expired_at", Value::Time(expiry_if_never_renewed));
@@ -255,11 +277,7 @@ fn rerun(
         // after the rerun (the lock was gone by then) and never before activation + lockDuration
         // (a rerun that early is reported outside the window instead).
         let renewed_until_restart = restart_latest.map(|at| plus_millis(at, lock_ms));
-        let restart_term = if coarse_restart {
-            format!("restart_at + {} (its log's resolution)", seconds(restart_resolution.num_milliseconds()))
-        } else {
-            "restart_at".to_string()
-        };
+        let restart_term = if coarse_restart { "restart_latest_at (the restart at its latest)" } else { "restart_at" };
         let (latest, formula) = match renewed_until_restart {
             Some(at) if at < rerun_at => (at, format!("{restart_term} + lockDuration ({})", seconds(lock_ms))),
             _ => (rerun_at, "rerun_at".to_string()),
@@ -290,9 +308,24 @@ fn rerun(
 
     finding.metric("rerun_at", Value::Time(rerun_at));
     finding.evidence.push(second);
-    if let Some(at) = restart_at {
-        finding.metric("restart_to_rerun_s", Value::Seconds(seconds_between(at, rerun_at)));
-        finding.derive("restart_to_rerun_s", "rerun_at − restart_at");
+    if let (Some(at), Some(earliest), Some(latest)) = (restart_at, restart_earliest, restart_latest) {
+        finding.metric("restart_to_rerun_s", Value::Seconds(seconds_between(earliest, rerun_at)));
+        if coarse_restart {
+            let from = if at < activated_at {
+                "rerun_at − activated_at: the most (the restart at its earliest, the activation: its line is stamped before it, in the activation's second)"
+            } else {
+                "rerun_at − restart_at: the most (the restart at its earliest)"
+            };
+            finding.derive("restart_to_rerun_s", from);
+            let least = seconds_between(latest, rerun_at).max(0.0);
+            finding.metric("restart_to_rerun_min_s", Value::Seconds(least));
+            finding.derive(
+                "restart_to_rerun_min_s",
+                "rerun_at − restart_latest_at: the least (the restart at its latest)",
+            );
+        } else {
+            finding.derive("restart_to_rerun_s", "rerun_at − restart_at");
+        }
     }
     if died_before_renewal {
         finding.metric("expiry_to_rerun_s", Value::Seconds(seconds_between(expiry_earliest, rerun_at)));
@@ -384,26 +417,21 @@ fn rerun(
         "re-run from the start at {rerun_at}"
     };
     let cause_text = cause.summary();
-    // A restart known to a second is said as the span it allows, never as a millisecond figure.
-    let (after_activation, restart_to_rerun) = match (restart_at, restart_latest) {
-        (Some(at), Some(latest)) if coarse_restart => {
-            let span = |from: DateTime<Utc>, to: DateTime<Utc>| {
-                let ms = |d: TimeDelta| d.num_milliseconds().max(0);
-                format!("{}–{}", seconds(ms(from - activated_at)), seconds(ms(to - activated_at)))
-            };
-            let to_rerun = |from: DateTime<Utc>| seconds((rerun_at - from).num_milliseconds().max(0));
-            (format!("{} after", span(at, latest)), format!("{}–{}", to_rerun(latest), to_rerun(at.max(activated_at))))
-        }
-        _ => ("{activation_to_restart_s} after".to_string(), "{restart_to_rerun_s}".to_string()),
-    };
-    let restarted = if coarse_restart {
-        format!(
-            "its process restarted within {} from {{restart_at}} (its log writes times to {} only)",
-            seconds(restart_resolution.num_milliseconds()),
-            seconds(restart_resolution.num_milliseconds())
+    // A restart known to a second is said as the span it allows, never as a millisecond figure:
+    // the same ends as the metrics.
+    let (after_activation, restart_to_rerun) = if coarse_restart {
+        (
+            "{activation_to_restart_s}–{activation_to_restart_max_s} after".to_string(),
+            "{restart_to_rerun_min_s}–{restart_to_rerun_s}".to_string(),
         )
     } else {
-        "its process restarted at {restart_at}".to_string()
+        ("{activation_to_restart_s} after".to_string(), "{restart_to_rerun_s}".to_string())
+    };
+    // The span says the resolution; the note says why.
+    let restarted = if coarse_restart {
+        "its process restarted between {restart_at} and {restart_latest_at}"
+    } else {
+        "its process restarted at {restart_at}"
     };
     finding.summary = match (restart_at, died_before_renewal) {
         (Some(_), true) => format!(
@@ -647,9 +675,30 @@ mod tests {
         // Died by 21:40:26 at the latest, before the earliest renewal at 21:40:26.334: exact expiry.
         assert_eq!(f.get("died_before_first_renewal"), Some(&Value::Flag(true)));
         assert_eq!(f.get("lock_expired_at"), Some(&Value::Time(at("2026-12-01T21:40:28.584Z"))));
-        assert!(f.summary.contains("restarted within 1 s from {restart_at}"), "{}", f.summary);
-        assert!(f.summary.contains("0 s–0.416 s after activation"), "{}", f.summary);
-        assert!(f.summary.contains("2.983 s–3.399 s passed from restart to rerun"), "{}", f.summary);
+        // The span, in the metrics as in the summary: from the activation (the line is stamped
+        // before it) to the end of the line's second.
+        assert_eq!(f.get("restart_resolution_s"), Some(&Value::Seconds(1.0)));
+        assert_eq!(f.get("restart_latest_at"), Some(&Value::Time(at("2026-12-01T21:40:26Z"))));
+        assert_eq!(f.get("activation_to_restart_max_s"), Some(&Value::Seconds(0.416)));
+        assert_eq!(f.get("restart_to_rerun_min_s"), Some(&Value::Seconds(2.983)));
+        assert_eq!(f.get("restart_to_rerun_s"), Some(&Value::Seconds(3.399)), "from the activation, not 21:40:25");
+        assert!(f.summary.contains("restarted between {restart_at} and {restart_latest_at}"), "{}", f.summary);
+        assert!(
+            f.summary.contains("{activation_to_restart_s}–{activation_to_restart_max_s} after activation"),
+            "{}",
+            f.summary
+        );
+        assert!(
+            f.summary.contains("{restart_to_rerun_min_s}–{restart_to_rerun_s} passed from restart to rerun"),
+            "{}",
+            f.summary
+        );
+        let formula = |name: &str| f.derivations.iter().find(|d| d.result == name).map(|d| d.formula.clone());
+        assert!(formula("restart_to_rerun_s").unwrap().starts_with("rerun_at − activated_at: the most"));
+        assert!(formula("restart_to_rerun_min_s").unwrap().starts_with("rerun_at − restart_latest_at: the least"));
+        assert!(
+            formula("died_before_first_renewal").unwrap().starts_with("restart_latest_at ≤ first_renewal_earliest_at")
+        );
     }
 
     #[test]
@@ -667,7 +716,16 @@ mod tests {
         assert_eq!(f.get("died_before_first_renewal"), Some(&Value::Flag(false)));
         assert_eq!(f.get("lock_expired_earliest_at"), Some(&Value::Time(at("2026-12-01T21:40:31.983Z"))));
         assert_eq!(f.get("lock_expired_latest_at"), Some(&Value::Time(at("2026-12-01T21:40:32.439Z"))));
-        assert!(f.summary.contains("(0.017 s–1.017 s after activation"), "{}", f.summary);
+        assert_eq!(f.get("activation_to_restart_s"), Some(&Value::Seconds(0.017)));
+        assert_eq!(f.get("activation_to_restart_max_s"), Some(&Value::Seconds(1.017)));
+        assert_eq!(f.get("restart_to_rerun_min_s"), Some(&Value::Seconds(2.439)));
+        assert_eq!(f.get("restart_to_rerun_s"), Some(&Value::Seconds(3.439)));
+        let formula = |name: &str| f.derivations.iter().find(|d| d.result == name).map(|d| d.formula.clone());
+        assert_eq!(
+            formula("died_before_first_renewal").as_deref(),
+            Some("restart_latest_at > first_renewal_earliest_at (the restart at its latest)")
+        );
+        assert_eq!(formula("lock_expired_latest_at").as_deref(), Some("rerun_at"));
     }
 
     #[test]
