@@ -511,6 +511,8 @@ async function stalledScenario(ctx, workers) {
     job_name: second.name,
     first_job_id: first.jobId,
     activated_at: killed.processedOn,
+    // The same activation on Redis' clock (the stream entry), beside the worker's `processedOn`.
+    activated_event_at: idMs(activations[0].id),
     active_logged_at: second.at,
     killed_at: killed.killedAt,
     killed_pid: w1.pid,
