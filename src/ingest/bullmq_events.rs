@@ -4,7 +4,7 @@
 //! objects one per line) and the text `redis-cli XRANGE` prints, both its plain form (one token per
 //! line, as when stdout is not a terminal) and its numbered, quoted terminal form. The stream id
 //! carries Redis's clock in epoch milliseconds: these events need no zone. Event names and fields
-//! are BullMQ's (see docs/inputs.md for the table and the Lua scripts that write them).
+//! are BullMQ's (see docs/inputs/events.md for the table and the Lua scripts that write them).
 
 use std::io::BufRead;
 

@@ -2,7 +2,7 @@
 //!
 //! A ledger row is one thing that happened to a round: started, selected an item, posted an
 //! effect, finished, failed. Columns are found by default names (first match, case-insensitive)
-//! unless the user maps them; the table below is documented in docs/inputs.md.
+//! unless the user maps them; the table below is documented in docs/inputs/ledger.md.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -368,7 +368,7 @@ pub fn record_to_event<'r>(
         let Some(accepted) = OUTCOME_VALUES.iter().find(|(_, names)| names.contains(&value.as_str())).map(|(a, _)| *a)
         else {
             return Ok(Outcome::Rejected(format!(
-                "unknown outcome '{text}' in column '{}': expected accepted or rejected (see docs/inputs.md)",
+                "unknown outcome '{text}' in column '{}': expected accepted or rejected (see docs/inputs/ledger.md)",
                 column(FieldId::Outcome)
             )));
         };

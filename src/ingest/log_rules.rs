@@ -24,7 +24,7 @@ enum Yields {
     JobVerb,
 }
 
-/// A built-in rule, documented in docs/inputs.md.
+/// A built-in rule, documented in docs/inputs/log.md.
 pub struct BuiltinRule {
     pub name: &'static str,
     pub pattern: &'static str,
@@ -337,7 +337,7 @@ impl RuleSet {
             let kind = EventKind::from_name(&spec.event).filter(|&kind| kind != EventKind::WorkerSettings).ok_or_else(|| {
                 if spec.event == EventKind::WorkerSettings.name() {
                     return Error::usage(format!(
-                        "{place}: a rule cannot yield worker-settings: worker settings are read from any line that names BullMQ's options with their values (lockDuration=12000ms, see docs/inputs.md)"
+                        "{place}: a rule cannot yield worker-settings: worker settings are read from any line that names BullMQ's options with their values (lockDuration=12000ms, see docs/inputs/log.md#5a-worker-settings-in-logs)"
                     ));
                 }
                 let names: Vec<&str> =

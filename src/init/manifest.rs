@@ -240,7 +240,7 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
                 active = false;
                 lines.push(format!("# NOT DECIDED: no job-hash reader reads it: {}", shown(error, 400)));
                 undecided.push(format!(
-                    "{name}: no job-hash reader reads it ({}); see docs/inputs.md 6b",
+                    "{name}: no job-hash reader reads it ({}); see docs/inputs/jobs.md",
                     shown(error, 200)
                 ));
             }

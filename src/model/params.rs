@@ -1,6 +1,6 @@
 //! BullMQ's lock parameters, in BullMQ's own names and units (milliseconds).
 //!
-//! Defaults are BullMQ v5's worker defaults (see docs/inputs.md for the source lines); each value
+//! Defaults are BullMQ v5's worker defaults (see docs/inputs/params.md for the source lines); each value
 //! remembers where it came from so that the report can say which numbers were assumed.
 //!
 //! Three things can give a parameter: a flag, the lock parameters file, and the worker settings an
