@@ -48,7 +48,7 @@ pub enum Command {
         #[arg(long, value_name = "TIME")]
         died_at: Option<String>,
         /// lockDuration values (ms) for the what-if table, comma-separated. Default: L/4, L/2, L, 2L.
-        #[arg(long, value_name = "MS,MS,...", value_delimiter = ',')]
+        #[arg(long, value_name = "MS,MS,...", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(..=crate::model::params::MAX_PARAM_VALUE))]
         what_if: Vec<u64>,
     },
     /// Look at the files of a case folder and write a leasetrace.toml for you to review.
@@ -122,19 +122,19 @@ pub struct CaseArgs {
     pub columns: Vec<String>,
 
     /// BullMQ lockDuration in ms (overrides the parameters file).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(..=crate::model::params::MAX_PARAM_VALUE))]
     pub lock_duration: Option<u64>,
 
     /// BullMQ lockRenewTime in ms (default lockDuration / 2).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(..=crate::model::params::MAX_PARAM_VALUE))]
     pub lock_renew_time: Option<u64>,
 
     /// BullMQ stalledInterval in ms.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(..=crate::model::params::MAX_PARAM_VALUE))]
     pub stalled_interval: Option<u64>,
 
     /// BullMQ maxStalledCount.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=crate::model::params::MAX_PARAM_VALUE))]
     pub max_stalled_count: Option<u64>,
 
     /// BullMQ version in use, e.g. 5.58.0 (selects the lock renewal model).

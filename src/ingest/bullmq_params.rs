@@ -258,6 +258,14 @@ fn duration_millis(text: &str) -> Option<u64> {
     whole(amount * scale)
 }
 
+/// The error for a value above `MAX_PARAM_VALUE`.
+pub(crate) fn too_large(key: &str, value: u64) -> String {
+    format!(
+        "'{key}' is {value}, more than {} (about 31 years of milliseconds): not a setting the timeline can weigh",
+        crate::model::params::MAX_PARAM_VALUE
+    )
+}
+
 /// A float that is a whole number of milliseconds, within what JavaScript counts exactly.
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked: whole, ≥ 0, < 2^53
 fn whole(value: f64) -> Option<u64> {
@@ -400,6 +408,9 @@ impl Reader<'_> {
                 if let Some(value) = value {
                     if value == 0 && !count {
                         return Err(self.error(Some(line), format!("'{key}' must be greater than 0")));
+                    }
+                    if value > crate::model::params::MAX_PARAM_VALUE {
+                        return Err(self.error(Some(line), too_large(key, value)));
                     }
                     return Ok((value, *quoted));
                 }
@@ -1343,6 +1354,13 @@ mod tests {
         );
         let error = super::tests::error(".json", "{\"lockDuration\": \"12000.5\"}", None);
         assert!(error.ends_with("found \"12000.5\""), "{error}");
+        // Larger than the detectors' arithmetic holds (u64::MAX once panicked adding it to a time).
+        let error = super::tests::error(".json", "{\"lockDuration\": 18446744073709551615}", None);
+        assert!(error.contains(":1: 'lockDuration' is 18446744073709551615, more than 1000000000000"), "{error}");
+        let error = super::tests::error(".yaml", "stalledInterval: 9.0e14\n", None);
+        assert!(error.contains(":1: 'stalledInterval' is 900000000000000, more than"), "{error}");
+        let error = super::tests::error(".yaml", "maxStalledCount: \"99999999999999\"\n", None);
+        assert!(error.contains(":1: 'maxStalledCount' is 99999999999999, more than"), "{error}");
         let error = super::tests::error(".json", "{\"lockDuration\": 0}", None);
         assert!(error.ends_with(":1: 'lockDuration' must be greater than 0"), "{error}");
         let error = super::tests::error(".yaml", "lockDuration: ~\n", None);

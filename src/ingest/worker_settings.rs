@@ -214,7 +214,8 @@ fn to_value(param: Param, key_unit: Option<Unit>, written: &Written) -> Result<O
         if written.unit.is_some() {
             return Err("maxStalledCount is a count, without a unit".into());
         }
-        return whole(&written.number, 1).map(Some).ok_or_else(|| "expected a whole number of stalls".into());
+        let count = whole(&written.number, 1).ok_or("expected a whole number of stalls")?;
+        return if count > crate::model::params::MAX_PARAM_VALUE { Err(too_large(count)) } else { Ok(Some(count)) };
     }
     let unit = match (key_unit, written.unit) {
         (Some(key), Some(value)) if key != value => {
@@ -224,11 +225,22 @@ fn to_value(param: Param, key_unit: Option<Unit>, written: &Written) -> Result<O
     };
     let scale = if unit == Unit::Seconds { 1000 } else { 1 };
     let millis = whole(&written.number, scale).ok_or("not a whole number of milliseconds")?;
+    if millis > crate::model::params::MAX_PARAM_VALUE {
+        return Err(too_large(millis));
+    }
     match (millis, param) {
         (0, Param::LockRenewTime) => Ok(None),
         (0, _) => Err(format!("{} must be greater than 0", param.name())),
         (millis, _) => Ok(Some(millis)),
     }
+}
+
+/// The complaint for a value above `MAX_PARAM_VALUE` (the detectors' arithmetic on it would overflow).
+fn too_large(value: u64) -> String {
+    format!(
+        "{value} is more than {} (about 31 years of milliseconds): not a setting the timeline can weigh",
+        crate::model::params::MAX_PARAM_VALUE
+    )
 }
 
 /// `number × scale` when it is a whole number that fits (`12.5` × 1000 → 12500).
@@ -384,6 +396,25 @@ mod tests {
             max_stalled_count: count,
             ..WorkerSettings::default()
         }
+    }
+
+    #[test]
+    fn values_too_large_for_the_arithmetic_are_refused_not_overflowed() {
+        // u64::MAX ms once made stalled-rerun's `activated_at + lockDuration` panic.
+        for line in [
+            "lockDuration=18446744073709551615",
+            "stalledInterval=18446744073709551615",
+            "lockDuration=1000000000001",
+            "lockDuration=1000000001s",
+            "maxStalledCount=18446744073709551615",
+            r#"{"lockDuration": 18446744073709551615}"#,
+        ] {
+            let found =
+                if line.starts_with('{') { parse_json(&serde_json::from_str(line).unwrap()) } else { parse_text(line) };
+            let error = found.unwrap_err();
+            assert!(error.contains("more than 1000000000000"), "{line}: {error}");
+        }
+        assert_eq!(parse_text("lockDuration=1000000000000").unwrap().lock_duration, Some(1_000_000_000_000));
     }
 
     #[test]

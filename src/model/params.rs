@@ -22,6 +22,10 @@ pub const DEFAULT_LOCK_DURATION_MS: u64 = 30_000;
 pub const DEFAULT_STALLED_INTERVAL_MS: u64 = 30_000;
 /// BullMQ v5 `Worker` default: `maxStalledCount: 1`.
 pub const DEFAULT_MAX_STALLED_COUNT: u64 = 1;
+/// The largest value a parameter may have (10^12: about 31 years of milliseconds). The detectors
+/// add multiples of the durations to times of the timeline (years 1677-2262); a larger value,
+/// never a real setting, would overflow that arithmetic, so the readers refuse it.
+pub const MAX_PARAM_VALUE: u64 = 1_000_000_000_000;
 
 /// The four lock parameters, in the order reports list them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
