@@ -575,6 +575,13 @@ pub fn seconds_between(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
     (to - from).num_milliseconds() as f64 / 1000.0
 }
 
+/// Milliseconds as seconds, to the millisecond, trailing zeros cut: `12500` → `12.5`.
+#[allow(clippy::cast_precision_loss)]
+pub fn seconds_text(millis: i64) -> String {
+    let text = format!("{:.3}", millis as f64 / 1000.0);
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// An instant shifted by a number of milliseconds.
 pub fn plus_millis(at: DateTime<Utc>, millis: i64) -> DateTime<Utc> {
     at + chrono::Duration::milliseconds(millis)
@@ -606,6 +613,14 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn seconds_text_cuts_trailing_zeros() {
+        assert_eq!(
+            [seconds_text(12_500), seconds_text(12_000), seconds_text(-1), seconds_text(0)],
+            ["12.5", "12", "-0.001", "0"]
+        );
+    }
 
     fn utc(text: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)

@@ -596,8 +596,7 @@ fn millis_as_seconds_i(millis: i64) -> f64 {
 }
 
 fn seconds(millis: i64) -> String {
-    let text = format!("{:.3}", millis_as_seconds_i(millis));
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
+    crate::time::seconds_text(millis)
 }
 
 #[cfg(test)]

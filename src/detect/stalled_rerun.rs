@@ -91,10 +91,7 @@ fn to_i64(millis: u64) -> i64 {
 }
 
 fn seconds(millis: i64) -> String {
-    #[allow(clippy::cast_precision_loss)]
-    let s = millis as f64 / 1000.0;
-    let text = format!("{s:.3}");
-    format!("{} s", text.trim_end_matches('0').trim_end_matches('.'))
+    format!("{} s", crate::time::seconds_text(millis))
 }
 
 impl Detector for StalledRerun {
