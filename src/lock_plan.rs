@@ -197,13 +197,7 @@ pub fn render_table(plan: &Plan, params: &LockParams, tz: Tz, runs: usize) -> St
     for warning in &plan.warnings {
         let _ = writeln!(out, "WARNING: {}", warning.message);
     }
-    let entries: Vec<String> = crate::model::Param::ALL
-        .iter()
-        .map(|&param| {
-            format!("{} {} ({})", param.name(), param.show(params.value(param)), params.describe_origin(param))
-        })
-        .collect();
-    let _ = writeln!(out, "Lock parameters: {}", entries.join(" · "));
+    let _ = writeln!(out, "Lock parameters: {}", params.summary_line());
     let _ = writeln!(out, "Renewal model: {}", plan.renewal_model);
     let _ = writeln!(out);
     for (name, at) in &plan.times {

@@ -516,6 +516,18 @@ impl LockParams {
         self.given(param).iter().find(|given| given.in_force)
     }
 
+    /// The parameters in force and where each came from, for the `Lock parameters:` line:
+    /// `lockDuration 12000 ms (lock parameters file) · ...`.
+    pub fn summary_line(&self) -> String {
+        let entries: Vec<String> = Param::ALL
+            .iter()
+            .map(|&param| {
+                format!("{} {} ({})", param.name(), param.show(self.value(param)), self.describe_origin(param))
+            })
+            .collect();
+        entries.join(" · ")
+    }
+
     /// Where the value in force of `param` came from, for people: `lock parameters file`, or
     /// `logged by the worker at server.log:3`.
     pub fn describe_origin(&self, param: Param) -> String {

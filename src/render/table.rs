@@ -203,18 +203,7 @@ impl Renderer for Table {
             ]);
         }
         writeln!(out, "{inputs}")?;
-        let params: Vec<String> = crate::model::Param::ALL
-            .iter()
-            .map(|&param| {
-                format!(
-                    "{} {} ({})",
-                    param.name(),
-                    param.show(report.params.value(param)),
-                    report.params.describe_origin(param)
-                )
-            })
-            .collect();
-        writeln!(out, "Lock parameters: {}", params.join(" · "))?;
+        writeln!(out, "Lock parameters: {}", report.params.summary_line())?;
         if let Some(version) = &report.params.version {
             writeln!(out, "BullMQ version: {version}")?;
         } else if let Some(floor) = &report.params.version_at_least {
