@@ -69,13 +69,15 @@ fn run(cli: &Cli) -> Result<u8, Error> {
         }
     };
     let config = Config { progress, ..Config::build(args)? };
+    let renderer =
+        render::find(&config.format).ok_or_else(|| Error::usage(format!("unknown format '{}'", config.format)))?;
+    if let Some(why) = renderer.refuses(view) {
+        return Err(Error::usage(format!("--format {}: {why}", config.format)));
+    }
     let report = build_report(&config, view)?;
     // Stdout is line-buffered: a timeline of millions of events would be a write per line.
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    let written = render::find(&config.format)
-        .ok_or_else(|| Error::usage(format!("unknown format '{}'", config.format)))?
-        .render(&report, &mut out)
-        .and_then(|()| out.flush());
+    let written = renderer.render(&report, &mut out).and_then(|()| out.flush());
     match written {
         // A closed pipe (`| head`) is the reader's choice, not an error.
         Err(error) if error.kind() != io::ErrorKind::BrokenPipe => {

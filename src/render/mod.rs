@@ -5,7 +5,9 @@
 //! computed by a detector. They fill a finding's summary template with its own metrics, in the
 //! display zone the user chose.
 
+pub mod github;
 pub mod json;
+pub mod sarif;
 pub mod table;
 
 use std::io::{self, Write};
@@ -25,11 +27,17 @@ pub trait Renderer: Sync {
         let _ = view;
         true
     }
+    /// Why this format cannot show `view`, if it cannot (SARIF and annotations list findings; a
+    /// timeline has none): said before any input is read, as a usage error.
+    fn refuses(&self, view: View) -> Option<&'static str> {
+        let _ = view;
+        None
+    }
 }
 
 /// Every output format. Adding one: one file and one line here.
 #[rustfmt::skip]
-pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json];
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &sarif::Sarif, &github::Github];
 
 pub fn names() -> Vec<&'static str> {
     RENDERERS.iter().map(|r| r.name()).collect()
