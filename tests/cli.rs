@@ -11,6 +11,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod ci_formats;
 mod e2e;
 mod init;
 mod lease;
@@ -931,6 +932,12 @@ fn golden_outputs_per_fixture_and_format() {
             let run = leasetrace(&["analyze", case, "--format", format]).run();
             assert_eq!(run.code, 0, "{}", run.stderr);
             golden(&format!("{label}.analyze.{format}"), &run.stdout);
+        }
+        // The CI formats, under the command CI runs: exit 1 when a finding reaches --fail-on.
+        for format in ["sarif", "github"] {
+            let run = leasetrace(&["check", case, "--format", format]).run();
+            assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+            golden(&format!("{label}.check.{format}"), &run.stdout);
         }
     }
 }
