@@ -45,6 +45,10 @@ pub const WARNING_RULE: &str = "leasetrace/warning";
 /// output does not depend on the machine, and GitHub reads relative paths from the repository root.
 pub const BASE_ID: &str = "WORKINGDIR";
 
+/// The most `relatedLocations` a result lists: GitHub code scanning refuses a result with more
+/// than 1,000 locations, the primary one included.
+pub const MAX_RELATED: usize = 999;
+
 /// The partial fingerprint's name (SARIF §3.27.17: a versioned, hierarchical name).
 pub const FINGERPRINT: &str = "leasetraceFinding/v1";
 
@@ -200,6 +204,9 @@ struct ResultProperties {
     /// Why the location is not an evidence line, when it is not.
     #[serde(skip_serializing_if = "Option::is_none")]
     placed: Option<String>,
+    /// How many evidence lines `relatedLocations` leaves out, when it leaves some out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    related_cut: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -450,7 +457,15 @@ fn finding_result(report: &Report, index: usize, finding: &Finding) -> SarifResu
         .filter(|&id| Some(id) != primary)
         .enumerate()
         .map(|(n, id)| event_location(id, Some(n + 1)))
+        .take(MAX_RELATED)
         .collect();
+    let others = finding.evidence.iter().filter(|&&id| Some(id) != primary).count();
+    let related_cut = (others > related.len()).then(|| {
+        format!(
+            "{} of the {others} other evidence lines are listed (GitHub code scanning refuses a result with more than 1,000 locations); the JSON report lists them all",
+            related.len()
+        )
+    });
     SarifResult {
         rule_id: finding.code,
         rule_index: rule_index(finding.code),
@@ -465,6 +480,7 @@ fn finding_result(report: &Report, index: usize, finding: &Finding) -> SarifResu
             at: Some(format_rfc3339(finding.at)),
             warning_kind: None,
             placed,
+            related_cut,
         },
     }
 }
@@ -495,6 +511,7 @@ fn warning_result(report: &Report, warning: &Warning) -> SarifResult {
             at: None,
             warning_kind: Some(warning.kind),
             placed,
+            related_cut: None,
         },
     }
 }
@@ -669,7 +686,14 @@ mod tests {
             locations: Vec::new(),
             related_locations: Vec::new(),
             partial_fingerprints: BTreeMap::from([(FINGERPRINT, value.to_string())]),
-            properties: ResultProperties { finding: None, severity: None, at: None, warning_kind: None, placed: None },
+            properties: ResultProperties {
+                finding: None,
+                severity: None,
+                at: None,
+                warning_kind: None,
+                placed: None,
+                related_cut: None,
+            },
         };
         let mut results = vec![result("aa"), result("bb"), result("aa")];
         disambiguate(&mut results);
@@ -779,5 +803,21 @@ mod tests {
         assert_eq!(place(&unnamed), ("p.json", Some(1)));
         assert_eq!(unnamed.rule_id, WARNING_RULE);
         assert_eq!(unnamed.rule_index, DETECTORS.len(), "the rule after the registry's");
+    }
+
+    #[test]
+    fn related_locations_stop_at_githubs_limit_and_say_so() {
+        let mut finding = Finding::new("retry-storm", Severity::Warning, at("2026-10-07T00:00:02Z"));
+        finding.evidence = vec![0; MAX_RELATED + 5];
+        finding.evidence.push(1);
+        let report = report(vec![finding], Vec::new());
+        let result = finding_result(&report, 0, &report.findings[0]);
+        assert_eq!(result.locations.len() + result.related_locations.len(), 1_000);
+        assert_eq!(
+            result.properties.related_cut.as_deref(),
+            Some(
+                "999 of the 1004 other evidence lines are listed (GitHub code scanning refuses a result with more than 1,000 locations); the JSON report lists them all"
+            )
+        );
     }
 }
