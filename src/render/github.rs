@@ -3,9 +3,10 @@
 //! (contract in docs/outputs/ci.md).
 //!
 //! The report's header warnings come first, without a file (GitHub shows them on the run's
-//! summary); then one annotation per finding, in report order, at the evidence line where the
-//! finding became visible (the same line as the SARIF result's location), its message listing
-//! every evidence line. Levels: error → `::error`, warning → `::warning`, info → `::notice`.
+//! summary), then what happened (the headline's chains) as one notice; then one annotation per
+//! finding, in report order, at the evidence line where the finding became visible (the same line
+//! as the SARIF result's location), its message naming what it follows from and listing every
+//! evidence line. Levels: error → `::error`, warning → `::warning`, info → `::notice`.
 //!
 //! Escaping is the one the runner undoes, as the Actions toolkit writes it
 //! (`packages/core/src/command.ts` in github.com/actions/toolkit): in the message `%`, CR and LF
@@ -41,7 +42,14 @@ impl Renderer for Github {
             let title = format!("leasetrace ({} warning)", warning.kind);
             writeln!(out, "{}", command("warning", &[("title", &title)], &warning.message))?;
         }
+        // What happened, in one notice at the top of the run: the chains, as every human format
+        // opens with them.
         let tz = report.display_tz;
+        let mut headline = headline_lines(report);
+        if !headline.is_empty() {
+            headline.push(format!("(times in {})", tz.name()));
+            writeln!(out, "{}", command("notice", &[("title", "leasetrace (what happened)")], &headline.join("\n")))?;
+        }
         for (index, finding) in report.findings.iter().enumerate() {
             let level = match finding.severity {
                 crate::model::Severity::Error => "error",
@@ -63,6 +71,9 @@ impl Renderer for Github {
                 let _ = write!(text, "{path}:{line}: ");
             }
             let _ = write!(text, "[{}] {}: {summary}", index + 1, finding.code);
+            if let Some(causes) = follows_from(report, finding) {
+                let _ = write!(text, "\nfollows from {causes}");
+            }
             if !finding.evidence.is_empty() {
                 text.push_str("\nevidence:");
                 for &id in &finding.evidence {
@@ -82,6 +93,41 @@ impl Renderer for Github {
         }
         Ok(())
     }
+}
+
+/// The report's headline (`headline::lines`) as plain lines: indented by depth, each finding with
+/// its severity, number and code, as the table prints it.
+pub fn headline_lines(report: &Report) -> Vec<String> {
+    use super::headline::Role;
+    super::headline::lines(report)
+        .iter()
+        .map(|line| {
+            let indent = "  ".repeat(line.depth);
+            let finding = match (line.severity, line.code, line.number) {
+                (Some(severity), Some(code), Some(number)) => {
+                    format!("{} [{number}] {code}: ", severity.name().to_uppercase())
+                }
+                _ => String::new(),
+            };
+            let lead = match line.role {
+                Role::Effect | Role::More => "",
+                Role::CausedBy => "← caused by ",
+                Role::RootCause => "← because ",
+                Role::Also => "also ",
+            };
+            format!("{indent}{lead}{finding}{}", line.text)
+        })
+        .collect()
+}
+
+/// The findings `finding` follows from, as `[3] sweep-overlap, [1] stalled-rerun`.
+pub fn follows_from(report: &Report, finding: &crate::model::Finding) -> Option<String> {
+    let causes: Vec<String> = finding
+        .caused_by
+        .iter()
+        .filter_map(|&index| report.findings.get(index).map(|cause| format!("[{}] {}", index + 1, cause.code)))
+        .collect();
+    (!causes.is_empty()).then(|| causes.join(", "))
 }
 
 /// One workflow command: `::name key=value,key=value::message`, properties in the given order.

@@ -6,6 +6,7 @@
 //! display zone the user chose.
 
 pub mod github;
+pub mod headline;
 pub mod json;
 pub mod sarif;
 pub mod table;

@@ -96,6 +96,9 @@ struct Run {
 struct RunProperties {
     /// The zone every time of the messages is written in.
     display_tz: String,
+    /// What happened, as every human format opens with it: the chains, most severe first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    headline: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -198,6 +201,12 @@ struct ResultProperties {
     /// When the pattern became visible, RFC 3339 UTC.
     #[serde(skip_serializing_if = "Option::is_none")]
     at: Option<String>,
+    /// The numbers of the findings this one follows from (the JSON report's `caused_by`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    caused_by: Vec<usize>,
+    /// The first cause that is not a finding, filled in the display zone (JSON's `root_cause`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    root_cause: Option<String>,
     /// A warning's kind (`lock-params-default`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     warning_kind: Option<&'static str>,
@@ -290,7 +299,10 @@ fn log(report: &Report) -> Log {
                 },
             )]),
             results,
-            properties: RunProperties { display_tz: report.display_tz.name().to_string() },
+            properties: RunProperties {
+                display_tz: report.display_tz.name().to_string(),
+                headline: super::github::headline_lines(report),
+            },
         }],
     }
 }
@@ -470,7 +482,7 @@ fn finding_result(report: &Report, index: usize, finding: &Finding) -> SarifResu
         rule_id: finding.code,
         rule_index: rule_index(finding.code),
         level: level(finding.severity),
-        message: Text { text: message(&fill_summary(&finding.summary, &finding.metrics, tz), tz) },
+        message: Text { text: finding_message(report, finding) },
         locations,
         related_locations: related,
         partial_fingerprints: BTreeMap::from([(FINGERPRINT, finding_fingerprint(report, finding))]),
@@ -478,6 +490,8 @@ fn finding_result(report: &Report, index: usize, finding: &Finding) -> SarifResu
             finding: Some(index + 1),
             severity: Some(finding.severity.name()),
             at: Some(format_rfc3339(finding.at)),
+            caused_by: finding.caused_by.iter().map(|index| index + 1).collect(),
+            root_cause: finding.root_cause.as_ref().map(|root| fill_summary(root, &finding.metrics, tz)),
             warning_kind: None,
             placed,
             related_cut,
@@ -489,6 +503,16 @@ fn finding_result(report: &Report, index: usize, finding: &Finding) -> SarifResu
 /// that names the zone.
 pub fn message(summary: &str, tz: chrono_tz::Tz) -> String {
     format!("{summary} (times in {})", tz.name())
+}
+
+/// A result's message: the summary, what it follows from (an alert is read alone, away from the
+/// headline that shows the chain), and the zone.
+fn finding_message(report: &Report, finding: &Finding) -> String {
+    let mut summary = fill_summary(&finding.summary, &finding.metrics, report.display_tz);
+    if let Some(causes) = super::github::follows_from(report, finding) {
+        let _ = write!(summary, " Follows from {causes}.");
+    }
+    message(&summary, report.display_tz)
 }
 
 fn warning_result(report: &Report, warning: &Warning) -> SarifResult {
@@ -509,6 +533,8 @@ fn warning_result(report: &Report, warning: &Warning) -> SarifResult {
             finding: None,
             severity: None,
             at: None,
+            caused_by: Vec::new(),
+            root_cause: None,
             warning_kind: Some(warning.kind),
             placed,
             related_cut: None,
@@ -690,6 +716,8 @@ mod tests {
                 finding: None,
                 severity: None,
                 at: None,
+                caused_by: Vec::new(),
+                root_cause: None,
                 warning_kind: None,
                 placed: None,
                 related_cut: None,
@@ -762,6 +790,7 @@ mod tests {
             assumptions: Vec::new(),
             timeline,
             findings,
+            chains: Vec::new(),
             raw_texts: crate::model::report::RawTexts::Read(std::collections::HashMap::new()),
         }
     }

@@ -124,11 +124,11 @@ fn sarif_results_match_the_findings_one_to_one() {
                 _ => "note",
             };
             assert_eq!(result["level"], level, "{case} {code}");
-            let summary = finding["summary"].as_str().unwrap();
-            assert_eq!(
-                result["message"]["text"],
-                format!("{summary} (times in {})", report["display_tz"].as_str().unwrap())
-            );
+            assert_eq!(result["message"]["text"], expected_message(&report, finding));
+            assert_eq!(result["properties"]["finding"], finding["id"]);
+            let caused_by = result["properties"].get("causedBy").cloned().unwrap_or(Value::Array(Vec::new()));
+            assert_eq!(caused_by, finding["caused_by"], "{case} {code}");
+            assert_eq!(result["properties"].get("rootCause"), finding.get("root_cause"), "{case} {code}");
             // Every evidence line once: the primary location and the related ones.
             let mut cited: Vec<(String, u64)> =
                 result["locations"].as_array().unwrap().iter().map(location_of).collect();
@@ -155,6 +155,22 @@ fn sarif_results_match_the_findings_one_to_one() {
             assert_eq!(result["properties"]["warningKind"], warning["kind"]);
         }
     }
+}
+
+/// A result's message: the summary, the findings it follows from (`[n] code`), the zone.
+fn expected_message(report: &Value, finding: &Value) -> String {
+    let findings = report["findings"].as_array().unwrap();
+    let causes: Vec<String> = finding["caused_by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| {
+            let cause = findings.iter().find(|f| f["id"] == *id).unwrap();
+            format!("[{id}] {}", cause["kind"].as_str().unwrap())
+        })
+        .collect();
+    let follows = if causes.is_empty() { String::new() } else { format!(" Follows from {}.", causes.join(", ")) };
+    format!("{}{follows} (times in {})", finding["summary"].as_str().unwrap(), report["display_tz"].as_str().unwrap())
 }
 
 #[test]
@@ -421,16 +437,37 @@ fn github_annotations_are_one_per_finding_after_the_warnings() {
         let annotations = parse_annotations(&run.stdout);
         let warnings = report["warnings"].as_array().unwrap();
         let findings = report["findings"].as_array().unwrap();
-        assert_eq!(annotations.len(), warnings.len() + findings.len(), "{case}");
+        let headline = usize::from(!findings.is_empty());
+        assert_eq!(annotations.len(), warnings.len() + headline + findings.len(), "{case}");
         for (warning, annotation) in warnings.iter().zip(&annotations) {
             assert_eq!(annotation.level, "warning");
             assert_eq!(annotation.message, warning["message"].as_str().unwrap());
             assert_eq!(annotation.property("file"), None, "a warning is about the report, not a line");
         }
+        if headline == 1 {
+            // What happened: the table's headline, line for line, and the zone.
+            let notice = &annotations[warnings.len()];
+            assert_eq!(
+                (notice.level.as_str(), notice.property("title")),
+                ("notice", Some("leasetrace (what happened)"))
+            );
+            let table = leasetrace(&["check", case]).run().stdout;
+            let expected: Vec<&str> = table
+                .lines()
+                .skip_while(|l| !l.starts_with("What happened"))
+                .skip(1)
+                .take_while(|l| !l.is_empty())
+                .map(str::trim)
+                .collect();
+            let mut lines: Vec<&str> = notice.message.lines().map(str::trim).collect();
+            let zone = format!("(times in {})", report["display_tz"].as_str().unwrap());
+            assert_eq!(lines.pop(), Some(zone.as_str()));
+            assert!(!expected.is_empty(), "{case}: {table}");
+            assert_eq!(lines, expected, "{case}");
+        }
         let (_, log) = sarif(&["check", case, "--format", "sarif"]);
-        for ((finding, annotation), result) in
-            findings.iter().zip(&annotations[warnings.len()..]).zip(finding_results(&log))
-        {
+        let shown = &annotations[warnings.len() + headline..];
+        for ((finding, annotation), result) in findings.iter().zip(shown).zip(finding_results(&log)) {
             let code = finding["kind"].as_str().unwrap();
             let level = match finding["severity"].as_str().unwrap() {
                 "error" => "error",
@@ -446,6 +483,17 @@ fn github_annotations_are_one_per_finding_after_the_warnings() {
             let summary = finding["summary"].as_str().unwrap();
             assert!(annotation.message.starts_with(&format!("{uri}:{line}: ")), "{}", annotation.message);
             assert!(annotation.message.contains(summary), "{case} {code}: {}", annotation.message);
+            let causes: Vec<String> = finding["caused_by"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|id| {
+                    format!("[{id}] {}", findings.iter().find(|f| f["id"] == *id).unwrap()["kind"].as_str().unwrap())
+                })
+                .collect();
+            let follows = annotation.message.lines().find(|l| l.starts_with("follows from "));
+            let expected = (!causes.is_empty()).then(|| format!("follows from {}", causes.join(", ")));
+            assert_eq!(follows.map(str::to_string), expected, "{case} {code}");
             for evidence in finding["evidence"].as_array().unwrap() {
                 let cited = format!("{}:{}", evidence["source"]["path"].as_str().unwrap(), evidence["source"]["line"]);
                 assert!(annotation.message.contains(&cited), "{case} {code}: {cited} missing");
@@ -468,7 +516,8 @@ fn github_annotations_round_trip_hostile_text() {
     let annotations = parse_annotations(&run.stdout);
     assert_eq!(
         annotations.len(),
-        report["warnings"].as_array().unwrap().len() + report["findings"].as_array().unwrap().len()
+        report["warnings"].as_array().unwrap().len() + 1 + report["findings"].as_array().unwrap().len(),
+        "warnings, what happened, findings: one line each"
     );
     let annotation =
         annotations.iter().find(|a| a.property("title") == Some("leasetrace (duplicate-selection)")).unwrap();
