@@ -563,3 +563,71 @@ fn docs_samples_are_cut_from_the_real_output() {
     }
     assert!(checked > 30, "{checked}");
 }
+
+/// The `run: |` script of the workflow step named `name` in the doc's YAML, dedented.
+fn step_script(doc: &str, name: &str) -> String {
+    let step = &doc[doc.find(&format!("- name: {name}\n")).unwrap_or_else(|| panic!("no step {name}"))..];
+    let lines: Vec<&str> = step.lines().collect();
+    let run = lines.iter().position(|l| l.trim() == "run: |").unwrap_or_else(|| panic!("{name}: no run block"));
+    let body: Vec<&str> = lines[run + 1..].iter().take_while(|l| l.starts_with("          ")).copied().collect();
+    body.iter().map(|l| &l[10..]).collect::<Vec<_>>().join("\n") + "\n"
+}
+
+/// Runs a step's script as GitHub's runner does (`bash --noprofile --norc -eo pipefail`), in
+/// `dir`, with the binary on PATH, and `outputs` substituted for `${{ steps.check.outputs.code }}`.
+fn run_step(dir: &Path, script: &str, code: Option<&str>) -> (i32, String) {
+    let script = match code {
+        Some(code) => script.replace("${{ steps.check.outputs.code }}", code),
+        None => script.to_string(),
+    };
+    assert!(!script.contains("${{"), "an expression left in the script: {script}");
+    let bin = Path::new(env!("CARGO_BIN_EXE_leasetrace")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let output = Command::new("bash")
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("GITHUB_OUTPUT", dir.join("github-output"))
+        .output()
+        .unwrap();
+    (output.status.code().unwrap(), String::from_utf8(output.stdout).unwrap())
+}
+
+#[test]
+fn docs_workflow_keeps_the_exit_code_for_its_last_step() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/outputs/ci.md")).unwrap();
+    let check = step_script(&doc, "leasetrace check");
+    let fail = step_script(&doc, "Fail on findings or errors");
+    let validator = schema_validator();
+    let bad_ledger: &[u8] = b"at,run_id,event\nnot a time,r1,round_started\n";
+    for (case, expected) in [(INCIDENT, "1"), (CLEAN, "0"), ("broken", "2")] {
+        let dir = tempfile::tempdir().unwrap();
+        let export = dir.path().join("exports/case");
+        std::fs::create_dir_all(&export).unwrap();
+        if case == "broken" {
+            std::fs::write(export.join("ledger.csv"), bad_ledger).unwrap();
+            std::fs::write(export.join("leasetrace.toml"), "[[sources]]\nkind = \"ledger\"\npath = \"ledger.csv\"\n")
+                .unwrap();
+        } else {
+            for file in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(case)).unwrap() {
+                let file = file.unwrap().path();
+                std::fs::copy(&file, export.join(file.file_name().unwrap())).unwrap();
+            }
+        }
+        // The check step never stops the job; it keeps the exit code for the last step.
+        let (code, _) = run_step(dir.path(), &check, None);
+        assert_eq!(code, 0, "{case}: the check step must not fail the job");
+        let outputs = std::fs::read_to_string(dir.path().join("github-output")).unwrap();
+        assert_eq!(outputs, format!("code={expected}\n"), "{case}");
+        let sarif = std::fs::read_to_string(dir.path().join("leasetrace.sarif")).unwrap();
+        if expected == "2" {
+            assert_eq!(sarif, "", "no SARIF to upload after an error");
+        } else {
+            assert_valid_sarif(&validator, &serde_json::from_str(&sarif).unwrap(), case);
+        }
+        // The last step fails the job on findings and on errors, with its own annotation.
+        let (code, stdout) = run_step(dir.path(), &fail, Some(expected));
+        assert_eq!(code.to_string(), expected, "{case}: {stdout}");
+        assert_eq!(stdout.starts_with("::error "), expected != "0", "{case}: {stdout}");
+    }
+}
