@@ -17,6 +17,7 @@ mod lease;
 mod params;
 mod resolution;
 mod retry;
+mod shell;
 mod worker_settings;
 
 const INCIDENT: &str = "fixtures/incident-2026-10-07";
