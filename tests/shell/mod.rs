@@ -1,8 +1,25 @@
-//! For a newcomer and a shell: a case folder read from inside it.
+//! For a newcomer and a shell: a case folder read from inside it, `--color` and the variables
+//! that choose colour, the width tables wrap to on a terminal that reports 0 columns, the shell
+//! completions and man pages, and help that names no path of the source tree as if it were
+//! installed. Terminals are real ptys (util-linux `script`), sized with `stty`.
 
 use super::*;
 
+/// An SGR escape sequence (`ESC [ … m`), the only codes leasetrace draws.
+fn sgr() -> regex::Regex {
+    regex::Regex::new("\x1b\\[[0-9;]*m").unwrap()
+}
+
+fn without_sgr(text: &str) -> String {
+    sgr().replace_all(text, "").into_owned()
+}
+
 impl Leasetrace {
+    fn env(mut self, name: &str, value: &str) -> Self {
+        self.command.env(name, value);
+        self
+    }
+
     fn dir(mut self, dir: &Path) -> Self {
         self.command.current_dir(dir);
         self
@@ -60,4 +77,313 @@ fn a_folder_without_a_manifest_says_so_and_how_to_make_one() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("nothing to read: no leasetrace.toml in the current folder"), "{}", run.stderr);
     assert!(run.stderr.contains("leasetrace init FOLDER"), "{}", run.stderr);
+}
+
+// ---------------------------------------------------------------- colour
+
+#[test]
+fn color_always_paints_the_severities_and_changes_nothing_else() {
+    let plain = leasetrace(&["analyze", INCIDENT, "--color", "never"]).run();
+    let painted = leasetrace(&["analyze", INCIDENT, "--color", "always"]).run();
+    assert_eq!((plain.code, painted.code), (0, 0), "{}{}", plain.stderr, painted.stderr);
+    assert!(!plain.stdout.contains('\x1b'), "--color never draws no escape code");
+    let codes = sgr().find_iter(&painted.stdout).count();
+    // WARNING once, and 5 findings' severities: each painted and reset.
+    assert_eq!(codes % 2, 0, "every code is reset:\n{}", painted.stdout);
+    assert!(codes >= 12, "{codes} codes:\n{}", painted.stdout);
+    let error = painted.stdout.lines().find(|l| l.contains("duplicate-selection at")).expect("the finding's line");
+    assert!(sgr().is_match(error), "the severity is painted: {error:?}");
+    assert_eq!(without_sgr(&painted.stdout), plain.stdout, "colour adds codes, nothing else");
+}
+
+#[test]
+fn under_auto_a_pipe_gets_the_plain_bytes() {
+    let plain = leasetrace(&["analyze", INCIDENT, "--color", "never"]).run();
+    let auto = leasetrace(&["analyze", INCIDENT]).env("TERM", "xterm-256color").run();
+    assert_eq!(auto.stdout, plain.stdout, "a pipe is not a terminal: no colour under auto");
+    let clicolor = leasetrace(&["analyze", INCIDENT]).env("CLICOLOR", "1").run();
+    assert_eq!(clicolor.stdout, plain.stdout, "CLICOLOR=1 colours terminals only");
+}
+
+#[test]
+fn no_color_turns_colour_off_and_the_flag_turns_it_back_on() {
+    let off = leasetrace(&["analyze", INCIDENT]).env("NO_COLOR", "1").env("CLICOLOR_FORCE", "1").run();
+    assert!(!off.stdout.contains('\x1b'), "NO_COLOR wins over CLICOLOR_FORCE:\n{}", off.stdout);
+    let on = leasetrace(&["analyze", INCIDENT, "--color", "always"]).env("NO_COLOR", "1").run();
+    assert!(sgr().is_match(&on.stdout), "--color always wins over NO_COLOR (no-color.org)");
+}
+
+#[test]
+fn clicolor_force_colours_a_pipe() {
+    let forced = leasetrace(&["analyze", INCIDENT]).env("CLICOLOR_FORCE", "1").run();
+    assert_eq!(forced.code, 0, "{}", forced.stderr);
+    assert!(sgr().is_match(&forced.stdout), "CLICOLOR_FORCE=1 into a pipe:\n{}", forced.stdout);
+    let zero = leasetrace(&["analyze", INCIDENT]).env("CLICOLOR_FORCE", "0").run();
+    assert!(!zero.stdout.contains('\x1b'), "CLICOLOR_FORCE=0 forces nothing (bixense: != 0)");
+    let never = leasetrace(&["analyze", INCIDENT, "--color", "never"]).env("CLICOLOR_FORCE", "1").run();
+    assert!(!never.stdout.contains('\x1b'), "--color never wins over CLICOLOR_FORCE");
+}
+
+#[test]
+fn clap_help_and_usage_errors_follow_the_flag_too() {
+    let help = leasetrace(&["--color", "always", "--help"]).run();
+    assert!(sgr().is_match(&help.stdout), "--color always colours --help:\n{}", help.stdout);
+    assert!(!leasetrace(&["--help"]).run().stdout.contains('\x1b'), "a pipe under auto: plain help");
+    let error = leasetrace(&["analyze", "--bogus", "--color=always"]).run();
+    assert_eq!(error.code, 2);
+    assert!(sgr().is_match(&error.stderr), "{}", error.stderr);
+    let never = leasetrace(&["analyze", "--bogus", "--color", "never"]).env("CLICOLOR_FORCE", "1").run();
+    assert!(!never.stderr.contains('\x1b'), "{}", never.stderr);
+}
+
+#[test]
+fn json_is_never_coloured() {
+    let run = leasetrace(&["analyze", INCIDENT, "--format", "json", "--color", "always"]).run();
+    assert!(!run.stdout.contains('\x1b'));
+    run.json();
+}
+
+// ---------------------------------------------------------------- a real terminal
+
+/// The binary on a real pty of `cols` columns (`stty cols`): `script` runs it, with stdin, stdout
+/// and stderr on the pty. Returns what `stty size` said and the output, `\r\n` made `\n`.
+#[cfg(target_os = "linux")]
+fn on_a_pty(cols: u16, env: &[(&str, &str)], args: &[&str]) -> (String, String) {
+    let binary = env!("CARGO_BIN_EXE_leasetrace");
+    let line = format!("stty cols {cols} rows 0; stty size; exec {binary} {}", args.join(" "));
+    let mut command = Command::new("script");
+    command.args(["-qec", &line, "/dev/null"]).current_dir(env!("CARGO_MANIFEST_DIR"));
+    for name in ["NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS"] {
+        command.env_remove(name);
+    }
+    command.env("TERM", "xterm-256color").envs(env.iter().copied()).stdin(Stdio::null());
+    let output = command.output().expect("util-linux `script` runs (the pty tests need it)");
+    assert!(output.status.success(), "script {line}: {}", output_text(&output));
+    let text = String::from_utf8(output.stdout).unwrap().replace("\r\n", "\n");
+    let (size, rest) = text.split_once('\n').expect("stty size printed a line");
+    (size.to_string(), rest.to_string())
+}
+
+#[cfg(target_os = "linux")]
+fn output_text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+/// The widest line of the tables (lines drawn with box characters), in columns.
+#[cfg(target_os = "linux")]
+fn table_width(text: &str) -> usize {
+    without_sgr(text)
+        .lines()
+        .filter(|l| l.trim_start().starts_with(['┌', '│', '╞', '└']))
+        .map(|l| l.chars().count())
+        .max()
+        .expect("the output has tables")
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_terminal_of_0_columns_wraps_at_80_or_at_columns() {
+    let (size, out) = on_a_pty(0, &[], &["-q", "analyze", INCIDENT]);
+    assert_eq!(size, "0 0", "the pty reports 0x0");
+    assert_eq!(table_width(&out), 80, "80 columns, not one character per column:\n{out}");
+    assert!(out.contains("│ input "), "the header is whole words:\n{out}");
+
+    let (size, out) = on_a_pty(0, &[("COLUMNS", "100")], &["-q", "analyze", INCIDENT]);
+    assert_eq!(size, "0 0");
+    assert_eq!(table_width(&out), 100, "COLUMNS when the terminal says 0:\n{out}");
+
+    let (size, out) = on_a_pty(120, &[("COLUMNS", "100")], &["-q", "analyze", INCIDENT]);
+    assert_eq!(size, "0 120");
+    assert_eq!(table_width(&out), 120, "a terminal that says its width is believed:\n{out}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn on_a_terminal_auto_colours_unless_no_color() {
+    let (_, out) = on_a_pty(100, &[], &["-q", "analyze", INCIDENT]);
+    assert!(sgr().is_match(&out), "auto on a terminal draws colour:\n{out}");
+    let (_, out) = on_a_pty(100, &[("NO_COLOR", "1")], &["-q", "analyze", INCIDENT]);
+    assert!(!out.contains('\x1b'), "NO_COLOR on a terminal:\n{out}");
+    let (_, out) = on_a_pty(100, &[("TERM", "dumb")], &["-q", "analyze", INCIDENT]);
+    assert!(!out.contains('\x1b'), "TERM=dumb:\n{out}");
+}
+
+// ---------------------------------------------------------------- completions and man pages
+
+/// Every command a user can type, from the binary's own help.
+fn commands() -> Vec<String> {
+    let help = leasetrace(&["--help"]).run().stdout;
+    let listed = help.split("Commands:\n").nth(1).unwrap().split("\n\n").next().unwrap();
+    let names: Vec<String> =
+        listed.lines().filter_map(|l| l.split_whitespace().next()).filter(|n| *n != "help").map(String::from).collect();
+    assert!(names.len() >= 8, "{names:?}");
+    names
+}
+
+/// Where `shell` is installed (on PATH), if it is.
+fn installed(shell: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(shell)).find(|path| path.is_file())
+}
+
+#[test]
+fn completion_scripts_parse_in_their_shells_and_name_every_command() {
+    let commands = commands();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let run = leasetrace(&["completions", shell]).run();
+        assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
+        for command in &commands {
+            assert!(run.stdout.contains(command.as_str()), "the {shell} script has no {command}");
+        }
+        assert!(run.stdout.contains("color"), "the {shell} script has no --color");
+        // Each shell's own parser, where it is installed: `-n` reads without running. Elvish and
+        // PowerShell have no such mode (and no Debian package here): their scripts are checked for
+        // what they name only.
+        if ["elvish", "powershell"].contains(&shell) {
+            continue;
+        }
+        let Some(binary) = installed(shell) else {
+            assert_ne!(shell, "bash", "bash is needed to check the bash completion script");
+            let _ =
+                writeln!(std::io::stderr(), "shell: {shell} is not installed: its completion script was not parsed");
+            continue;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join(format!("leasetrace.{shell}"));
+        std::fs::write(&script, &run.stdout).unwrap();
+        let parsed = Command::new(&binary).arg("-n").arg(&script).output().unwrap();
+        assert!(
+            parsed.status.success() && parsed.stderr.is_empty(),
+            "{shell} -n refuses the script: {}",
+            String::from_utf8_lossy(&parsed.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_bash_completion_completes_the_commands_and_the_color_values() {
+    let script = leasetrace(&["completions", "bash"]).run().stdout;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("leasetrace.bash");
+    std::fs::write(&path, script).unwrap();
+    // What bash would offer after `leasetrace an<TAB>` and `leasetrace analyze --color <TAB>`.
+    let complete = |words: &str| {
+        let line = format!(
+            "source {}; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); COMP_LINE='{words}'; COMP_POINT=${{#COMP_LINE}}; _leasetrace leasetrace \"${{COMP_WORDS[-1]}}\" \"${{COMP_WORDS[-2]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            path.display()
+        );
+        let output = Command::new("bash").args(["-c", &line]).output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    assert_eq!(complete("leasetrace an").trim(), "analyze");
+    let mut colors: Vec<String> = complete("leasetrace analyze --color ''").lines().map(String::from).collect();
+    colors.sort();
+    assert_eq!(colors, ["always", "auto", "never"]);
+}
+
+#[test]
+fn an_unknown_shell_is_a_usage_error() {
+    let run = leasetrace(&["completions", "tcsh"]).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("possible values: bash, elvish, fish, powershell, zsh"), "{}", run.stderr);
+}
+
+/// `groff -man` renders `page` with every warning on; returns the text, panicking on a warning.
+fn rendered(page: &str, what: &str) -> String {
+    assert!(installed("groff").is_some(), "groff is needed to check the man pages (Debian: groff-base)");
+    let mut child = Command::new("groff")
+        .args(["-man", "-Tutf8", "-ww", "-rLL=100n"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(page.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success() && stderr.is_empty(), "groff warns about {what}: {stderr}");
+    // groff's bold and underline by overstriking, undone.
+    let text = String::from_utf8(output.stdout).unwrap();
+    regex::Regex::new(".\x08").unwrap().replace_all(&text, "").into_owned()
+}
+
+#[test]
+fn the_man_page_renders_and_lists_every_command() {
+    let run = leasetrace(&["man"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains(".TH leasetrace 1"), "{}", &run.stdout[..run.stdout.len().min(300)]);
+    let text = rendered(&run.stdout, "leasetrace(1)");
+    for section in ["NAME", "SYNOPSIS", "OPTIONS", "SUBCOMMANDS", "EXTRA", "VERSION"] {
+        assert!(text.lines().any(|l| l == section), "no {section} section:\n{text}");
+    }
+    for command in commands() {
+        assert!(text.contains(&format!("leasetrace-{command}(1)")), "leasetrace(1) does not list {command}:\n{text}");
+    }
+    assert!(!text.contains("leasetrace-help(1)"), "no page is listed that does not exist");
+    assert!(text.contains("leasetrace explain"), "the page says where the documentation is");
+}
+
+#[test]
+fn man_dir_writes_a_page_per_command_and_each_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = leasetrace(&["man", "--dir", dir.path().to_str().unwrap()]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut written: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    written.sort();
+    let mut expected: Vec<String> = commands().iter().map(|c| format!("leasetrace-{c}.1")).collect();
+    expected.push("leasetrace.1".into());
+    expected.sort();
+    assert_eq!(written, expected);
+    assert_eq!(run.stdout.lines().count(), expected.len(), "each path printed:\n{}", run.stdout);
+    let analyze = std::fs::read_to_string(dir.path().join("leasetrace-analyze.1")).unwrap();
+    let text = rendered(&analyze, "leasetrace-analyze(1)");
+    for flag in ["--ledger", "--log-tz", "--format", "--color"] {
+        assert!(text.contains(flag), "leasetrace-analyze(1) has no {flag}:\n{text}");
+    }
+    for page in &written {
+        rendered(&std::fs::read_to_string(dir.path().join(page)).unwrap(), page);
+    }
+    // The page `leasetrace man COMMAND` prints is the one written.
+    let printed = leasetrace(&["man", "analyze"]).run();
+    assert_eq!(printed.stdout, analyze);
+    let unknown = leasetrace(&["man", "nope"]).run();
+    assert_eq!(unknown.code, 2);
+    assert!(unknown.stderr.contains("expected one of timeline, analyze"), "{}", unknown.stderr);
+}
+
+#[test]
+fn man_renders_with_man_itself_where_installed() {
+    let Some(man) = installed("man") else {
+        let _ = writeln!(std::io::stderr(), "shell: `man` is not installed; leasetrace(1) was checked with groff only");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("leasetrace.1");
+    std::fs::write(&page, leasetrace(&["man"]).run().stdout).unwrap();
+    let output = Command::new(man).arg("-l").arg(&page).env("MANPAGER", "cat").env("MANWIDTH", "100").output().unwrap();
+    assert!(output.status.success(), "man -l: {}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("leasetrace-analyze(1)"), "{text}");
+}
+
+// ---------------------------------------------------------------- help without the source tree
+
+#[test]
+fn help_names_no_path_of_the_source_tree_as_if_installed() {
+    let mut texts = vec![("leasetrace --help".to_string(), leasetrace(&["--help"]).run().stdout)];
+    for command in commands() {
+        texts.push((format!("leasetrace {command} --help"), leasetrace(&[command.as_str(), "--help"]).run().stdout));
+    }
+    let root = &texts[0].1;
+    assert!(root.contains("`leasetrace explain CODE`"), "{root}");
+    for (what, text) in &texts {
+        for line in text.lines() {
+            // A path of the source tree is said as one ("… of the leasetrace source
+            // distribution (docs/…)"), never as if it sat beside the binary.
+            if line.contains("docs/") || line.contains("fixtures/") || line.contains("tests/") {
+                assert!(line.contains("source distribution"), "{what} sends the reader to a repo path: {line}");
+            }
+        }
+    }
 }
