@@ -206,6 +206,10 @@ fn on_a_terminal_auto_colours_unless_no_color() {
     assert!(!out.contains('\x1b'), "NO_COLOR on a terminal:\n{out}");
     let (_, out) = on_a_pty(100, &[("TERM", "dumb")], &["-q", "analyze", INCIDENT]);
     assert!(!out.contains('\x1b'), "TERM=dumb:\n{out}");
+    let (_, out) = on_a_pty(100, &[("CLICOLOR", "0")], &["-q", "analyze", INCIDENT]);
+    assert!(!out.contains('\x1b'), "CLICOLOR=0 on a terminal:\n{out}");
+    let (_, out) = on_a_pty(100, &[("NO_COLOR", "1")], &["-q", "--color", "always", "analyze", INCIDENT]);
+    assert!(sgr().is_match(&out), "--color always over NO_COLOR on a terminal:\n{out}");
 }
 
 // ---------------------------------------------------------------- completions and man pages
