@@ -80,13 +80,25 @@ pub enum Command {
         /// A finding code such as stalled-rerun; omit to list every code.
         code: Option<String>,
     },
-    /// Print a completion script for SHELL on stdout (install it where your shell looks: see the README).
+    /// Print the shell completion script for SHELL on stdout
+    ///
+    /// Install it where the shell looks for completions, for example:
+    ///   bash:  leasetrace completions bash > ~/.local/share/bash-completion/completions/leasetrace
+    ///   zsh:   leasetrace completions zsh > ~/.zfunc/_leasetrace   (with fpath=(~/.zfunc $fpath) before compinit)
+    ///   fish:  leasetrace completions fish > ~/.config/fish/completions/leasetrace.fish
+    ///   elvish (rc.elv):        eval (leasetrace completions elvish | slurp)
+    ///   PowerShell ($PROFILE):  leasetrace completions powershell | Out-String | Invoke-Expression
+    #[command(verbatim_doc_comment)]
     Completions {
         /// The shell the script is for.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff) on stdout, or write every page (leasetrace.1 and one per command) into a folder.
+    /// Print the manual page (roff) on stdout, or write every page (leasetrace.1 and one per command) into a folder
+    ///
+    /// For man to find the pages, write them into a man1 folder on its path; man-db looks in ../share/man beside each bin folder on PATH, such as ~/.cargo/bin:
+    ///   mkdir -p ~/.cargo/share/man/man1 && leasetrace man --dir ~/.cargo/share/man/man1
+    #[command(verbatim_doc_comment)]
     Man {
         /// A command whose page to print (leasetrace-COMMAND(1)) instead of leasetrace(1).
         command: Option<String>,
