@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::model::Severity;
-use crate::terminal::ColorWhen;
+use crate::terminal::{ColorWhen, color};
 
 /// Where a reader of `--help` or the man page finds the rest: an installed binary has no docs/
 /// folder beside it, and no public address of the source is known, so the help names the commands
@@ -199,17 +199,23 @@ pub struct CaseArgs {
 
 impl Cli {
     /// The command line of this process, with clap's own output (`--help`, usage errors) coloured
-    /// as `--color` says too: clap writes those before the flag is parsed, so the flag is looked
-    /// for in the raw arguments first. Under `auto` clap follows NO_COLOR, CLICOLOR_FORCE and
-    /// CLICOLOR itself, in the order `terminal` uses.
+    /// by the rules and the `--color` flag the report follows (`terminal::color`), judged on the
+    /// stream clap writes to (stdout for help, stderr for errors) rather than by clap, whose
+    /// reading of CLICOLOR_FORCE=0 differs. The flag is looked for in the raw arguments, since
+    /// clap's output is what a failed parse gives; a failed parse is repeated with that colour.
     pub fn parse_args() -> Result<Cli, clap::Error> {
         use clap::FromArgMatches;
-        let clap_color = match color_in_args(std::env::args_os().skip(1)) {
-            Some(ColorWhen::Always) => clap::ColorChoice::Always,
-            Some(ColorWhen::Never) => clap::ColorChoice::Never,
-            Some(ColorWhen::Auto) | None => clap::ColorChoice::Auto,
+        use std::io::IsTerminal;
+        let error = match Cli::command().color(clap::ColorChoice::Never).try_get_matches() {
+            Ok(matches) => return Cli::from_arg_matches(&matches),
+            Err(error) => error,
         };
-        Cli::from_arg_matches(&Cli::command().color(clap_color).try_get_matches()?)
+        let when = color_in_args(std::env::args_os().skip(1)).unwrap_or_default();
+        let terminal = if error.use_stderr() { io::stderr().is_terminal() } else { io::stdout().is_terminal() };
+        if !color(when, terminal, |name| std::env::var_os(name)) {
+            return Err(error);
+        }
+        Err(Cli::command().color(clap::ColorChoice::Always).try_get_matches().err().unwrap_or(error))
     }
 }
 

@@ -4,12 +4,14 @@
 //! renderers receive the result and never look at the environment themselves, so a library caller
 //! or a test gets plain, unwrapped bytes unless it asks for more.
 //!
-//! Colour follows the conventions of no-color.org and bixense.com/clicolors, in the order clap's
-//! own help uses them (anstream), so that `--help` and the report agree:
+//! Colour follows the conventions of no-color.org and bixense.com/clicolors, in the order the
+//! anstream crate reads them (clap's choice), and clap's own `--help` and usage errors are coloured
+//! by the same rules (`Cli::parse_args`), so that help and report agree:
 //! 1. `--color always` / `--color never` win over the environment (a flag is the user's choice
 //!    for this one run; no-color.org asks for exactly that);
 //! 2. `NO_COLOR` set and not empty: no colour;
-//! 3. `CLICOLOR_FORCE` set, not empty and not `0`: colour, even into a pipe or a file;
+//! 3. `CLICOLOR_FORCE` set, not empty and not `0` (anstream takes `0` as set; bixense says
+//!    `!= 0`): colour, even into a pipe or a file;
 //! 4. `CLICOLOR=0`: no colour;
 //! 5. otherwise colour only when stdout is a terminal whose `TERM` is not `dumb`.
 //!

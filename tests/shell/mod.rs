@@ -134,6 +134,11 @@ fn clap_help_and_usage_errors_follow_the_flag_too() {
     assert!(sgr().is_match(&error.stderr), "{}", error.stderr);
     let never = leasetrace(&["analyze", "--bogus", "--color", "never"]).env("CLICOLOR_FORCE", "1").run();
     assert!(!never.stderr.contains('\x1b'), "{}", never.stderr);
+    // Without the flag, by the report's rules: CLICOLOR_FORCE=1 colours a pipe, =0 does not.
+    let forced = leasetrace(&["--help"]).env("CLICOLOR_FORCE", "1").run();
+    assert!(sgr().is_match(&forced.stdout), "{}", forced.stdout);
+    let zero = leasetrace(&["--help"]).env("CLICOLOR_FORCE", "0").run();
+    assert!(!zero.stdout.contains('\x1b'), "CLICOLOR_FORCE=0 forces nothing in help either");
 }
 
 #[test]
