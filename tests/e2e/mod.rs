@@ -122,7 +122,7 @@ const UNAVAILABLE: i32 = 3;
 
 /// Whether `CI` (its value) asks for every test to run: set and not empty, `0` or `false`, as CI
 /// services set it (`CI=true` on GitHub Actions, GitLab, CircleCI, Travis, Buildkite).
-fn in_ci(value: Option<&OsStr>) -> bool {
+pub(super) fn in_ci(value: Option<&OsStr>) -> bool {
     value.map(OsStr::to_string_lossy).is_some_and(|v| !(v.is_empty() || v == "0" || v.eq_ignore_ascii_case("false")))
 }
 
