@@ -9,6 +9,10 @@
 //! gets one: a finding without an evidence line is placed at the lock parameters file (what such a
 //! finding speaks of) or the first input, and says so.
 //!
+//! A result's message names the findings it follows from (`Follows from [3] sweep-overlap.`), and
+//! its properties carry the numbers (`causedBy`), as the JSON report's `caused_by`: an alert is read
+//! alone, away from the headline, which the run keeps in `properties.headline`.
+//!
 //! The report's header warnings (defaults in force, inputs that gave nothing, ...) are results of
 //! one more rule, `leasetrace/warning`, not `toolExecutionNotifications`: GitHub shows only results,
 //! and a warning is what a reader must see before trusting the findings next to it. They do not
