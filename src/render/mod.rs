@@ -5,7 +5,9 @@
 //! computed by a detector. They fill a finding's summary template with its own metrics, in the
 //! display zone the user chose.
 
+pub mod chart;
 pub mod json;
+pub mod mermaid;
 pub mod table;
 
 use std::io::{self, Write};
@@ -29,7 +31,7 @@ pub trait Renderer: Sync {
 
 /// Every output format. Adding one: one file and one line here.
 #[rustfmt::skip]
-pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json];
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &mermaid::Mermaid];
 
 pub fn names() -> Vec<&'static str> {
     RENDERERS.iter().map(|r| r.name()).collect()

@@ -1,0 +1,192 @@
+//! `--format mermaid`: the chart (`render::chart`) as a Mermaid gantt, the picture GitHub draws
+//! from a fenced ```mermaid block (`--format markdown` embeds `gantt`).
+//!
+//! Mermaid's gantt has no time zones: it reads `dateFormat` times as the viewer's local wall
+//! clock and draws its axis in the same, so the times written here are wall-clock times in the
+//! display zone, and the title names the zone. Milestones are instants (`milestone`, 0 ms long);
+//! the parts that went wrong are `crit`.
+//!
+//! Task and section names come from the evidence (run ids, job ids such as
+//! `repeat:pr-review-sweep:1791333180000`, item names): `:` `;` `#` would end or break a task line,
+//! so they and a few other characters are written as Mermaid's entity codes (`#58;`), which it
+//! draws as the character itself; line breaks become spaces.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+
+use super::chart::{self, Chart};
+use crate::model::Report;
+use crate::model::report::View;
+
+pub struct Mermaid;
+
+impl super::Renderer for Mermaid {
+    fn name(&self) -> &'static str {
+        "mermaid"
+    }
+
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(gantt(report).as_bytes())
+    }
+
+    fn shows_raw(&self, _view: View) -> bool {
+        false
+    }
+}
+
+/// The report's chart as Mermaid gantt source, ending in a newline (no code fence).
+pub fn gantt(report: &Report) -> String {
+    of_chart(&chart::chart(report))
+}
+
+/// `chart` as Mermaid gantt source.
+pub fn of_chart(chart: &Chart) -> String {
+    let mut out = String::from("gantt\n");
+    let zone = format!("{}, {}", chart.tz.name(), chart.zone_abbreviation());
+    let _ = writeln!(out, "    title {} (times in {})", escape(&chart.title), escape(&zone));
+    out.push_str("    dateFormat YYYY-MM-DD HH:mm:ss.SSS\n");
+    let _ = writeln!(out, "    axisFormat {}", axis_format(chart));
+    out.push_str("    todayMarker off\n");
+    let _ = writeln!(out, "    %% Mermaid has no time zones: every time below is a wall-clock time in {zone}.");
+    if chart.crosses_offset_change() {
+        let _ = writeln!(out, "    %% The zone's UTC offset changes inside this chart: its wall times jump there.");
+    }
+    if chart.lanes.is_empty() {
+        out.push_str("    %% No warning or error finding to draw.\n");
+    }
+    for note in &chart.not_drawn {
+        let _ = writeln!(out, "    %% Not drawn: {}", one_line(note));
+    }
+    let mut id = 0;
+    for lane in &chart.lanes {
+        let name =
+            if lane.detail.is_empty() { lane.title.clone() } else { format!("{} ({})", lane.title, lane.detail) };
+        let _ = writeln!(out, "    section {}", escape(&name));
+        for mark in &lane.marks {
+            id += 1;
+            let mut tags = Vec::new();
+            if mark.crit {
+                tags.push("crit");
+            }
+            if mark.end.is_none() {
+                tags.push("milestone");
+            }
+            let tags: String = tags.iter().map(|t| format!("{t}, ")).collect();
+            let start = wall(mark.start, chart.tz);
+            let end = mark.end.map_or_else(|| "0ms".to_string(), |end| wall(end, chart.tz));
+            let _ = writeln!(out, "    {} :{tags}m{id}, {start}, {end}", escape(&mark.label));
+        }
+    }
+    out
+}
+
+/// A time as the `dateFormat` above reads it, in `tz`'s wall clock.
+fn wall(at: DateTime<Utc>, tz: Tz) -> String {
+    at.with_timezone(&tz).format("%Y-%m-%d %H:%M:%S%.3f").to_string()
+}
+
+/// Seconds on the axis for a short chart, the date for one over a day.
+fn axis_format(chart: &Chart) -> &'static str {
+    match chart.range() {
+        Some((start, end)) if (end - start).num_days() >= 1 => "%m-%d %H:%M",
+        Some((start, end)) if (end - start).num_minutes() > 10 => "%H:%M",
+        _ => "%H:%M:%S",
+    }
+}
+
+/// A name from the evidence as Mermaid text: the characters that end a task's name (`:`), its
+/// data (`;`), start an entity code (`#`) or a comment (`%`), and angle brackets, as entity codes;
+/// control characters (line breaks) as spaces.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in one_line(text).trim().chars() {
+        match c {
+            ':' | ';' | '#' | '%' | '<' | '>' => {
+                let _ = write!(out, "#{};", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    if out.is_empty() {
+        out.push('?');
+    }
+    out
+}
+
+/// Control characters (line breaks, tabs) as spaces: a Mermaid statement is one line.
+fn one_line(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::chart::{Element, Lane, Mark, Source};
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    fn mark(element: Element, label: &str, start: &str, end: Option<&str>, crit: bool) -> Mark {
+        Mark {
+            element,
+            label: label.to_string(),
+            start: at(start),
+            end: end.map(at),
+            crit,
+            finding: 0,
+            code: "stalled-rerun",
+            from: Source::Metrics("x", None),
+        }
+    }
+
+    fn one_lane(title: &str, marks: Vec<Mark>) -> Chart {
+        Chart {
+            tz: chrono_tz::Asia::Seoul,
+            title: "stalled-rerun: job re-run".to_string(),
+            lanes: vec![Lane { keys: vec![], title: title.to_string(), detail: String::new(), marks }],
+            not_drawn: vec!["lock-headroom (info)".to_string()],
+        }
+    }
+
+    #[test]
+    fn spans_and_milestones_are_written_in_the_display_zones_wall_clock() {
+        let chart = one_lane(
+            "round r-a",
+            vec![
+                mark(Element::Lock, "lock held", "2026-10-07T00:33:00Z", Some("2026-10-07T00:52:38Z"), false),
+                mark(Element::Restart, "restart", "2026-10-07T00:37:26Z", None, true),
+            ],
+        );
+        let text = of_chart(&chart);
+        assert!(
+            text.starts_with("gantt\n    title stalled-rerun#58; job re-run (times in Asia/Seoul, KST)\n"),
+            "{text}"
+        );
+        assert!(text.contains("    section round r-a\n"), "{text}");
+        assert!(text.contains("    lock held :m1, 2026-10-07 09:33:00.000, 2026-10-07 09:52:38.000\n"), "{text}");
+        assert!(text.contains("    restart :crit, milestone, m2, 2026-10-07 09:37:26.000, 0ms\n"), "{text}");
+        assert!(text.contains("    %% Not drawn: lock-headroom (info)\n"), "{text}");
+        assert!(text.contains("axisFormat %H:%M\n"), "a 20-minute chart: {text}");
+    }
+
+    #[test]
+    fn hostile_names_cannot_break_a_line() {
+        let hostile = "repeat:a;b#c%%d <e>\nsection x: y";
+        assert_eq!(escape(hostile), "repeat#58;a#59;b#35;c#37;#37;d #60;e#62; section x#58; y");
+        let chart = one_lane(hostile, vec![mark(Element::Pick, hostile, "2026-10-07T00:54:05.7Z", None, true)]);
+        let text = of_chart(&chart);
+        // One line per statement: the title, three settings, a comment, the note, the section and the task.
+        let statements: Vec<&str> = text.lines().collect();
+        assert_eq!(statements.len(), 9, "{text}");
+        let task = statements[8];
+        // The name ends at the first colon, where the task's data begin.
+        let (name, data) = task.split_once(':').unwrap();
+        assert_eq!(name, format!("    {} ", escape(hostile)));
+        assert_eq!(data, "crit, milestone, m1, 2026-10-07 09:54:05.700, 0ms", "{task}");
+        assert_eq!(escape(" \n "), "?");
+    }
+}
