@@ -8,6 +8,7 @@
 pub mod chart;
 pub mod json;
 pub mod mermaid;
+pub mod svg;
 pub mod table;
 
 use std::io::{self, Write};
@@ -31,7 +32,7 @@ pub trait Renderer: Sync {
 
 /// Every output format. Adding one: one file and one line here.
 #[rustfmt::skip]
-pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &mermaid::Mermaid];
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &mermaid::Mermaid, &svg::Svg];
 
 pub fn names() -> Vec<&'static str> {
     RENDERERS.iter().map(|r| r.name()).collect()
