@@ -233,13 +233,13 @@ impl Chart {
         Some((start, end))
     }
 
-    /// The display zone's abbreviation over the chart (`KST`; `EDT/EST` across a change), or the
-    /// zone's name when the chart is empty.
-    pub fn zone_abbreviation(&self) -> String {
-        let Some((start, end)) = self.range() else { return self.tz.name().to_string() };
+    /// The display zone's abbreviation over the chart (`KST`; `EDT/EST` across a change); `None`
+    /// for an empty chart, which has no time to take it at.
+    pub fn zone_abbreviation(&self) -> Option<String> {
+        let (start, end) = self.range()?;
         let at = |t: DateTime<Utc>| t.with_timezone(&self.tz).format("%Z").to_string();
         let (first, last) = (at(start), at(end));
-        if first == last { first } else { format!("{first}/{last}") }
+        Some(if first == last { first } else { format!("{first}/{last}") })
     }
 
     /// Whether the chart crosses a change of the display zone's offset (a DST change): wall times
@@ -392,7 +392,10 @@ fn generic(chart: &mut Chart, report: &Report, index: usize, finding: &Finding) 
     } else if let Some(job) = text(finding, "job_id") {
         (vec![format!("job:{job}")], format!("job {job}"), String::new())
     } else {
-        (vec![format!("finding:{index}")], finding.code.to_string(), String::new())
+        // A finding about no one round or job (a group of jobs, a pair of sources): its own lane,
+        // named by its code and, when it has one, the group it is about.
+        let about = ["job_name", "sweep", "item"].iter().find_map(|m| text(finding, m));
+        (vec![format!("finding:{index}")], finding.code.to_string(), about.unwrap_or_default().to_string())
     };
     let mut evidence = finding.evidence.clone();
     evidence.sort_unstable();
@@ -402,7 +405,7 @@ fn generic(chart: &mut Chart, report: &Report, index: usize, finding: &Finding) 
         return;
     }
     let lane = add_lane(chart, keys, title, detail);
-    if chart.lanes[lane].detail.is_empty() {
+    if chart.lanes[lane].detail.is_empty() && chart.lanes[lane].title != finding.code {
         chart.lanes[lane].detail = finding.code.to_string();
     }
     if evidence.len() > MAX_EVIDENCE_MARKS {
@@ -466,7 +469,7 @@ mod tests {
         f
     }
 
-    fn marks<'a>(chart: &'a Chart, element: Element) -> Vec<(&'a str, &'a Mark)> {
+    fn marks(chart: &Chart, element: Element) -> Vec<(&str, &Mark)> {
         chart
             .lanes
             .iter()
@@ -493,7 +496,7 @@ mod tests {
         assert_eq!((restart.start, restart.end, restart.crit), (at("2026-10-07T00:37:26Z"), None, true));
         let (lane, rerun) = marks(&chart, Element::Rerun)[0];
         assert_eq!((lane, rerun.start), ("round r-b", at("2026-10-07T00:53:00Z")));
-        assert_eq!(chart.zone_abbreviation(), "KST");
+        assert_eq!(chart.zone_abbreviation().as_deref(), Some("KST"));
     }
 
     #[test]

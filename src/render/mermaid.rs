@@ -45,7 +45,10 @@ pub fn gantt(report: &Report) -> String {
 /// `chart` as Mermaid gantt source.
 pub fn of_chart(chart: &Chart) -> String {
     let mut out = String::from("gantt\n");
-    let zone = format!("{}, {}", chart.tz.name(), chart.zone_abbreviation());
+    let zone = match chart.zone_abbreviation() {
+        Some(abbreviation) => format!("{}, {abbreviation}", chart.tz.name()),
+        None => chart.tz.name().to_string(),
+    };
     let _ = writeln!(out, "    title {} (times in {})", escape(&chart.title), escape(&zone));
     out.push_str("    dateFormat YYYY-MM-DD HH:mm:ss.SSS\n");
     let _ = writeln!(out, "    axisFormat {}", axis_format(chart));
@@ -74,7 +77,11 @@ pub fn of_chart(chart: &Chart) -> String {
             if mark.end.is_none() {
                 tags.push("milestone");
             }
-            let tags: String = tags.iter().map(|t| format!("{t}, ")).collect();
+            let tags: String = tags.iter().fold(String::new(), |mut all, t| {
+                all.push_str(t);
+                all.push_str(", ");
+                all
+            });
             let start = wall(mark.start, chart.tz);
             let end = mark.end.map_or_else(|| "0ms".to_string(), |end| wall(end, chart.tz));
             let _ = writeln!(out, "    {} :{tags}m{id}, {start}, {end}", escape(&mark.label));

@@ -87,11 +87,10 @@ enum Shape {
 
 fn shape(mark: &Mark) -> Shape {
     match (mark.element, mark.end.is_some()) {
-        (Element::Lock | Element::Run, _) => Shape::Bar,
         (Element::RenewalWindow | Element::ExpiryWindow, _) => Shape::Band,
         (Element::Overlap, _) | (Element::Restart, true) => Shape::Shade,
         (Element::Restart, false) => Shape::Line,
-        (_, true) => Shape::Bar,
+        (Element::Lock | Element::Run, _) | (_, true) => Shape::Bar,
         (_, false) => Shape::Diamond,
     }
 }
@@ -135,7 +134,10 @@ impl Axis {
             if at > self.end {
                 break;
             }
-            ticks.push(at);
+            // The start's fraction of a second was cut above: a tick before it is off the plot.
+            if at >= self.start {
+                ticks.push(at);
+            }
             local += step;
         }
         let pattern = match step {
@@ -233,7 +235,11 @@ fn place_labels(axis: &Axis, marks: &[Mark]) -> Vec<(usize, f64, bool)> {
 #[allow(clippy::too_many_lines)] // one picture, drawn top to bottom
 pub fn picture(chart: &Chart) -> String {
     let tz = chart.tz;
-    let zone = format!("{} ({})", chart.zone_abbreviation(), tz.name());
+    let abbreviation = chart.zone_abbreviation().unwrap_or_else(|| tz.name().to_string());
+    let zone = match chart.zone_abbreviation() {
+        Some(abbreviation) => format!("{abbreviation} ({})", tz.name()),
+        None => tz.name().to_string(),
+    };
     let mut body = String::new();
 
     // The title: what happened, in at most two lines.
@@ -263,7 +269,7 @@ pub fn picture(chart: &Chart) -> String {
             body,
             r##"<text x="{MARGIN}" y="{y}" font-size="14" fill="#333">No warning or error finding to draw.</text>"##
         );
-        y += 10.0;
+        y += 28.0;
         footer(&mut body, chart, &mut y);
         return document(&body, y + MARGIN);
     };
@@ -387,7 +393,7 @@ pub fn picture(chart: &Chart) -> String {
                 // Its line across every lane is drawn with the grid, under every label.
                 Shape::Line => diamond(&mut body, x, bar_y + BAR_HEIGHT / 2.0, 8.0, fill),
                 Shape::Diamond if mark.element == Element::Unlogged => {
-                    ring(&mut body, x, bar_y + BAR_HEIGHT / 2.0, fill)
+                    ring(&mut body, x, bar_y + BAR_HEIGHT / 2.0, fill);
                 }
                 Shape::Diamond => diamond(&mut body, x, bar_y + BAR_HEIGHT / 2.0, 7.0, fill),
             }
@@ -439,9 +445,9 @@ pub fn picture(chart: &Chart) -> String {
     let _ = writeln!(
         body,
         r##"<text x="{}" y="{}" font-size="12" text-anchor="end" fill="#333" font-weight="bold">{}</text></g>"##,
-        PLOT_LEFT - 12.0,
+        PLOT_LEFT - 44.0,
         axis_y + 20.0,
-        escape(&chart.zone_abbreviation())
+        escape(&abbreviation)
     );
     y = axis_y + 44.0;
 
