@@ -44,12 +44,17 @@ pub fn gantt(report: &Report) -> String {
 
 /// `chart` as Mermaid gantt source.
 pub fn of_chart(chart: &Chart) -> String {
-    let mut out = String::from("gantt\n");
+    // Mermaid leaves 75 px left of the bars for section names by default: room for the longest
+    // lane name here (11 px text, about 7 px a character), within a third of a 1200 px page.
+    let longest = chart.lanes.iter().map(|l| escape(&l.title).chars().count()).max().unwrap_or(0);
+    let padding = (longest * 7 + 24).clamp(75, 400);
+    let mut out = format!("---\nconfig:\n  gantt:\n    leftPadding: {padding}\n---\ngantt\n");
     let zone = match chart.zone_abbreviation() {
         Some(abbreviation) => format!("{}, {abbreviation}", chart.tz.name()),
         None => chart.tz.name().to_string(),
     };
-    let _ = writeln!(out, "    title {} (times in {})", escape(&chart.title), escape(&zone));
+    // Mermaid draws the title on one line, centred: a long one runs off both edges.
+    let _ = writeln!(out, "    title {} (times in {})", escape(&shorten(&chart.title, TITLE_ROOM)), escape(&zone));
     out.push_str("    dateFormat YYYY-MM-DD HH:mm:ss.SSS\n");
     let _ = writeln!(out, "    axisFormat {}", axis_format(chart));
     out.push_str("    todayMarker off\n");
@@ -65,9 +70,11 @@ pub fn of_chart(chart: &Chart) -> String {
     }
     let mut id = 0;
     for lane in &chart.lanes {
-        let name =
-            if lane.detail.is_empty() { lane.title.clone() } else { format!("{} ({})", lane.title, lane.detail) };
-        let _ = writeln!(out, "    section {}", escape(&name));
+        // The lane's detail (a round's job id) would not fit left of the bars: a comment keeps it.
+        let _ = writeln!(out, "    section {}", escape(&lane.title));
+        if !lane.detail.is_empty() {
+            let _ = writeln!(out, "    %% {}: {}", one_line(&lane.title), one_line(&lane.detail));
+        }
         for mark in &lane.marks {
             id += 1;
             let mut tags = Vec::new();
@@ -88,6 +95,19 @@ pub fn of_chart(chart: &Chart) -> String {
         }
     }
     out
+}
+
+/// The most characters of the title before the zone: a 1200 px page at Mermaid's title size.
+const TITLE_ROOM: usize = 90;
+
+/// `text` cut at a word to at most `room` characters, with an ellipsis when cut.
+fn shorten(text: &str, room: usize) -> String {
+    if text.chars().count() <= room {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(room).collect();
+    let cut = cut.rfind(' ').map_or(cut.as_str(), |space| &cut[..space]);
+    format!("{}…", cut.trim_end_matches([',', ';', ':']))
 }
 
 /// A time as the `dateFormat` above reads it, in `tz`'s wall clock.
@@ -170,7 +190,7 @@ mod tests {
         );
         let text = of_chart(&chart);
         assert!(
-            text.starts_with("gantt\n    title stalled-rerun#58; job re-run (times in Asia/Seoul, KST)\n"),
+            text.starts_with("---\nconfig:\n  gantt:\n    leftPadding: 87\n---\ngantt\n    title stalled-rerun#58; job re-run (times in Asia/Seoul, KST)\n"),
             "{text}"
         );
         assert!(text.contains("    section round r-a\n"), "{text}");
@@ -188,12 +208,21 @@ mod tests {
         let text = of_chart(&chart);
         // One line per statement: the title, three settings, a comment, the note, the section and the task.
         let statements: Vec<&str> = text.lines().collect();
-        assert_eq!(statements.len(), 9, "{text}");
-        let task = statements[8];
+        assert_eq!(statements.len(), 14, "front matter (5 lines) and 9 statements: {text}");
+        let task = statements[13];
         // The name ends at the first colon, where the task's data begin.
         let (name, data) = task.split_once(':').unwrap();
         assert_eq!(name, format!("    {} ", escape(hostile)));
         assert_eq!(data, "crit, milestone, m1, 2026-10-07 09:54:05.700, 0ms", "{task}");
         assert_eq!(escape(" \n "), "?");
+    }
+
+    #[test]
+    fn a_long_title_is_cut_at_a_word() {
+        assert_eq!(shorten("a short one", 20), "a short one");
+        assert_eq!(
+            shorten("PR-4412 was selected by round run-0933-b at 09:54:05.70", 30),
+            "PR-4412 was selected by round…"
+        );
     }
 }
