@@ -190,6 +190,13 @@ pub struct Mark {
     pub from: Source,
 }
 
+impl Mark {
+    /// The label with the number of its finding (`[4]`), as the headline and the tables number them.
+    pub fn caption(&self) -> String {
+        format!("{} [{}]", self.label, self.finding + 1)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Source {
     Metrics(&'static str, Option<&'static str>),
@@ -218,6 +225,8 @@ pub struct Chart {
     pub tz: Tz,
     /// What the chart is about, in one line (the headline's first line).
     pub title: String,
+    /// The headline's other lines, with their depth: what the title follows from.
+    pub story: Vec<(usize, String)>,
     /// Lanes in order of their first mark.
     pub lanes: Vec<Lane>,
     /// Findings not drawn, and why (`lock-headroom (info)`).
@@ -256,7 +265,8 @@ impl Chart {
 /// The chart of `report`.
 pub fn chart(report: &Report) -> Chart {
     let tz = report.display_tz;
-    let mut chart = Chart { tz, title: title(report), lanes: Vec::new(), not_drawn: Vec::new() };
+    let (title, story) = headline(report);
+    let mut chart = Chart { tz, title, story, lanes: Vec::new(), not_drawn: Vec::new() };
     for (index, finding) in report.findings.iter().enumerate() {
         if finding.severity == Severity::Info {
             chart.not_drawn.push(format!("{} (info)", finding.code));
@@ -278,21 +288,39 @@ pub fn chart(report: &Report) -> Chart {
     chart
 }
 
-/// The chart's title: the first line people read in every format.
-fn title(report: &Report) -> String {
-    // The most severe finding, the earliest of those: what happened, in its own words.
-    let top = report.findings.iter().enumerate().max_by_key(|(i, f)| (f.severity, std::cmp::Reverse(*i)));
-    match top {
-        Some((_, finding)) => {
-            let text = crate::render::fill_summary(&finding.summary, &finding.metrics, report.display_tz);
-            format!("{}: {}", finding.code, first_sentence(&text))
-        }
-        None => "No findings".to_string(),
+/// The chart's title and story: the headline's first line, what people read first in every
+/// format, and the lines after it (the causes, with their depth), led as the table leads them.
+fn headline(report: &Report) -> (String, Vec<(usize, String)>) {
+    use crate::render::headline::Role;
+    if report.view == crate::model::report::View::Timeline {
+        // `timeline` runs no detector: "no findings" would be a wrong answer.
+        return ("The timeline view has no findings to draw: run leasetrace analyze".to_string(), Vec::new());
     }
-}
-
-fn first_sentence(text: &str) -> &str {
-    text.find(". ").map_or(text, |end| &text[..end])
+    let lines = crate::render::headline::lines(report);
+    let Some(first) = lines.first() else { return ("No findings".to_string(), Vec::new()) };
+    let title = match first.code {
+        Some(code) => format!("{code}: {}", first.text),
+        None => first.text.clone(),
+    };
+    let story = lines[1..]
+        .iter()
+        .map(|line| {
+            let finding = match (line.severity, line.code, line.number) {
+                (Some(severity), Some(code), Some(number)) => {
+                    format!("{} [{number}] {code}: ", severity.name().to_uppercase())
+                }
+                _ => String::new(),
+            };
+            let lead = match line.role {
+                Role::Effect | Role::More => "",
+                Role::CausedBy => "← caused by ",
+                Role::RootCause => "← because ",
+                Role::Also => "also ",
+            };
+            (line.depth, format!("{lead}{finding}{}", line.text))
+        })
+        .collect();
+    (title, story)
 }
 
 fn mark_count(chart: &Chart) -> usize {
@@ -451,6 +479,7 @@ mod tests {
             assumptions: Vec::new(),
             timeline: crate::model::Timeline::default(),
             findings,
+            chains: Vec::new(),
             raw_texts: crate::model::report::RawTexts::Read(std::collections::HashMap::new()),
         }
     }
@@ -551,6 +580,35 @@ mod tests {
         assert!(chart.lanes.is_empty());
         assert_eq!(chart.not_drawn, ["lock-headroom (info)", "retry-storm (no evidence events)"]);
         assert_eq!(chart.range(), None);
+    }
+
+    #[test]
+    fn a_chart_across_a_dst_change_says_both_abbreviations() {
+        let mut f = Finding::new("sweep-overlap", Severity::Warning, at("2026-11-01T05:50:00Z"));
+        // New York falls back from EDT to EST at 06:00 UTC on 2026-11-01.
+        f.metric("run_a", Value::Text("a".into()))
+            .metric("run_b", Value::Text("b".into()))
+            .metric("a_started_at", Value::Time(at("2026-11-01T05:30:00Z")))
+            .metric("a_ended_at", Value::Time(at("2026-11-01T06:30:00Z")))
+            .metric("b_started_at", Value::Time(at("2026-11-01T05:50:00Z")))
+            .metric("b_ended_at", Value::Time(at("2026-11-01T06:10:00Z")))
+            .metric("overlap_end_at", Value::Time(at("2026-11-01T06:10:00Z")));
+        let mut report = report(vec![f]);
+        report.display_tz = chrono_tz::America::New_York;
+        let chart = chart(&report);
+        assert_eq!(chart.zone_abbreviation().as_deref(), Some("EDT/EST"));
+        assert!(chart.crosses_offset_change());
+        report.display_tz = chrono_tz::Asia::Seoul;
+        assert!(!super::chart(&report).crosses_offset_change());
+    }
+
+    #[test]
+    fn the_timeline_view_says_it_has_no_findings_to_draw_rather_than_none_found() {
+        let mut report = report(Vec::new());
+        report.view = crate::model::report::View::Timeline;
+        assert_eq!(chart(&report).title, "The timeline view has no findings to draw: run leasetrace analyze");
+        report.view = crate::model::report::View::Analyze;
+        assert_eq!(chart(&report).title, "No findings");
     }
 
     #[test]

@@ -91,7 +91,7 @@ pub fn of_chart(chart: &Chart) -> String {
             });
             let start = wall(mark.start, chart.tz);
             let end = mark.end.map_or_else(|| "0ms".to_string(), |end| wall(end, chart.tz));
-            let _ = writeln!(out, "    {} :{tags}m{id}, {start}, {end}", escape(&mark.label));
+            let _ = writeln!(out, "    {} :{tags}m{id}, {start}, {end}", escape(&mark.caption()));
         }
     }
     out
@@ -174,6 +174,7 @@ mod tests {
         Chart {
             tz: chrono_tz::Asia::Seoul,
             title: "stalled-rerun: job re-run".to_string(),
+            story: Vec::new(),
             lanes: vec![Lane { keys: vec![], title: title.to_string(), detail: String::new(), marks }],
             not_drawn: vec!["lock-headroom (info)".to_string()],
         }
@@ -194,8 +195,8 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("    section round r-a\n"), "{text}");
-        assert!(text.contains("    lock held :m1, 2026-10-07 09:33:00.000, 2026-10-07 09:52:38.000\n"), "{text}");
-        assert!(text.contains("    restart :crit, milestone, m2, 2026-10-07 09:37:26.000, 0ms\n"), "{text}");
+        assert!(text.contains("    lock held [1] :m1, 2026-10-07 09:33:00.000, 2026-10-07 09:52:38.000\n"), "{text}");
+        assert!(text.contains("    restart [1] :crit, milestone, m2, 2026-10-07 09:37:26.000, 0ms\n"), "{text}");
         assert!(text.contains("    %% Not drawn: lock-headroom (info)\n"), "{text}");
         assert!(text.contains("axisFormat %H:%M\n"), "a 20-minute chart: {text}");
     }
@@ -212,7 +213,7 @@ mod tests {
         let task = statements[13];
         // The name ends at the first colon, where the task's data begin.
         let (name, data) = task.split_once(':').unwrap();
-        assert_eq!(name, format!("    {} ", escape(hostile)));
+        assert_eq!(name, format!("    {} [1] ", escape(hostile)), "the label, then its finding's number");
         assert_eq!(data, "crit, milestone, m1, 2026-10-07 09:54:05.700, 0ms", "{task}");
         assert_eq!(escape(" \n "), "?");
     }

@@ -6,6 +6,7 @@
 //! display zone the user chose.
 
 pub mod chart;
+pub mod headline;
 pub mod json;
 pub mod mermaid;
 pub mod svg;

@@ -48,6 +48,8 @@ const FONT: &str = "DejaVu Sans, Verdana, Arial, Helvetica, sans-serif";
 /// Label text size, and the estimated width of one of its characters.
 const LABEL_SIZE: f64 = 12.0;
 const CHAR_EM: f64 = 0.6;
+/// The same for running text, where a cut matters more than a few pixels of margin.
+const STORY_EM: f64 = 0.56;
 /// A lane's bar band: its top below the lane's top, and its height.
 const BAR_TOP: f64 = 12.0;
 const BAR_HEIGHT: f64 = 18.0;
@@ -217,7 +219,7 @@ fn place_labels(axis: &Axis, marks: &[Mark]) -> Vec<(usize, f64, bool)> {
     let mut places = Vec::new();
     for mark in marks {
         let x = axis.x(mark.start);
-        let width = text_width(&mark.label, LABEL_SIZE);
+        let width = text_width(&mark.caption(), LABEL_SIZE);
         let (left, right, end_anchored) =
             if x + width > PLOT_RIGHT + 20.0 { (x - width, x, true) } else { (x, x + width, false) };
         let row = row_ends.iter().position(|&end| left > end + 10.0).unwrap_or(row_ends.len());
@@ -251,6 +253,27 @@ pub fn picture(chart: &Chart) -> String {
             escape(&line)
         );
         y += 24.0;
+    }
+    // What the title follows from: the headline's other lines, indented by depth.
+    for (depth, line) in &chart.story {
+        #[allow(clippy::cast_precision_loss)]
+        let x = MARGIN + 4.0 + *depth as f64 * 16.0;
+        // In two lines at most: a cause's numbers (15 min 34 s from restart to rerun) are its point.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let room = ((WIDTH - MARGIN - x) / (13.0 * STORY_EM)) as usize;
+        for (i, part) in wrap(line, room, 2).iter().enumerate() {
+            let indent = if i == 0 { 0.0 } else { 16.0 };
+            let _ = writeln!(
+                body,
+                r##"<text x="{}" y="{y}" font-size="13" fill="#333">{}</text>"##,
+                x + indent,
+                escape(part)
+            );
+            y += 17.0;
+        }
+    }
+    if !chart.story.is_empty() {
+        y += 4.0;
     }
     let dates = chart.range().map(|(start, end)| {
         let day = |t: DateTime<Utc>| t.with_timezone(&tz).format("%Y-%m-%d").to_string();
@@ -368,7 +391,7 @@ pub fn picture(chart: &Chart) -> String {
                 mark.element.name(),
                 mark.element.name()
             );
-            let _ = writeln!(body, "<title>{} ({})</title>", escape(&mark.label), mark.code);
+            let _ = writeln!(body, "<title>{} ({})</title>", escape(&mark.caption()), mark.code);
             match shape(mark) {
                 Shape::Bar => {
                     let _ = writeln!(
@@ -413,7 +436,7 @@ pub fn picture(chart: &Chart) -> String {
             let _ = writeln!(
                 labels,
                 r##"<text x="{label_x:.1}" y="{baseline}" font-size="{LABEL_SIZE}" text-anchor="{anchor}" fill="{text_fill}"{weight} stroke="#ffffff" stroke-width="3" stroke-linejoin="round" paint-order="stroke">{}</text>"##,
-                escape(&mark.label)
+                escape(&mark.caption())
             );
             body.push_str("</g>\n");
         }
@@ -615,8 +638,13 @@ mod tests {
 
     #[test]
     fn a_chart_with_nothing_to_draw_says_so() {
-        let chart =
-            Chart { tz: chrono_tz::UTC, title: "No findings".into(), lanes: Vec::<Lane>::new(), not_drawn: vec![] };
+        let chart = Chart {
+            tz: chrono_tz::UTC,
+            title: "No findings".into(),
+            story: Vec::new(),
+            lanes: Vec::<Lane>::new(),
+            not_drawn: vec![],
+        };
         let svg = picture(&chart);
         assert!(svg.contains("No warning or error finding to draw."), "{svg}");
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1200\""), "{svg}");

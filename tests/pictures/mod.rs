@@ -168,8 +168,8 @@ fn the_real_mermaid_reads_the_reference_incident_as_written() {
     assert_eq!(at("picks PR-4412 again"), both("2026-10-07 09:54:06.360", "2026-10-07 09:54:06.360", true, true));
     // Entity codes are drawn as the characters they stand for.
     assert_eq!(task(&read, "lock held")["section"], "round run-0933-a");
-    assert_eq!(task(&read, "overlap with")["name"], "overlap with run-0933-b 09:54:03.31–09:55:40.20");
-    assert_eq!(task(&read, "restart")["name"], "restart 09:37:26");
+    assert_eq!(task(&read, "overlap with")["name"], "overlap with run-0933-b 09:54:03.31–09:55:40.20 [3]");
+    assert_eq!(task(&read, "restart")["name"], "restart 09:37:26 [1]");
 }
 
 #[test]
