@@ -170,6 +170,12 @@ pub static RULES: &[Rule] = &[
     crit(instant("duplicate-selection", Element::Pick, "selected_b_at", RUN_B, "picks {item} again {selected_b_at} (+{delta_s})")),
 ];
 
+/// At most this many lanes: a case of thousands of findings still gives a picture a person reads
+/// (and a Mermaid chart a browser draws). Findings come in the report's order, most severe chain
+/// first, so the lanes kept are those of the findings people read first; the others are listed
+/// in `not_drawn`.
+pub const MAX_LANES: usize = 24;
+
 /// At most this many evidence events of one finding are drawn as generic marks.
 pub const MAX_EVIDENCE_MARKS: usize = 8;
 
@@ -273,11 +279,20 @@ pub fn chart(report: &Report) -> Chart {
             continue;
         }
         let before = mark_count(&chart);
+        let mut full = false;
         for rule in RULES.iter().filter(|r| r.code == finding.code) {
-            apply(&mut chart, rule, index, finding, tz);
+            apply(&mut chart, rule, index, finding, tz, &mut full);
         }
-        if mark_count(&chart) == before {
-            generic(&mut chart, report, index, finding);
+        if mark_count(&chart) == before && !full {
+            generic(&mut chart, report, index, finding, &mut full);
+        }
+        if full {
+            let what = if mark_count(&chart) == before { "" } else { ", in part" };
+            chart.not_drawn.push(format!(
+                "{} [{}]{what} (the picture holds {MAX_LANES} lanes)",
+                finding.code,
+                index + 1
+            ));
         }
     }
     for lane in &mut chart.lanes {
@@ -341,7 +356,7 @@ fn text<'a>(finding: &'a Finding, name: &str) -> Option<&'a str> {
     }
 }
 
-fn apply(chart: &mut Chart, rule: &Rule, index: usize, finding: &Finding, tz: Tz) {
+fn apply(chart: &mut Chart, rule: &Rule, index: usize, finding: &Finding, tz: Tz, full: &mut bool) {
     let Some(start) = time(finding, rule.from) else { return };
     let end = match rule.to {
         Some(to) => match time(finding, to) {
@@ -353,7 +368,7 @@ fn apply(chart: &mut Chart, rule: &Rule, index: usize, finding: &Finding, tz: Tz
     if rule.unless.is_some_and(|m| finding.get(m).is_some()) {
         return;
     }
-    let Some(lane) = lane_for(chart, rule.lane, finding, tz) else { return };
+    let Some(lane) = lane_for(chart, rule.lane, finding, tz, full) else { return };
     chart.lanes[lane].marks.push(Mark {
         element: rule.element,
         label: crate::render::fill_summary(rule.label, &finding.metrics, tz),
@@ -367,7 +382,7 @@ fn apply(chart: &mut Chart, rule: &Rule, index: usize, finding: &Finding, tz: Tz
 }
 
 /// The lane `of` names for `finding`, made if new; `None` when the finding has none of its ids.
-fn lane_for(chart: &mut Chart, of: LaneOf, finding: &Finding, tz: Tz) -> Option<usize> {
+fn lane_for(chart: &mut Chart, of: LaneOf, finding: &Finding, tz: Tz, full: &mut bool) -> Option<usize> {
     let run = of.run.and_then(|m| text(finding, m));
     let job = text(finding, "job_id");
     let attempt = of.job_at.and_then(|m| Some((job?, time(finding, m)?)));
@@ -391,11 +406,12 @@ fn lane_for(chart: &mut Chart, of: LaneOf, finding: &Finding, tz: Tz) -> Option<
         (None, Some((job, _))) => format!("job {job}"),
         (None, None) => unreachable!("keys is not empty"),
     };
-    Some(add_lane(chart, keys, title, detail))
+    add_lane(chart, keys, title, detail, full)
 }
 
-/// The lane with any of `keys`, which gains the others (and a detail it lacked); else a new one.
-fn add_lane(chart: &mut Chart, keys: Vec<String>, title: String, detail: String) -> usize {
+/// The lane with any of `keys`, which gains the others (and a detail it lacked); else a new one,
+/// unless there are `MAX_LANES` already (then `full` is set).
+fn add_lane(chart: &mut Chart, keys: Vec<String>, title: String, detail: String, full: &mut bool) -> Option<usize> {
     if let Some(found) = chart.lanes.iter().position(|l| keys.iter().any(|k| l.keys.contains(k))) {
         let lane = &mut chart.lanes[found];
         for key in keys {
@@ -406,15 +422,19 @@ fn add_lane(chart: &mut Chart, keys: Vec<String>, title: String, detail: String)
         if lane.detail.is_empty() {
             lane.detail = detail;
         }
-        return found;
+        return Some(found);
+    }
+    if chart.lanes.len() >= MAX_LANES {
+        *full = true;
+        return None;
     }
     chart.lanes.push(Lane { keys, title, detail, marks: Vec::new() });
-    chart.lanes.len() - 1
+    Some(chart.lanes.len() - 1)
 }
 
 /// A finding no rule draws: its evidence events as instants, in the lane of its round or job (or
 /// a lane of its own), labelled with the code and what each event was.
-fn generic(chart: &mut Chart, report: &Report, index: usize, finding: &Finding) {
+fn generic(chart: &mut Chart, report: &Report, index: usize, finding: &Finding, full: &mut bool) {
     let (keys, title, detail) = if let Some(run) = text(finding, "run_id") {
         (vec![format!("run:{run}")], format!("round {run}"), String::new())
     } else if let Some(job) = text(finding, "job_id") {
@@ -432,7 +452,7 @@ fn generic(chart: &mut Chart, report: &Report, index: usize, finding: &Finding) 
         chart.not_drawn.push(format!("{} (no evidence events)", finding.code));
         return;
     }
-    let lane = add_lane(chart, keys, title, detail);
+    let Some(lane) = add_lane(chart, keys, title, detail, full) else { return };
     if chart.lanes[lane].detail.is_empty() && chart.lanes[lane].title != finding.code {
         chart.lanes[lane].detail = finding.code.to_string();
     }
@@ -580,6 +600,25 @@ mod tests {
         assert!(chart.lanes.is_empty());
         assert_eq!(chart.not_drawn, ["lock-headroom (info)", "retry-storm (no evidence events)"]);
         assert_eq!(chart.range(), None);
+    }
+
+    #[test]
+    fn past_the_lane_limit_findings_are_listed_not_drawn() {
+        let overlap = |i: usize| {
+            let mut f = Finding::new("sweep-overlap", Severity::Warning, at("2026-10-07T00:54:03Z"));
+            f.metric("run_a", Value::Text(format!("a{i}")))
+                .metric("run_b", Value::Text(format!("b{i}")))
+                .metric("a_started_at", Value::Time(at("2026-10-07T00:53:00Z")))
+                .metric("a_ended_at", Value::Time(at("2026-10-07T00:56:00Z")))
+                .metric("b_started_at", Value::Time(at("2026-10-07T00:54:00Z")))
+                .metric("b_ended_at", Value::Time(at("2026-10-07T00:57:00Z")))
+                .metric("overlap_end_at", Value::Time(at("2026-10-07T00:56:00Z")));
+            f
+        };
+        // Each overlap needs two lanes: 12 fill the picture, the 13th finds none.
+        let chart = chart(&report((0..13).map(overlap).collect()));
+        assert_eq!(chart.lanes.len(), MAX_LANES);
+        assert_eq!(chart.not_drawn, [format!("sweep-overlap [13] (the picture holds {MAX_LANES} lanes)")]);
     }
 
     #[test]
