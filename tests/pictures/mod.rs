@@ -4,8 +4,8 @@
 //! (`--format svg`) is parsed and drawn by resvg, whose pixels are looked at.
 //!
 //! The Mermaid check needs Node; `tests/mermaid/setup.sh` installs the npm packages (and a font
-//! for resvg) when missing. Without Node the check is skipped with a message, unless `CI` is set,
-//! where it fails. Without any font the SVG's text cannot be drawn: its shapes are still checked,
+//! for resvg) when missing. Without Node, or when the packages cannot be installed (setup.sh exit
+//! 3), the check is skipped with a message, unless `CI` is set, where it fails. Without any font the SVG's text cannot be drawn: its shapes are still checked,
 //! and the text check is skipped with a message, unless `CI` is set.
 
 // Pixel coordinates and counts of a 1200 px picture: small, positive, exact in f32.
@@ -36,12 +36,12 @@ fn mermaid_ready() -> bool {
             .stdin(Stdio::null())
             .output()
             .expect("bash runs tests/mermaid/setup.sh");
-        assert!(
-            setup.status.success(),
-            "`bash tests/mermaid/setup.sh` failed ({}):\n{}",
-            setup.status,
-            String::from_utf8_lossy(&setup.stderr)
-        );
+        let said = String::from_utf8_lossy(&setup.stderr);
+        // Exit 3: what is missing cannot be installed here (no npm, no network).
+        if setup.status.code() == Some(3) {
+            return Err(format!("tests/mermaid/setup.sh could not install the Mermaid check: {}", said.trim()));
+        }
+        assert!(setup.status.success(), "`bash tests/mermaid/setup.sh` failed ({}):\n{said}", setup.status);
         Ok(())
     });
     match ready {
