@@ -133,7 +133,12 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         timeline,
         findings,
         raw_texts: RawTexts::Read(std::collections::HashMap::new()),
+        shown: None,
     };
+    // What the user asked to see, once everything is found (the warnings above see every finding).
+    if let Some(filter) = config.filter.place(&report.timeline).map_err(error::Error::usage)? {
+        report.retain_shown(filter);
+    }
     if read_back {
         report.raw_texts = match view {
             // Every event: its lines are read back while they are written, a chunk at a time.
@@ -141,7 +146,8 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
             View::Analyze | View::Check(_) => RawTexts::Read(ingest::read_back::read_back(
                 &sources,
                 &report.timeline,
-                &report.shown_events(),
+                // The evidence of every finding shown, which a filter does not cut.
+                &report.cited_events(),
                 &config.progress,
             )?),
         };
@@ -184,6 +190,16 @@ pub fn lock_report(
     what_if: &[u64],
     progress: &progress::Progress,
 ) -> Result<String> {
+    if args.since.is_some()
+        || args.until.is_some()
+        || !args.job_ids.is_empty()
+        || !args.run_ids.is_empty()
+        || !args.items.is_empty()
+    {
+        return Err(error::Error::usage(
+            "--since, --until, --job, --run and --item choose what timeline, analyze and check show; lock answers for the one activation --activated-at gives",
+        ));
+    }
     let has_sources = args.case.is_some() || !args.ledger.is_empty() || !args.log.is_empty() || !args.events.is_empty();
     let (params, runs, tz, params_notes) = if has_sources {
         let config = Config { progress: progress.clone(), ..Config::build(args)? };

@@ -15,6 +15,7 @@ mod e2e;
 mod init;
 mod lease;
 mod params;
+mod programs;
 mod resolution;
 mod retry;
 mod worker_settings;

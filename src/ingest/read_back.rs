@@ -554,6 +554,7 @@ mod tests {
             timeline,
             findings: Vec::new(),
             raw_texts: RawTexts::OnDemand(Box::new(SourceFiles(vec![spec.clone()]))),
+            shown: None,
         }
     }
 

@@ -2,6 +2,7 @@
 //! lock parameters in effect, and the findings and report built from them.
 
 pub mod event;
+pub mod filter;
 pub mod finding;
 pub mod item;
 pub mod line_texts;

@@ -34,6 +34,41 @@ struct Wire<'a> {
     findings: Vec<WireFinding<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     check: Option<Check>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    filter: Option<WireFilter<'a>>,
+}
+
+/// What a filter (`--since`, `--job`, ...) showed of the report, and what the analysis had.
+#[derive(Serialize)]
+pub(crate) struct WireFilter<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    since: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    until: Option<String>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    job_id: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    run_id: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    item: &'a [String],
+    events_read: usize,
+    findings_found: usize,
+    findings_hidden: BTreeMap<&'static str, usize>,
+}
+
+pub(crate) fn wire_filter(report: &Report) -> Option<WireFilter<'_>> {
+    let shown = report.shown.as_ref()?;
+    let filter = &shown.filter;
+    Some(WireFilter {
+        since: filter.since.map(format_rfc3339),
+        until: filter.until.map(format_rfc3339),
+        job_id: &filter.jobs,
+        run_id: &filter.runs,
+        item: &filter.items,
+        events_read: shown.events_read,
+        findings_found: shown.findings_found,
+        findings_hidden: ["error", "warning", "info"].into_iter().zip(shown.hidden).collect(),
+    })
 }
 
 /// The events a report shows, serialized one by one as they are written: a whole timeline is
@@ -219,6 +254,7 @@ impl Renderer for Json {
                 }
                 _ => None,
             },
+            filter: wire_filter(report),
         };
         // serde_json writes a few bytes at a time: into a buffer of a known type, not through `dyn`
         // for each piece (a quarter of the time of writing a whole timeline).
