@@ -90,7 +90,7 @@ impl Serialize for ShownEvents<'_> {
 }
 
 #[derive(Serialize)]
-struct Params<'a> {
+pub(crate) struct Params<'a> {
     #[serde(flatten)]
     values: &'a crate::model::LockParams,
     origins: BTreeMap<&'static str, crate::model::ParamOrigin>,
@@ -100,7 +100,7 @@ struct Params<'a> {
 }
 
 #[derive(Serialize)]
-struct Check {
+pub(crate) struct Check {
     fail_on: &'static str,
     failing: usize,
     passed: bool,
@@ -158,7 +158,7 @@ struct Step<'a> {
 }
 
 #[derive(Serialize)]
-struct WireFinding<'a> {
+pub(crate) struct WireFinding<'a> {
     kind: &'static str,
     severity: &'static str,
     at: String,
@@ -207,7 +207,7 @@ fn wire_value(value: &Value) -> JsonValue {
     }
 }
 
-fn wire_finding<'a>(report: &'a Report, finding: &'a Finding) -> WireFinding<'a> {
+pub(crate) fn wire_finding<'a>(report: &'a Report, finding: &'a Finding) -> WireFinding<'a> {
     WireFinding {
         kind: finding.code,
         severity: finding.severity.name(),
@@ -220,6 +220,37 @@ fn wire_finding<'a>(report: &'a Report, finding: &'a Finding) -> WireFinding<'a>
     }
 }
 
+/// The command that built `report`, as the wire names it.
+pub(crate) fn command(report: &Report) -> &'static str {
+    match report.view {
+        View::Timeline => "timeline",
+        View::Analyze => "analyze",
+        View::Check(_) => "check",
+    }
+}
+
+pub(crate) fn params(report: &Report) -> Params<'_> {
+    Params {
+        values: &report.params,
+        origins: report.params.entries().iter().map(|(name, _, origin)| (*name, *origin)).collect(),
+        given: crate::model::Param::ALL
+            .iter()
+            .map(|&param| (param.name(), report.params.given(param)))
+            .filter(|(_, given)| !given.is_empty())
+            .collect(),
+    }
+}
+
+/// The verdict of `check` (`None` for the other commands).
+pub(crate) fn check(report: &Report) -> Option<Check> {
+    match report.view {
+        View::Check(threshold) => {
+            Some(Check { fail_on: threshold.name(), failing: report.failing(), passed: report.failing() == 0 })
+        }
+        _ => None,
+    }
+}
+
 impl Renderer for Json {
     fn name(&self) -> &'static str {
         "json"
@@ -228,32 +259,15 @@ impl Renderer for Json {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
         let wire = Wire {
             schema: SCHEMA,
-            command: match report.view {
-                View::Timeline => "timeline",
-                View::Analyze => "analyze",
-                View::Check(_) => "check",
-            },
+            command: command(report),
             display_tz: report.display_tz.name(),
             warnings: &report.warnings,
             inputs: &report.inputs,
-            params: Params {
-                values: &report.params,
-                origins: report.params.entries().iter().map(|(name, _, origin)| (*name, *origin)).collect(),
-                given: crate::model::Param::ALL
-                    .iter()
-                    .map(|&param| (param.name(), report.params.given(param)))
-                    .filter(|(_, given)| !given.is_empty())
-                    .collect(),
-            },
+            params: params(report),
             assumptions: &report.assumptions,
             timeline: ShownEvents { report, ids: report.shown_events() },
             findings: report.findings.iter().map(|f| wire_finding(report, f)).collect(),
-            check: match report.view {
-                View::Check(threshold) => {
-                    Some(Check { fail_on: threshold.name(), failing: report.failing(), passed: report.failing() == 0 })
-                }
-                _ => None,
-            },
+            check: check(report),
             filter: wire_filter(report),
         };
         // serde_json writes a few bytes at a time: into a buffer of a known type, not through `dyn`

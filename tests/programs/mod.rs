@@ -162,3 +162,164 @@ fn filter_times_that_cannot_be_placed_are_usage_errors_naming_the_fix() {
     let e = error(&["lock", "--activated-at", "2026-10-07T00:33:00Z", "--since", "09:50"]);
     assert!(e.contains("choose what timeline, analyze and check show"), "{e}");
 }
+
+// ---------------------------------------------------------------- jsonl
+
+#[test]
+fn jsonl_lines_are_the_json_reports_objects_with_their_type() {
+    for args in [&["analyze", INCIDENT][..], &["timeline", INCIDENT], &["check", INCIDENT, "--run", "run-0933-b"]] {
+        let json = json_of(&[args, &["--format", "json"][..]].concat());
+        let run = leasetrace(&[args, &["--format", "jsonl"][..]].concat()).run();
+        assert_eq!(run.code, i32::from(args[0] == "check"), "{}", run.stderr);
+        let lines: Vec<Value> = run.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let of = |kind: &str| -> Vec<Value> {
+            lines
+                .iter()
+                .filter(|l| l["type"] == kind)
+                .map(|l| {
+                    let mut object = l.clone();
+                    object.as_object_mut().unwrap().remove("type");
+                    object
+                })
+                .collect()
+        };
+        // begin first, summary last, the rest in the JSON report's order.
+        let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+        assert_eq!(types.first(), Some(&"begin"));
+        assert_eq!(types.last(), Some(&"summary"));
+        let order = ["begin", "input", "event", "finding", "summary"];
+        let ranks: Vec<usize> = types.iter().map(|t| order.iter().position(|o| o == t).unwrap()).collect();
+        assert!(ranks.is_sorted(), "{types:?}");
+        assert_eq!(Value::Array(of("input")), json["inputs"]);
+        assert_eq!(Value::Array(of("event")), json["timeline"]);
+        assert_eq!(Value::Array(of("finding")), json["findings"]);
+        let (begin, summary) = (&lines[0], lines.last().unwrap());
+        assert_eq!(begin["schema"], "leasetrace.jsonl/v1");
+        assert_eq!(begin["report_schema"], json["schema"]);
+        assert_eq!(begin["warnings"], json["warnings"], "the warnings come first");
+        for field in ["command", "display_tz", "warnings", "params", "assumptions"] {
+            assert_eq!(summary[field], json[field], "{field}");
+        }
+        assert_eq!(summary.get("check"), json.get("check"));
+        assert_eq!(summary.get("filter"), json.get("filter"));
+        assert_eq!(summary["counts"]["events"], json["timeline"].as_array().unwrap().len());
+        assert_eq!(summary["counts"]["findings"], json["findings"].as_array().unwrap().len());
+        assert_eq!(summary["counts"]["events_read"], 46);
+    }
+}
+
+/// The peak resident memory of `command`'s run in bytes, the bytes and lines it wrote, and the
+/// first and last lines: its stdout is read as it comes, its memory taken from the kernel's
+/// account of that one child (`wait4`).
+// Reaped by `wait4`, which `Child::wait` would not let us give a `rusage` to.
+#[allow(clippy::zombie_processes)]
+fn run_measured(mut command: Command) -> (u64, u64, u64, String, String) {
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::Read;
+        let (mut bytes, mut lines, mut first, mut last) = (0u64, 0u64, Vec::new(), Vec::new());
+        let mut buffer = vec![0; 1 << 20];
+        let mut current = Vec::new();
+        loop {
+            let n = stdout.read(&mut buffer).unwrap();
+            if n == 0 {
+                break;
+            }
+            bytes += n as u64;
+            for &b in &buffer[..n] {
+                if b == b'\n' {
+                    lines += 1;
+                    if lines == 1 {
+                        first = std::mem::take(&mut current);
+                    } else {
+                        last = std::mem::take(&mut current);
+                    }
+                    current.clear();
+                } else if current.len() < 1 << 16 {
+                    current.push(b);
+                }
+            }
+        }
+        (bytes, lines, String::from_utf8(first).unwrap(), String::from_utf8(last).unwrap())
+    });
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data, zeroed is a valid value; wait4 writes into the two
+    // locals it is given and reaps our own child, which `child` is not waited on after.
+    #[allow(unsafe_code)]
+    let (waited, usage) = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        (libc::wait4(pid, &raw mut status, 0, &raw mut usage), usage)
+    };
+    assert_eq!(waited, pid);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "exit status {status}");
+    let (bytes, lines, first, last) = reader.join().unwrap();
+    // ru_maxrss is in kilobytes on Linux.
+    (u64::try_from(usage.ru_maxrss).unwrap() * 1024, bytes, lines, first, last)
+}
+
+#[test]
+fn timeline_jsonl_streams_half_a_million_events_in_the_memory_of_the_timeline_not_of_the_output() {
+    // Half a million ledger rows of 4 kinds with a 260-byte detail (interned: one copy in
+    // memory): about 175 MB of input and 460 MB of JSON Lines. A renderer that held the wire
+    // events, or only the raw lines, before writing would grow by the input's size on top of the
+    // timeline; streamed, the growth over a tiny case is the timeline's (about 150 bytes an
+    // event: 75 MB here). Half a million rather than millions: a debug build reads them in tens
+    // of seconds, and the bound is a ratio, the same at any size.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.csv");
+    let detail = "review posted after re-reading the pull request and its diff and its earlier reviews ".repeat(3);
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    writeln!(file, "at,run_id,job_id,slot,sweep,event,item,worker,status,detail").unwrap();
+    let rows = 500_000u64;
+    let steps = [
+        ("round_started", false, "RUNNING"),
+        ("item_selected", true, ""),
+        ("effect_posted", true, ""),
+        ("round_finished", false, "DONE"),
+    ];
+    for row in 0..rows {
+        // A round a minute from 2026-10-07T00:00Z, its rows 5 s apart; epoch seconds, which a
+        // ledger's time column takes as well (written by hand: this runs half a million times).
+        let (round, step) = (row / 4, row % 4);
+        let slot = 1_791_331_200 + round * 60;
+        let (event, has_item, status) = steps[usize::try_from(step).unwrap()];
+        let item = if has_item { format!("PR-{round}") } else { String::new() };
+        writeln!(
+            file,
+            "{},run-{round},repeat:sweep:{round},{slot},sweep,{event},{item},api-1/41877,{status},{detail}",
+            slot + 2 + step * 5
+        )
+        .unwrap();
+    }
+    file.flush().unwrap();
+    drop(file);
+    let input = std::fs::metadata(&path).unwrap().len();
+
+    let command = |ledger: &Path| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_leasetrace"));
+        command.args(["timeline", "--quiet", "--format", "jsonl", "--ledger"]).arg(ledger);
+        command
+    };
+    let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join(INCIDENT).join("ledger.csv");
+    let (baseline, ..) = run_measured(command(&tiny));
+    let (peak, output, lines, first, last) = run_measured(command(&path));
+    assert_eq!(lines, rows + 3, "begin, the input, every event, summary");
+    assert!(first.starts_with(r#"{"type":"begin","#), "{first}");
+    let summary: Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["counts"]["events"], rows);
+    let grown = peak.saturating_sub(baseline);
+    let mb = |bytes: u64| bytes / 1_000_000;
+    assert!(output > 2 * input, "the output ({} MB) is larger than the input ({} MB)", mb(output), mb(input));
+    assert!(
+        grown < input / 4 * 3 && grown < output / 3,
+        "peak memory grew by {} MB (peak {} MB, a tiny case {} MB) for {} MB of input and {} MB of output",
+        mb(grown),
+        mb(peak),
+        mb(baseline),
+        mb(input),
+        mb(output)
+    );
+}
