@@ -323,3 +323,96 @@ fn timeline_jsonl_streams_half_a_million_events_in_the_memory_of_the_timeline_no
         mb(output)
     );
 }
+
+// ---------------------------------------------------------------- timesketch
+
+/// The rows of a `--format timesketch` run, each checked against Timesketch's JSONL import rules
+/// (docs/outputs/timesketch.md): `message`, `datetime` (ISO 8601) and `timestamp_desc` present
+/// and non-empty, `timestamp` the same instant in microseconds, flat attributes, none starting
+/// with `_` (the importer client drops those).
+fn timesketch_rows(args: &[&str]) -> Vec<Value> {
+    let run = leasetrace(&[args, &["--format", "timesketch"][..]].concat()).run();
+    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+    let rows: Vec<Value> = run.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for row in &rows {
+        let object = row.as_object().unwrap();
+        for field in ["message", "datetime", "timestamp_desc"] {
+            assert!(row[field].as_str().is_some_and(|v| !v.is_empty()), "{field} in {row}");
+        }
+        let datetime = chrono::DateTime::parse_from_rfc3339(row["datetime"].as_str().unwrap()).unwrap();
+        assert_eq!(row["timestamp"], datetime.timestamp_micros(), "{row}");
+        assert!(object.keys().all(|k| !k.starts_with('_')), "{row}");
+        assert!(object.iter().all(|(k, v)| !v.is_object() && (k == "tag" || !v.is_array())), "flat: {row}");
+    }
+    rows
+}
+
+#[test]
+fn timesketch_rows_are_the_reports_events_and_findings_in_timesketchs_shape() {
+    let json = json_of(&["analyze", INCIDENT, "--format", "json"]);
+    let rows = timesketch_rows(&["analyze", INCIDENT]);
+    let of = |data_type: &str| rows.iter().filter(|r| r["data_type"].as_str().unwrap() == data_type).count();
+    let events: Vec<&Value> = rows
+        .iter()
+        .filter(|r| {
+            r["data_type"].as_str().unwrap().starts_with("leasetrace:ledger")
+                || r["data_type"].as_str().unwrap().starts_with("leasetrace:log")
+        })
+        .collect();
+    // Every cited event once, at its own instant and line; every finding; the header warnings.
+    assert_eq!(events.len(), json["timeline"].as_array().unwrap().len());
+    for (row, event) in events.iter().zip(json["timeline"].as_array().unwrap()) {
+        let at = chrono::DateTime::parse_from_rfc3339(event["at"].as_str().unwrap()).unwrap();
+        assert_eq!(row["timestamp"], at.timestamp_micros());
+        assert_eq!(row["source_line"], event["source"]["line"]);
+        assert_eq!(row["source_file"], event["source"]["path"]);
+        assert_eq!(row["raw"], event["raw"]);
+        assert_eq!(row["kind"], event["kind"]);
+        // Tagged with the codes of the findings citing it.
+        let citing: Vec<&Value> = json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["evidence"].as_array().unwrap().iter().any(|e| e["source"] == event["source"]))
+            .map(|f| &f["kind"])
+            .collect();
+        assert_eq!(row["tag"].as_array().unwrap().iter().collect::<Vec<_>>(), citing, "{row}");
+    }
+    assert_eq!(of("leasetrace:finding"), json["findings"].as_array().unwrap().len());
+    assert_eq!(of("leasetrace:warning"), json["warnings"].as_array().unwrap().len());
+    let duplicate = rows.iter().find(|r| r["finding"] == "duplicate-selection").unwrap();
+    assert_eq!(duplicate["timestamp_desc"], "Finding time (when the pattern became visible)");
+    assert_eq!(
+        duplicate["evidence"],
+        "fixtures/incident-2026-10-07/ledger.csv:18, fixtures/incident-2026-10-07/ledger.csv:19, fixtures/incident-2026-10-07/ledger.csv:21, fixtures/incident-2026-10-07/ledger.csv:22"
+    );
+    assert!(duplicate["message"].as_str().unwrap().ends_with("(times in Asia/Seoul)"));
+    // The warnings are placed at the earliest row, so a time-sorted view opens with them.
+    let first = rows.iter().map(|r| r["timestamp"].as_i64().unwrap()).min().unwrap();
+    assert!(rows.iter().filter(|r| r["data_type"] == "leasetrace:warning").all(|r| r["timestamp"] == first));
+}
+
+#[test]
+fn timesketch_timeline_has_every_event_and_says_what_each_time_is() {
+    let json = json_of(&["timeline", REAL_STALLED, "--format", "json"]);
+    let rows = timesketch_rows(&["timeline", REAL_STALLED]);
+    let events: Vec<&Value> = rows.iter().filter(|r| r.get("kind").is_some()).collect();
+    assert_eq!(events.len(), json["timeline"].as_array().unwrap().len());
+    let desc = |channel: &str| -> Vec<String> {
+        let mut found: Vec<String> = events
+            .iter()
+            .filter(|r| r["channel"] == channel)
+            .map(|r| r["timestamp_desc"].as_str().unwrap().to_string())
+            .collect();
+        found.sort();
+        found.dedup();
+        found
+    };
+    assert_eq!(desc("ledger"), ["Ledger row time"]);
+    assert_eq!(desc("log"), ["Log line time"]);
+    assert_eq!(desc("events-stream"), ["Stream entry time (Redis clock)"]);
+    assert_eq!(
+        desc("job-hash"),
+        ["Job hash finishedOn", "Job hash processedOn (last activation)", "Job hash timestamp (added)"]
+    );
+}
