@@ -11,7 +11,9 @@
 //! - an event is shown when it is inside every given condition: its time within `since ..= until`
 //!   (both inclusive), and, for each of `job`, `run` and `item` given, its field equal to one of
 //!   the values given (an event without the field is outside);
-//! - a finding is shown when at least one event it cites is shown; it keeps all its evidence;
+//! - a finding is shown when at least one event it cites is shown, and so is every finding it
+//!   follows from (its causes, transitively), so that its chain stays whole; a shown finding
+//!   keeps all its evidence;
 //! - `analyze` and `check` show the cited events that are shown; `timeline` every shown event;
 //! - `check` passes or fails on the shown findings only.
 
@@ -148,6 +150,23 @@ impl Filter {
         finding.evidence.iter().any(|&id| self.shows(timeline.get(id)))
     }
 
+    /// Which of `findings` are shown: each citing a shown event, and every finding one of those
+    /// follows from (`caused_by`, through any number of links), so that the chain explaining a
+    /// shown finding stays whole.
+    pub fn shown_findings(&self, findings: &[Finding], timeline: &Timeline) -> Vec<bool> {
+        let mut shown: Vec<bool> = findings.iter().map(|finding| self.shows_finding(finding, timeline)).collect();
+        let mut pending: Vec<usize> = (0..findings.len()).filter(|&i| shown[i]).collect();
+        while let Some(index) = pending.pop() {
+            for &cause in &findings[index].caused_by {
+                if cause < findings.len() && !shown[cause] {
+                    shown[cause] = true;
+                    pending.push(cause);
+                }
+            }
+        }
+        shown
+    }
+
     /// The conditions in words: `events from 2026-10-07 09:50:00 to 2026-10-07 09:55:00 with job X`.
     pub fn describe(&self, tz: Tz) -> String {
         use std::fmt::Write as _;
@@ -268,5 +287,26 @@ mod tests {
         assert!(filter.shows_finding(&finding, &timeline));
         finding.evidence = vec![0];
         assert!(!filter.shows_finding(&finding, &timeline));
+    }
+
+    #[test]
+    fn the_findings_a_shown_finding_follows_from_are_shown_with_it() {
+        let timeline = Timeline::new(vec![
+            event("2026-10-07T00:40:00Z", None, None),
+            event("2026-10-07T00:52:00Z", None, None),
+            event("2026-10-07T00:53:00Z", None, None),
+        ]);
+        let filter = spec(Some("09:52:30"), None, Some(chrono_tz::Asia::Seoul)).place(&timeline).unwrap().unwrap();
+        let finding = |evidence: Vec<u32>, caused_by: Vec<usize>| {
+            let mut finding = Finding::new("f", crate::model::Severity::Warning, at("2026-10-07T00:40:00Z"));
+            finding.evidence = evidence;
+            finding.caused_by = caused_by;
+            finding
+        };
+        // 2 cites the shown event and follows from 1, which follows from 0; 3 follows from 2
+        // (an effect, not a cause) and cites nothing shown.
+        let findings =
+            [finding(vec![0], vec![]), finding(vec![1], vec![0]), finding(vec![2], vec![1]), finding(vec![0], vec![2])];
+        assert_eq!(filter.shown_findings(&findings, &timeline), [true, true, true, false]);
     }
 }

@@ -154,7 +154,10 @@ pub struct Report {
     /// Conventions the analysis relied on, printed so that nobody has to guess them.
     pub assumptions: Vec<String>,
     pub timeline: Timeline,
+    /// Ordered for reading: by chain, the most severe first (`chain::arrange`).
     pub findings: Vec<Finding>,
+    /// The findings grouped by cause, by position in `findings`, the most severe chain first.
+    pub chains: Vec<super::Chain>,
     /// The raw text of the shown events whose text stayed in their file (`LineTexts::is_in_file`).
     pub raw_texts: RawTexts,
     /// What the user narrowed the report to (`--since`, `--job`, ...), if anything: `findings`
@@ -224,25 +227,35 @@ impl Report {
         ids
     }
 
-    /// Applies `filter`: keeps the findings it shows (each whole, with all its evidence), counts
-    /// what it hides, and says so among the assumptions and, when findings are hidden, in a
-    /// header warning. The analysis has run on everything by then.
+    /// Applies `filter`: keeps the findings it shows (each whole, with all its evidence, and the
+    /// findings it follows from: `Filter::shown_findings`), arranged into chains again among
+    /// themselves; counts what it hides, and says so among the assumptions and, when findings are
+    /// hidden, in a header warning. The analysis has run on everything by then.
     pub fn retain_shown(&mut self, filter: super::filter::Filter) {
         use std::fmt::Write as _;
         let found = self.findings.len();
+        let shown = filter.shown_findings(&self.findings, &self.timeline);
         let mut hidden = [0; 3];
-        let timeline = &self.timeline;
-        self.findings.retain(|finding| {
-            let shows = filter.shows_finding(finding, timeline);
-            if !shows {
-                hidden[match finding.severity {
-                    super::Severity::Error => 0,
-                    super::Severity::Warning => 1,
-                    super::Severity::Info => 2,
-                }] += 1;
+        for (finding, _) in self.findings.iter().zip(&shown).filter(|(_, shown)| !**shown) {
+            hidden[match finding.severity {
+                super::Severity::Error => 0,
+                super::Severity::Warning => 1,
+                super::Severity::Info => 2,
+            }] += 1;
+        }
+        // The shown findings, their links renumbered among them, arranged into chains again.
+        let mut position = vec![None; found];
+        let mut kept = Vec::new();
+        for (index, (finding, shown)) in std::mem::take(&mut self.findings).into_iter().zip(&shown).enumerate() {
+            if *shown {
+                position[index] = Some(kept.len());
+                kept.push(finding);
             }
-            shows
-        });
+        }
+        for finding in &mut kept {
+            finding.caused_by = finding.caused_by.iter().filter_map(|&cause| position[cause]).collect();
+        }
+        (self.findings, self.chains) = super::chain::arrange(kept);
         let tz = self.display_tz;
         let events = self.timeline.len();
         let mut notice = format!("shown: {}", filter.describe(tz));
@@ -252,7 +265,7 @@ impl Report {
         } else {
             let _ = write!(
                 notice,
-                ", and the findings citing any of them (each with all its evidence): {} of {found}; the analysis read all {events} events",
+                ", the findings citing any of them and the findings they follow from (each with all its evidence): {} of {found}; the analysis read all {events} events",
                 self.findings.len()
             );
         }
@@ -272,7 +285,7 @@ impl Report {
             self.warnings.push(super::warnings::Warning {
                 kind: "findings-filtered-out",
                 message: format!(
-                    "{hidden_count} of {found} findings are not shown ({}): they cite no event the filter shows ({}){verdict}",
+                    "{hidden_count} of {found} findings are not shown ({}): they cite no event the filter shows ({}), and no shown finding follows from them{verdict}",
                     by_severity.join(", "),
                     filter.describe(tz)
                 ),

@@ -57,6 +57,8 @@ struct Summary<'a> {
     warnings: &'a [crate::model::warnings::Warning],
     params: json::Params<'a>,
     assumptions: &'a [String],
+    /// The findings grouped by cause, by finding `id`, as the JSON report's `chains`.
+    chains: Vec<json::WireChain>,
     counts: Counts,
     #[serde(skip_serializing_if = "Option::is_none")]
     check: Option<json::Check>,
@@ -112,8 +114,8 @@ impl Renderer for JsonLines {
             |error| io::Error::other(error.to_string()),
             |id, raw| line(&mut out, &Line::Event(json::wire_event(report, id, raw))),
         )?;
-        for finding in &report.findings {
-            line(&mut out, &Line::Finding(json::wire_finding(report, finding)))?;
+        for (index, finding) in report.findings.iter().enumerate() {
+            line(&mut out, &Line::Finding(json::wire_finding(report, index, finding)))?;
         }
         let by_severity = |severity| report.findings.iter().filter(|f| f.severity == severity).count();
         let counts = Counts {
@@ -136,6 +138,7 @@ impl Renderer for JsonLines {
                 warnings: &report.warnings,
                 params: json::params(report),
                 assumptions: &report.assumptions,
+                chains: json::wire_chains(report),
                 counts,
                 check: json::check(report),
                 filter: json::wire_filter(report),
@@ -165,6 +168,7 @@ mod tests {
             assumptions: vec!["an assumption".into()],
             timeline: Timeline::new(vec![event]).with_paths(vec!["ledger.csv".into()]),
             findings: Vec::new(),
+            chains: Vec::new(),
             raw_texts: RawTexts::Read(std::collections::HashMap::new()),
             shown: None,
         }

@@ -90,6 +90,15 @@ struct Row<'a> {
     severity: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     evidence: Option<String>,
+    /// Findings: the finding's number in the report (1-based, as the JSON report's `id`), the
+    /// numbers of the findings it follows from (comma-separated), and its first cause when it
+    /// states one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    finding_id: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    caused_by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    root_cause: Option<String>,
     /// Warnings: the warning's kind.
     #[serde(skip_serializing_if = "Option::is_none")]
     warning: Option<&'static str>,
@@ -127,6 +136,9 @@ impl Row<'_> {
             finding: None,
             severity: None,
             evidence: None,
+            finding_id: None,
+            caused_by: None,
+            root_cause: None,
             warning: None,
         }
     }
@@ -221,8 +233,10 @@ fn event_row<'a>(report: &'a Report, id: EventId, raw: &'a str, tag: Vec<&'a str
     }
 }
 
-fn finding_row<'a>(report: &'a Report, finding: &'a Finding) -> Row<'a> {
-    let summary = fill_summary(&finding.summary, &finding.metrics, report.display_tz);
+fn finding_row<'a>(report: &'a Report, index: usize, finding: &'a Finding) -> Row<'a> {
+    let tz = report.display_tz;
+    let summary = fill_summary(&finding.summary, &finding.metrics, tz);
+    let causes: Vec<String> = finding.caused_by.iter().map(|cause| (cause + 1).to_string()).collect();
     let evidence: Vec<String> = finding
         .evidence
         .iter()
@@ -236,6 +250,9 @@ fn finding_row<'a>(report: &'a Report, finding: &'a Finding) -> Row<'a> {
         finding: Some(finding.code),
         severity: Some(finding.severity.name()),
         evidence: Some(evidence.join(", ")),
+        finding_id: Some(index + 1),
+        caused_by: (!causes.is_empty()).then(|| causes.join(", ")),
+        root_cause: finding.root_cause.as_ref().map(|root| fill_summary(root, &finding.metrics, tz)),
         ..Row::at(
             // The summary's times are in the display zone; Timesketch shows its own.
             format!(
@@ -304,8 +321,8 @@ impl Renderer for Timesketch {
             |error| io::Error::other(error.to_string()),
             |id, raw| line(&mut out, &event_row(report, id, raw, cited.get(&id).cloned().unwrap_or_default())),
         )?;
-        for finding in &report.findings {
-            line(&mut out, &finding_row(report, finding))?;
+        for (index, finding) in report.findings.iter().enumerate() {
+            line(&mut out, &finding_row(report, index, finding))?;
         }
         out.flush()
     }
@@ -342,6 +359,7 @@ mod tests {
             assumptions: Vec::new(),
             timeline: Timeline::new(vec![selected, added]).with_paths(vec!["ledger.csv".into()]),
             findings: vec![finding],
+            chains: Vec::new(),
             raw_texts: RawTexts::Read(std::collections::HashMap::new()),
             shown: None,
         }
@@ -377,6 +395,8 @@ mod tests {
         assert_eq!(finding["message"], "ERROR duplicate-selection: picked at 09:54:05.70 (times in Asia/Seoul)");
         assert_eq!(finding["tag"], serde_json::json!(["duplicate-selection", "error"]));
         assert_eq!(finding["evidence"], "ledger.csv:18");
+        assert_eq!(finding["finding_id"], 1);
+        assert!(finding.get("caused_by").is_none(), "it follows from no finding");
         assert_eq!(finding["datetime"], "2026-10-07T00:54:06.360000+00:00");
     }
 

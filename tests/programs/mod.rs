@@ -92,16 +92,38 @@ fn an_until_is_inclusive_to_the_millisecond_and_an_offset_needs_no_zone() {
     assert_eq!(at("2026-10-07T00:54:05.701Z", "2026-10-07T00:54:06Z"), [], "a millisecond after: nothing");
 }
 
+/// A finding without its position (`id`, `caused_by`: renumbered among the shown findings), and
+/// the kinds of the findings it follows from instead.
+fn unnumbered(report: &Value, finding: &Value) -> Value {
+    let mut finding = finding.clone();
+    let object = finding.as_object_mut().unwrap();
+    object.remove("id");
+    let causes: Vec<Value> = object
+        .remove("caused_by")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| report["findings"][usize::try_from(id.as_u64().unwrap() - 1).unwrap()]["kind"].clone())
+        .collect();
+    object.insert("caused_by_kinds".into(), Value::Array(causes));
+    finding
+}
+
 #[test]
 fn analyze_shows_the_findings_citing_a_shown_event_whole_and_says_what_it_hid() {
     let all = json_of(&["analyze", INCIDENT, "--format", "json"]);
     let report = json_of(&["analyze", INCIDENT, "--run", "run-0933-b", "--format", "json"]);
-    // Each shown finding is the unfiltered one, evidence and all; each hidden one cites no event of the run.
+    // Each shown finding is the unfiltered one, evidence and all; each hidden one cites no event of
+    // the run (and no shown finding follows from it).
     let cites_run = |f: &Value| f["evidence"].as_array().unwrap().iter().any(|e| e["run_id"] == "run-0933-b");
-    let expected: Vec<&Value> = all["findings"].as_array().unwrap().iter().filter(|f| cites_run(f)).collect();
-    let shown: Vec<&Value> = report["findings"].as_array().unwrap().iter().collect();
+    let expected: Vec<Value> =
+        all["findings"].as_array().unwrap().iter().filter(|f| cites_run(f)).map(|f| unnumbered(&all, f)).collect();
+    let shown: Vec<Value> = report["findings"].as_array().unwrap().iter().map(|f| unnumbered(&report, f)).collect();
     assert_eq!(shown, expected);
     assert_eq!(kinds(&report), ["stalled-rerun", "sweep-overlap", "duplicate-selection"]);
+    // The ids are the positions among the shown findings, and the chain is renumbered with them.
+    assert_eq!(report["chains"][0]["path"], serde_json::json!([3, 2, 1]));
     // The shown events are the cited ones of the run only.
     assert!(report["timeline"].as_array().unwrap().iter().all(|e| e["run_id"] == "run-0933-b"));
     assert_eq!(
@@ -118,6 +140,27 @@ fn analyze_shows_the_findings_citing_a_shown_event_whole_and_says_what_it_hid() 
     // The raw lines of every cited event were read back, shown in the timeline or not.
     let stalled = finding(&report, "stalled-rerun");
     assert!(stalled["evidence"].as_array().unwrap().iter().all(|e| !e["raw"].as_str().unwrap().is_empty()));
+}
+
+#[test]
+fn a_shown_finding_brings_the_findings_it_follows_from_so_its_chain_stays_whole() {
+    let all = json_of(&["analyze", INCIDENT, "--format", "json"]);
+    let report = json_of(&["analyze", INCIDENT, "--item", "PR-4412", "--format", "json"]);
+    // Only the duplicate selection cites PR-4412; it follows from the overlap, which follows from
+    // the stalled rerun: the chain from the restart to the duplicate, whole.
+    let cites_item = |f: &Value| f["evidence"].as_array().unwrap().iter().any(|e| e["item"] == "PR-4412");
+    let citing: Vec<&Value> = all["findings"].as_array().unwrap().iter().filter(|f| cites_item(f)).collect();
+    assert_eq!(citing.iter().map(|f| f["kind"].as_str().unwrap()).collect::<Vec<_>>(), ["duplicate-selection"]);
+    assert_eq!(kinds(&report), ["stalled-rerun", "sweep-overlap", "duplicate-selection"]);
+    let chain = &report["chains"][0];
+    assert_eq!(chain["path"], serde_json::json!([3, 2, 1]));
+    assert!(chain["root_cause"].as_str().unwrap().starts_with("its process restarted at 09:37:26"), "{chain}");
+    // unlogged-stall follows from the stalled rerun too, but nothing shown follows from it.
+    assert!(!kinds(&report).contains(&"unlogged-stall".to_string()));
+    // An effect is not brought by its cause: before 09:50, the rerun's chain stops at the rerun.
+    let early = json_of(&["analyze", INCIDENT, "--until", "09:50", "--format", "json"]);
+    assert!(!kinds(&early).contains(&"duplicate-selection".to_string()));
+    assert!(!kinds(&early).contains(&"sweep-overlap".to_string()));
 }
 
 #[test]
@@ -197,7 +240,7 @@ fn jsonl_lines_are_the_json_reports_objects_with_their_type() {
         assert_eq!(begin["schema"], "leasetrace.jsonl/v1");
         assert_eq!(begin["report_schema"], json["schema"]);
         assert_eq!(begin["warnings"], json["warnings"], "the warnings come first");
-        for field in ["command", "display_tz", "warnings", "params", "assumptions"] {
+        for field in ["command", "display_tz", "warnings", "params", "assumptions", "chains"] {
             assert_eq!(summary[field], json[field], "{field}");
         }
         assert_eq!(summary.get("check"), json.get("check"));
@@ -387,6 +430,13 @@ fn timesketch_rows_are_the_reports_events_and_findings_in_timesketchs_shape() {
         "fixtures/incident-2026-10-07/ledger.csv:18, fixtures/incident-2026-10-07/ledger.csv:19, fixtures/incident-2026-10-07/ledger.csv:21, fixtures/incident-2026-10-07/ledger.csv:22"
     );
     assert!(duplicate["message"].as_str().unwrap().ends_with("(times in Asia/Seoul)"));
+    // Its number and causes are the JSON report's `id` and `caused_by`.
+    let in_json = finding(&json, "duplicate-selection");
+    assert_eq!(duplicate["finding_id"], in_json["id"]);
+    let causes: Vec<String> = in_json["caused_by"].as_array().unwrap().iter().map(ToString::to_string).collect();
+    assert_eq!(duplicate["caused_by"], causes.join(", "));
+    let stalled = rows.iter().find(|r| r["finding"] == "stalled-rerun").unwrap();
+    assert_eq!(stalled["root_cause"], finding(&json, "stalled-rerun")["root_cause"]);
     // The warnings are placed at the earliest row, so a time-sorted view opens with them.
     let first = rows.iter().map(|r| r["timestamp"].as_i64().unwrap()).min().unwrap();
     assert!(rows.iter().filter(|r| r["data_type"] == "leasetrace:warning").all(|r| r["timestamp"] == first));
