@@ -201,6 +201,12 @@ pub fn lock_report(
             "--since, --until, --job, --run and --item choose what timeline, analyze and check show; lock answers for the one activation --activated-at gives",
         ));
     }
+    if !matches!(args.format.as_str(), "table" | "json") {
+        return Err(error::Error::usage(format!(
+            "lock writes --format table or json, not {}: its what-if table is not a report of findings and events",
+            args.format
+        )));
+    }
     let has_sources = args.case.is_some() || !args.ledger.is_empty() || !args.log.is_empty() || !args.events.is_empty();
     let (params, runs, tz, params_notes) = if has_sources {
         let config = Config { progress: progress.clone(), ..Config::build(args)? };

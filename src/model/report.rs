@@ -274,6 +274,18 @@ impl Report {
         }
         self.assumptions.extend(filter.readings.iter().cloned());
         self.assumptions.push(notice);
+        // An id mistyped or a window on the wrong day shows an empty report that reads as "nothing
+        // happened": said first.
+        if !self.timeline.events().iter().any(|event| filter.shows(event)) {
+            self.warnings.push(super::warnings::Warning {
+                kind: "filter-matches-nothing",
+                message: format!(
+                    "no event of the case's {events} is among the {}: ids are compared exactly as the sources wrote them, and times are read in {}",
+                    filter.describe(tz),
+                    tz.name()
+                ),
+            });
+        }
         let hidden_count: usize = hidden.iter().sum();
         if hidden_count > 0 {
             let by_severity: Vec<String> = [(0, "error"), (1, "warning"), (2, "info")]

@@ -204,6 +204,22 @@ fn filter_times_that_cannot_be_placed_are_usage_errors_naming_the_fix() {
     assert!(e.contains("is after --until"), "{e}");
     let e = error(&["lock", "--activated-at", "2026-10-07T00:33:00Z", "--since", "09:50"]);
     assert!(e.contains("choose what timeline, analyze and check show"), "{e}");
+    let e = error(&["lock", "--activated-at", "2026-10-07T00:33:00Z", "--format", "jsonl"]);
+    assert!(e.contains("lock writes --format table or json, not jsonl"), "{e}");
+}
+
+#[test]
+fn a_filter_that_matches_no_event_says_so_first() {
+    // PR-441 is a prefix of PR-4412, not an id of the case.
+    let run = leasetrace(&["timeline", INCIDENT, "--item", "PR-441"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let first_warning = run.stdout.lines().find(|l| l.starts_with("WARNING")).unwrap();
+    assert!(
+        first_warning.contains("no event of the case's 46 is among the events with item PR-441"),
+        "{first_warning}"
+    );
+    let report = json_of(&["analyze", INCIDENT, "--item", "PR-4412", "--format", "json"]);
+    assert!(report["warnings"].as_array().unwrap().iter().all(|w| w["kind"] != "filter-matches-nothing"));
 }
 
 // ---------------------------------------------------------------- jsonl
