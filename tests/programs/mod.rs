@@ -482,3 +482,28 @@ fn timesketch_timeline_has_every_event_and_says_what_each_time_is() {
         ["Job hash finishedOn", "Job hash processedOn (last activation)", "Job hash timestamp (added)"]
     );
 }
+
+// ---------------------------------------------------------------- docs
+
+/// The last fenced block of a docs page.
+fn last_block(page: &str) -> String {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(page)).unwrap();
+    let blocks: Vec<&str> = text.split("```").collect();
+    blocks[blocks.len() - 2].trim_start_matches('\n').to_string()
+}
+
+#[test]
+fn the_docs_samples_are_cut_from_what_the_binary_writes() {
+    let args = ["analyze", INCIDENT, "--item", "PR-4412", "--format"];
+    // The Timesketch sample is the whole output.
+    let timesketch = leasetrace(&[&args[..], &["timesketch"]].concat()).run();
+    assert_eq!(last_block("docs/outputs/timesketch.md"), timesketch.stdout);
+    // The JSON Lines sample is cut: each line it gives whole is a line of the output.
+    let jsonl = leasetrace(&[&args[..], &["jsonl"]].concat()).run();
+    let sample = last_block("docs/outputs/jsonl.md");
+    let whole: Vec<&str> = sample.lines().filter(|l| !l.contains('…')).collect();
+    assert!(whole.len() >= 3, "{sample}");
+    for line in whole {
+        assert!(jsonl.stdout.lines().any(|l| l == line), "not in the output: {line}");
+    }
+}
