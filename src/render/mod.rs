@@ -7,7 +7,9 @@
 
 pub mod headline;
 pub mod json;
+pub mod jsonl;
 pub mod table;
+pub mod timesketch;
 
 use std::io::{self, Write};
 
@@ -37,7 +39,7 @@ pub trait Renderer: Sync {
 
 /// Every output format. Adding one: one file and one line here.
 #[rustfmt::skip]
-pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json];
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch];
 
 pub fn names() -> Vec<&'static str> {
     RENDERERS.iter().map(|r| r.name()).collect()
