@@ -233,6 +233,9 @@ pub struct Chart {
     pub title: String,
     /// The headline's other lines, with their depth: what the title follows from.
     pub story: Vec<(usize, String)>,
+    /// The report's warnings (what makes its numbers untrustworthy: defaults in force, a filter),
+    /// which every picture says before anything else.
+    pub warnings: Vec<String>,
     /// Lanes in order of their first mark.
     pub lanes: Vec<Lane>,
     /// Findings not drawn, and why (`lock-headroom (info)`).
@@ -272,7 +275,8 @@ impl Chart {
 pub fn chart(report: &Report) -> Chart {
     let tz = report.display_tz;
     let (title, story) = headline(report);
-    let mut chart = Chart { tz, title, story, lanes: Vec::new(), not_drawn: Vec::new() };
+    let warnings = report.warnings.iter().map(|w| w.message.clone()).collect();
+    let mut chart = Chart { tz, title, story, warnings, lanes: Vec::new(), not_drawn: Vec::new() };
     for (index, finding) in report.findings.iter().enumerate() {
         if finding.severity == Severity::Info {
             chart.not_drawn.push(format!("{} (info)", finding.code));
@@ -500,6 +504,7 @@ mod tests {
             timeline: crate::model::Timeline::default(),
             findings,
             chains: Vec::new(),
+            shown: None,
             raw_texts: crate::model::report::RawTexts::Read(std::collections::HashMap::new()),
         }
     }

@@ -59,6 +59,11 @@ pub fn of_chart(chart: &Chart) -> String {
     let _ = writeln!(out, "    axisFormat {}", axis_format(chart));
     out.push_str("    todayMarker off\n");
     let _ = writeln!(out, "    %% Mermaid has no time zones: every time below is a wall-clock time in {zone}.");
+    // Mermaid shows no free text: the warnings are said where the source is read (the Markdown
+    // report prints them above the chart).
+    for warning in &chart.warnings {
+        let _ = writeln!(out, "    %% WARNING: {}", one_line(warning));
+    }
     if chart.crosses_offset_change() {
         let _ = writeln!(out, "    %% The zone's UTC offset changes inside this chart: its wall times jump there.");
     }
@@ -175,6 +180,7 @@ mod tests {
             tz: chrono_tz::Asia::Seoul,
             title: "stalled-rerun: job re-run".to_string(),
             story: Vec::new(),
+            warnings: Vec::new(),
             lanes: vec![Lane { keys: vec![], title: title.to_string(), detail: String::new(), marks }],
             not_drawn: vec!["lock-headroom (info)".to_string()],
         }

@@ -8,9 +8,11 @@
 pub mod chart;
 pub mod headline;
 pub mod json;
+pub mod jsonl;
 pub mod mermaid;
 pub mod svg;
 pub mod table;
+pub mod timesketch;
 
 use std::io::{self, Write};
 
@@ -40,7 +42,7 @@ pub trait Renderer: Sync {
 
 /// Every output format. Adding one: one file and one line here.
 #[rustfmt::skip]
-pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &mermaid::Mermaid, &svg::Svg];
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch, &mermaid::Mermaid, &svg::Svg];
 
 pub fn names() -> Vec<&'static str> {
     RENDERERS.iter().map(|r| r.name()).collect()

@@ -59,6 +59,8 @@ const BAND_HEIGHT: f64 = 7.0;
 const LABEL_ROW: f64 = 16.0;
 
 const RED: &str = "#c62828";
+/// The report's warnings: the colour of caution, apart from the red of what went wrong.
+const WARNING: &str = "#9a5b00";
 const BACKGROUND: &str = "#ffffff";
 
 /// The look of each element: fill colour, and whether it is a bar, a band under the bar, a
@@ -253,6 +255,23 @@ pub fn picture(chart: &Chart) -> String {
             escape(&line)
         );
         y += 24.0;
+    }
+    // What would make the picture wrong (defaults in force, a filter), before the story.
+    for warning in &chart.warnings {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let room = ((WIDTH - 2.0 * MARGIN - 16.0) / (13.0 * CHAR_EM)) as usize;
+        for (i, part) in wrap(&format!("WARNING: {warning}"), room, 3).iter().enumerate() {
+            let x = MARGIN + if i == 0 { 0.0 } else { 16.0 };
+            let _ = writeln!(
+                body,
+                r#"<text x="{x}" y="{y}" font-size="13" font-weight="bold" fill="{WARNING}">{}</text>"#,
+                escape(part)
+            );
+            y += 17.0;
+        }
+    }
+    if !chart.warnings.is_empty() {
+        y += 4.0;
     }
     // What the title follows from: the headline's other lines, indented by depth.
     for (depth, line) in &chart.story {
@@ -642,6 +661,7 @@ mod tests {
             tz: chrono_tz::UTC,
             title: "No findings".into(),
             story: Vec::new(),
+            warnings: Vec::new(),
             lanes: Vec::<Lane>::new(),
             not_drawn: vec![],
         };

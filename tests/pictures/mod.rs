@@ -138,6 +138,8 @@ fn the_reference_incidents_gantt_has_the_seeds_times_to_the_second() {
         "{chart}"
     );
     assert!(chart.contains("    %% Not drawn: lock-headroom (info)\n"), "{chart}");
+    // lockRenewTime is BullMQ's default here: the renewal window rests on it, and the chart says so.
+    assert!(chart.contains("    %% WARNING: lockRenewTime 589000 ms (lockDuration / 2) is the BullMQ"), "{chart}");
 }
 
 #[test]
@@ -359,6 +361,10 @@ fn the_reference_svg_renders_with_a_real_renderer() {
     for pick in picks {
         assert!(painted(&pixmap, pick, reddish) > 20, "{pick:?}");
     }
+
+    // The report's warning is said in the picture, before the lanes.
+    let texts = texts(tree.root());
+    assert!(texts.iter().any(|t| t.starts_with("WARNING: lockRenewTime 589000 ms")), "{texts:?}");
 
     // The title is drawn: dark pixels where its first line is (needs a font).
     let fonts = options.fontdb.len();
