@@ -17,6 +17,8 @@ mod e2e;
 mod init;
 mod lease;
 mod params;
+mod pictures;
+mod programs;
 mod resolution;
 mod retry;
 mod shell;
@@ -934,7 +936,7 @@ fn golden_outputs_per_fixture_and_format() {
         (REAL_STALLED, "bullmq-5.81.5-stalled"),
         (REAL_LIMIT, "bullmq-5.81.5-stalled-limit"),
     ] {
-        for format in ["table", "json"] {
+        for format in ["table", "json", "jsonl", "timesketch", "mermaid", "svg"] {
             let run = leasetrace(&["analyze", case, "--format", format]).run();
             assert_eq!(run.code, 0, "{}", run.stderr);
             golden(&format!("{label}.analyze.{format}"), &run.stdout);

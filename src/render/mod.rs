@@ -5,11 +5,16 @@
 //! computed by a detector. They fill a finding's summary template with its own metrics, in the
 //! display zone the user chose.
 
+pub mod chart;
 pub mod github;
 pub mod headline;
 pub mod json;
+pub mod jsonl;
+pub mod mermaid;
 pub mod sarif;
+pub mod svg;
 pub mod table;
+pub mod timesketch;
 
 use std::io::{self, Write};
 
@@ -45,7 +50,7 @@ pub trait Renderer: Sync {
 
 /// Every output format. Adding one: one file and one line here.
 #[rustfmt::skip]
-pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &sarif::Sarif, &github::Github];
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch, &mermaid::Mermaid, &svg::Svg, &sarif::Sarif, &github::Github];
 
 pub fn names() -> Vec<&'static str> {
     RENDERERS.iter().map(|r| r.name()).collect()

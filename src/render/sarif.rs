@@ -795,6 +795,7 @@ mod tests {
             timeline,
             findings,
             chains: Vec::new(),
+            shown: None,
             raw_texts: crate::model::report::RawTexts::Read(std::collections::HashMap::new()),
         }
     }
