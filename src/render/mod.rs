@@ -6,6 +6,8 @@
 //! display zone the user chose.
 
 pub mod json;
+pub mod markdown;
+pub mod roles;
 pub mod table;
 
 use std::io::{self, Write};
@@ -29,7 +31,7 @@ pub trait Renderer: Sync {
 
 /// Every output format. Adding one: one file and one line here.
 #[rustfmt::skip]
-pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json];
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &markdown::Markdown];
 
 pub fn names() -> Vec<&'static str> {
     RENDERERS.iter().map(|r| r.name()).collect()
