@@ -14,6 +14,7 @@ use serde_json::Value;
 mod e2e;
 mod init;
 mod lease;
+mod markdown;
 mod params;
 mod resolution;
 mod retry;
@@ -927,10 +928,11 @@ fn golden_outputs_per_fixture_and_format() {
         (REAL_STALLED, "bullmq-5.81.5-stalled"),
         (REAL_LIMIT, "bullmq-5.81.5-stalled-limit"),
     ] {
-        for format in ["table", "json"] {
+        for format in ["table", "json", "markdown"] {
             let run = leasetrace(&["analyze", case, "--format", format]).run();
             assert_eq!(run.code, 0, "{}", run.stderr);
-            golden(&format!("{label}.analyze.{format}"), &run.stdout);
+            let extension = if format == "markdown" { "md" } else { format };
+            golden(&format!("{label}.analyze.{extension}"), &run.stdout);
         }
     }
 }

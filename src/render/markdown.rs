@@ -23,10 +23,10 @@ use chrono_tz::Tz;
 
 use crate::model::report::View;
 use crate::model::timeline::EventId;
-use crate::model::{Event, EventKind, Finding, Report, Severity};
+use crate::model::{Event, EventKind, Finding, Report, Severity, Value};
 use crate::time::format_clock;
 
-use super::{Renderer, detailed_value, fill_summary, human_value, roles};
+use super::{Renderer, detailed_value, human_value, roles};
 
 pub struct Markdown;
 
@@ -125,7 +125,12 @@ fn one_line(raw: &str) -> String {
 /// `text` at the start of a block: a leading list marker, ordered-list number or heading rule
 /// cannot make the paragraph something else.
 fn paragraph(raw: &str) -> String {
-    let escaped = text(raw);
+    block_start(text(raw))
+}
+
+/// Already-escaped Markdown at the start of a block: a leading `-`, `+`, `=` or `1.` is escaped
+/// so that the paragraph stays one.
+fn block_start(escaped: String) -> String {
     let digits = escaped.bytes().take_while(u8::is_ascii_digit).count();
     let first = escaped.as_bytes().first().copied();
     if matches!(first, Some(b'-' | b'+' | b'=')) {
@@ -135,6 +140,35 @@ fn paragraph(raw: &str) -> String {
     } else {
         escaped
     }
+}
+
+/// A summary template (`{metric}` placeholders) filled as Markdown: the template's own words
+/// escaped as `text`, a text value (an id, an item, a reason: words from the inputs) as a code
+/// span, so that not even GitHub's autolinks, `#123` references or `@name` mentions are made of
+/// it, and every other value as `human_value` writes it in the display zone.
+pub fn fill(template: &str, metrics: &[(&'static str, Value)], tz: Tz) -> String {
+    let mut out = String::with_capacity(template.len() + 32);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let value = after.find('}').and_then(|close| {
+            let name = &after[..close];
+            metrics.iter().find(|(n, _)| *n == name).map(|(_, value)| (close, value))
+        });
+        if let Some((close, value)) = value {
+            out.push_str(&text(&rest[..open]));
+            out.push_str(&match value {
+                Value::Text(words) => code(words),
+                other => text(&human_value(other, tz)),
+            });
+            rest = &after[close + 1..];
+        } else {
+            out.push_str(&text(&rest[..=open]));
+            rest = after;
+        }
+    }
+    out.push_str(&text(rest));
+    out
 }
 
 /// An inline code span that shows `raw` as it is, in prose or in a table cell: the fence is one
@@ -269,7 +303,7 @@ fn write_headline(report: &Report, page: &mut String) {
             severity_label(finding.severity),
             finding.code,
             index + 1,
-            text(&fill_summary(&finding.summary, &finding.metrics, tz))
+            fill(&finding.summary, &finding.metrics, tz)
         );
     }
 }
@@ -406,8 +440,10 @@ fn write_incident_timeline(report: &Report, page: &mut String) {
         let label = format!("**{}** `{}`", index + 1, finding.code);
         for &id in &finding.evidence {
             let event = report.timeline.get(id);
-            let meaning = roles::of_event(finding, event.kind, event.at(), tz)
-                .map_or_else(|| format!("cited: {}", kind_words(event.kind)), |phrase| text(&phrase));
+            let meaning = roles::of_event(finding, event.kind, event.at()).map_or_else(
+                || format!("cited: {}", kind_words(event.kind)),
+                |phrase| fill(phrase, &finding.metrics, tz),
+            );
             if let Some(moment) = moments.iter_mut().find(|m| m.event == Some(id))
                 && !moment.meanings.iter().any(|m| m.starts_with(&label))
             {
@@ -415,13 +451,13 @@ fn write_incident_timeline(report: &Report, page: &mut String) {
             }
         }
         let cited: Vec<DateTime<Utc>> = finding.evidence.iter().map(|&id| report.timeline.get(id).at()).collect();
-        for computed in roles::computed(finding, &cited, tz) {
+        for computed in roles::computed(finding, &cited) {
             let arithmetic = computed.formula.as_deref().map_or_else(String::new, |f| format!(" = {f}"));
             moments.push(Moment {
                 at: computed.at,
                 event: None,
                 observed: "*no record: computed*".to_string(),
-                meanings: vec![format!("{label}: {}", text(&computed.phrase))],
+                meanings: vec![format!("{label}: {}", fill(computed.phrase, &finding.metrics, tz))],
                 source: format!("computed: {}", code(&format!("{}{arithmetic}", computed.metric))),
             });
         }
@@ -512,7 +548,7 @@ fn write_finding(report: &Report, number: usize, finding: &Finding, page: &mut S
         finding.code,
         stamp(finding.at, tz, None)
     );
-    let _ = writeln!(page, "{}", paragraph(&fill_summary(&finding.summary, &finding.metrics, tz)));
+    let _ = writeln!(page, "{}", block_start(fill(&finding.summary, &finding.metrics, tz)));
     if !finding.derivations.is_empty() {
         let _ = writeln!(page, "\n**Arithmetic**\n");
         let lines: Vec<String> = finding
@@ -556,7 +592,11 @@ fn write_finding(report: &Report, number: usize, finding: &Finding, page: &mut S
         let _ = writeln!(page, "\n<details><summary>Metrics</summary>\n");
         header(page, &["metric", "value"]);
         for (name, value) in &finding.metrics {
-            row(page, &[&code(name), &text(&detailed_value(value, tz))]);
+            let shown = match value {
+                Value::Text(words) => code(words),
+                other => text(&detailed_value(other, tz)),
+            };
+            row(page, &[&code(name), &shown]);
         }
         let _ = writeln!(page, "\n</details>");
     }

@@ -19,7 +19,6 @@
 //! docs/outputs/markdown.md describes the table for readers of the output.
 
 use chrono::{DateTime, Utc};
-use chrono_tz::Tz;
 
 use crate::model::{EventKind, Finding, Value};
 
@@ -42,6 +41,10 @@ pub struct Role {
     pub key: Key,
     /// A flag metric that must have this value for the entry to fit.
     pub when: Option<(&'static str, bool)>,
+    /// `Key::Metric`: the kinds of event the metric is taken from (empty: any). Two sources often
+    /// record one moment to the millisecond (BullMQ writes a job's `stalled` and its next
+    /// `active` together): only the event the metric was read from plays its role.
+    pub on: &'static [EventKind],
     /// What the moment is in the incident, as a summary template.
     pub phrase: &'static str,
     /// A moment no source recorded: shown as a row of its own (`Key::Metric` only).
@@ -49,11 +52,11 @@ pub struct Role {
 }
 
 const fn metric(code: &'static str, metric: &'static str, phrase: &'static str) -> Role {
-    Role { code, key: Key::Metric(metric), when: None, phrase, computed: false }
+    Role { code, key: Key::Metric(metric), when: None, on: &[], phrase, computed: false }
 }
 
 const fn kind(code: &'static str, kind: EventKind, phrase: &'static str) -> Role {
-    Role { code, key: Key::Kind(kind), when: None, phrase, computed: false }
+    Role { code, key: Key::Kind(kind), when: None, on: &[], phrase, computed: false }
 }
 
 impl Role {
@@ -61,26 +64,35 @@ impl Role {
         Role { when: Some((flag, value)), ..self }
     }
 
+    const fn on(self, kinds: &'static [EventKind]) -> Role {
+        Role { on: kinds, ..self }
+    }
+
     const fn computed(self) -> Role {
         Role { computed: true, ..self }
     }
 }
 
+/// The events an activation is read from.
+const ACTIVATION: &[EventKind] = &[EventKind::JobActive, EventKind::RoundStarted];
+
 /// Every role, in the order they are tried (see the module's introduction).
 #[rustfmt::skip]
 pub static ROLES: &[Role] = &[
     // stalled-rerun: the lost run, the restart that killed it, the expiry, the rerun.
-    metric("stalled-rerun", "activated_at", "the run that was lost began: BullMQ locked the job"),
+    metric("stalled-rerun", "activated_at", "the run that was lost began: BullMQ locked the job").on(ACTIVATION),
     metric("stalled-rerun", "restart_at", "the process died before the first lock renewal (due by {first_renewal_due_at}): nothing renewed the lock").when("died_before_first_renewal", true),
     metric("stalled-rerun", "restart_at", "the process restarted; a lock renewal before it cannot be ruled out"),
-    metric("stalled-rerun", "rerun_at", "a stalled check gave the job out again but BullMQ failed it over the stall limit: the processor did not run").when("processor_reran", false),
-    metric("stalled-rerun", "rerun_at", "a stalled check gave the job out again: it re-ran from the start, {restart_to_rerun_s} after the restart"),
-    metric("stalled-rerun", "rerun_at", "a stalled check gave the job out again: it re-ran from the start"),
+    metric("stalled-rerun", "rerun_at", "a stalled check gave the job out again but BullMQ failed it over the stall limit: the processor did not run").when("processor_reran", false).on(ACTIVATION),
+    metric("stalled-rerun", "rerun_at", "a stalled check gave the job out again: it re-ran from the start, {restart_to_rerun_s} after the restart").on(ACTIVATION),
+    metric("stalled-rerun", "rerun_at", "a stalled check gave the job out again: it re-ran from the start").on(ACTIVATION),
     metric("stalled-rerun", "lock_expired_at", "the lock of the lost run expired (activation + lockDuration)").computed(),
     metric("stalled-rerun", "lock_expired_earliest_at", "the lock of the lost run expired at the earliest (no renewal)").computed(),
     metric("stalled-rerun", "old_worker_last_seen_at", "the old worker was still writing after its lock expired: it lived on without renewing"),
     kind("stalled-rerun", EventKind::RoundFailed, "the ledger marked the lost run failed; BullMQ's lock stays until it expires"),
     kind("stalled-rerun", EventKind::RoundStarted, "the ledger row of a run of the job"),
+    kind("stalled-rerun", EventKind::JobStalled, "BullMQ's stalled check moved the job back to wait"),
+    kind("stalled-rerun", EventKind::JobFailed, "BullMQ failed the job as soon as it was taken again"),
     // unlogged-stall
     metric("unlogged-stall", "recovered_at", "the job was recovered from a stall that no log line records"),
     metric("unlogged-stall", "activated_at", "the activation whose stall went unlogged"),
@@ -105,6 +117,8 @@ pub static ROLES: &[Role] = &[
     // stalled-limit-exceeded
     metric("stalled-limit-exceeded", "failed_at", "BullMQ failed the job over maxStalledCount without running the processor"),
     metric("stalled-limit-exceeded", "last_activated_at", "the last activation before BullMQ failed the job"),
+    kind("stalled-limit-exceeded", EventKind::JobStalled, "a stall BullMQ counted towards maxStalledCount"),
+    kind("stalled-limit-exceeded", EventKind::JobFailed, "the same failure, as another source recorded it"),
     // orphaned-round
     metric("orphaned-round", "started_at", "the round that never finished began"),
     metric("orphaned-round", "last_row_at", "the round's last row: it never wrote an end"),
@@ -139,15 +153,17 @@ pub static ROLES: &[Role] = &[
     metric("lock-params-contradicted", "later_check_at", "the next stalled check, closer than stalledInterval allows"),
 ];
 
-/// The phrase of `role` for `finding`, when the role fits it (its flag, its placeholders).
-fn fitted(role: &Role, finding: &Finding, tz: Tz) -> Option<String> {
+/// The phrase of `role` for `finding`, when the role fits it (its flag, its placeholders): a
+/// template the renderer fills (`render::fill_summary`, or its own escaping fill).
+fn fitted(role: &Role, finding: &Finding) -> Option<&'static str> {
     if let Some((flag, value)) = role.when
         && finding.get(flag) != Some(&Value::Flag(value))
     {
         return None;
     }
-    let phrase = fill_summary(role.phrase, &finding.metrics, tz);
-    (!has_placeholder(&phrase)).then_some(phrase)
+    // The zone does not matter here: only whether every placeholder is filled.
+    let filled = fill_summary(role.phrase, &finding.metrics, chrono_tz::UTC);
+    (!has_placeholder(&filled)).then_some(role.phrase)
 }
 
 /// Whether a filled template still names a metric (`{name}`): the finding lacks it.
@@ -167,17 +183,20 @@ fn time_of(finding: &Finding, metric: &str) -> Option<DateTime<Utc>> {
     }
 }
 
-/// What an event that `finding` cites, of `kind` at `at`, is in the incident: the first role
-/// that fits. `None`: no role does (say the event's kind instead).
-pub fn of_event(finding: &Finding, kind: EventKind, at: DateTime<Utc>, tz: Tz) -> Option<String> {
+/// What an event that `finding` cites, of `kind` at `at`, is in the incident: the phrase (a
+/// template of the finding's metrics) of the first role that fits. `None`: no role does (say the
+/// event's kind instead).
+pub fn of_event(finding: &Finding, kind: EventKind, at: DateTime<Utc>) -> Option<&'static str> {
     let roles = || ROLES.iter().filter(|role| role.code == finding.code);
     let by_metric = roles().find_map(|role| match role.key {
-        Key::Metric(name) if time_of(finding, name) == Some(at) => fitted(role, finding, tz),
+        Key::Metric(name) if time_of(finding, name) == Some(at) && (role.on.is_empty() || role.on.contains(&kind)) => {
+            fitted(role, finding)
+        }
         _ => None,
     });
     by_metric.or_else(|| {
         roles().find_map(|role| match role.key {
-            Key::Kind(of) if of == kind => fitted(role, finding, tz),
+            Key::Kind(of) if of == kind => fitted(role, finding),
             _ => None,
         })
     })
@@ -188,7 +207,8 @@ pub fn of_event(finding: &Finding, kind: EventKind, at: DateTime<Utc>, tz: Tz) -
 pub struct Computed {
     pub metric: &'static str,
     pub at: DateTime<Utc>,
-    pub phrase: String,
+    /// A template of the finding's metrics.
+    pub phrase: &'static str,
     /// The arithmetic that gave it (`activated_at + lockDuration (1178 s)`), when the finding
     /// states it.
     pub formula: Option<String>,
@@ -196,7 +216,7 @@ pub struct Computed {
 
 /// The computed moments of `finding`, except those at the time of an event it cites
 /// (`cited_at`): that event's row says it.
-pub fn computed(finding: &Finding, cited_at: &[DateTime<Utc>], tz: Tz) -> Vec<Computed> {
+pub fn computed(finding: &Finding, cited_at: &[DateTime<Utc>]) -> Vec<Computed> {
     let mut moments: Vec<Computed> = Vec::new();
     for role in ROLES.iter().filter(|role| role.code == finding.code && role.computed) {
         let Key::Metric(metric) = role.key else { continue };
@@ -204,7 +224,7 @@ pub fn computed(finding: &Finding, cited_at: &[DateTime<Utc>], tz: Tz) -> Vec<Co
         if cited_at.contains(&at) || moments.iter().any(|m| m.metric == metric) {
             continue;
         }
-        if let Some(phrase) = fitted(role, finding, tz) {
+        if let Some(phrase) = fitted(role, finding) {
             let formula = finding.derivations.iter().find(|d| d.result == metric).map(|d| d.formula.clone());
             moments.push(Computed { metric, at, phrase, formula });
         }
@@ -241,50 +261,58 @@ mod tests {
     fn an_event_plays_the_role_of_the_metric_at_its_time() {
         let tz = chrono_tz::Asia::Seoul;
         let finding = rerun(true);
-        let restart = of_event(&finding, EventKind::ProcessStart, at("2026-10-07T00:37:26Z"), tz).unwrap();
+        let role = |kind, when| of_event(&finding, kind, at(when)).map(|p| fill_summary(p, &finding.metrics, tz));
+        let restart = role(EventKind::ProcessStart, "2026-10-07T00:37:26Z").unwrap();
         assert_eq!(
             restart,
             "the process died before the first lock renewal (due by 09:42:49): nothing renewed the lock"
         );
-        let rerun_role = of_event(&finding, EventKind::JobActive, at("2026-10-07T00:53:00Z"), tz).unwrap();
+        let rerun_role = role(EventKind::JobActive, "2026-10-07T00:53:00Z").unwrap();
         assert!(rerun_role.ends_with("15 min 34 s after the restart"), "{rerun_role}");
+    }
+
+    #[test]
+    fn a_record_of_another_kind_at_the_same_moment_does_not_take_the_metrics_role() {
+        let finding = rerun(true);
+        let stalled = of_event(&finding, EventKind::JobStalled, at("2026-10-07T00:53:00Z"));
+        assert_eq!(stalled, Some("BullMQ's stalled check moved the job back to wait"));
     }
 
     #[test]
     fn a_condition_that_does_not_hold_passes_to_the_next_entry() {
         let finding = rerun(false);
-        let restart = of_event(&finding, EventKind::ProcessStart, at("2026-10-07T00:37:26Z"), chrono_tz::UTC);
-        assert_eq!(restart.as_deref(), Some("the process restarted; a lock renewal before it cannot be ruled out"));
+        let restart = of_event(&finding, EventKind::ProcessStart, at("2026-10-07T00:37:26Z"));
+        assert_eq!(restart, Some("the process restarted; a lock renewal before it cannot be ruled out"));
     }
 
     #[test]
     fn a_phrase_naming_a_missing_metric_passes_to_the_next_entry() {
         let mut finding = rerun(true);
         finding.metrics.retain(|(name, _)| *name != "restart_to_rerun_s");
-        let role = of_event(&finding, EventKind::JobActive, at("2026-10-07T00:53:00Z"), chrono_tz::UTC);
-        assert_eq!(role.as_deref(), Some("a stalled check gave the job out again: it re-ran from the start"));
+        let role = of_event(&finding, EventKind::JobActive, at("2026-10-07T00:53:00Z"));
+        assert_eq!(role, Some("a stalled check gave the job out again: it re-ran from the start"));
     }
 
     #[test]
     fn evidence_no_metric_names_is_told_by_its_kind_or_not_at_all() {
         let finding = rerun(true);
-        let failed = of_event(&finding, EventKind::RoundFailed, at("2026-10-07T00:37:26.912Z"), chrono_tz::UTC);
+        let failed = of_event(&finding, EventKind::RoundFailed, at("2026-10-07T00:37:26.912Z"));
         assert!(failed.unwrap().starts_with("the ledger marked the lost run failed"));
-        assert_eq!(of_event(&finding, EventKind::JobProgress, at("2026-10-07T00:40:00Z"), chrono_tz::UTC), None);
+        assert_eq!(of_event(&finding, EventKind::JobProgress, at("2026-10-07T00:40:00Z")), None);
         let other = Finding { code: "no-such-finding", ..rerun(true) };
-        assert_eq!(of_event(&other, EventKind::ProcessStart, at("2026-10-07T00:37:26Z"), chrono_tz::UTC), None);
+        assert_eq!(of_event(&other, EventKind::ProcessStart, at("2026-10-07T00:37:26Z")), None);
     }
 
     #[test]
     fn a_computed_moment_comes_with_its_arithmetic_unless_an_event_stands_there() {
         let finding = rerun(true);
-        let moments = computed(&finding, &[], chrono_tz::UTC);
+        let moments = computed(&finding, &[]);
         assert_eq!(moments.len(), 1);
         assert_eq!(moments[0].metric, "lock_expired_at");
         assert_eq!(moments[0].at, at("2026-10-07T00:52:38Z"));
         assert_eq!(moments[0].formula.as_deref(), Some("activated_at + lockDuration (1178 s)"));
-        assert!(computed(&finding, &[at("2026-10-07T00:52:38Z")], chrono_tz::UTC).is_empty());
-        assert!(computed(&rerun(false), &[], chrono_tz::UTC).is_empty(), "no exact expiry, no row");
+        assert!(computed(&finding, &[at("2026-10-07T00:52:38Z")]).is_empty());
+        assert!(computed(&rerun(false), &[]).is_empty(), "no exact expiry, no row");
     }
 
     #[test]
