@@ -326,14 +326,57 @@ fn write_warnings(report: &Report, page: &mut String) {
 
 // ---------------------------------------------------------------- timelines
 
-/// An event in words: what happened, its ids as code, its detail.
-fn observed(event: &Event) -> String {
+/// The job name and queue of every event of `ids` that has one, when all of them share it: said
+/// once above the table instead of on every row.
+#[derive(Debug, Default, PartialEq)]
+struct Shared {
+    name: Option<&'static str>,
+    queue: Option<&'static str>,
+}
+
+impl Shared {
+    fn of(report: &Report, ids: &[EventId]) -> Shared {
+        fn one(values: impl Iterator<Item = &'static str>) -> Option<&'static str> {
+            let mut seen: Option<&'static str> = None;
+            for value in values {
+                match seen {
+                    None => seen = Some(value),
+                    Some(first) if first != value => return None,
+                    Some(_) => {}
+                }
+            }
+            seen
+        }
+        let events = || ids.iter().map(|&id| report.timeline.get(id));
+        Shared {
+            name: one(events().filter_map(|e| e.job_name.map(|t| t.as_str()))),
+            queue: one(events().filter_map(|e| e.queue.map(|t| t.as_str()))),
+        }
+    }
+
+    /// `the job name is `pr-review-sweep` and the queue `pr-review` throughout`, or nothing.
+    fn sentence(&self) -> Option<String> {
+        match (self.name, self.queue) {
+            (Some(name), Some(queue)) => {
+                Some(format!("the job name is {} and the queue {} throughout", code(name), code(queue)))
+            }
+            (Some(name), None) => Some(format!("the job name is {} throughout", code(name))),
+            (None, Some(queue)) => Some(format!("the queue is {} throughout", code(queue))),
+            (None, None) => None,
+        }
+    }
+}
+
+/// An event in words: what happened, its ids as code (less those `shared` says above the
+/// table), its detail.
+fn observed(event: &Event, shared: &Shared) -> String {
     let mut cell = kind_words(event.kind).to_string();
     let mut ids: Vec<String> = Vec::new();
+    let unless = |value: Option<&'static str>, said: Option<&'static str>| value.filter(|v| Some(*v) != said);
     for (label, value) in [
         ("job", event.job_id.as_deref()),
-        ("name", event.job_name.as_deref()),
-        ("queue", event.queue.as_deref()),
+        ("name", unless(event.job_name.map(|t| t.as_str()), shared.name)),
+        ("queue", unless(event.queue.map(|t| t.as_str()), shared.queue)),
         ("run", event.run_id.as_deref()),
         ("item", event.item.as_deref()),
         ("worker", event.worker.as_deref()),
@@ -423,6 +466,7 @@ struct Moment {
 fn write_incident_timeline(report: &Report, page: &mut String) {
     let tz = report.display_tz;
     let shown = report.shown_events();
+    let shared = Shared::of(report, &shown);
     let mut moments: Vec<Moment> = shown
         .iter()
         .map(|&id| {
@@ -430,7 +474,7 @@ fn write_incident_timeline(report: &Report, page: &mut String) {
             Moment {
                 at: event.at(),
                 event: Some(id),
-                observed: observed(event),
+                observed: observed(event, &shared),
                 meanings: Vec::new(),
                 source: source(report, event),
             }
@@ -474,7 +518,15 @@ fn write_incident_timeline(report: &Report, page: &mut String) {
     if let Some(date) = &date {
         let _ = write!(page, ", on {date}");
     }
-    let _ = writeln!(page, " ({}), and the moments only their arithmetic gives.\n", tz.name());
+    let _ = write!(page, " ({}), and the moments only their arithmetic gives", tz.name());
+    match shared.sentence() {
+        Some(sentence) => {
+            let _ = writeln!(page, "; {sentence}.\n");
+        }
+        None => {
+            let _ = writeln!(page, ".\n");
+        }
+    }
     header(page, &["time", "what was observed", "what it means", "source"]);
     for moment in &moments {
         let time = stamp(moment.at, tz, date.as_deref());
@@ -504,7 +556,8 @@ fn write_whole_timeline(report: &Report, out: &mut dyn Write) -> io::Result<()> 
     out.write_all(page.as_bytes())?;
     for (_, event) in report.timeline.ids() {
         page.clear();
-        row(&mut page, &[&stamp(event.at(), tz, date.as_deref()), &observed(event), &source(report, event)]);
+        let observed = observed(event, &Shared::default());
+        row(&mut page, &[&stamp(event.at(), tz, date.as_deref()), &observed, &source(report, event)]);
         out.write_all(page.as_bytes())?;
     }
     Ok(())

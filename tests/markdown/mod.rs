@@ -112,12 +112,14 @@ fn own_html(html: &str) -> bool {
 
 #[test]
 fn the_incident_timeline_is_the_seed_postmortems_table_to_the_second() {
-    let page = read(&markdown(&["analyze", INCIDENT, "--format", "markdown"]));
+    let text_of = markdown(&["analyze", INCIDENT, "--format", "markdown"]);
+    let page = read(&text_of);
     let table = page.table("Timeline");
     assert_eq!(table[0], ["time", "what was observed", "what it means", "source"]);
     let rows = &table[1..];
     for row in rows {
         assert_eq!(row.len(), 4, "{row:?}");
+        assert!(!row[1].contains("name pr-review-sweep"), "the one job name is said once, above: {row:?}");
     }
     let row_at = |time: &str| -> &Vec<String> {
         let found: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] == time).collect();
@@ -140,6 +142,8 @@ fn the_incident_timeline_is_the_seed_postmortems_table_to_the_second() {
     assert!(rerun[2].contains("re-ran from the start, 15 min 34 s after the restart"), "{rerun:?}");
     assert!(rerun[2].contains('\n'), "two findings cite the rerun, one line each: {rerun:?}");
     assert!(rerun[2].contains("unlogged-stall"), "{rerun:?}");
+    let intro = text_of.split("## Timeline").nth(1).unwrap().split('|').next().unwrap();
+    assert!(intro.contains("the job name is `pr-review-sweep` and the queue `pr-review` throughout"), "{intro}");
     let first = row_at("09:54:05.70 KST");
     assert!(first[1].contains("item PR-4412") && first[1].contains("run run-0933-b"), "{first:?}");
     assert!(first[2].contains("first selection of PR-4412"), "{first:?}");
