@@ -329,3 +329,15 @@ fn the_whole_timeline_is_one_row_per_event() {
     }
     assert!(page.headings.iter().all(|(_, h)| h != "Findings"), "a timeline has no findings");
 }
+
+#[test]
+fn the_docs_sample_is_the_binarys_output() {
+    let doc = std::fs::read_to_string(format!("{}/docs/outputs/markdown.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let sample = doc.split("````markdown\n").nth(1).expect("a ````markdown sample").split("\n````").next().unwrap();
+    let output = markdown(&["analyze", INCIDENT, "--format", "markdown"]);
+    // The sample's lines are the output's, in its order; a line `…` stands for the lines left out.
+    let mut lines = output.lines();
+    for line in sample.lines().filter(|l| *l != "…") {
+        assert!(lines.any(|l| l == line), "docs/outputs/markdown.md: not in the output, or out of order: {line}");
+    }
+}
