@@ -326,8 +326,10 @@ fn write_warnings(report: &Report, page: &mut String) {
 
 // ---------------------------------------------------------------- timelines
 
-/// The job name and queue of every event of `ids` that has one, when all of them share it: said
-/// once above the table instead of on every row.
+/// The job name and queue of every job the events of `ids` name, when all of these jobs have
+/// the same one: said once above the table instead of on every row. A job's name or queue is
+/// what any of its events says (a ledger row may leave out the queue its log line gives); a job
+/// that none of its events names leaves nothing to share.
 #[derive(Debug, Default, PartialEq)]
 struct Shared {
     name: Option<&'static str>,
@@ -336,22 +338,27 @@ struct Shared {
 
 impl Shared {
     fn of(report: &Report, ids: &[EventId]) -> Shared {
-        fn one(values: impl Iterator<Item = &'static str>) -> Option<&'static str> {
-            let mut seen: Option<&'static str> = None;
-            for value in values {
-                match seen {
-                    None => seen = Some(value),
-                    Some(first) if first != value => return None,
-                    Some(_) => {}
+        let events = || ids.iter().map(|&id| report.timeline.get(id));
+        let every = |field: fn(&Event) -> Option<&'static str>| -> Option<&'static str> {
+            let mut jobs: Vec<(&'static str, Option<&'static str>)> = Vec::new();
+            for event in events() {
+                let Some(job) = event.job_id.map(|t| t.as_str()) else { continue };
+                let value = field(event);
+                match jobs.iter_mut().find(|(j, _)| *j == job) {
+                    Some((_, seen)) => {
+                        if seen.is_none() {
+                            *seen = value;
+                        } else if value.is_some() && value != *seen {
+                            return None;
+                        }
+                    }
+                    None => jobs.push((job, value)),
                 }
             }
-            seen
-        }
-        let events = || ids.iter().map(|&id| report.timeline.get(id));
-        Shared {
-            name: one(events().filter_map(|e| e.job_name.map(|t| t.as_str()))),
-            queue: one(events().filter_map(|e| e.queue.map(|t| t.as_str()))),
-        }
+            let first = jobs.first()?.1?;
+            jobs.iter().all(|(_, value)| *value == Some(first)).then_some(first)
+        };
+        Shared { name: every(|e| e.job_name.map(|t| t.as_str())), queue: every(|e| e.queue.map(|t| t.as_str())) }
     }
 
     /// `the job name is `pr-review-sweep` and the queue `pr-review` throughout`, or nothing.

@@ -143,7 +143,10 @@ fn the_incident_timeline_is_the_seed_postmortems_table_to_the_second() {
     assert!(rerun[2].contains('\n'), "two findings cite the rerun, one line each: {rerun:?}");
     assert!(rerun[2].contains("unlogged-stall"), "{rerun:?}");
     let intro = text_of.split("## Timeline").nth(1).unwrap().split('|').next().unwrap();
-    assert!(intro.contains("the job name is `pr-review-sweep` and the queue `pr-review` throughout"), "{intro}");
+    assert!(intro.contains("the job name is `pr-review-sweep` throughout"), "{intro}");
+    // The queue is not: the ledger rows of the 09:54 round's job say none, and no cited log line
+    // of that job does either.
+    assert!(!intro.contains("queue"), "{intro}");
     let first = row_at("09:54:05.70 KST");
     assert!(first[1].contains("item PR-4412") && first[1].contains("run run-0933-b"), "{first:?}");
     assert!(first[2].contains("first selection of PR-4412"), "{first:?}");
@@ -169,6 +172,15 @@ fn the_incident_timeline_is_the_seed_postmortems_table_to_the_second() {
     let mut sorted = times.clone();
     sorted.sort();
     assert_eq!(times, sorted, "same date, same digits: text order is time order");
+}
+
+#[test]
+fn a_job_name_is_said_once_only_when_every_job_cited_has_it() {
+    // stuck-running cites a lease job without a name beside a named BullMQ job.
+    let text = markdown(&["analyze", "fixtures/stuck-running", "--format", "markdown"]);
+    let intro = text.split("## Timeline").nth(1).unwrap().split('|').next().unwrap();
+    assert!(!intro.contains("throughout"), "{intro}");
+    assert!(text.contains("name `send-receipt`"), "the name stays on its own rows");
 }
 
 #[test]
