@@ -570,9 +570,17 @@ fn write_whole_timeline(report: &Report, out: &mut dyn Write) -> io::Result<()> 
     Ok(())
 }
 
-/// The Mermaid gantt of the incident goes here, between the timeline and the findings: helper
-/// `pictures` builds `render::mermaid::gantt(report)` on its own branch. Until it is merged,
-/// nothing is written (an empty section would look like a broken chart on the page).
+/// THE MERMAID GANTT GOES HERE, between the timeline and the findings: helper `pictures` builds
+/// `render::mermaid::gantt(report) -> String` (the chart's source, no fence) on its own branch.
+/// Until it is merged nothing is written (an empty section would look like a broken chart).
+/// Merged, the body is:
+/// ```ignore
+/// let _ = writeln!(page, "\n## Picture\n");
+/// let chart: Vec<String> = super::mermaid::gantt(report).lines().map(str::to_string).collect();
+/// fenced(page, "mermaid", &chart);
+/// ```
+/// (`fenced` makes its fence longer than any backtick run in the chart; GitHub draws a fenced
+/// block whose info string is `mermaid`.)
 fn write_picture(report: &Report, page: &mut String) {
     let _ = (report, page);
 }
