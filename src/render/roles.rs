@@ -140,7 +140,10 @@ pub static ROLES: &[Role] = &[
     metric("early-takeover", "claimed_at", "another worker was granted the claim {early_by_s} before that lease ended"),
     // stale-completion, stale-heartbeat
     metric("stale-completion", "written_at", "a write reached the store after its lease had passed"),
+    kind("stale-completion", EventKind::LeaseClaimed, "a claim of the job: a lease the write is measured against"),
+    kind("stale-completion", EventKind::LeaseExtended, "a renewal of the job's lease"),
     metric("stale-heartbeat", "written_at", "a heartbeat reached the store after its lease had passed"),
+    kind("stale-heartbeat", EventKind::LeaseClaimed, "a claim of the job: a lease the heartbeat is measured against"),
     // stuck-running
     metric("stuck-running", "oldest_since_at", "the oldest job still shown running began"),
     metric("stuck-running", "oldest_expired_at", "the lease or lock of the oldest running job ran out").computed(),
