@@ -73,8 +73,8 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     let declared =
         model::params::Declared { file: &file_params, file_path: file_path.as_deref(), flags: &config.param_flags };
     let params = LockParams::resolve_with_log(declared, logged, &activations);
-    let findings = match view {
-        View::Timeline => Vec::new(),
+    let (findings, chains) = match view {
+        View::Timeline => (Vec::new(), Vec::new()),
         View::Analyze | View::Check(_) => {
             let context = detect::Context::new(&timeline, &params, &config.settings);
             detect::analyze(&context)
@@ -132,6 +132,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         assumptions,
         timeline,
         findings,
+        chains,
         raw_texts: RawTexts::Read(std::collections::HashMap::new()),
     };
     if read_back {

@@ -11,6 +11,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod chains;
 mod e2e;
 mod init;
 mod lease;
@@ -956,6 +957,7 @@ fn explain_prints_each_findings_documentation() {
         for section in [
             "## What it means",
             "## How it is computed",
+            "## Follows from",
             "## Metrics",
             "## Evidence it needs",
             "## Example",
@@ -987,7 +989,7 @@ fn every_metric_a_finding_emits_is_documented() {
 fn the_json_schema_version_is_documented() {
     let report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
     let schema = report["schema"].as_str().unwrap();
-    assert_eq!(schema, "leasetrace.report/v2");
+    assert_eq!(schema, "leasetrace.report/v3");
     let doc = std::fs::read_to_string(format!("{}/docs/json.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
     assert!(doc.contains(schema));
 }

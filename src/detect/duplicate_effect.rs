@@ -64,6 +64,24 @@ impl Detector for DuplicateEffect {
         include_str!("../../docs/findings/duplicate-effect.md")
     }
 
+    /// The item was selected twice (`duplicate-selection` of the same item); failing that, the
+    /// job was re-run after it lost its lock, before the second delivery.
+    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+        let Some(second) = super::links::time(finding, "second_at") else { return Vec::new() };
+        let selections: Vec<usize> = super::links::of_code(found, "duplicate-selection")
+            .filter(|(_, selection)| finding.text("item").is_some() && selection.text("item") == finding.text("item"))
+            .filter(|(_, selection)| selection.at <= second)
+            .map(|(index, _)| index)
+            .collect();
+        if !selections.is_empty() {
+            return selections;
+        }
+        finding
+            .text("job_id")
+            .map(|job| super::links::of_job_before(found, super::links::RERUNS, job, second))
+            .unwrap_or_default()
+    }
+
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
         // Effects are grouped where they already are: a job's events (for rows with a job id),

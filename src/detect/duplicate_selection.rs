@@ -21,6 +21,20 @@ impl Detector for DuplicateSelection {
         include_str!("../../docs/findings/duplicate-selection.md")
     }
 
+    /// The two rounds overlapped (`sweep-overlap` of the same pair); failing that, one is the
+    /// rerun of the other or a rerun's round.
+    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+        let overlaps: Vec<usize> = super::links::of_code(found, "sweep-overlap")
+            .filter(|(_, overlap)| super::links::same_pair(finding, overlap))
+            .map(|(index, _)| index)
+            .collect();
+        if !overlaps.is_empty() {
+            return overlaps;
+        }
+        let runs = [finding.text("run_a"), finding.text("run_b")];
+        runs.iter().flatten().flat_map(|run| super::links::reruns_into_round(found, run)).collect()
+    }
+
     fn detect(&self, context: &Context) -> Vec<Finding> {
         duplicates(context, TRACKED_BEFORE_A_LOOK)
     }

@@ -13,6 +13,7 @@ pub mod duplicate_effect;
 pub mod duplicate_selection;
 pub mod early_takeover;
 pub mod lease;
+pub mod links;
 pub mod lock_headroom;
 pub mod lock_params_contradicted;
 pub mod orphaned_round;
@@ -33,7 +34,7 @@ use ustr::{UstrMap, UstrSet};
 use crate::model::event::ByHandle;
 use crate::model::rounds::{self, Attempt, Rounds};
 use crate::model::timeline::EventId;
-use crate::model::{Channel, EventKind, Finding, LockParams, Scope, Text, Timeline};
+use crate::model::{Chain, Channel, EventKind, Finding, LockParams, Scope, Text, Timeline};
 
 /// Settings that shape detection, validated before analysis starts.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -360,6 +361,13 @@ pub trait Detector: Sync {
     /// The finding's documentation (Markdown), shown by `leasetrace explain`.
     fn doc(&self) -> &'static str;
     fn detect(&self, context: &Context) -> Vec<Finding>;
+    /// The findings `finding` (one of this detector's) follows from, by position in `found`
+    /// (every finding of the analysis, in time order): the causal links the report's headline
+    /// and chains present. Only links back in time are kept.
+    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+        let _ = (finding, found);
+        Vec::new()
+    }
 }
 
 /// Every finding leasetrace knows. Adding one: one file and one line here.
@@ -388,14 +396,22 @@ pub static DETECTORS: &[&dyn Detector] = &[
 /// Detectors only read the context, so they run on every core at once; their findings are
 /// gathered in registry order before the sort, so the report is the same however they were
 /// scheduled.
-pub fn analyze(context: &Context) -> Vec<Finding> {
+pub fn analyze(context: &Context) -> (Vec<Finding>, Vec<Chain>) {
     let in_list_order: Vec<usize> = (0..DETECTORS.len()).collect();
     let found = crate::parallel::map_in_order(&in_list_order, crate::parallel::cores(), |index| {
         DETECTORS[index].detect(context)
     });
     let mut findings: Vec<Finding> = found.into_iter().flatten().collect();
     findings.sort_by(|a, b| (a.at, a.code).cmp(&(b.at, b.code)));
-    findings
+    // Every detector sees every finding: a link is stated by the effect's detector.
+    let links: Vec<Vec<usize>> = findings
+        .iter()
+        .map(|finding| find(finding.code).map(|d| d.follows_from(finding, &findings)).unwrap_or_default())
+        .collect();
+    for (finding, causes) in findings.iter_mut().zip(links) {
+        finding.caused_by = causes;
+    }
+    crate::model::chain::arrange(findings)
 }
 
 pub fn find(code: &str) -> Option<&'static dyn Detector> {

@@ -39,6 +39,16 @@ impl Detector for OrphanedRound {
         include_str!("../../docs/findings/orphaned-round.md")
     }
 
+    /// The round was left running because its job lost its lock and was re-run.
+    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+        let mut causes =
+            finding.text("run_id").map(|run| super::links::reruns_of_round(found, run)).unwrap_or_default();
+        if let Some(replacement) = finding.text("replaced_by_run_id") {
+            causes.extend(super::links::reruns_into_round(found, replacement));
+        }
+        causes
+    }
+
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
         let Some(end) = timeline.events().last().map(crate::model::Event::at) else {

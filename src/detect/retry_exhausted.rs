@@ -55,6 +55,14 @@ impl Detector for RetryExhausted {
         include_str!("../../docs/findings/retry-exhausted.md")
     }
 
+    /// Retries without backoff (`retry-storm` of the same job) used the attempts up.
+    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+        finding
+            .text("job_id")
+            .map(|job| super::links::of_job_before(found, &["retry-storm"], job, finding.at))
+            .unwrap_or_default()
+    }
+
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let mut dead: BTreeMap<Text, Vec<EventId>> = BTreeMap::new();
         let mut dead_details = ByHandle::new();

@@ -34,6 +34,12 @@ impl Detector for StaleCompletion {
         include_str!("../../docs/findings/stale-completion.md")
     }
 
+    /// A write refused (or wrongly accepted) because another owner took the job over: the
+    /// early takeover or the rerun of the same job.
+    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+        super::lease::follows_from(finding, found)
+    }
+
     fn detect(&self, context: &Context) -> Vec<Finding> {
         lease::stale_writes(context, &KIND)
     }

@@ -32,6 +32,11 @@ impl Detector for StaleHeartbeat {
         include_str!("../../docs/findings/stale-heartbeat.md")
     }
 
+    /// As `stale-completion`: the takeover or rerun of the same job.
+    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+        super::lease::follows_from(finding, found)
+    }
+
     fn detect(&self, context: &Context) -> Vec<Finding> {
         lease::stale_writes(context, &KIND)
     }

@@ -64,6 +64,14 @@ impl Detector for StalledLimitExceeded {
         include_str!("../../docs/findings/stalled-limit-exceeded.md")
     }
 
+    /// The stalls it counted: the job's reruns up to the failure.
+    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+        finding
+            .text("job_id")
+            .map(|job| super::links::of_job_before(found, super::links::RERUNS, job, finding.at))
+            .unwrap_or_default()
+    }
+
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
         // Every channel that recorded the failure is evidence; one finding per job.

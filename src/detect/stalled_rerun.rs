@@ -441,6 +441,22 @@ fn rerun(
             "Job {{job_id}} was {taken} without a recorded restart (activated at {{activated_at}}): its lock ran out between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}} while the process may have lived on without renewing it; {stall_text}.{cause_text}"
         ),
     };
+    finding.headline = match restart_at {
+        Some(_) => format!("Job {{job_id}} was {taken}, {restart_to_rerun} after its process restarted"),
+        None => format!("Job {{job_id}} was {taken} after its lock ran out, with no restart recorded"),
+    };
+    finding.root_cause = Some(match (&cause, restart_at, died_before_renewal) {
+        (LostLockCause::LivedOn { .. }, _, _) => {
+            "the old worker lived on without renewing the lock (it still wrote at {old_worker_last_seen_at}, after the lock expired)".to_string()
+        }
+        (_, Some(_), true) => format!(
+            "{restarted}, {after_activation} the job's activation at {{activated_at}} and before its first lock renewal ({{first_renewal_earliest_at}}–{{first_renewal_due_at}}), so the lock expired at {{lock_expired_at}}"
+        ),
+        (_, Some(_), false) => format!(
+            "{restarted}, {after_activation} the job's activation at {{activated_at}}, after its first lock renewal could have happened"
+        ),
+        (_, None, _) => "why the lock was lost is not in the evidence: no restart was logged and the old worker was not seen after the lock expired".to_string(),
+    });
     Some(finding)
 }
 

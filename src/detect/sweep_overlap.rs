@@ -20,6 +20,12 @@ impl Detector for SweepOverlap {
         include_str!("../../docs/findings/sweep-overlap.md")
     }
 
+    /// The re-run round of the pair was started by a rerun: the overlap follows from it.
+    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+        let rerun_round = finding.text("run_a").filter(|_| finding.get("a_is_rerun") == Some(&Value::Flag(true)));
+        rerun_round.map(|run| super::links::reruns_into_round(found, run)).unwrap_or_default()
+    }
+
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
         let rounds = &context.rounds;
@@ -102,6 +108,9 @@ fn overlap(timeline: &Timeline, rounds: &[Round], earlier: &Round, later: &Round
         "Round {{run_b}}{} started at {{b_started_at}} while round {{run_a}}{}, {what}, was still running; they overlapped for {{overlap_s}} (until {{overlap_end_at}}).",
         slot("slot_b", later),
         slot("slot_a", earlier)
+    );
+    finding.headline = format!(
+        "Round {{run_b}} started at {{b_started_at}} while round {{run_a}}, {what}, was still running: they overlapped for {{overlap_s}}"
     );
     finding
 }

@@ -28,6 +28,31 @@ impl Detector for UnloggedStall {
         include_str!("../../docs/findings/unlogged-stall.md")
     }
 
+    /// The stall that went unlogged is a rerun's: the same job, and the rerun nearest in time to
+    /// the recovery (the same activation when both name it).
+    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+        let (Some(job), Some(recovered)) = (finding.text("job_id"), super::links::time(finding, "recovered_at")) else {
+            return Vec::new();
+        };
+        let activated = super::links::time(finding, "activated_at");
+        let candidates = super::links::RERUNS.iter().flat_map(|code| super::links::of_code(found, code));
+        let same_job: Vec<(usize, &Finding)> =
+            candidates.filter(|(_, rerun)| rerun.text("job_id") == Some(job)).collect();
+        let same_activation = same_job
+            .iter()
+            .filter(|(_, rerun)| activated.is_some() && super::links::time(rerun, "activated_at") == activated)
+            .map(|&(index, _)| index)
+            .next();
+        let nearest = || {
+            same_job
+                .iter()
+                .filter_map(|&(index, rerun)| Some((index, super::links::time(rerun, "rerun_at")?)))
+                .min_by_key(|&(_, rerun_at)| (rerun_at - recovered).abs())
+                .map(|(index, _)| index)
+        };
+        same_activation.or_else(nearest).into_iter().collect()
+    }
+
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
         if !timeline.events().iter().any(|e| e.origin().channel == Channel::Log) {
@@ -83,6 +108,8 @@ fn finding(
     finding.metric("recovered_at", Value::Time(at));
     finding.metric("proven_by", Value::Text(proven_by.to_string()));
     finding.metric("missing_listener", Value::Text(MISSING_LISTENER.to_string()));
+    finding.headline =
+        "No log line recorded the stall of job {job_id} (recovered at {recovered_at}): no worker logs BullMQ's stalled event".into();
     if proven_by == "timing" {
         let (first, second) = (timeline.get(evidence[0]).at(), timeline.get(evidence[1]).at());
         finding.metric("activated_at", Value::Time(first));

@@ -553,6 +553,7 @@ mod tests {
             assumptions: Vec::new(),
             timeline,
             findings: Vec::new(),
+            chains: Vec::new(),
             raw_texts: RawTexts::OnDemand(Box::new(SourceFiles(vec![spec.clone()]))),
         }
     }

@@ -59,6 +59,15 @@ pub struct Finding {
     pub derivations: Vec<Derivation>,
     /// What the computed values rest on, and the assumptions made.
     pub notes: Vec<String>,
+    /// One short line for the report's headline, with `{metric}` placeholders (empty: the
+    /// summary's first sentence is used).
+    pub headline: String,
+    /// The first cause that is not itself a finding (a restart before the first lock renewal), as
+    /// a `{metric}` template: where the headline's chain ends.
+    pub root_cause: Option<String>,
+    /// The findings this one follows from, by position in the report's findings, as their
+    /// detectors stated (`Detector::follows_from`).
+    pub caused_by: Vec<usize>,
 }
 
 impl Finding {
@@ -72,6 +81,30 @@ impl Finding {
             metrics: Vec::new(),
             derivations: Vec::new(),
             notes: Vec::new(),
+            headline: String::new(),
+            root_cause: None,
+            caused_by: Vec::new(),
+        }
+    }
+
+    /// The headline template: the detector's own, else the summary's first sentence.
+    pub fn headline_template(&self) -> &str {
+        if !self.headline.is_empty() {
+            return &self.headline;
+        }
+        // A sentence ends at ". " before a capital; times such as 09:54:05.70 and decimals never do.
+        let bytes = self.summary.as_bytes();
+        let end = (0..bytes.len().saturating_sub(2))
+            .find(|&i| bytes[i] == b'.' && bytes[i + 1] == b' ' && bytes[i + 2].is_ascii_uppercase())
+            .map_or(self.summary.len(), |i| i + 1);
+        &self.summary[..end]
+    }
+
+    /// The metric named `name` as text, if it is one.
+    pub fn text(&self, name: &str) -> Option<&str> {
+        match self.get(name) {
+            Some(Value::Text(text)) => Some(text),
+            _ => None,
         }
     }
 

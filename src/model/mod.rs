@@ -1,6 +1,7 @@
 //! The shared vocabulary: events on a timeline, the rounds and job attempts they add up to, the
 //! lock parameters in effect, and the findings and report built from them.
 
+pub mod chain;
 pub mod event;
 pub mod finding;
 pub mod item;
@@ -11,6 +12,7 @@ pub mod rounds;
 pub mod timeline;
 pub mod warnings;
 
+pub use chain::Chain;
 pub use event::{Channel, Event, EventKind, Moment, Origin, Scope, Text};
 pub use finding::{Derivation, Finding, Severity, Value};
 pub use item::Item;

@@ -154,7 +154,10 @@ pub struct Report {
     /// Conventions the analysis relied on, printed so that nobody has to guess them.
     pub assumptions: Vec<String>,
     pub timeline: Timeline,
+    /// Ordered for reading: by chain, the most severe first (`chain::arrange`).
     pub findings: Vec<Finding>,
+    /// The findings grouped by cause, by position in `findings`, the most severe chain first.
+    pub chains: Vec<super::Chain>,
     /// The raw text of the shown events whose text stayed in their file (`LineTexts::is_in_file`).
     pub raw_texts: RawTexts,
 }

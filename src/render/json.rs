@@ -17,7 +17,7 @@ use crate::time::format_rfc3339;
 
 use super::{Renderer, fill_summary};
 
-pub const SCHEMA: &str = "leasetrace.report/v2";
+pub const SCHEMA: &str = "leasetrace.report/v3";
 
 pub struct Json;
 
@@ -32,8 +32,37 @@ struct Wire<'a> {
     assumptions: &'a [String],
     timeline: ShownEvents<'a>,
     findings: Vec<WireFinding<'a>>,
+    chains: Vec<WireChain>,
     #[serde(skip_serializing_if = "Option::is_none")]
     check: Option<Check>,
+}
+
+/// A group of findings linked by cause, by finding `id`.
+#[derive(Serialize)]
+pub(crate) struct WireChain {
+    severity: &'static str,
+    /// From the most severe effect back to the first finding it follows from.
+    path: Vec<usize>,
+    also: Vec<usize>,
+    /// The first cause that is not a finding, filled (the last finding of `path` states it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    root_cause: Option<String>,
+}
+
+pub(crate) fn wire_chains(report: &Report) -> Vec<WireChain> {
+    report
+        .chains
+        .iter()
+        .map(|chain| {
+            let last = &report.findings[*chain.path.last().expect("a chain has a path")];
+            WireChain {
+                severity: chain.severity(&report.findings).name(),
+                path: chain.path.iter().map(|i| i + 1).collect(),
+                also: chain.also.iter().map(|i| i + 1).collect(),
+                root_cause: last.root_cause.as_ref().map(|root| fill_summary(root, &last.metrics, report.display_tz)),
+            }
+        })
+        .collect()
 }
 
 /// The events a report shows, serialized one by one as they are written: a whole timeline is
@@ -124,6 +153,8 @@ struct Step<'a> {
 
 #[derive(Serialize)]
 struct WireFinding<'a> {
+    /// The finding's 1-based position in the report: what `caused_by` and `chains` refer to.
+    id: usize,
     kind: &'static str,
     severity: &'static str,
     at: String,
@@ -132,6 +163,12 @@ struct WireFinding<'a> {
     metrics: Map<String, JsonValue>,
     arithmetic: Vec<Step<'a>>,
     notes: &'a [String],
+    /// The one-line form of `summary` that the headline shows.
+    headline: String,
+    /// The ids of the findings this one follows from.
+    caused_by: Vec<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    root_cause: Option<String>,
 }
 
 pub fn wire_event<'a>(report: &'a Report, id: EventId, raw: &'a str) -> WireEvent<'a> {
@@ -172,8 +209,10 @@ fn wire_value(value: &Value) -> JsonValue {
     }
 }
 
-fn wire_finding<'a>(report: &'a Report, finding: &'a Finding) -> WireFinding<'a> {
+fn wire_finding<'a>(report: &'a Report, index: usize, finding: &'a Finding) -> WireFinding<'a> {
+    let tz = report.display_tz;
     WireFinding {
+        id: index + 1,
         kind: finding.code,
         severity: finding.severity.name(),
         at: format_rfc3339(finding.at),
@@ -182,6 +221,9 @@ fn wire_finding<'a>(report: &'a Report, finding: &'a Finding) -> WireFinding<'a>
         metrics: finding.metrics.iter().map(|(name, value)| ((*name).to_string(), wire_value(value))).collect(),
         arithmetic: finding.derivations.iter().map(|d| Step { result: d.result, formula: &d.formula }).collect(),
         notes: &finding.notes,
+        headline: fill_summary(finding.headline_template(), &finding.metrics, tz),
+        caused_by: finding.caused_by.iter().map(|i| i + 1).collect(),
+        root_cause: finding.root_cause.as_ref().map(|root| fill_summary(root, &finding.metrics, tz)),
     }
 }
 
@@ -212,7 +254,8 @@ impl Renderer for Json {
             },
             assumptions: &report.assumptions,
             timeline: ShownEvents { report, ids: report.shown_events() },
-            findings: report.findings.iter().map(|f| wire_finding(report, f)).collect(),
+            findings: report.findings.iter().enumerate().map(|(i, f)| wire_finding(report, i, f)).collect(),
+            chains: wire_chains(report),
             check: match report.view {
                 View::Check(threshold) => {
                     Some(Check { fail_on: threshold.name(), failing: report.failing(), passed: report.failing() == 0 })

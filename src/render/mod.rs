@@ -5,6 +5,7 @@
 //! computed by a detector. They fill a finding's summary template with its own metrics, in the
 //! display zone the user chose.
 
+pub mod headline;
 pub mod json;
 pub mod markdown;
 pub mod roles;

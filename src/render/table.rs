@@ -188,6 +188,10 @@ impl Renderer for Table {
         if !report.warnings.is_empty() {
             writeln!(out)?;
         }
+        // Then what happened: the warnings above qualify it, the findings below detail it.
+        if report.view != View::Timeline {
+            render_headline(report, &style, out)?;
+        }
 
         let mut inputs = style.grid(&["input", "kind", "format", "zone", "lines", "events", "ignored", "rejected"]);
         for input in &report.inputs {
@@ -275,6 +279,31 @@ impl Renderer for Table {
     }
 }
 
+/// What happened, first: the chains, each from its effect back to its first cause.
+fn render_headline(report: &Report, style: &Style, out: &mut dyn Write) -> io::Result<()> {
+    use super::headline::Role;
+    let lines = super::headline::lines(report);
+    if lines.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "What happened (most severe first; [n] is the finding below)")?;
+    for line in &lines {
+        let indent = "  ".repeat(line.depth + 1);
+        let finding = match (line.severity, line.code, line.number) {
+            (Some(severity), Some(code), Some(number)) => format!("{} [{number}] {code}: ", style.severity(severity)),
+            _ => String::new(),
+        };
+        let lead = match line.role {
+            Role::Effect | Role::More => "",
+            Role::CausedBy => "← caused by ",
+            Role::RootCause => "← because ",
+            Role::Also => "also ",
+        };
+        writeln!(out, "{indent}{lead}{finding}{}", line.text)?;
+    }
+    writeln!(out)
+}
+
 fn render_findings(report: &Report, style: &Style, out: &mut dyn Write) -> io::Result<()> {
     if report.findings.is_empty() {
         return writeln!(out, "Findings: none");
@@ -311,6 +340,11 @@ fn render_finding(
         format_datetime(finding.at, tz)
     )?;
     writeln!(out, "    {}", fill_summary(&finding.summary, &finding.metrics, tz))?;
+    if !finding.caused_by.is_empty() {
+        let causes: Vec<String> =
+            finding.caused_by.iter().map(|&i| format!("[{}] {}", i + 1, report.findings[i].code)).collect();
+        writeln!(out, "    follows from: {}", causes.join(", "))?;
+    }
     let mut metrics = style.grid(&["metric", "value"]);
     for (name, value) in &finding.metrics {
         metrics.add_row(vec![(*name).to_string(), detailed_value(value, tz)]);
