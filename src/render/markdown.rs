@@ -287,25 +287,53 @@ fn single_date(times: impl Iterator<Item = DateTime<Utc>>, tz: Tz) -> Option<Str
 
 // ---------------------------------------------------------------- headline and warnings
 
-/// What happened, first. Until the causal chains land (`render::headline`), the findings in
-/// report order, each with its filled summary.
+/// What happened, first: the headline every human format opens with (`render::headline`), its
+/// chains as nested lists, each from its final effect back to its first cause. The lines' texts
+/// are filled again here from the same templates, with `fill`: values from the inputs become code.
 fn write_headline(report: &Report, page: &mut String) {
+    use super::headline::Role;
     let tz = report.display_tz;
     let _ = writeln!(page, "\n## What happened\n");
-    if report.findings.is_empty() {
+    let lines = super::headline::lines(report);
+    if lines.is_empty() {
         let _ = writeln!(page, "No finding: nothing in the inputs matches a known pattern.");
         return;
     }
-    for (index, finding) in report.findings.iter().enumerate() {
-        let _ = writeln!(
-            page,
-            "- **{}** `{}` (finding {}): {}",
-            severity_label(finding.severity),
-            finding.code,
-            index + 1,
-            fill(&finding.summary, &finding.metrics, tz)
-        );
+    let _ = writeln!(page, "Most severe first; \\[n\\] is the finding of that number below.\n");
+    // The finding of the line above: a root cause line is that finding's `root_cause`.
+    let mut above: Option<&Finding> = None;
+    for line in &lines {
+        let finding = line.number.and_then(|n| report.findings.get(n - 1));
+        let label = match (line.severity, line.code, line.number) {
+            (Some(severity), Some(code), Some(number)) => {
+                format!("**{}** {} `{code}`: ", severity_label(severity), number_label(number))
+            }
+            _ => String::new(),
+        };
+        let lead = match line.role {
+            Role::Effect | Role::More => "",
+            Role::CausedBy => "caused by ",
+            Role::RootCause => "because ",
+            Role::Also => "also ",
+        };
+        let words = match (line.role, finding, above) {
+            (_, Some(finding), _) => fill(finding.headline_template(), &finding.metrics, tz),
+            (Role::RootCause, None, Some(cause)) => match &cause.root_cause {
+                Some(template) => fill(template, &cause.metrics, tz),
+                None => text(&line.text),
+            },
+            _ => text(&line.text),
+        };
+        let _ = writeln!(page, "{}- {lead}{label}{words}", "  ".repeat(line.depth));
+        if finding.is_some() {
+            above = finding;
+        }
     }
+}
+
+/// `\[4\]`: a finding's number as the headline, the timeline and the headings write it.
+fn number_label(number: usize) -> String {
+    format!("\\[{number}\\]")
 }
 
 fn severity_label(severity: Severity) -> &'static str {
@@ -488,7 +516,7 @@ fn write_incident_timeline(report: &Report, page: &mut String) {
         })
         .collect();
     for (index, finding) in report.findings.iter().enumerate() {
-        let label = format!("**{}** `{}`", index + 1, finding.code);
+        let label = format!("{} `{}`", number_label(index + 1), finding.code);
         for &id in &finding.evidence {
             let event = report.timeline.get(id);
             let meaning = roles::of_event(finding, event.kind, event.at()).map_or_else(
@@ -611,12 +639,24 @@ fn write_finding(report: &Report, number: usize, finding: &Finding, page: &mut S
     let tz = report.display_tz;
     let _ = writeln!(
         page,
-        "\n### {number}. {} `{}` at {}\n",
+        "\n### {} {} `{}` at {}\n",
+        number_label(number),
         severity_label(finding.severity),
         finding.code,
         stamp(finding.at, tz, None)
     );
     let _ = writeln!(page, "{}", block_start(fill(&finding.summary, &finding.metrics, tz)));
+    if !finding.caused_by.is_empty() || finding.root_cause.is_some() {
+        let mut causes: Vec<String> = finding
+            .caused_by
+            .iter()
+            .filter_map(|&i| report.findings.get(i).map(|cause| format!("{} `{}`", number_label(i + 1), cause.code)))
+            .collect();
+        if let Some(root) = &finding.root_cause {
+            causes.push(fill(root, &finding.metrics, tz));
+        }
+        let _ = writeln!(page, "\n**Follows from:** {}", causes.join("; "));
+    }
     if !finding.derivations.is_empty() {
         let _ = writeln!(page, "\n**Arithmetic**\n");
         let lines: Vec<String> = finding

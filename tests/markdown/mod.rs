@@ -128,7 +128,7 @@ fn the_incident_timeline_is_the_seed_postmortems_table_to_the_second() {
     };
     // The seed's table (times in KST): activation, restart, expiry, rerun, the two selections.
     let activation = row_at("09:33:00 KST");
-    assert!(activation[2].contains("stalled-rerun: the run that was lost began"), "{activation:?}");
+    assert!(activation[2].contains("[1] stalled-rerun: the run that was lost began"), "{activation:?}");
     assert_eq!(activation[3], "fixtures/incident-2026-10-07/server.log:348");
     let restart = row_at("09:37:26 KST");
     assert!(restart[1].starts_with("process started"), "{restart:?}");
@@ -207,7 +207,73 @@ fn the_draft_opens_with_what_happened_then_the_warnings() {
     // Every finding is in the headline, by its code.
     let what_happened = text.split("## What happened").nth(1).unwrap().split("\n## ").next().unwrap();
     for finding in report["findings"].as_array().unwrap() {
-        assert!(what_happened.contains(&format!("`{}`", finding["kind"].as_str().unwrap())), "{what_happened}");
+        assert!(what_happened.contains(finding["kind"].as_str().unwrap()), "{what_happened}");
+    }
+}
+
+/// The list items of the first list under "What happened", as (depth, text) in document order.
+fn headline_items(markdown: &str) -> Vec<(usize, String)> {
+    let arena = comrak::Arena::new();
+    let root = comrak::parse_document(&arena, markdown, &gfm());
+    let heading = root
+        .children()
+        .position(|n| matches!(n.data.borrow().value, NodeValue::Heading(_)) && shown(n) == "What happened")
+        .expect("a What happened heading");
+    let list = root
+        .children()
+        .skip(heading)
+        .find(|n| matches!(n.data.borrow().value, NodeValue::List(_)))
+        .expect("a list under it");
+    let mut items = Vec::new();
+    for node in list.descendants() {
+        if matches!(node.data.borrow().value, NodeValue::Item(_)) {
+            let depth = node.ancestors().filter(|a| matches!(a.data.borrow().value, NodeValue::List(_))).count() - 1;
+            let paragraph = node.first_child().map(shown).unwrap_or_default();
+            items.push((depth, paragraph));
+        }
+    }
+    items
+}
+
+#[test]
+fn what_happened_is_each_chain_from_its_effect_back_to_its_first_cause() {
+    let text = markdown(&["analyze", INCIDENT, "--format", "markdown"]);
+    let report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
+    let items = headline_items(&text);
+    let findings = report["findings"].as_array().unwrap();
+    let by_id = |id: &Value| findings.iter().find(|f| f["id"] == *id).unwrap();
+    let chain = &report["chains"][0];
+    let path = chain["path"].as_array().unwrap();
+    // The chain's path, one level deeper each step, each item naming its finding by number.
+    for (depth, id) in path.iter().enumerate() {
+        let finding = by_id(id);
+        let (at, words) = &items[depth];
+        assert_eq!(*at, depth, "{items:#?}");
+        let lead = if depth == 0 { "" } else { "caused by " };
+        let label = format!(
+            "{lead}{} [{id}] {}: ",
+            finding["severity"].as_str().unwrap().to_uppercase(),
+            finding["kind"].as_str().unwrap()
+        );
+        assert!(words.starts_with(&label), "{words:?} should start with {label:?}");
+    }
+    // Then its first cause, below the last finding of the path, in the same words as the JSON.
+    let (at, root) = &items[path.len()];
+    assert_eq!(*at, path.len());
+    assert_eq!(*root, format!("because {}", chain["root_cause"].as_str().unwrap()));
+    assert!(root.contains("09:37:26") && root.contains("09:52:38"), "{root}");
+    // The other findings of the chain beside it.
+    for id in chain["also"].as_array().unwrap() {
+        let code = by_id(id)["kind"].as_str().unwrap();
+        assert!(
+            items.iter().any(|(d, w)| *d == 1 && w.starts_with("also ") && w.contains(&format!("[{id}] {code}"))),
+            "{items:#?}"
+        );
+    }
+    // The seed's key numbers are in the first lines.
+    let top: String = items.iter().take(path.len() + 1).map(|(_, w)| w.as_str()).collect::<Vec<_>>().join("\n");
+    for number in ["0.66 s", "15 min 34 s", "PR-4412"] {
+        assert!(top.contains(number), "{number} in {top}");
     }
 }
 
@@ -217,13 +283,18 @@ fn each_finding_has_its_arithmetic_evidence_and_what_to_change() {
     let page = read(&text);
     let report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
     let findings = report["findings"].as_array().unwrap();
+    let by_id = |id: &Value| findings.iter().find(|f| f["id"] == *id).unwrap();
     let headings: Vec<&String> = page.headings.iter().filter(|(level, _)| *level == 3).map(|(_, t)| t).collect();
     assert_eq!(headings.len(), findings.len(), "{headings:?}");
     for (index, (finding, heading)) in findings.iter().zip(&headings).enumerate() {
         let code = finding["kind"].as_str().unwrap();
         let severity = finding["severity"].as_str().unwrap().to_uppercase();
-        assert!(heading.starts_with(&format!("{}. {severity} {code} at ", index + 1)), "{heading}");
-        let section = text.split(&format!("### {}. ", index + 1)).nth(1).unwrap().split("\n### ").next().unwrap();
+        assert!(heading.starts_with(&format!("[{}] {severity} {code} at ", index + 1)), "{heading}");
+        let section = text.split(&format!("### \\[{}\\] ", index + 1)).nth(1).unwrap().split("\n### ").next().unwrap();
+        for cause in finding["caused_by"].as_array().unwrap() {
+            let code = by_id(cause)["kind"].as_str().unwrap();
+            assert!(section.contains(&format!("**Follows from:** \\[{cause}\\] `{code}`")), "{code}: {section}");
+        }
         for step in finding["arithmetic"].as_array().unwrap() {
             let line = format!("{} = {}", step["result"].as_str().unwrap(), step["formula"].as_str().unwrap());
             assert!(section.contains(&line), "{code}: {line}");
