@@ -1,17 +1,28 @@
-//! Command-line types. Nothing outside this file and `config.rs` sees clap's structures.
+//! Command-line types. Nothing outside this file and `config.rs` sees clap's structures: the
+//! shell completions and man pages generated from them are written here too.
 
-use std::path::PathBuf;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::model::Severity;
+use crate::terminal::{ColorWhen, color};
+
+/// Where a reader of `--help` or the man page finds the rest: an installed binary has no docs/
+/// folder beside it, and no public address of the source is known, so the help names the commands
+/// that carry the documentation and says where the docs are in the source distribution.
+const AFTER_HELP: &str = "Exit codes: 0 clean, 1 findings at or above --fail-on (check only), 2 usage or input error.
+Docs: `leasetrace explain` lists the findings and `leasetrace explain CODE` prints one's documentation; \
+`leasetrace man` prints the manual page. The inputs, the JSON report and the rest are documented in the \
+docs/ folder of the leasetrace source distribution (docs/inputs.md, docs/findings.md, docs/json.md).";
 
 #[derive(Debug, Parser)]
 #[command(
     name = "leasetrace",
     version,
     about = "Incident forensics for job queues: merge a run ledger, server logs and BullMQ lock settings into one timeline and find stalled reruns, overlapping sweeps and duplicate work.",
-    after_help = "Exit codes: 0 clean, 1 findings at or above --fail-on (check only), 2 usage or input error.\nDocs: docs/inputs.md, docs/findings.md, docs/json.md"
+    after_help = AFTER_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -20,6 +31,11 @@ pub struct Cli {
     /// No progress bars on stderr (they are drawn only when stderr is a terminal anyway).
     #[arg(short, long, global = true)]
     pub quiet: bool,
+
+    /// Colour in tables: auto (on a terminal, unless NO_COLOR is set or CLICOLOR=0; also when
+    /// piped if CLICOLOR_FORCE is set), always or never.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto, global = true)]
+    pub color: ColorWhen,
 }
 
 #[derive(Debug, Subcommand)]
@@ -63,6 +79,33 @@ pub enum Command {
     Explain {
         /// A finding code such as stalled-rerun; omit to list every code.
         code: Option<String>,
+    },
+    /// Print the shell completion script for SHELL on stdout
+    ///
+    /// Install it where the shell looks for completions, for example:
+    ///   bash:  leasetrace completions bash > ~/.local/share/bash-completion/completions/leasetrace
+    ///   zsh:   leasetrace completions zsh > ~/.zfunc/_leasetrace   (with fpath=(~/.zfunc $fpath) before compinit)
+    ///   fish:  leasetrace completions fish > ~/.config/fish/completions/leasetrace.fish
+    ///   elvish (rc.elv):        eval (leasetrace completions elvish | slurp)
+    ///   PowerShell ($PROFILE):  leasetrace completions powershell | Out-String | Invoke-Expression
+    #[command(verbatim_doc_comment)]
+    Completions {
+        /// The shell the script is for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) on stdout, or write every page (leasetrace.1 and one per command) into a folder
+    ///
+    /// For man to find the pages, write them into a man1 folder on its path; man-db looks in ../share/man beside each bin folder on PATH, such as ~/.cargo/bin:
+    ///   mkdir -p ~/.cargo/share/man/man1 && leasetrace man --dir ~/.cargo/share/man/man1
+    #[command(verbatim_doc_comment)]
+    Man {
+        /// A command whose page to print (leasetrace-COMMAND(1)) instead of leasetrace(1).
+        command: Option<String>,
+        /// Write leasetrace.1 and leasetrace-COMMAND.1 for every command into DIR (for example
+        /// ~/.local/share/man/man1) and print their paths.
+        #[arg(long, value_name = "DIR", conflicts_with = "command")]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -152,4 +195,129 @@ pub struct CaseArgs {
     /// Output format.
     #[arg(long, default_value = "table", value_parser = clap::builder::PossibleValuesParser::new(crate::render::names()))]
     pub format: String,
+}
+
+impl Cli {
+    /// The command line of this process, with clap's own output (`--help`, usage errors) coloured
+    /// by the rules and the `--color` flag the report follows (`terminal::color`), judged on the
+    /// stream clap writes to (stdout for help, stderr for errors) rather than by clap, whose
+    /// reading of CLICOLOR_FORCE=0 differs. The flag is looked for in the raw arguments, since
+    /// clap's output is what a failed parse gives; a failed parse is repeated with that colour.
+    pub fn parse_args() -> Result<Cli, clap::Error> {
+        use clap::FromArgMatches;
+        use std::io::IsTerminal;
+        let error = match Cli::command().color(clap::ColorChoice::Never).try_get_matches() {
+            Ok(matches) => return Cli::from_arg_matches(&matches),
+            Err(error) => error,
+        };
+        let when = color_in_args(std::env::args_os().skip(1)).unwrap_or_default();
+        let terminal = if error.use_stderr() { io::stderr().is_terminal() } else { io::stdout().is_terminal() };
+        if !color(when, terminal, |name| std::env::var_os(name)) {
+            return Err(error);
+        }
+        Err(Cli::command().color(clap::ColorChoice::Always).try_get_matches().err().unwrap_or(error))
+    }
+}
+
+/// The last `--color WHEN` / `--color=WHEN` before a `--`, if one names a known choice (a wrong
+/// one is left for the parser to refuse).
+fn color_in_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<ColorWhen> {
+    use clap::ValueEnum;
+    let mut found = None;
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let Some(arg) = arg.to_str().map(str::to_string) else { continue };
+        let value = match arg.as_str() {
+            "--" => break,
+            "--color" => args.next().and_then(|v| v.into_string().ok()),
+            other => other.strip_prefix("--color=").map(str::to_string),
+        };
+        if let Some(value) = value {
+            found = ColorWhen::from_str(&value, false).ok().or(found);
+        }
+    }
+    found
+}
+
+/// `leasetrace completions SHELL`: the completion script clap_complete generates for SHELL from
+/// the same definitions `--help` is built from, so the two cannot drift apart.
+pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn Write) {
+    clap_complete::generate(shell, &mut Cli::command(), "leasetrace", out);
+}
+
+/// The definitions the man pages are generated from: without clap's `help` subcommand, which has
+/// no page (its listing would name a leasetrace-help(1) that does not exist).
+fn man_command() -> clap::Command {
+    let mut command = Cli::command().disable_help_subcommand(true);
+    command.build();
+    command
+}
+
+/// The names of the commands that have a page of their own (`leasetrace-NAME(1)`).
+pub fn man_commands() -> Vec<String> {
+    man_command().get_subcommands().filter(|c| !c.is_hide_set()).map(|c| c.get_name().to_string()).collect()
+}
+
+/// `leasetrace man [COMMAND]`: the roff of leasetrace(1), or of leasetrace-COMMAND(1).
+pub fn write_man(command: Option<&str>, out: &mut dyn Write) -> Result<(), crate::error::Error> {
+    let root = man_command();
+    let page = match command {
+        None => root,
+        Some(name) => root.find_subcommand(name).cloned().ok_or_else(|| {
+            crate::error::Error::usage(format!(
+                "no manual page for '{name}': expected one of {}",
+                man_commands().join(", ")
+            ))
+        })?,
+    };
+    clap_mangen::Man::new(page)
+        .render(out)
+        .map_err(|error| crate::error::Error::usage(format!("cannot write the manual page: {error}")))
+}
+
+/// `leasetrace man --dir DIR`: every page written into `dir` (which must exist); returns the paths.
+pub fn write_man_pages(dir: &Path) -> Result<Vec<PathBuf>, crate::error::Error> {
+    if !dir.is_dir() {
+        return Err(crate::error::Error::usage(format!(
+            "--dir {}: not a folder (create it first, for example with mkdir -p)",
+            dir.display()
+        )));
+    }
+    let root = man_command();
+    let mut written = Vec::new();
+    for page in std::iter::once(&root).chain(root.get_subcommands().filter(|c| !c.is_hide_set())) {
+        let man = clap_mangen::Man::new(page.clone());
+        let path = dir.join(man.get_filename());
+        // Not `Error::Io`, which says "cannot read".
+        let cannot =
+            |error: io::Error| crate::error::Error::usage(format!("{}: cannot write: {error}", path.display()));
+        let mut file = io::BufWriter::new(std::fs::File::create(&path).map_err(cannot)?);
+        man.render(&mut file).and_then(|()| file.flush()).map_err(cannot)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn color(args: &[&str]) -> Option<ColorWhen> {
+        color_in_args(args.iter().map(std::ffi::OsString::from))
+    }
+
+    #[test]
+    fn color_is_found_in_the_raw_arguments_before_parsing() {
+        assert_eq!(color(&["analyze", "--help"]), None);
+        assert_eq!(color(&["--color", "never", "--help"]), Some(ColorWhen::Never));
+        assert_eq!(color(&["analyze", "--color=always", "case"]), Some(ColorWhen::Always));
+        assert_eq!(color(&["--color=never", "analyze", "--color", "always"]), Some(ColorWhen::Always), "the last one");
+        assert_eq!(color(&["--color", "sometimes"]), None, "left for clap to refuse");
+        assert_eq!(color(&["analyze", "--", "--color=never"]), None, "after --, a file name");
+    }
+
+    #[test]
+    fn the_definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
 }

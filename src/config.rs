@@ -115,12 +115,21 @@ fn ambiguous(name: &str, kind: SourceKind, place: &str) -> Result<Ambiguous> {
 
 impl Config {
     pub fn build(args: &CaseArgs) -> Result<Config> {
-        let (manifest, base, manifest_path) = match &args.case {
+        let no_flag_sources =
+            args.ledger.is_empty() && args.log.is_empty() && args.events.is_empty() && args.jobs.is_empty();
+        // Run inside a case folder with no CASE and no sources by flag, the case is the folder's
+        // manifest (`cd case && leasetrace analyze`), as `leasetrace analyze .` would read it;
+        // its paths stay relative (`server.log`, not `./server.log`). Sources given by flag mean
+        // the user said what to read: the folder's manifest is not mixed in.
+        let from_cwd = args.case.is_none() && no_flag_sources && Path::new(MANIFEST).is_file();
+        let case = args.case.clone().or_else(|| from_cwd.then(|| PathBuf::from(MANIFEST)));
+        let (manifest, base, manifest_path) = match &case {
             Some(case) => {
                 let path = if case.is_dir() { case.join(MANIFEST) } else { case.clone() };
                 if !path.exists() {
                     return Err(Error::usage(format!(
-                        "{}: no {MANIFEST} here; write one (see docs/inputs.md) or give the sources with --ledger, --log and --params",
+                        "{}: no {MANIFEST} here; `leasetrace init {}` drafts one from the files (the manifest is described in docs/inputs.md of the leasetrace source), or give the sources with --ledger, --log and --params",
+                        case.display(),
                         case.display()
                     )));
                 }
@@ -134,12 +143,10 @@ impl Config {
             }
             None => (Manifest::default(), PathBuf::new(), None),
         };
-        let no_flag_sources =
-            args.ledger.is_empty() && args.log.is_empty() && args.events.is_empty() && args.jobs.is_empty();
         if manifest_path.is_none() && no_flag_sources {
-            return Err(Error::usage(
-                "nothing to read: give a case folder (with leasetrace.toml) or sources with --ledger, --log and --params",
-            ));
+            return Err(Error::usage(format!(
+                "nothing to read: no {MANIFEST} in the current folder; give a case folder (with {MANIFEST}), run in one, or give sources with --ledger, --log and --params (`leasetrace init FOLDER` drafts a {MANIFEST})"
+            )));
         }
         let manifest_name = manifest_path.as_ref().map_or(MANIFEST.to_string(), |p| p.display().to_string());
         let ledger_tz = args.ledger_tz.as_deref().map(|z| zone(z, "--ledger-tz")).transpose()?;
@@ -152,13 +159,16 @@ impl Config {
         let log_ambiguous =
             args.log_ambiguous.as_deref().map(|a| ambiguous(a, SourceKind::Log, "--log-ambiguous")).transpose()?;
         let mut assumptions = Vec::new();
+        if from_cwd {
+            assumptions.push(format!("no CASE given: read the case of the current folder ({MANIFEST})"));
+        }
         let mut sources = Vec::new();
         let mut params_path = args.params.clone();
         let mut params_at = args.params_at.clone();
         let mut manifest_params = false;
         if manifest_path.is_some() && manifest.sources.is_empty() && no_flag_sources {
             return Err(Error::usage(format!(
-                "{manifest_name}: the manifest lists no sources; add [[sources]] entries (see docs/inputs.md)"
+                "{manifest_name}: the manifest lists no sources; add [[sources]] entries (`leasetrace init FOLDER` drafts them; docs/inputs.md of the leasetrace source describes them)"
             )));
         }
 

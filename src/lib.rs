@@ -15,6 +15,7 @@ pub mod model;
 pub mod parallel;
 pub mod progress;
 pub mod render;
+pub mod terminal;
 pub mod time;
 
 use config::Config;

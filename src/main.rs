@@ -5,18 +5,17 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use leasetrace::cli::{Cli, Command};
 use leasetrace::config::Config;
 use leasetrace::error::Error;
 use leasetrace::model::report::View;
 use leasetrace::progress::Progress;
+use leasetrace::terminal::Terminal;
 use leasetrace::{build_report, detect, render};
 
 fn main() -> ExitCode {
     return_large_allocations_when_freed();
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_args() {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
@@ -61,6 +60,26 @@ fn run(cli: &Cli) -> Result<u8, Error> {
             let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
             return Ok(0);
         }
+        Command::Completions { shell } => {
+            let mut out = io::stdout().lock();
+            leasetrace::cli::write_completions(*shell, &mut out);
+            let _ = out.flush();
+            return Ok(0);
+        }
+        Command::Man { dir: Some(dir), .. } => {
+            let mut out = io::stdout().lock();
+            for path in leasetrace::cli::write_man_pages(dir)? {
+                let _ = writeln!(out, "{}", path.display());
+            }
+            return Ok(0);
+        }
+        Command::Man { command, dir: None } => {
+            let mut page = Vec::new();
+            leasetrace::cli::write_man(command.as_deref(), &mut page)?;
+            let mut out = io::stdout().lock();
+            let _ = out.write_all(&page).and_then(|()| out.flush());
+            return Ok(0);
+        }
         Command::Init { case, force } => {
             let report = leasetrace::init::run(case, *force)?;
             let mut out = io::stdout().lock();
@@ -70,11 +89,19 @@ fn run(cli: &Cli) -> Result<u8, Error> {
     };
     let config = Config { progress, ..Config::build(args)? };
     let report = build_report(&config, view)?;
+    let terminal = Terminal::stdout(cli.color);
+    // Colour goes through anstream, which passes the codes on (and, on a Windows console that
+    // does not read them, draws them with the console's own calls); without colour, stdout as is.
+    let stdout: Box<dyn Write> = if terminal.color {
+        Box::new(anstream::AutoStream::always(io::stdout().lock()))
+    } else {
+        Box::new(io::stdout().lock())
+    };
     // Stdout is line-buffered: a timeline of millions of events would be a write per line.
-    let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout);
     let written = render::find(&config.format)
         .ok_or_else(|| Error::usage(format!("unknown format '{}'", config.format)))?
-        .render(&report, &mut out)
+        .render_to(&report, terminal, &mut out)
         .and_then(|()| out.flush());
     match written {
         // A closed pipe (`| head`) is the reader's choice, not an error.

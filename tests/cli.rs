@@ -19,6 +19,7 @@ mod markdown;
 mod params;
 mod resolution;
 mod retry;
+mod shell;
 mod worker_settings;
 
 const INCIDENT: &str = "fixtures/incident-2026-10-07";
@@ -50,7 +51,11 @@ struct Leasetrace {
 
 fn leasetrace(args: &[&str]) -> Leasetrace {
     let mut command = Command::new(env!("CARGO_BIN_EXE_leasetrace"));
-    command.current_dir(env!("CARGO_MANIFEST_DIR")).args(args).env_remove("NO_COLOR");
+    command.current_dir(env!("CARGO_MANIFEST_DIR")).args(args);
+    // The user's colour settings would change the bytes of a table (CLICOLOR_FORCE colours pipes).
+    for name in ["NO_COLOR", "CLICOLOR_FORCE", "CLICOLOR"] {
+        command.env_remove(name);
+    }
     Leasetrace { command, stdin: None }
 }
 

@@ -66,9 +66,10 @@ impl Detector for DuplicateEffect {
 
     /// The item was selected twice (`duplicate-selection` of the same item); failing that, the
     /// job was re-run after it lost its lock, before the second delivery.
-    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+    fn follows_from(&self, finding: &Finding, found: &super::links::Found) -> Vec<usize> {
         let Some(second) = super::links::time(finding, "second_at") else { return Vec::new() };
-        let selections: Vec<usize> = super::links::of_code(found, "duplicate-selection")
+        let selections: Vec<usize> = found
+            .of_code("duplicate-selection")
             .filter(|(_, selection)| finding.text("item").is_some() && selection.text("item") == finding.text("item"))
             .filter(|(_, selection)| selection.at <= second)
             .map(|(index, _)| index)
@@ -76,10 +77,7 @@ impl Detector for DuplicateEffect {
         if !selections.is_empty() {
             return selections;
         }
-        finding
-            .text("job_id")
-            .map(|job| super::links::of_job_before(found, super::links::RERUNS, job, second))
-            .unwrap_or_default()
+        finding.text("job_id").map(|job| found.of_job_before(super::links::RERUNS, job, second)).unwrap_or_default()
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {

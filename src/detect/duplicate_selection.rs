@@ -23,8 +23,9 @@ impl Detector for DuplicateSelection {
 
     /// The two rounds overlapped (`sweep-overlap` of the same pair); failing that, one is the
     /// rerun of the other or a rerun's round.
-    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
-        let overlaps: Vec<usize> = super::links::of_code(found, "sweep-overlap")
+    fn follows_from(&self, finding: &Finding, found: &super::links::Found) -> Vec<usize> {
+        let overlaps: Vec<usize> = found
+            .of_code("sweep-overlap")
             .filter(|(_, overlap)| super::links::same_pair(finding, overlap))
             .map(|(index, _)| index)
             .collect();
@@ -32,7 +33,7 @@ impl Detector for DuplicateSelection {
             return overlaps;
         }
         let runs = [finding.text("run_a"), finding.text("run_b")];
-        runs.iter().flatten().flat_map(|run| super::links::reruns_into_round(found, run)).collect()
+        runs.iter().flatten().flat_map(|run| found.reruns_into_round(run)).collect()
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {

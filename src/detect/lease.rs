@@ -425,14 +425,14 @@ fn bullmq_finding(context: &Context, kind: &WriteKind, job_id: Text, refusals: &
 
 /// What a stale write follows from: the early takeover or the rerun of the same job that made it
 /// stale, at or before the write.
-pub fn follows_from(finding: &Finding, found: &[Finding]) -> Vec<usize> {
+pub fn follows_from(finding: &Finding, found: &super::links::Found) -> Vec<usize> {
     let written = super::links::time(finding, "written_at").unwrap_or(finding.at);
     finding
         .text("job_id")
         .map(|job| {
             let mut codes = vec!["early-takeover"];
             codes.extend_from_slice(super::links::RERUNS);
-            super::links::of_job_before(found, &codes, job, written)
+            found.of_job_before(&codes, job, written)
         })
         .unwrap_or_default()
 }

@@ -4,15 +4,60 @@
 //! shown must be one the evidence names.
 
 use chrono::{DateTime, Utc};
+use rustc_hash::FxHashMap;
 
 use crate::model::{Finding, Value};
 
 /// The codes of the findings that record a job re-run after it lost its lock or lease.
 pub const RERUNS: &[&str] = &["stalled-rerun"];
 
-/// Every finding of `code`, with its position.
-pub fn of_code<'a>(found: &'a [Finding], code: &'a str) -> impl Iterator<Item = (usize, &'a Finding)> + 'a {
-    found.iter().enumerate().filter(move |(_, f)| f.code == code)
+/// Every finding of the analysis, in time order, with their positions by code: a case can have
+/// thousands of findings of one code (a duplicate for each item a rerun picked again), and each
+/// asks only about the few of its causes' codes, never about all findings.
+pub struct Found<'a> {
+    pub findings: &'a [Finding],
+    by_code: FxHashMap<&'static str, Vec<usize>>,
+}
+
+impl<'a> Found<'a> {
+    pub fn new(findings: &'a [Finding]) -> Self {
+        let mut by_code: FxHashMap<&'static str, Vec<usize>> = FxHashMap::default();
+        for (index, finding) in findings.iter().enumerate() {
+            by_code.entry(finding.code).or_default().push(index);
+        }
+        Found { findings, by_code }
+    }
+
+    /// Every finding of `code`, with its position.
+    pub fn of_code(&self, code: &str) -> impl Iterator<Item = (usize, &'a Finding)> + '_ {
+        let findings = self.findings;
+        self.by_code.get(code).into_iter().flatten().map(move |&index| (index, &findings[index]))
+    }
+
+    /// The reruns whose re-run round is `run`.
+    pub fn reruns_into_round(&self, run: &str) -> Vec<usize> {
+        self.of_codes(RERUNS).filter(|(_, rerun)| rerun.text("rerun_run_id") == Some(run)).map(|(i, _)| i).collect()
+    }
+
+    /// The reruns whose first (lost) round is `run`.
+    pub fn reruns_of_round(&self, run: &str) -> Vec<usize> {
+        self.of_codes(RERUNS).filter(|(_, rerun)| rerun.text("run_id") == Some(run)).map(|(i, _)| i).collect()
+    }
+
+    /// The findings of `codes` about job `job_id` that became visible at or before `until`.
+    pub fn of_job_before(&self, codes: &[&str], job_id: &str, until: DateTime<Utc>) -> Vec<usize> {
+        let mut found: Vec<usize> = self
+            .of_codes(codes)
+            .filter(|(_, f)| f.text("job_id") == Some(job_id) && f.at <= until)
+            .map(|(i, _)| i)
+            .collect();
+        found.sort_unstable();
+        found
+    }
+
+    fn of_codes<'b>(&'b self, codes: &'b [&str]) -> impl Iterator<Item = (usize, &'a Finding)> + 'b {
+        codes.iter().flat_map(move |code| self.of_code(code))
+    }
 }
 
 /// The metric `name` of `finding` as a time.
@@ -21,36 +66,6 @@ pub fn time(finding: &Finding, name: &str) -> Option<DateTime<Utc>> {
         Some(Value::Time(at)) => Some(*at),
         _ => None,
     }
-}
-
-/// The reruns whose re-run round is `run`.
-pub fn reruns_into_round(found: &[Finding], run: &str) -> Vec<usize> {
-    RERUNS
-        .iter()
-        .flat_map(|code| of_code(found, code))
-        .filter(|(_, rerun)| rerun.text("rerun_run_id") == Some(run))
-        .map(|(index, _)| index)
-        .collect()
-}
-
-/// The reruns whose first (lost) round is `run`.
-pub fn reruns_of_round(found: &[Finding], run: &str) -> Vec<usize> {
-    RERUNS
-        .iter()
-        .flat_map(|code| of_code(found, code))
-        .filter(|(_, rerun)| rerun.text("run_id") == Some(run))
-        .map(|(index, _)| index)
-        .collect()
-}
-
-/// The findings of `codes` about job `job_id` that became visible at or before `until`.
-pub fn of_job_before(found: &[Finding], codes: &[&str], job_id: &str, until: DateTime<Utc>) -> Vec<usize> {
-    found
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| codes.contains(&f.code) && f.text("job_id") == Some(job_id) && f.at <= until)
-        .map(|(index, _)| index)
-        .collect()
 }
 
 /// Two rounds named by a finding (`run_a`, `run_b`), in either order.
@@ -77,13 +92,14 @@ mod tests {
 
     #[test]
     fn reruns_are_found_by_the_round_they_lost_and_the_round_they_started() {
-        let found = vec![rerun("run-a", "run-b"), rerun("run-b", "run-c")];
-        assert_eq!(reruns_into_round(&found, "run-b"), vec![0]);
-        assert_eq!(reruns_of_round(&found, "run-b"), vec![1]);
-        assert!(reruns_into_round(&found, "run-x").is_empty());
-        assert_eq!(of_job_before(&found, RERUNS, "job-1", Utc.timestamp_opt(100, 0).unwrap()), vec![0, 1]);
-        assert!(of_job_before(&found, RERUNS, "job-1", Utc.timestamp_opt(99, 0).unwrap()).is_empty());
-        assert!(of_job_before(&found, RERUNS, "job-2", Utc.timestamp_opt(100, 0).unwrap()).is_empty());
+        let findings = vec![rerun("run-a", "run-b"), rerun("run-b", "run-c")];
+        let found = Found::new(&findings);
+        assert_eq!(found.reruns_into_round("run-b"), vec![0]);
+        assert_eq!(found.reruns_of_round("run-b"), vec![1]);
+        assert!(found.reruns_into_round("run-x").is_empty());
+        assert_eq!(found.of_job_before(RERUNS, "job-1", Utc.timestamp_opt(100, 0).unwrap()), vec![0, 1]);
+        assert!(found.of_job_before(RERUNS, "job-1", Utc.timestamp_opt(99, 0).unwrap()).is_empty());
+        assert!(found.of_job_before(RERUNS, "job-2", Utc.timestamp_opt(100, 0).unwrap()).is_empty());
     }
 
     #[test]
@@ -107,7 +123,7 @@ mod tests {
     }
 
     fn links(found: &[Finding], index: usize) -> Vec<usize> {
-        crate::detect::find(found[index].code).unwrap().follows_from(&found[index], found)
+        crate::detect::find(found[index].code).unwrap().follows_from(&found[index], &Found::new(found))
     }
 
     #[test]

@@ -364,7 +364,7 @@ pub trait Detector: Sync {
     /// The findings `finding` (one of this detector's) follows from, by position in `found`
     /// (every finding of the analysis, in time order): the causal links the report's headline
     /// and chains present. Only links back in time are kept.
-    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+    fn follows_from(&self, finding: &Finding, found: &links::Found) -> Vec<usize> {
         let _ = (finding, found);
         Vec::new()
     }
@@ -404,9 +404,10 @@ pub fn analyze(context: &Context) -> (Vec<Finding>, Vec<Chain>) {
     let mut findings: Vec<Finding> = found.into_iter().flatten().collect();
     findings.sort_by(|a, b| (a.at, a.code).cmp(&(b.at, b.code)));
     // Every detector sees every finding: a link is stated by the effect's detector.
+    let found = links::Found::new(&findings);
     let links: Vec<Vec<usize>> = findings
         .iter()
-        .map(|finding| find(finding.code).map(|d| d.follows_from(finding, &findings)).unwrap_or_default())
+        .map(|finding| find(finding.code).map(|d| d.follows_from(finding, &found)).unwrap_or_default())
         .collect();
     for (finding, causes) in findings.iter_mut().zip(links) {
         finding.caused_by = causes;

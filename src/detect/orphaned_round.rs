@@ -40,11 +40,10 @@ impl Detector for OrphanedRound {
     }
 
     /// The round was left running because its job lost its lock and was re-run.
-    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
-        let mut causes =
-            finding.text("run_id").map(|run| super::links::reruns_of_round(found, run)).unwrap_or_default();
+    fn follows_from(&self, finding: &Finding, found: &super::links::Found) -> Vec<usize> {
+        let mut causes = finding.text("run_id").map(|run| found.reruns_of_round(run)).unwrap_or_default();
         if let Some(replacement) = finding.text("replaced_by_run_id") {
-            causes.extend(super::links::reruns_into_round(found, replacement));
+            causes.extend(found.reruns_into_round(replacement));
         }
         causes
     }

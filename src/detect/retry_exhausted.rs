@@ -56,11 +56,8 @@ impl Detector for RetryExhausted {
     }
 
     /// Retries without backoff (`retry-storm` of the same job) used the attempts up.
-    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
-        finding
-            .text("job_id")
-            .map(|job| super::links::of_job_before(found, &["retry-storm"], job, finding.at))
-            .unwrap_or_default()
+    fn follows_from(&self, finding: &Finding, found: &super::links::Found) -> Vec<usize> {
+        finding.text("job_id").map(|job| found.of_job_before(&["retry-storm"], job, finding.at)).unwrap_or_default()
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {

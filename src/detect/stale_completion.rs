@@ -36,7 +36,7 @@ impl Detector for StaleCompletion {
 
     /// A write refused (or wrongly accepted) because another owner took the job over: the
     /// early takeover or the rerun of the same job.
-    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+    fn follows_from(&self, finding: &Finding, found: &super::links::Found) -> Vec<usize> {
         super::lease::follows_from(finding, found)
     }
 

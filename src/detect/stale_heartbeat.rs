@@ -33,7 +33,7 @@ impl Detector for StaleHeartbeat {
     }
 
     /// As `stale-completion`: the takeover or rerun of the same job.
-    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+    fn follows_from(&self, finding: &Finding, found: &super::links::Found) -> Vec<usize> {
         super::lease::follows_from(finding, found)
     }
 

@@ -65,11 +65,8 @@ impl Detector for StalledLimitExceeded {
     }
 
     /// The stalls it counted: the job's reruns up to the failure.
-    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
-        finding
-            .text("job_id")
-            .map(|job| super::links::of_job_before(found, super::links::RERUNS, job, finding.at))
-            .unwrap_or_default()
+    fn follows_from(&self, finding: &Finding, found: &super::links::Found) -> Vec<usize> {
+        finding.text("job_id").map(|job| found.of_job_before(super::links::RERUNS, job, finding.at)).unwrap_or_default()
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {

@@ -21,9 +21,9 @@ impl Detector for SweepOverlap {
     }
 
     /// The re-run round of the pair was started by a rerun: the overlap follows from it.
-    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+    fn follows_from(&self, finding: &Finding, found: &super::links::Found) -> Vec<usize> {
         let rerun_round = finding.text("run_a").filter(|_| finding.get("a_is_rerun") == Some(&Value::Flag(true)));
-        rerun_round.map(|run| super::links::reruns_into_round(found, run)).unwrap_or_default()
+        rerun_round.map(|run| found.reruns_into_round(run)).unwrap_or_default()
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {

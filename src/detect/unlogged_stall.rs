@@ -30,12 +30,12 @@ impl Detector for UnloggedStall {
 
     /// The stall that went unlogged is a rerun's: the same job, and the rerun nearest in time to
     /// the recovery (the same activation when both name it).
-    fn follows_from(&self, finding: &Finding, found: &[Finding]) -> Vec<usize> {
+    fn follows_from(&self, finding: &Finding, found: &super::links::Found) -> Vec<usize> {
         let (Some(job), Some(recovered)) = (finding.text("job_id"), super::links::time(finding, "recovered_at")) else {
             return Vec::new();
         };
         let activated = super::links::time(finding, "activated_at");
-        let candidates = super::links::RERUNS.iter().flat_map(|code| super::links::of_code(found, code));
+        let candidates = super::links::RERUNS.iter().flat_map(|code| found.of_code(code));
         let same_job: Vec<(usize, &Finding)> =
             candidates.filter(|(_, rerun)| rerun.text("job_id") == Some(job)).collect();
         let same_activation = same_job

@@ -296,4 +296,19 @@ mod tests {
         assert_eq!(order, ["w-cause", "e-effect", "e-late", "w-early", "i"]);
         assert_eq!(chains.len(), 4);
     }
+
+    #[test]
+    fn one_rerun_behind_thousands_of_duplicates_is_one_chain_with_them_beside_its_path() {
+        let mut findings = vec![
+            finding("stalled-rerun", Severity::Warning, 0, &[]),
+            finding("sweep-overlap", Severity::Warning, 5, &[0]),
+        ];
+        findings.extend((0..20_000).map(|i| finding("duplicate-selection", Severity::Error, 10 + i, &[1])));
+        let (arranged, chains) = arrange(findings);
+        assert_eq!(chains.len(), 1);
+        assert_eq!(codes(&arranged, &chains[0].path), ["duplicate-selection", "sweep-overlap", "stalled-rerun"]);
+        assert_eq!(chains[0].also.len(), 19_999);
+        assert_eq!(arranged[0].code, "stalled-rerun");
+        assert_eq!(arranged[chains[0].path[0]].at, at(10 + 19_999), "the latest of the equally severe effects leads");
+    }
 }

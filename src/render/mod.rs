@@ -17,11 +17,18 @@ use chrono_tz::Tz;
 
 use crate::model::report::View;
 use crate::model::{Report, Value};
+use crate::terminal::Terminal;
 use crate::time::{format_clock, format_duration, format_rfc3339};
 
 pub trait Renderer: Sync {
     fn name(&self) -> &'static str;
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()>;
+    /// `render` onto stdout, as `terminal` allows (colour, the width to wrap to). Only formats for
+    /// people look at it; the others are the same bytes wherever they go.
+    fn render_to(&self, report: &Report, terminal: Terminal, out: &mut dyn Write) -> io::Result<()> {
+        let _ = terminal;
+        self.render(report, out)
+    }
     /// Whether the output of `view` shows the raw lines of the events it lists: when it does not,
     /// they are not read back from the sources (a whole timeline's worth of lines).
     fn shows_raw(&self, view: View) -> bool {

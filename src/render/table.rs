@@ -1,8 +1,9 @@
-//! Tables for people (comfy-table). Colour only on a terminal and never with NO_COLOR; on a
-//! terminal tables wrap to its width, elsewhere they keep their natural width so that output
-//! piped into a file or a ticket stays stable.
+//! Tables for people (comfy-table). Colour and wrapping as the binary's `Terminal` allows
+//! (`--color`, NO_COLOR, CLICOLOR_FORCE; the terminal's width, or COLUMNS or 80 when it says 0):
+//! elsewhere no colour, and tables keep their natural width so that output piped into a file or a
+//! ticket stays stable.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 
 use comfy_table::{Cell, ContentArrangement, Table as Grid, presets};
 use unicode_width::UnicodeWidthStr;
@@ -13,48 +14,58 @@ use crate::model::{Event, Finding, Report, Severity};
 use crate::time::format_datetime;
 
 use super::{Renderer, detailed_value, fill_summary, human_value};
+use crate::terminal::Terminal;
 
 pub struct Table;
 
 struct Style {
     color: bool,
-    wrap: bool,
+    /// The width grids wrap to; `None`: they keep their natural width.
+    wrap: Option<u16>,
 }
 
 impl Style {
-    fn detect() -> Style {
-        let terminal = io::stdout().is_terminal();
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Style { color: terminal && !no_color, wrap: terminal }
+    fn new(terminal: Terminal) -> Style {
+        Style { color: terminal.color, wrap: terminal.width }
     }
 
     fn grid(&self, header: &[&str]) -> Grid {
         let mut grid = Grid::new();
         grid.load_style(presets::UTF8_FULL_CONDENSED);
-        grid.set_content_arrangement(if self.wrap {
-            ContentArrangement::Dynamic
-        } else {
-            ContentArrangement::Disabled
-        });
+        match self.wrap {
+            // Set, not left to comfy-table: it would take a terminal's 0 columns as the width.
+            Some(width) => grid.set_content_arrangement(ContentArrangement::Dynamic).set_width(width),
+            None => grid.set_content_arrangement(ContentArrangement::Disabled),
+        };
         grid.set_header(header.iter().map(Cell::new));
         grid
     }
 
-    fn warning(&self) -> &'static str {
-        if self.color { "\x1b[1;33mWARNING\x1b[0m" } else { "WARNING" }
+    /// `grid` for a table printed `indent` columns in, so that it still fits the width.
+    fn indented_grid(&self, header: &[&str], indent: u16) -> Grid {
+        let mut grid = self.grid(header);
+        if let Some(width) = self.wrap {
+            grid.set_width(width.saturating_sub(indent).max(1));
+        }
+        grid
+    }
+
+    /// `text` in `style` when colour is on (anstyle writes the SGR codes).
+    fn paint(&self, text: &str, style: anstyle::Style) -> String {
+        if self.color { format!("{style}{text}{style:#}") } else { text.to_string() }
+    }
+
+    fn warning(&self) -> String {
+        self.paint("WARNING", anstyle::AnsiColor::Yellow.on_default().bold())
     }
 
     fn severity(&self, severity: Severity) -> String {
-        let label = severity.name().to_uppercase();
-        if !self.color {
-            return label;
-        }
-        let code = match severity {
-            Severity::Error => "31",
-            Severity::Warning => "33",
-            Severity::Info => "36",
+        let color = match severity {
+            Severity::Error => anstyle::AnsiColor::Red,
+            Severity::Warning => anstyle::AnsiColor::Yellow,
+            Severity::Info => anstyle::AnsiColor::Cyan,
         };
-        format!("\x1b[1;{code}m{label}\x1b[0m")
+        self.paint(&severity.name().to_uppercase(), color.on_default().bold())
     }
 }
 
@@ -172,7 +183,11 @@ impl Renderer for Table {
     }
 
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
-        let style = Style::detect();
+        self.render_to(report, Terminal::plain(), out)
+    }
+
+    fn render_to(&self, report: &Report, terminal: Terminal, out: &mut dyn Write) -> io::Result<()> {
+        let style = Style::new(terminal);
         let tz = report.display_tz;
         let command = match report.view {
             View::Timeline => "timeline",
@@ -234,7 +249,7 @@ impl Renderer for Table {
                 let _ = write!(cells[3], "{}:{}", report.timeline.path(event), event.origin().line);
             };
             let header = ["time", "kind", "ids", "source"];
-            if style.wrap {
+            if style.wrap.is_some() {
                 let mut grid = style.grid(&header);
                 for id in shown {
                     let mut cells = std::array::from_fn(|_| String::new());
@@ -345,7 +360,7 @@ fn render_finding(
             finding.caused_by.iter().map(|&i| format!("[{}] {}", i + 1, report.findings[i].code)).collect();
         writeln!(out, "    follows from: {}", causes.join(", "))?;
     }
-    let mut metrics = style.grid(&["metric", "value"]);
+    let mut metrics = style.indented_grid(&["metric", "value"], 4);
     for (name, value) in &finding.metrics {
         metrics.add_row(vec![(*name).to_string(), detailed_value(value, tz)]);
     }
@@ -391,7 +406,7 @@ mod stream_tests {
             ["2026-10-07 09:33:00", "job-active", "job=7 item=PR-4412", "server.log:348"],
             ["2026-10-07 09:54:05.7", "item-selected", "run=run-0933-b item=리뷰-1", "ledger.csv:21"],
         ];
-        let style = Style { color: false, wrap: false };
+        let style = Style { color: false, wrap: None };
         let mut grid = style.grid(&["time", "kind", "ids", "source"]);
         for row in rows {
             grid.add_row(row.to_vec());
