@@ -9,7 +9,8 @@
 //! Text that came from the inputs (ids, details, raw lines) is never written as Markdown: in
 //! prose and table cells it goes through `text` (every character Markdown or HTML could read is
 //! escaped, a `|` as `\|` so that it cannot end a cell), ids through `code` (a code span whose
-//! backtick fence is longer than any run in the id), raw lines only inside fenced blocks whose
+//! backtick fence is longer than any run in the id; `cell_code` in a table, where a `|` is `\|`
+//! even in code), raw lines only inside fenced blocks whose
 //! fence is longer than any run of backticks in them. The only HTML written is the renderer's
 //! own `<br>` between the meanings of one timeline row and the `<details>` that folds a finding's
 //! metrics. Sources are `file:line` in code, not links: a path of the machine that ran the
@@ -146,7 +147,7 @@ fn block_start(escaped: String) -> String {
 /// escaped as `text`, a text value (an id, an item, a reason: words from the inputs) as a code
 /// span, so that not even GitHub's autolinks, `#123` references or `@name` mentions are made of
 /// it, and every other value as `human_value` writes it in the display zone.
-pub fn fill(template: &str, metrics: &[(&'static str, Value)], tz: Tz) -> String {
+pub fn fill(template: &str, metrics: &[(&'static str, Value)], tz: Tz, place: Place) -> String {
     let mut out = String::with_capacity(template.len() + 32);
     let mut rest = template;
     while let Some(open) = rest.find('{') {
@@ -158,7 +159,7 @@ pub fn fill(template: &str, metrics: &[(&'static str, Value)], tz: Tz) -> String
         if let Some((close, value)) = value {
             out.push_str(&text(&rest[..open]));
             out.push_str(&match value {
-                Value::Text(words) => code(words),
+                Value::Text(words) => place.code(words),
                 other => text(&human_value(other, tz)),
             });
             rest = &after[close + 1..];
@@ -171,17 +172,42 @@ pub fn fill(template: &str, metrics: &[(&'static str, Value)], tz: Tz) -> String
     out
 }
 
-/// An inline code span that shows `raw` as it is, in prose or in a table cell: the fence is one
-/// backtick longer than the longest run in it, padded with a space when the text starts or ends
-/// with a backtick or a space, and a `|` is `\|` (GitHub splits table rows on any unescaped `|`,
-/// code spans included, and takes the backslash out again). A `\` right before a `|` is written
-/// as a code point escape is not possible in a span, so the pair is spaced apart.
+/// Where a piece of Markdown goes: a table cell needs its `|` escaped, even in code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Prose,
+    Cell,
+}
+
+impl Place {
+    fn code(self, raw: &str) -> String {
+        match self {
+            Place::Prose => code(raw),
+            Place::Cell => cell_code(raw),
+        }
+    }
+}
+
+/// An inline code span that shows `raw` as it is, in prose: the fence is one backtick longer
+/// than the longest run in it, padded with a space when the text starts or ends with a backtick
+/// or a space (CommonMark strips one space from each end of a span that has both).
 pub fn code(raw: &str) -> String {
-    let flat = one_line(raw).replace("\\|", "\\ |").replace('|', "\\|");
+    span(&one_line(raw))
+}
+
+/// `code` in a table cell: a `|` is `\|` (GitHub splits table rows on any unescaped `|`, code
+/// spans included, and takes the backslash out again). A `\` right before a `|` cannot be
+/// written in a span (GitHub would read `\\|` as an escaped backslash and a cell's end), so
+/// the pair is spaced apart: `\ |`.
+pub fn cell_code(raw: &str) -> String {
+    span(&one_line(raw).replace("\\|", "\\ |").replace('|', "\\|"))
+}
+
+fn span(flat: &str) -> String {
     if flat.is_empty() {
         return "` `".to_string();
     }
-    let longest = longest_run(&flat, '`');
+    let longest = longest_run(flat, '`');
     let fence = "`".repeat(longest + 1);
     let pad = flat.starts_with('`') || flat.ends_with('`') || (flat.starts_with(' ') && flat.ends_with(' '));
     let space = if pad { " " } else { "" };
@@ -317,9 +343,9 @@ fn write_headline(report: &Report, page: &mut String) {
             Role::Also => "also ",
         };
         let words = match (line.role, finding, above) {
-            (_, Some(finding), _) => fill(finding.headline_template(), &finding.metrics, tz),
+            (_, Some(finding), _) => fill(finding.headline_template(), &finding.metrics, tz, Place::Prose),
             (Role::RootCause, None, Some(cause)) => match &cause.root_cause {
-                Some(template) => fill(template, &cause.metrics, tz),
+                Some(template) => fill(template, &cause.metrics, tz, Place::Prose),
                 None => text(&line.text),
             },
             _ => text(&line.text),
@@ -417,7 +443,7 @@ fn observed(event: &Event, shared: &Shared) -> String {
         ("worker", event.worker.as_deref()),
     ] {
         if let Some(value) = value {
-            ids.push(format!("{label} {}", code(value)));
+            ids.push(format!("{label} {}", cell_code(value)));
         }
     }
     let lease = event.lease();
@@ -431,10 +457,10 @@ fn observed(event: &Event, shared: &Shared) -> String {
         ids.push(if accepted { "accepted" } else { "**rejected**" }.to_string());
     }
     if let Some(key) = &lease.key {
-        ids.push(format!("key {}", code(key)));
+        ids.push(format!("key {}", cell_code(key)));
     }
     if let Some(settings) = event.settings() {
-        ids.push(code(&settings.describe()));
+        ids.push(cell_code(&settings.describe()));
     }
     if !ids.is_empty() {
         let _ = write!(cell, ": {}", ids.join(", "));
@@ -484,7 +510,7 @@ fn kind_words(kind: EventKind) -> &'static str {
 }
 
 fn source(report: &Report, event: &Event) -> String {
-    code(&format!("{}:{}", report.timeline.path(event), event.origin().line))
+    cell_code(&format!("{}:{}", report.timeline.path(event), event.origin().line))
 }
 
 /// One row of the incident timeline: a cited event, or a moment only the arithmetic gives.
@@ -521,7 +547,7 @@ fn write_incident_timeline(report: &Report, page: &mut String) {
             let event = report.timeline.get(id);
             let meaning = roles::of_event(finding, event.kind, event.at()).map_or_else(
                 || format!("cited: {}", kind_words(event.kind)),
-                |phrase| fill(phrase, &finding.metrics, tz),
+                |phrase| fill(phrase, &finding.metrics, tz, Place::Cell),
             );
             if let Some(moment) = moments.iter_mut().find(|m| m.event == Some(id))
                 && !moment.meanings.iter().any(|m| m.starts_with(&label))
@@ -536,8 +562,8 @@ fn write_incident_timeline(report: &Report, page: &mut String) {
                 at: computed.at,
                 event: None,
                 observed: "*no record: computed*".to_string(),
-                meanings: vec![format!("{label}: {}", fill(computed.phrase, &finding.metrics, tz))],
-                source: format!("computed: {}", code(&format!("{}{arithmetic}", computed.metric))),
+                meanings: vec![format!("{label}: {}", fill(computed.phrase, &finding.metrics, tz, Place::Cell))],
+                source: format!("computed: {}", cell_code(&format!("{}{arithmetic}", computed.metric))),
             });
         }
     }
@@ -645,7 +671,7 @@ fn write_finding(report: &Report, number: usize, finding: &Finding, page: &mut S
         finding.code,
         stamp(finding.at, tz, None)
     );
-    let _ = writeln!(page, "{}", block_start(fill(&finding.summary, &finding.metrics, tz)));
+    let _ = writeln!(page, "{}", block_start(fill(&finding.summary, &finding.metrics, tz, Place::Prose)));
     if !finding.caused_by.is_empty() || finding.root_cause.is_some() {
         let mut causes: Vec<String> = finding
             .caused_by
@@ -653,7 +679,7 @@ fn write_finding(report: &Report, number: usize, finding: &Finding, page: &mut S
             .filter_map(|&i| report.findings.get(i).map(|cause| format!("{} `{}`", number_label(i + 1), cause.code)))
             .collect();
         if let Some(root) = &finding.root_cause {
-            causes.push(fill(root, &finding.metrics, tz));
+            causes.push(fill(root, &finding.metrics, tz, Place::Prose));
         }
         let _ = writeln!(page, "\n**Follows from:** {}", causes.join("; "));
     }
@@ -701,10 +727,10 @@ fn write_finding(report: &Report, number: usize, finding: &Finding, page: &mut S
         header(page, &["metric", "value"]);
         for (name, value) in &finding.metrics {
             let shown = match value {
-                Value::Text(words) => code(words),
+                Value::Text(words) => cell_code(words),
                 other => text(&detailed_value(other, tz)),
             };
-            row(page, &[&code(name), &shown]);
+            row(page, &[&cell_code(name), &shown]);
         }
         let _ = writeln!(page, "\n</details>");
     }
@@ -785,7 +811,7 @@ fn write_inputs(report: &Report, page: &mut String) {
         row(
             page,
             &[
-                &code(&input.path),
+                &cell_code(&input.path),
                 input.kind,
                 input.format,
                 &input.tz.as_deref().map_or_else(|| "–".to_string(), text),
@@ -828,7 +854,7 @@ fn write_params(report: &Report, page: &mut String) {
         header(page, &["parameter", "value", "origin"]);
     }
     for param in Param::ALL {
-        let name = code(param.name());
+        let name = cell_code(param.name());
         let value = text(&param.show(params.value(param)));
         let origin = text(&params.describe_origin(param));
         if disputed {
@@ -944,7 +970,7 @@ pub(crate) mod tests {
         for &raw in HOSTILE {
             let mut page = String::new();
             header(&mut page, &["text", "code"]);
-            row(&mut page, &[&text(raw), &code(raw)]);
+            row(&mut page, &[&text(raw), &cell_code(raw)]);
             let (tables, html, _) = read(&page);
             assert_eq!(tables.len(), 1, "{raw:?}:\n{page}");
             assert_eq!(tables[0].len(), 2, "a header and one row: {raw:?}:\n{page}");
@@ -953,6 +979,23 @@ pub(crate) mod tests {
             // The one change a code span makes: a `\` before a `|` is spaced from it.
             assert_eq!(tables[0][1][1], flat(raw).replace("\\|", "\\ |"), "code cell of {raw:?}:\n{page}");
             assert!(html.is_empty(), "{raw:?} became HTML {html:?}");
+        }
+    }
+
+    #[test]
+    fn hostile_text_stays_itself_in_a_code_span_in_prose() {
+        for &raw in HOSTILE {
+            let page = format!("see {} here\n", code(raw));
+            let arena = comrak::Arena::new();
+            let root = comrak::parse_document(&arena, &page, &gfm());
+            let spans: Vec<String> = root
+                .descendants()
+                .filter_map(|n| match &n.data.borrow().value {
+                    NodeValue::Code(code) => Some(code.literal.clone()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(spans, [flat(raw)], "{raw:?}:\n{page}");
         }
     }
 
@@ -993,7 +1036,8 @@ pub(crate) mod tests {
         assert_eq!(code(""), "` `");
         assert_eq!(code("a`b"), "``a`b``");
         assert_eq!(code("`x"), "`` `x ``");
-        assert_eq!(code("a|b"), "`a\\|b`");
+        assert_eq!(cell_code("a|b"), "`a\\|b`");
+        assert_eq!(code("a|b"), "`a|b`", "in prose a backslash would show");
     }
 
     #[test]

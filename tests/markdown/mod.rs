@@ -357,20 +357,54 @@ fn hostile_case() -> tempfile::TempDir {
         "2026-10-07T00:56:02.500Z,run-b,job|2,2026-10-07T00:54:00.000Z,sweep,round_finished,,w`1,DONE,".to_string(),
     ];
     std::fs::write(dir.path().join("ledger.csv"), rows.join("\n") + "\n").unwrap();
+    // A job whose queue, name and id hold them too, and lines that go on with HTML: its one run
+    // is lock-headroom's longest, so both lines are cited and the ids are in its summary.
+    let log = [
+        format!(
+            "2026-10-07 09:12:00.008 INFO  [BullWorker] job active queue={HOSTILE_QUEUE} name={HOSTILE_NAME} id={HOSTILE_JOB} pid=41877 note=\"| `x` <script>alert(3)</script> *y*\""
+        ),
+        format!(
+            "2026-10-07 09:24:37.095 INFO  [BullWorker] job completed queue={HOSTILE_QUEUE} name={HOSTILE_NAME} id={HOSTILE_JOB} duration_ms=757087 pid=41877 | <b>bold</b>"
+        ),
+    ];
+    std::fs::write(dir.path().join("server.log"), log.join("\n") + "\n").unwrap();
     dir
 }
+
+const HOSTILE_QUEUE: &str = "pr|review";
+const HOSTILE_NAME: &str = "n`*x*";
+const HOSTILE_JOB: &str = "a|b`<i>c</i>*d*";
 
 #[test]
 fn text_from_the_inputs_cannot_break_a_table_or_become_html() {
     let dir = hostile_case();
     let ledger = dir.path().join("ledger.csv");
-    let report = leasetrace(&["analyze", "--ledger", ledger.to_str().unwrap(), "--format", "json"]).run().json();
-    assert_eq!(report["inputs"][0]["rejected"], 0, "the ledger reads: {}", report["inputs"][0]);
+    let log = dir.path().join("server.log");
+    let args = |format| {
+        let (ledger, log) = (ledger.to_str().unwrap().to_string(), log.to_str().unwrap().to_string());
+        ["analyze", "--ledger", &ledger, "--log", &log, "--log-tz", "Asia/Seoul", "--format", format].map(String::from)
+    };
+    let run = |format| {
+        let args = args(format);
+        leasetrace(&args.iter().map(String::as_str).collect::<Vec<_>>()).run()
+    };
+    let report = run("json").json();
+    for input in report["inputs"].as_array().unwrap() {
+        assert_eq!(input["rejected"], 0, "the input reads: {input}");
+    }
+    let job = report["timeline"].as_array().unwrap().iter().find(|e| e["kind"] == "job-active").expect("the job");
+    assert_eq!(
+        (job["job_id"].as_str(), job["job_name"].as_str(), job["queue"].as_str()),
+        (Some(HOSTILE_JOB), Some(HOSTILE_NAME), Some(HOSTILE_QUEUE)),
+        "the log rule reads the ids as written"
+    );
     assert!(
         report["findings"].as_array().unwrap().iter().any(|f| f["kind"] == "duplicate-selection"),
         "the case shows a duplicate selection: {report}"
     );
-    let text = markdown(&["analyze", "--ledger", ledger.to_str().unwrap(), "--format", "markdown"]);
+    let markdown_run = run("markdown");
+    assert!(markdown_run.code == 0 || markdown_run.code == 1, "{}", markdown_run.stderr);
+    let text = markdown_run.stdout;
     let page = read(&text);
     assert!(page.html.iter().all(|h| own_html(h)), "input text became HTML: {:?}", page.html);
     let html = comrak::markdown_to_html(&text, &gfm());
@@ -396,6 +430,27 @@ fn text_from_the_inputs_cannot_break_a_table_or_become_html() {
     assert!(effect[1].ends_with(&format!("— {HOSTILE_DETAIL}")), "{effect:?}");
     // The raw line, with its backtick runs, stays inside its block.
     assert!(page.blocks.iter().any(|b| b.contains(HOSTILE_DETAIL)), "{:?}", page.blocks);
+    assert!(page.blocks.iter().any(|b| b.contains("| <b>bold</b>")), "{:?}", page.blocks);
+    // In prose (the summary, the line above the timeline) an id is a code span as written: no
+    // `\|` left in it (that escape is for table cells only).
+    let arena = comrak::Arena::new();
+    let root = comrak::parse_document(&arena, &text, &gfm());
+    let prose_code: Vec<String> = root
+        .descendants()
+        .filter(|n| matches!(n.data.borrow().value, NodeValue::Paragraph | NodeValue::Item(_)))
+        .filter(|n| !n.ancestors().any(|a| matches!(a.data.borrow().value, NodeValue::Table(_))))
+        .flat_map(|n| n.children().collect::<Vec<_>>())
+        .filter_map(|n| match &n.data.borrow().value {
+            NodeValue::Code(code) => Some(code.literal.clone()),
+            _ => None,
+        })
+        .collect();
+    for id in [HOSTILE_NAME, HOSTILE_ITEM] {
+        assert!(prose_code.iter().any(|c| c == id), "{id} in prose as written: {prose_code:?}");
+    }
+    let headroom = rows.iter().find(|r| r[1].starts_with("job active")).expect("the cited job-active line");
+    assert!(headroom[1].contains(&format!("job {HOSTILE_JOB}")), "{headroom:?}");
+    assert!(headroom[1].contains(&format!("queue {HOSTILE_QUEUE}")), "{headroom:?}");
 }
 
 #[test]
