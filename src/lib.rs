@@ -245,8 +245,13 @@ pub fn lock_report(
     plan.warnings.extend(model::warnings::defaults_in_force(&params));
     plan.warnings.extend(model::warnings::disagreements(&params, tz));
     plan.notes.splice(0..0, params_notes);
-    Ok(match args.format.as_str() {
-        "json" => lock_plan::render_json(&plan),
-        _ => lock_plan::render_table(&plan, &params, tz, question.runs.len()),
-    })
+    // The report formats (markdown, ...) present a report, which `lock` does not build: one of
+    // them would silently print the table.
+    match args.format.as_str() {
+        "json" => Ok(lock_plan::render_json(&plan)),
+        "table" => Ok(lock_plan::render_table(&plan, &params, tz, question.runs.len())),
+        other => Err(error::Error::usage(format!(
+            "lock prints --format table or json, not '{other}' (that format is for analyze, check and timeline)"
+        ))),
+    }
 }

@@ -479,3 +479,11 @@ fn the_docs_sample_is_the_binarys_output() {
         assert!(lines.any(|l| l == line), "docs/outputs/markdown.md: not in the output, or out of order: {line}");
     }
 }
+
+#[test]
+fn lock_refuses_the_markdown_format_instead_of_printing_its_table() {
+    let run = leasetrace(&["lock", "--activated-at", "2026-10-07T00:33:00Z", "--format", "markdown"]).run();
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(run.stderr.contains("lock prints --format table or json, not 'markdown'"), "{}", run.stderr);
+}
