@@ -192,6 +192,28 @@ pub struct CaseArgs {
     #[arg(long, value_name = "SECONDS")]
     pub duplicate_window: Option<f64>,
 
+    /// Show only events at or after TIME (and the findings citing them): RFC 3339 with an offset
+    /// (2026-10-07T09:50:00+09:00), a local date and time (2026-10-07 09:50) or a clock time
+    /// (09:50, on the case's date), both read in the display zone (--tz). The analysis reads everything.
+    #[arg(long, value_name = "TIME", help_heading = "What to show")]
+    pub since: Option<String>,
+
+    /// Show only events at or before TIME (inclusive; same forms as --since).
+    #[arg(long, value_name = "TIME", help_heading = "What to show")]
+    pub until: Option<String>,
+
+    /// Show only events of this job id (as the source wrote it), and the findings citing them. Repeatable: any of them. (Not --jobs, which reads job hashes.)
+    #[arg(long = "job", value_name = "ID", help_heading = "What to show")]
+    pub job_ids: Vec<String>,
+
+    /// Show only events of this run id, and the findings citing them. Repeatable: any of them.
+    #[arg(long = "run", value_name = "ID", help_heading = "What to show")]
+    pub run_ids: Vec<String>,
+
+    /// Show only events about this item (e.g. PR-4412), and the findings citing them. Repeatable: any of them.
+    #[arg(long = "item", value_name = "ITEM", help_heading = "What to show")]
+    pub items: Vec<String>,
+
     /// Output format.
     #[arg(long, default_value = "table", value_parser = clap::builder::PossibleValuesParser::new(crate::render::names()))]
     pub format: String,

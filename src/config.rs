@@ -14,6 +14,7 @@ use crate::cli::CaseArgs;
 use crate::detect::Settings;
 use crate::error::{Error, Result};
 use crate::ingest::{RuleSpec, SourceKind, SourceSpec};
+use crate::model::filter::FilterSpec;
 use crate::model::params::ParamOverrides;
 use crate::progress::Progress;
 use crate::time::{Ambiguous, parse_zone};
@@ -32,6 +33,9 @@ pub struct Config {
     pub settings: Settings,
     pub assumptions: Vec<String>,
     pub format: String,
+    /// What the report shows (`--since`, `--until`, `--job`, `--run`, `--item`): applied to the
+    /// finished report, never to what the detectors read (`model::filter`).
+    pub filter: FilterSpec,
     /// Not from the arguments of a case: the binary sets it from `--quiet` and whether stderr is a
     /// terminal. Hidden when built here.
     pub progress: Progress,
@@ -286,6 +290,7 @@ impl Config {
             (None, Some(name)) => zone(name, &format!("{manifest_name}: display_tz"))?,
             (None, None) => chrono_tz::UTC,
         };
+        let filter = filter_spec(args, display_tz, args.tz.is_some() || manifest.display_tz.is_some())?;
         let duplicate_window_s = args.duplicate_window.or(manifest.analysis.duplicate_window_s);
         if let Some(window) = duplicate_window_s
             && !(window.is_finite() && window >= 0.0)
@@ -331,9 +336,39 @@ impl Config {
             settings: Settings { duplicate_window_s, source_zones },
             assumptions,
             format: args.format.clone(),
+            filter,
             progress: Progress::hidden(),
         })
     }
+}
+
+/// The filter flags, read: bounds parsed (placed once the timeline is known, see
+/// `FilterSpec::place`), ids kept as given. `zone_declared`: whether the display zone was given
+/// (`--tz`, `display_tz`), since only then is a local time read in it.
+fn filter_spec(args: &CaseArgs, display_tz: Tz, zone_declared: bool) -> Result<FilterSpec> {
+    let bound = |flag: &str, text: &Option<String>| {
+        text.as_ref()
+            .map(|text| {
+                crate::time::parse_bound(text)
+                    .map(|bound| (text.clone(), bound))
+                    .map_err(|reason| Error::usage(format!("{flag} {reason}")))
+            })
+            .transpose()
+    };
+    for (flag, values) in [("--job", &args.job_ids), ("--run", &args.run_ids), ("--item", &args.items)] {
+        if values.iter().any(|v| v.trim().is_empty()) {
+            return Err(Error::usage(format!("{flag} needs a value (an id as the source wrote it)")));
+        }
+    }
+    Ok(FilterSpec {
+        since: bound("--since", &args.since)?,
+        until: bound("--until", &args.until)?,
+        jobs: args.job_ids.clone(),
+        runs: args.run_ids.clone(),
+        items: args.items.clone(),
+        zone: zone_declared.then_some(display_tz),
+        display_tz,
+    })
 }
 
 fn parse_columns(pairs: &[String]) -> Result<BTreeMap<String, String>> {

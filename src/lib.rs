@@ -135,7 +135,12 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         findings,
         chains,
         raw_texts: RawTexts::Read(std::collections::HashMap::new()),
+        shown: None,
     };
+    // What the user asked to see, once everything is found (the warnings above see every finding).
+    if let Some(filter) = config.filter.place(&report.timeline).map_err(error::Error::usage)? {
+        report.retain_shown(filter);
+    }
     if read_back {
         report.raw_texts = match view {
             // Every event: its lines are read back while they are written, a chunk at a time.
@@ -143,7 +148,8 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
             View::Analyze | View::Check(_) => RawTexts::Read(ingest::read_back::read_back(
                 &sources,
                 &report.timeline,
-                &report.shown_events(),
+                // The evidence of every finding shown, which a filter does not cut.
+                &report.cited_events(),
                 &config.progress,
             )?),
         };
@@ -186,6 +192,22 @@ pub fn lock_report(
     what_if: &[u64],
     progress: &progress::Progress,
 ) -> Result<String> {
+    if args.since.is_some()
+        || args.until.is_some()
+        || !args.job_ids.is_empty()
+        || !args.run_ids.is_empty()
+        || !args.items.is_empty()
+    {
+        return Err(error::Error::usage(
+            "--since, --until, --job, --run and --item choose what timeline, analyze and check show; lock answers for the one activation --activated-at gives",
+        ));
+    }
+    if !matches!(args.format.as_str(), "table" | "json") {
+        return Err(error::Error::usage(format!(
+            "lock writes --format table or json, not {}: its what-if table is not a report of findings and events",
+            args.format
+        )));
+    }
     let has_sources = args.case.is_some() || !args.ledger.is_empty() || !args.log.is_empty() || !args.events.is_empty();
     let (params, runs, tz, params_notes) = if has_sources {
         let config = Config { progress: progress.clone(), ..Config::build(args)? };
@@ -245,13 +267,8 @@ pub fn lock_report(
     plan.warnings.extend(model::warnings::defaults_in_force(&params));
     plan.warnings.extend(model::warnings::disagreements(&params, tz));
     plan.notes.splice(0..0, params_notes);
-    // The report formats (markdown, ...) present a report, which `lock` does not build: one of
-    // them would silently print the table.
-    match args.format.as_str() {
-        "json" => Ok(lock_plan::render_json(&plan)),
-        "table" => Ok(lock_plan::render_table(&plan, &params, tz, question.runs.len())),
-        other => Err(error::Error::usage(format!(
-            "lock prints --format table or json, not '{other}' (that format is for analyze, check and timeline)"
-        ))),
-    }
+    Ok(match args.format.as_str() {
+        "json" => lock_plan::render_json(&plan),
+        _ => lock_plan::render_table(&plan, &params, tz, question.runs.len()),
+    })
 }

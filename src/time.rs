@@ -587,6 +587,134 @@ pub fn plus_millis(at: DateTime<Utc>, millis: i64) -> DateTime<Utc> {
     at + chrono::Duration::milliseconds(millis)
 }
 
+/// A time a user gives on the command line to bound what a report shows (`--since`, `--until`),
+/// before it is placed: an instant or a local date and time (`parse_field`'s forms, seconds
+/// optional), or a clock time alone, which names a time on the case's date (`Bound::on_date`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    /// A date and time, with or without an offset.
+    At(Stamp),
+    /// `HH:MM[:SS[.fff]]`: a time of day, on a date still to be found.
+    Clock(NaiveTime),
+}
+
+/// Reads a bound: RFC 3339 / ISO 8601 with or without an offset (`2026-10-07T09:50:00+09:00`,
+/// `2026-10-07 09:50`), an epoch count, or a clock time (`09:50`, `09:50:30.5`).
+pub fn parse_bound(text: &str) -> Result<Bound, String> {
+    let trimmed = text.trim();
+    let expected = "expected a time such as 2026-10-07T09:50:00+09:00, 2026-10-07 09:50 (read in the display zone) or 09:50 (on the case's date, in the display zone)";
+    if let Some(clock) = parse_clock(trimmed) {
+        return Ok(Bound::Clock(clock));
+    }
+    // Minutes without seconds (`2026-10-07 09:50`, `2026-10-07T09:50+09:00`) as people write them.
+    let b = trimmed.as_bytes();
+    let padded;
+    let full = if b.len() >= 16 && looks_like_date(b) && b[13] == b':' && b.get(16) != Some(&b':') {
+        padded = format!("{}:00{}", &trimmed[..16], &trimmed[16..]);
+        padded.as_str()
+    } else {
+        trimmed
+    };
+    parse_field(full).map(Bound::At).map_err(|reason| {
+        if looks_like_date(b) { format!("'{text}': {reason}") } else { format!("'{text}' is not a time: {expected}") }
+    })
+}
+
+/// `HH:MM`, `HH:MM:SS` or `HH:MM:SS.fff` alone.
+fn parse_clock(text: &str) -> Option<NaiveTime> {
+    let b = text.as_bytes();
+    if b.len() < 5 || b[2] != b':' {
+        return None;
+    }
+    let (hour, minute) = (digits(b, 0, 2)?, digits(b, 3, 2)?);
+    let (second, nanos) = match &b[5..] {
+        [] => (0, 0),
+        [b':', rest @ ..] => {
+            let second = digits(rest, 0, 2)?;
+            let nanos = match &rest[2..] {
+                [] => 0,
+                [b'.', fraction @ ..] if (1..=9).contains(&fraction.len()) => {
+                    digits(fraction, 0, fraction.len())? * 10u32.pow(9 - u32::try_from(fraction.len()).ok()?)
+                }
+                _ => return None,
+            };
+            (second, nanos)
+        }
+        _ => return None,
+    };
+    NaiveTime::from_hms_nano_opt(hour, minute, second, nanos)
+}
+
+impl Bound {
+    /// The instant: a local time read in `zone` (the display zone, when one was declared), a clock
+    /// time on `date` in it. A local time that happens twice or never in the zone is refused.
+    pub fn place(self, zone: Option<Tz>, date: Option<NaiveDate>) -> Result<DateTime<Utc>, ZoneProblem> {
+        match self {
+            Bound::At(stamp) => stamp.to_utc(zone),
+            Bound::Clock(clock) => match date {
+                Some(date) => Stamp::Local(NaiveDateTime::new(date, clock)).to_utc(zone),
+                None => Err(ZoneProblem::Undeclared),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+
+    fn utc(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn bounds_are_instants_local_times_or_clock_times() {
+        let seoul = Some(chrono_tz::Asia::Seoul);
+        let date = NaiveDate::from_ymd_opt(2026, 10, 7);
+        let place = |text: &str| parse_bound(text).unwrap().place(seoul, date).unwrap();
+        assert_eq!(place("2026-10-07T09:50:00+09:00"), utc("2026-10-07T00:50:00Z"));
+        assert_eq!(place("2026-10-07T00:50:00Z"), utc("2026-10-07T00:50:00Z"));
+        assert_eq!(place("2026-10-07 09:50"), utc("2026-10-07T00:50:00Z"), "local, read in the zone");
+        assert_eq!(place("2026-10-07T09:50+09:00"), utc("2026-10-07T00:50:00Z"), "minutes with an offset");
+        assert_eq!(place("09:50"), utc("2026-10-07T00:50:00Z"), "on the date given");
+        assert_eq!(place("09:54:05.7"), utc("2026-10-07T00:54:05.700Z"));
+        assert_eq!(place("1791334445700"), utc("2026-10-07T00:54:05.700Z"), "epoch milliseconds");
+    }
+
+    #[test]
+    fn a_local_bound_without_a_zone_or_a_date_is_refused_and_so_is_a_repeated_hour() {
+        assert_eq!(parse_bound("2026-10-07 09:50").unwrap().place(None, None), Err(ZoneProblem::Undeclared));
+        assert_eq!(
+            parse_bound("09:50").unwrap().place(Some(chrono_tz::UTC), None),
+            Err(ZoneProblem::Undeclared),
+            "a clock time needs a date"
+        );
+        let berlin = chrono_tz::Europe::Berlin;
+        assert_eq!(
+            parse_bound("2026-10-25 02:30").unwrap().place(Some(berlin), None),
+            Err(ZoneProblem::Ambiguous(berlin)),
+            "the fall-back's repeated hour"
+        );
+        assert_eq!(
+            parse_bound("2026-10-25 02:30+01:00").unwrap().place(Some(berlin), None),
+            Ok(utc("2026-10-25T01:30:00Z")),
+            "an offset settles it"
+        );
+    }
+
+    #[test]
+    fn a_bound_that_is_no_time_says_the_forms_taken() {
+        for text in ["tomorrow", "9:50", "25:00", "09:50:61"] {
+            let error = parse_bound(text).unwrap_err();
+            assert!(error.contains("is not a time: expected a time such as"), "{text}: {error}");
+        }
+        for text in ["2026-10-07", "2026-13-01 00:00"] {
+            let error = parse_bound(text).unwrap_err();
+            assert!(error.contains("expected YYYY-MM-DD HH:MM:SS"), "{text}: {error}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
 

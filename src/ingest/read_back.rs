@@ -555,6 +555,7 @@ mod tests {
             findings: Vec::new(),
             chains: Vec::new(),
             raw_texts: RawTexts::OnDemand(Box::new(SourceFiles(vec![spec.clone()]))),
+            shown: None,
         }
     }
 

@@ -3,6 +3,7 @@
 
 pub mod chain;
 pub mod event;
+pub mod filter;
 pub mod finding;
 pub mod item;
 pub mod line_texts;

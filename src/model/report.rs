@@ -160,6 +160,21 @@ pub struct Report {
     pub chains: Vec<super::Chain>,
     /// The raw text of the shown events whose text stayed in their file (`LineTexts::is_in_file`).
     pub raw_texts: RawTexts,
+    /// What the user narrowed the report to (`--since`, `--job`, ...), if anything: `findings`
+    /// then holds the shown findings only (`Report::retain_shown`).
+    pub shown: Option<Shown>,
+}
+
+/// A filter applied to a report, and what the analysis had before it (`model::filter`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    pub filter: super::filter::Filter,
+    /// Events the analysis read: the whole timeline.
+    pub events_read: usize,
+    /// Findings the analysis made, shown or not.
+    pub findings_found: usize,
+    /// The findings not shown, by severity (error, warning, info).
+    pub hidden: [usize; 3],
 }
 
 /// Where a report gets the raw text of the shown events whose text stayed in their file.
@@ -184,17 +199,111 @@ pub trait ReadBack: Send + Sync + std::fmt::Debug {
 const READ_BACK_CHUNK: usize = 1 << 16;
 
 impl Report {
-    /// Ids of the events to show: all for `timeline`, the cited ones otherwise.
+    /// Ids of the events to show: all for `timeline`, the cited ones otherwise; of those, the
+    /// ones a filter shows (`model::filter`).
     pub fn shown_events(&self) -> Vec<EventId> {
+        let in_filter = |id: EventId| self.shown.as_ref().is_none_or(|shown| shown.filter.shows(self.timeline.get(id)));
         match self.view {
-            View::Timeline => self.timeline.ids().map(|(id, _)| id).collect(),
+            View::Timeline => match &self.shown {
+                None => self.timeline.ids().map(|(id, _)| id).collect(),
+                Some(shown) => {
+                    self.timeline.ids().filter(|(_, event)| shown.filter.shows(event)).map(|(id, _)| id).collect()
+                }
+            },
             View::Analyze | View::Check(_) => {
-                let mut ids: Vec<EventId> = self.findings.iter().flat_map(|f| f.evidence.iter().copied()).collect();
-                ids.sort_unstable();
-                ids.dedup();
+                let mut ids = self.cited_events();
+                ids.retain(|&id| in_filter(id));
                 ids
             }
         }
+    }
+
+    /// Ids of every event the findings cite, in timeline order: their evidence, which a report
+    /// shows whole, whatever a filter shows of the timeline.
+    pub fn cited_events(&self) -> Vec<EventId> {
+        let mut ids: Vec<EventId> = self.findings.iter().flat_map(|f| f.evidence.iter().copied()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// Applies `filter`: keeps the findings it shows (each whole, with all its evidence, and the
+    /// findings it follows from: `Filter::shown_findings`), arranged into chains again among
+    /// themselves; counts what it hides, and says so among the assumptions and, when findings are
+    /// hidden, in a header warning. The analysis has run on everything by then.
+    pub fn retain_shown(&mut self, filter: super::filter::Filter) {
+        use std::fmt::Write as _;
+        let found = self.findings.len();
+        let shown = filter.shown_findings(&self.findings, &self.timeline);
+        let mut hidden = [0; 3];
+        for (finding, _) in self.findings.iter().zip(&shown).filter(|(_, shown)| !**shown) {
+            hidden[match finding.severity {
+                super::Severity::Error => 0,
+                super::Severity::Warning => 1,
+                super::Severity::Info => 2,
+            }] += 1;
+        }
+        // The shown findings, their links renumbered among them, arranged into chains again.
+        let mut position = vec![None; found];
+        let mut kept = Vec::new();
+        for (index, (finding, shown)) in std::mem::take(&mut self.findings).into_iter().zip(&shown).enumerate() {
+            if *shown {
+                position[index] = Some(kept.len());
+                kept.push(finding);
+            }
+        }
+        for finding in &mut kept {
+            finding.caused_by = finding.caused_by.iter().filter_map(|&cause| position[cause]).collect();
+        }
+        (self.findings, self.chains) = super::chain::arrange(kept);
+        let tz = self.display_tz;
+        let events = self.timeline.len();
+        let mut notice = format!("shown: {}", filter.describe(tz));
+        if self.view == View::Timeline {
+            let count = self.timeline.events().iter().filter(|event| filter.shows(event)).count();
+            let _ = write!(notice, ": {count} of the timeline's {events} events");
+        } else {
+            let _ = write!(
+                notice,
+                ", the findings citing any of them and the findings they follow from (each with all its evidence): {} of {found}; the analysis read all {events} events",
+                self.findings.len()
+            );
+        }
+        if let View::Check(_) = self.view {
+            notice += "; the check counts the shown findings only";
+        }
+        self.assumptions.extend(filter.readings.iter().cloned());
+        self.assumptions.push(notice);
+        // An id mistyped or a window on the wrong day shows an empty report that reads as "nothing
+        // happened": said first.
+        if !self.timeline.events().iter().any(|event| filter.shows(event)) {
+            self.warnings.push(super::warnings::Warning {
+                kind: "filter-matches-nothing",
+                message: format!(
+                    "no event of the case's {events} is among the {}: ids are compared exactly as the sources wrote them, and times are read in {}",
+                    filter.describe(tz),
+                    tz.name()
+                ),
+            });
+        }
+        let hidden_count: usize = hidden.iter().sum();
+        if hidden_count > 0 {
+            let by_severity: Vec<String> = [(0, "error"), (1, "warning"), (2, "info")]
+                .iter()
+                .filter(|(i, _)| hidden[*i] > 0)
+                .map(|(i, name)| format!("{} {name}", hidden[*i]))
+                .collect();
+            let verdict = if let View::Check(_) = self.view { "; the check does not count them" } else { "" };
+            self.warnings.push(super::warnings::Warning {
+                kind: "findings-filtered-out",
+                message: format!(
+                    "{hidden_count} of {found} findings are not shown ({}): they cite no event the filter shows ({}), and no shown finding follows from them{verdict}",
+                    by_severity.join(", "),
+                    filter.describe(tz)
+                ),
+            });
+        }
+        self.shown = Some(Shown { filter, events_read: events, findings_found: found, hidden });
     }
 
     /// The text of the line (record) an event was read from, for a report whose texts were read

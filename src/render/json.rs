@@ -35,6 +35,41 @@ struct Wire<'a> {
     chains: Vec<WireChain>,
     #[serde(skip_serializing_if = "Option::is_none")]
     check: Option<Check>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    filter: Option<WireFilter<'a>>,
+}
+
+/// What a filter (`--since`, `--job`, ...) showed of the report, and what the analysis had.
+#[derive(Serialize)]
+pub(crate) struct WireFilter<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    since: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    until: Option<String>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    job_id: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    run_id: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    item: &'a [String],
+    events_read: usize,
+    findings_found: usize,
+    findings_hidden: BTreeMap<&'static str, usize>,
+}
+
+pub(crate) fn wire_filter(report: &Report) -> Option<WireFilter<'_>> {
+    let shown = report.shown.as_ref()?;
+    let filter = &shown.filter;
+    Some(WireFilter {
+        since: filter.since.map(format_rfc3339),
+        until: filter.until.map(format_rfc3339),
+        job_id: &filter.jobs,
+        run_id: &filter.runs,
+        item: &filter.items,
+        events_read: shown.events_read,
+        findings_found: shown.findings_found,
+        findings_hidden: ["error", "warning", "info"].into_iter().zip(shown.hidden).collect(),
+    })
 }
 
 /// A group of findings linked by cause, by finding `id`.
@@ -84,7 +119,7 @@ impl Serialize for ShownEvents<'_> {
 }
 
 #[derive(Serialize)]
-struct Params<'a> {
+pub(crate) struct Params<'a> {
     #[serde(flatten)]
     values: &'a crate::model::LockParams,
     origins: BTreeMap<&'static str, crate::model::ParamOrigin>,
@@ -94,7 +129,7 @@ struct Params<'a> {
 }
 
 #[derive(Serialize)]
-struct Check {
+pub(crate) struct Check {
     fail_on: &'static str,
     failing: usize,
     passed: bool,
@@ -152,7 +187,7 @@ struct Step<'a> {
 }
 
 #[derive(Serialize)]
-struct WireFinding<'a> {
+pub(crate) struct WireFinding<'a> {
     /// The finding's 1-based position in the report: what `caused_by` and `chains` refer to.
     id: usize,
     kind: &'static str,
@@ -209,7 +244,7 @@ fn wire_value(value: &Value) -> JsonValue {
     }
 }
 
-fn wire_finding<'a>(report: &'a Report, index: usize, finding: &'a Finding) -> WireFinding<'a> {
+pub(crate) fn wire_finding<'a>(report: &'a Report, index: usize, finding: &'a Finding) -> WireFinding<'a> {
     let tz = report.display_tz;
     WireFinding {
         id: index + 1,
@@ -227,6 +262,37 @@ fn wire_finding<'a>(report: &'a Report, index: usize, finding: &'a Finding) -> W
     }
 }
 
+/// The command that built `report`, as the wire names it.
+pub(crate) fn command(report: &Report) -> &'static str {
+    match report.view {
+        View::Timeline => "timeline",
+        View::Analyze => "analyze",
+        View::Check(_) => "check",
+    }
+}
+
+pub(crate) fn params(report: &Report) -> Params<'_> {
+    Params {
+        values: &report.params,
+        origins: report.params.entries().iter().map(|(name, _, origin)| (*name, *origin)).collect(),
+        given: crate::model::Param::ALL
+            .iter()
+            .map(|&param| (param.name(), report.params.given(param)))
+            .filter(|(_, given)| !given.is_empty())
+            .collect(),
+    }
+}
+
+/// The verdict of `check` (`None` for the other commands).
+pub(crate) fn check(report: &Report) -> Option<Check> {
+    match report.view {
+        View::Check(threshold) => {
+            Some(Check { fail_on: threshold.name(), failing: report.failing(), passed: report.failing() == 0 })
+        }
+        _ => None,
+    }
+}
+
 impl Renderer for Json {
     fn name(&self) -> &'static str {
         "json"
@@ -235,33 +301,17 @@ impl Renderer for Json {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
         let wire = Wire {
             schema: SCHEMA,
-            command: match report.view {
-                View::Timeline => "timeline",
-                View::Analyze => "analyze",
-                View::Check(_) => "check",
-            },
+            command: command(report),
             display_tz: report.display_tz.name(),
             warnings: &report.warnings,
             inputs: &report.inputs,
-            params: Params {
-                values: &report.params,
-                origins: report.params.entries().iter().map(|(name, _, origin)| (*name, *origin)).collect(),
-                given: crate::model::Param::ALL
-                    .iter()
-                    .map(|&param| (param.name(), report.params.given(param)))
-                    .filter(|(_, given)| !given.is_empty())
-                    .collect(),
-            },
+            params: params(report),
             assumptions: &report.assumptions,
             timeline: ShownEvents { report, ids: report.shown_events() },
             findings: report.findings.iter().enumerate().map(|(i, f)| wire_finding(report, i, f)).collect(),
             chains: wire_chains(report),
-            check: match report.view {
-                View::Check(threshold) => {
-                    Some(Check { fail_on: threshold.name(), failing: report.failing(), passed: report.failing() == 0 })
-                }
-                _ => None,
-            },
+            check: check(report),
+            filter: wire_filter(report),
         };
         // serde_json writes a few bytes at a time: into a buffer of a known type, not through `dyn`
         // for each piece (a quarter of the time of writing a whole timeline).

@@ -7,9 +7,11 @@
 
 pub mod headline;
 pub mod json;
+pub mod jsonl;
 pub mod markdown;
 pub mod roles;
 pub mod table;
+pub mod timesketch;
 
 use std::io::{self, Write};
 
@@ -39,7 +41,7 @@ pub trait Renderer: Sync {
 
 /// Every output format. Adding one: one file and one line here.
 #[rustfmt::skip]
-pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &markdown::Markdown];
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch, &markdown::Markdown];
 
 pub fn names() -> Vec<&'static str> {
     RENDERERS.iter().map(|r| r.name()).collect()

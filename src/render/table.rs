@@ -50,6 +50,22 @@ impl Style {
         grid
     }
 
+    /// `text` after `first`, wrapped to the width with `rest` before every later line, on a
+    /// terminal; one line elsewhere (output kept in a file stays stable, and greppable).
+    fn paragraph(&self, first: &str, rest: &str, text: &str) -> String {
+        let line = format!("{first}{text}");
+        match self.wrap {
+            Some(width) => {
+                // Ids such as run-0933-b and repeat:pr-review-sweep:… are never split at their hyphens.
+                let options = textwrap::Options::new(usize::from(width).max(rest.len() + 20))
+                    .subsequent_indent(rest)
+                    .word_splitter(textwrap::WordSplitter::NoHyphenation);
+                textwrap::fill(&line, options)
+            }
+            None => line,
+        }
+    }
+
     /// `text` in `style` when colour is on (anstyle writes the SGR codes).
     fn paint(&self, text: &str, style: anstyle::Style) -> String {
         if self.color { format!("{style}{text}{style:#}") } else { text.to_string() }
@@ -198,7 +214,7 @@ impl Renderer for Table {
         writeln!(out)?;
         // Before anything else: what makes the numbers below untrustworthy.
         for warning in &report.warnings {
-            writeln!(out, "{}: {}", style.warning(), warning.message)?;
+            writeln!(out, "{}", style.paragraph(&format!("{}: ", style.warning()), "  ", &warning.message))?;
         }
         if !report.warnings.is_empty() {
             writeln!(out)?;
@@ -222,7 +238,7 @@ impl Renderer for Table {
             ]);
         }
         writeln!(out, "{inputs}")?;
-        writeln!(out, "Lock parameters: {}", report.params.summary_line())?;
+        writeln!(out, "{}", style.paragraph("Lock parameters: ", "  ", &report.params.summary_line()))?;
         if let Some(version) = &report.params.version {
             writeln!(out, "BullMQ version: {version}")?;
         } else if let Some(floor) = &report.params.version_at_least {
@@ -280,7 +296,7 @@ impl Renderer for Table {
             writeln!(out)?;
             writeln!(out, "Assumptions")?;
             for assumption in &report.assumptions {
-                writeln!(out, "  - {assumption}")?;
+                writeln!(out, "{}", style.paragraph("  - ", "    ", assumption))?;
             }
         }
         if let View::Check(threshold) = report.view {
@@ -314,7 +330,8 @@ fn render_headline(report: &Report, style: &Style, out: &mut dyn Write) -> io::R
             Role::RootCause => "← because ",
             Role::Also => "also ",
         };
-        writeln!(out, "{indent}{lead}{finding}{}", line.text)?;
+        let rest = format!("{indent}    ");
+        writeln!(out, "{}", style.paragraph(&format!("{indent}{lead}{finding}"), &rest, &line.text))?;
     }
     writeln!(out)
 }
@@ -354,7 +371,7 @@ fn render_finding(
         finding.code,
         format_datetime(finding.at, tz)
     )?;
-    writeln!(out, "    {}", fill_summary(&finding.summary, &finding.metrics, tz))?;
+    writeln!(out, "{}", style.paragraph("    ", "    ", &fill_summary(&finding.summary, &finding.metrics, tz)))?;
     if !finding.caused_by.is_empty() {
         let causes: Vec<String> =
             finding.caused_by.iter().map(|&i| format!("[{}] {}", i + 1, report.findings[i].code)).collect();
@@ -371,7 +388,8 @@ fn render_finding(
         writeln!(out, "    arithmetic:")?;
         for step in &finding.derivations {
             let value = finding.get(step.result).map(|v| format!(" = {}", human_value(v, tz))).unwrap_or_default();
-            writeln!(out, "      {} = {}{value}", step.result, step.formula)?;
+            let text = format!("{} = {}{value}", step.result, step.formula);
+            writeln!(out, "{}", style.paragraph("      ", "          ", &text))?;
         }
     }
     writeln!(out, "    evidence:")?;
@@ -390,7 +408,7 @@ fn render_finding(
     if !finding.notes.is_empty() {
         writeln!(out, "    notes:")?;
         for note in &finding.notes {
-            writeln!(out, "      - {note}")?;
+            writeln!(out, "{}", style.paragraph("      - ", "        ", note))?;
         }
     }
     Ok(())

@@ -226,6 +226,26 @@ fn a_terminal_of_0_columns_wraps_at_80_or_at_columns() {
 
 #[cfg(target_os = "linux")]
 #[test]
+fn on_a_terminal_the_headline_and_summaries_wrap_to_its_width_and_a_pipe_keeps_them_whole() {
+    let Some((_, out)) = on_a_pty(100, &[("NO_COLOR", "1")], &["-q", "analyze", INCIDENT]) else { return };
+    let widest = out.lines().map(|l| l.chars().count()).max().unwrap();
+    let headline: Vec<&str> =
+        out.split("What happened").nth(1).unwrap().split("\n\n").next().unwrap().lines().collect();
+    assert!(headline.iter().all(|l| l.chars().count() <= 100), "{headline:#?}");
+    assert!(headline.len() > 7, "the six headline lines wrapped to more: {headline:#?}");
+    // A hanging indent under each line's lead, and ids are never cut at their hyphens.
+    assert!(headline.iter().any(|l| l.starts_with("      by round run-0954-a")), "{headline:#?}");
+    assert!(!out.contains("run-\n"), "{out}");
+    // Only the evidence lines (file:line and the raw text, clipped) may run past the width.
+    for line in out.lines().filter(|l| l.chars().count() > 100) {
+        assert!(line.starts_with("      fixtures/"), "{line} ({widest})");
+    }
+    let piped = leasetrace(&["analyze", INCIDENT]).run().stdout;
+    assert!(piped.contains("  ERROR [4] duplicate-selection: PR-4412 was selected by round run-0933-b at 09:54:05.70 and again by round run-0954-a at 09:54:06.36, 0.66 s apart; both rounds delivered an effect for it.\n"));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
 fn on_a_terminal_auto_colours_unless_no_color() {
     let Some((_, out)) = on_a_pty(100, &[], &["-q", "analyze", INCIDENT]) else { return };
     assert!(sgr().is_match(&out), "auto on a terminal draws colour:\n{out}");

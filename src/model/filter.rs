@@ -1,0 +1,312 @@
+//! What a report shows, when the user narrows it (`--since`, `--until`, `--job`, `--run`,
+//! `--item`): a selection of the finished report, never an input of the analysis.
+//!
+//! Detectors always read the whole timeline: a stall is found from an activation before the
+//! window and a rerun inside it, so cutting the timeline first would change what is found. The
+//! filter is applied after the findings are known, in one place (`Report::shown_events` and
+//! `Report::retain_shown`), and the report says what it hid (`Filter::notice`, a header warning
+//! when findings are hidden).
+//!
+//! The rules (docs/outputs/filters.md):
+//! - an event is shown when it is inside every given condition: its time within `since ..= until`
+//!   (both inclusive), and, for each of `job`, `run` and `item` given, its field equal to one of
+//!   the values given (an event without the field is outside);
+//! - a finding is shown when at least one event it cites is shown, and so is every finding it
+//!   follows from (its causes, transitively), so that its chain stays whole; a shown finding
+//!   keeps all its evidence;
+//! - `analyze` and `check` show the cited events that are shown; `timeline` every shown event;
+//! - `check` passes or fails on the shown findings only.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use chrono_tz::Tz;
+
+use super::{Event, Finding, Timeline};
+use crate::time::{Bound, format_datetime};
+
+/// The filter as the user gave it, validated (`config.rs`): bounds read, not yet placed, since a
+/// clock time needs the case's date.
+#[derive(Debug, Clone, Default)]
+pub struct FilterSpec {
+    /// `--since` as written and as read.
+    pub since: Option<(String, Bound)>,
+    pub until: Option<(String, Bound)>,
+    pub jobs: Vec<String>,
+    pub runs: Vec<String>,
+    pub items: Vec<String>,
+    /// The display zone when the user declared one (`--tz`, the manifest's `display_tz`): local
+    /// times are read in it; without one they are refused rather than read as UTC.
+    pub zone: Option<Tz>,
+    /// The zone the report shows times in (`zone`, else UTC): the notice is written in it.
+    pub display_tz: Tz,
+}
+
+/// The placed filter a report applies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filter {
+    pub since: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+    pub jobs: Vec<String>,
+    pub runs: Vec<String>,
+    pub items: Vec<String>,
+    /// How each bound was read, for the notice (`--since 09:50 read as …`).
+    pub readings: Vec<String>,
+}
+
+impl FilterSpec {
+    pub fn is_empty(&self) -> bool {
+        self.since.is_none()
+            && self.until.is_none()
+            && self.jobs.is_empty()
+            && self.runs.is_empty()
+            && self.items.is_empty()
+    }
+
+    /// The filter placed on `timeline`: a clock time alone is on the date every event of the case
+    /// falls on in the display zone, and refused when they fall on more than one (which date
+    /// would be a guess). `None` when nothing was asked.
+    pub fn place(&self, timeline: &Timeline) -> Result<Option<Filter>, String> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        let mut readings = Vec::new();
+        let mut place = |flag: &str, given: &Option<(String, Bound)>| -> Result<Option<DateTime<Utc>>, String> {
+            let Some((text, bound)) = given else { return Ok(None) };
+            let date = match bound {
+                Bound::Clock(_) => Some(self.case_date(timeline, flag, text)?),
+                Bound::At(_) => None,
+            };
+            let at = bound.place(self.zone, date).map_err(|problem| {
+                let fix = "--tz ZONE (or display_tz in the manifest), or write the offset: 2026-10-07T09:50:00+09:00";
+                format!("{flag} '{text}': {}", problem.explain(fix).replace("this source", "the filter"))
+            })?;
+            if matches!(bound, Bound::Clock(_)) || matches!(bound, Bound::At(crate::time::Stamp::Local(_))) {
+                readings.push(format!(
+                    "{flag} {text} read as {} {}",
+                    format_datetime(at, self.display_tz),
+                    self.display_tz.name()
+                ));
+            }
+            Ok(Some(at))
+        };
+        let since = place("--since", &self.since)?;
+        let until = place("--until", &self.until)?;
+        if let (Some(since), Some(until)) = (since, until)
+            && since > until
+        {
+            return Err(format!(
+                "--since ({}) is after --until ({}): nothing could be shown",
+                format_datetime(since, self.display_tz),
+                format_datetime(until, self.display_tz)
+            ));
+        }
+        Ok(Some(Filter {
+            since,
+            until,
+            jobs: self.jobs.clone(),
+            runs: self.runs.clone(),
+            items: self.items.clone(),
+            readings,
+        }))
+    }
+
+    /// The one date, in the display zone, of every event of `timeline`.
+    fn case_date(&self, timeline: &Timeline, flag: &str, text: &str) -> Result<NaiveDate, String> {
+        let zone = self.zone.ok_or_else(|| {
+            format!(
+                "{flag} '{text}': a clock time is read in the display zone, and none is declared; give --tz ZONE (or display_tz in the manifest), or a full time with its offset: 2026-10-07T09:50:00+09:00"
+            )
+        })?;
+        let events = timeline.events();
+        let (Some(first), Some(last)) = (events.first(), events.last()) else {
+            return Err(format!("{flag} '{text}': the case has no events to take the date from; give the date too"));
+        };
+        let (first, last) = (first.at().with_timezone(&zone).date_naive(), last.at().with_timezone(&zone).date_naive());
+        if first != last {
+            return Err(format!(
+                "{flag} '{text}': the case's events run from {first} to {last} in {}, so a clock time alone does not say which date; give it, e.g. '{first} {text}'",
+                zone.name()
+            ));
+        }
+        Ok(first)
+    }
+}
+
+impl Filter {
+    /// Whether `event` is inside every condition given.
+    pub fn shows(&self, event: &Event) -> bool {
+        let at = event.at();
+        let field = |values: &[String], field: Option<&str>| {
+            values.is_empty() || field.is_some_and(|field| values.iter().any(|v| v == field))
+        };
+        self.since.is_none_or(|since| at >= since)
+            && self.until.is_none_or(|until| at <= until)
+            && field(&self.jobs, event.job_id.as_deref())
+            && field(&self.runs, event.run_id.as_deref())
+            && field(&self.items, event.item.as_deref())
+    }
+
+    /// Whether `finding` cites a shown event.
+    pub fn shows_finding(&self, finding: &Finding, timeline: &Timeline) -> bool {
+        finding.evidence.iter().any(|&id| self.shows(timeline.get(id)))
+    }
+
+    /// Which of `findings` are shown: each citing a shown event, and every finding one of those
+    /// follows from (`caused_by`, through any number of links), so that the chain explaining a
+    /// shown finding stays whole.
+    pub fn shown_findings(&self, findings: &[Finding], timeline: &Timeline) -> Vec<bool> {
+        let mut shown: Vec<bool> = findings.iter().map(|finding| self.shows_finding(finding, timeline)).collect();
+        let mut pending: Vec<usize> = (0..findings.len()).filter(|&i| shown[i]).collect();
+        while let Some(index) = pending.pop() {
+            for &cause in &findings[index].caused_by {
+                if cause < findings.len() && !shown[cause] {
+                    shown[cause] = true;
+                    pending.push(cause);
+                }
+            }
+        }
+        shown
+    }
+
+    /// The conditions in words: `events from 2026-10-07 09:50:00 to 2026-10-07 09:55:00 with job X`.
+    pub fn describe(&self, tz: Tz) -> String {
+        use std::fmt::Write as _;
+        let mut text = String::from("events");
+        let _ = match (self.since, self.until) {
+            (Some(since), Some(until)) => {
+                write!(text, " from {} to {} ({})", format_datetime(since, tz), format_datetime(until, tz), tz.name())
+            }
+            (Some(since), None) => write!(text, " from {} ({}) on", format_datetime(since, tz), tz.name()),
+            (None, Some(until)) => write!(text, " up to {} ({})", format_datetime(until, tz), tz.name()),
+            (None, None) => Ok(()),
+        };
+        for (label, values) in [("job", &self.jobs), ("run", &self.runs), ("item", &self.items)] {
+            if !values.is_empty() {
+                let _ = write!(text, " with {label} {}", values.join(" or "));
+            }
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Channel, EventKind, Origin};
+    use crate::time::parse_bound;
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    fn event(time: &str, job: Option<&str>, item: Option<&str>) -> Event {
+        let mut event = Event::new(
+            at(time).into(),
+            EventKind::ItemSelected,
+            Origin { channel: Channel::Ledger, source: 0, line: 1 },
+        );
+        event.edit().job_id = job.map(Into::into);
+        event.item = item.map(Into::into);
+        event
+    }
+
+    fn spec(since: Option<&str>, until: Option<&str>, zone: Option<Tz>) -> FilterSpec {
+        let bound = |text: Option<&str>| text.map(|t| (t.to_string(), parse_bound(t).unwrap()));
+        FilterSpec {
+            since: bound(since),
+            until: bound(until),
+            zone,
+            display_tz: zone.unwrap_or(chrono_tz::UTC),
+            ..FilterSpec::default()
+        }
+    }
+
+    #[test]
+    fn bounds_are_inclusive_and_fields_must_equal_a_value_given() {
+        let seoul = Some(chrono_tz::Asia::Seoul);
+        let timeline = Timeline::new(vec![event("2026-10-07T00:50:00Z", Some("7"), Some("PR-1"))]);
+        let filter = spec(Some("09:50"), Some("09:55"), seoul).place(&timeline).unwrap().unwrap();
+        assert_eq!((filter.since, filter.until), (Some(at("2026-10-07T00:50:00Z")), Some(at("2026-10-07T00:55:00Z"))));
+        assert!(filter.shows(&event("2026-10-07T00:50:00Z", None, None)), "since is inclusive");
+        assert!(filter.shows(&event("2026-10-07T00:55:00Z", None, None)), "until is inclusive");
+        assert!(!filter.shows(&event("2026-10-07T00:55:00.001Z", None, None)));
+        assert!(!filter.shows(&event("2026-10-07T00:49:59.999Z", None, None)));
+        assert_eq!(
+            filter.readings,
+            [
+                "--since 09:50 read as 2026-10-07 09:50:00 Asia/Seoul",
+                "--until 09:55 read as 2026-10-07 09:55:00 Asia/Seoul"
+            ]
+        );
+
+        let jobs = Filter { jobs: vec!["7".into(), "8".into()], ..filter.clone() };
+        assert!(jobs.shows(&event("2026-10-07T00:51:00Z", Some("8"), None)), "any of the values");
+        assert!(!jobs.shows(&event("2026-10-07T00:51:00Z", Some("9"), None)));
+        assert!(!jobs.shows(&event("2026-10-07T00:51:00Z", None, None)), "an event without a job is outside");
+        let items = Filter { items: vec!["PR-1".into()], ..filter };
+        assert!(items.shows(&event("2026-10-07T00:51:00Z", None, Some("PR-1"))));
+        assert!(!items.shows(&event("2026-10-07T00:51:00Z", None, Some("PR-10"))), "equal, not a prefix");
+    }
+
+    #[test]
+    fn a_clock_time_needs_one_date_and_a_declared_zone() {
+        // 23:54 UTC on the 6th to 01:15 on the 7th: one date in Seoul, two in UTC.
+        let timeline =
+            Timeline::new(vec![event("2026-10-06T23:54:00Z", None, None), event("2026-10-07T01:15:00Z", None, None)]);
+        assert!(spec(Some("09:50"), None, Some(chrono_tz::Asia::Seoul)).place(&timeline).is_ok());
+        let error = spec(Some("00:50"), None, Some(chrono_tz::UTC)).place(&timeline).unwrap_err();
+        assert!(
+            error.contains("run from 2026-10-06 to 2026-10-07 in UTC") && error.contains("'2026-10-06 00:50'"),
+            "{error}"
+        );
+        let error = spec(Some("09:50"), None, None).place(&timeline).unwrap_err();
+        assert!(error.contains("none is declared; give --tz ZONE"), "{error}");
+        let error = spec(Some("2026-10-07 09:50"), None, None).place(&timeline).unwrap_err();
+        assert!(error.starts_with("--since '2026-10-07 09:50': timestamp has no UTC offset"), "{error}");
+        assert!(error.contains("--tz ZONE"), "{error}");
+        // An instant with its offset needs neither, and is not restated.
+        let filter = spec(Some("2026-10-07T09:50:00+09:00"), None, None).place(&timeline).unwrap().unwrap();
+        assert_eq!(filter.since, Some(at("2026-10-07T00:50:00Z")));
+        assert!(filter.readings.is_empty());
+    }
+
+    #[test]
+    fn since_after_until_is_refused() {
+        let timeline = Timeline::new(vec![event("2026-10-07T00:50:00Z", None, None)]);
+        let error = spec(Some("09:55"), Some("09:50"), Some(chrono_tz::Asia::Seoul)).place(&timeline).unwrap_err();
+        assert!(error.contains("is after --until"), "{error}");
+    }
+
+    #[test]
+    fn a_finding_is_shown_when_one_of_its_events_is() {
+        let timeline =
+            Timeline::new(vec![event("2026-10-07T00:40:00Z", None, None), event("2026-10-07T00:52:00Z", None, None)]);
+        let filter =
+            spec(Some("09:50"), Some("09:55"), Some(chrono_tz::Asia::Seoul)).place(&timeline).unwrap().unwrap();
+        let mut finding = Finding::new("stalled-rerun", crate::model::Severity::Error, at("2026-10-07T00:52:00Z"));
+        finding.evidence = vec![0, 1];
+        assert!(filter.shows_finding(&finding, &timeline));
+        finding.evidence = vec![0];
+        assert!(!filter.shows_finding(&finding, &timeline));
+    }
+
+    #[test]
+    fn the_findings_a_shown_finding_follows_from_are_shown_with_it() {
+        let timeline = Timeline::new(vec![
+            event("2026-10-07T00:40:00Z", None, None),
+            event("2026-10-07T00:52:00Z", None, None),
+            event("2026-10-07T00:53:00Z", None, None),
+        ]);
+        let filter = spec(Some("09:52:30"), None, Some(chrono_tz::Asia::Seoul)).place(&timeline).unwrap().unwrap();
+        let finding = |evidence: Vec<u32>, caused_by: Vec<usize>| {
+            let mut finding = Finding::new("f", crate::model::Severity::Warning, at("2026-10-07T00:40:00Z"));
+            finding.evidence = evidence;
+            finding.caused_by = caused_by;
+            finding
+        };
+        // 2 cites the shown event and follows from 1, which follows from 0; 3 follows from 2
+        // (an effect, not a cause) and cites nothing shown.
+        let findings =
+            [finding(vec![0], vec![]), finding(vec![1], vec![0]), finding(vec![2], vec![1]), finding(vec![0], vec![2])];
+        assert_eq!(filter.shown_findings(&findings, &timeline), [true, true, true, false]);
+    }
+}
