@@ -556,7 +556,14 @@ fn write_incident_timeline(report: &Report, page: &mut String) {
             }
         }
         let cited: Vec<DateTime<Utc>> = finding.evidence.iter().map(|&id| report.timeline.get(id).at()).collect();
-        for computed in roles::computed(finding, &cited) {
+        // Under a filter (`--since`, `--job`, ...), a moment only the arithmetic gives is shown
+        // with the finding's shown events, and inside the window.
+        let filter = report.shown.as_ref().map(|shown| &shown.filter);
+        let beside_shown = filter.is_none_or(|f| finding.evidence.iter().any(|&id| f.shows(report.timeline.get(id))));
+        let in_window = |at: DateTime<Utc>| {
+            filter.is_none_or(|f| f.since.is_none_or(|s| at >= s) && f.until.is_none_or(|u| at <= u))
+        };
+        for computed in roles::computed(finding, &cited).into_iter().filter(|c| beside_shown && in_window(c.at)) {
             let arithmetic = computed.formula.as_deref().map_or_else(String::new, |f| format!(" = {f}"));
             moments.push(Moment {
                 at: computed.at,
@@ -576,6 +583,11 @@ fn write_incident_timeline(report: &Report, page: &mut String) {
     }
     let date = single_date(moments.iter().map(|m| m.at), tz);
     let _ = write!(page, "The events the findings cite");
+    if let Some(shown) = &report.shown {
+        // Each finding below still shows all its evidence.
+        let _ =
+            write!(page, " among the {} (each finding's whole evidence is below it)", text(&shown.filter.describe(tz)));
+    }
     if let Some(date) = &date {
         let _ = write!(page, ", on {date}");
     }
@@ -600,22 +612,33 @@ fn write_incident_timeline(report: &Report, page: &mut String) {
 /// never held as one page).
 fn write_whole_timeline(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let tz = report.display_tz;
-    let events = report.timeline.events();
+    // Every event, or those a filter shows (`--since`, `--job`, ...), in time order.
+    let shown = report.shown_events();
     let mut page = String::new();
     let _ = writeln!(page, "\n## Events\n");
-    if events.is_empty() {
+    if let Some(filter) = &report.shown {
+        let _ = writeln!(
+            page,
+            "The {}: {} of the timeline's {}.\n",
+            text(&filter.filter.describe(tz)),
+            shown.len(),
+            report.timeline.len()
+        );
+    }
+    if shown.is_empty() {
         let _ = writeln!(page, "No events.");
         return out.write_all(page.as_bytes());
     }
-    // The timeline is in time order: its ends say whether it spans one date.
-    let ends = [events.first(), events.last()];
-    let date = single_date(ends.into_iter().flatten().map(Event::at), tz);
+    // In time order: the ends say whether the table spans one date.
+    let ends = [shown.first(), shown.last()];
+    let date = single_date(ends.into_iter().flatten().map(|&id| report.timeline.get(id).at()), tz);
     if let Some(date) = &date {
         let _ = writeln!(page, "All on {date} ({}).\n", tz.name());
     }
     header(&mut page, &["time", "what was observed", "source"]);
     out.write_all(page.as_bytes())?;
-    for (_, event) in report.timeline.ids() {
+    for &id in &shown {
+        let event = report.timeline.get(id);
         page.clear();
         let observed = observed(event, &Shared::default());
         row(&mut page, &[&stamp(event.at(), tz, date.as_deref()), &observed, &source(report, event)]);

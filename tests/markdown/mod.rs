@@ -485,5 +485,30 @@ fn lock_refuses_the_markdown_format_instead_of_printing_its_table() {
     let run = leasetrace(&["lock", "--activated-at", "2026-10-07T00:33:00Z", "--format", "markdown"]).run();
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert!(run.stdout.is_empty(), "{}", run.stdout);
-    assert!(run.stderr.contains("lock prints --format table or json, not 'markdown'"), "{}", run.stderr);
+    assert!(run.stderr.contains("lock writes --format table or json, not markdown"), "{}", run.stderr);
+}
+
+#[test]
+fn a_filter_narrows_the_timeline_and_says_so() {
+    let text = markdown(&["analyze", INCIDENT, "--item", "PR-4412", "--format", "markdown"]);
+    let page = read(&text);
+    let rows = &page.table("Timeline")[1..];
+    assert!(!rows.is_empty());
+    for row in rows {
+        assert!(row[1].contains("item PR-4412"), "only the item's events: {row:?}");
+        assert!(!row[3].starts_with("computed"), "the expiry belongs to the job's events, not shown: {row:?}");
+    }
+    assert!(text.contains("The events the findings cite among the events with item PR-4412"), "{text}");
+    let report = leasetrace(&["analyze", INCIDENT, "--item", "PR-4412", "--format", "json"]).run().json();
+    assert_eq!(rows.len(), report["timeline"].as_array().unwrap().len());
+    let warnings: Vec<&str> =
+        report["warnings"].as_array().unwrap().iter().map(|w| w["message"].as_str().unwrap()).collect();
+    let alerts: Vec<&str> = page.alerts.iter().map(|(_, text)| text.as_str()).collect();
+    assert_eq!(alerts, warnings, "the hidden findings are said first");
+
+    let whole = read(&markdown(&["timeline", INCIDENT, "--since", "2026-10-07 09:50", "--format", "markdown"]));
+    let json = leasetrace(&["timeline", INCIDENT, "--since", "2026-10-07 09:50", "--format", "json"]).run().json();
+    let events = &whole.table("Events")[1..];
+    assert_eq!(events.len(), json["timeline"].as_array().unwrap().len());
+    assert!(events.iter().all(|row| row[0].as_str() >= "09:50:00 KST"), "{events:?}");
 }
