@@ -17,6 +17,7 @@ mod init;
 mod lease;
 mod markdown;
 mod params;
+mod pictures;
 mod programs;
 mod resolution;
 mod retry;
@@ -935,7 +936,7 @@ fn golden_outputs_per_fixture_and_format() {
         (REAL_STALLED, "bullmq-5.81.5-stalled"),
         (REAL_LIMIT, "bullmq-5.81.5-stalled-limit"),
     ] {
-        for format in ["table", "json", "jsonl", "timesketch", "markdown"] {
+        for format in ["table", "json", "jsonl", "timesketch", "mermaid", "svg", "markdown"] {
             let run = leasetrace(&["analyze", case, "--format", format]).run();
             assert_eq!(run.code, 0, "{}", run.stderr);
             let extension = if format == "markdown" { "md" } else { format };

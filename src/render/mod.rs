@@ -5,11 +5,14 @@
 //! computed by a detector. They fill a finding's summary template with its own metrics, in the
 //! display zone the user chose.
 
+pub mod chart;
 pub mod headline;
 pub mod json;
 pub mod jsonl;
 pub mod markdown;
+pub mod mermaid;
 pub mod roles;
+pub mod svg;
 pub mod table;
 pub mod timesketch;
 
@@ -41,7 +44,7 @@ pub trait Renderer: Sync {
 
 /// Every output format. Adding one: one file and one line here.
 #[rustfmt::skip]
-pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch, &markdown::Markdown];
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch, &mermaid::Mermaid, &svg::Svg, &markdown::Markdown];
 
 pub fn names() -> Vec<&'static str> {
     RENDERERS.iter().map(|r| r.name()).collect()
