@@ -647,19 +647,18 @@ fn write_whole_timeline(report: &Report, out: &mut dyn Write) -> io::Result<()> 
     Ok(())
 }
 
-/// THE MERMAID GANTT GOES HERE, between the timeline and the findings: helper `pictures` builds
-/// `render::mermaid::gantt(report) -> String` (the chart's source, no fence) on its own branch.
-/// Until it is merged nothing is written (an empty section would look like a broken chart).
-/// Merged, the body is:
-/// ```ignore
-/// let _ = writeln!(page, "\n## Picture\n");
-/// let chart: Vec<String> = super::mermaid::gantt(report).lines().map(str::to_string).collect();
-/// fenced(page, "mermaid", &chart);
-/// ```
-/// (`fenced` makes its fence longer than any backtick run in the chart; GitHub draws a fenced
-/// block whose info string is `mermaid`.)
+/// The incident as a Mermaid gantt (`render::mermaid`: the same source `--format mermaid`
+/// writes), between the timeline and the findings: GitHub draws a fenced block whose info string
+/// is `mermaid`. A chart with no lane (no warning or error finding to draw) is left out: it would
+/// be an empty frame. `fenced` makes the fence longer than any backtick run in the source.
 fn write_picture(report: &Report, page: &mut String) {
-    let _ = (report, page);
+    let chart = super::chart::chart(report);
+    if chart.lanes.is_empty() {
+        return;
+    }
+    let _ = writeln!(page, "\n## Chart\n");
+    let source: Vec<String> = super::mermaid::of_chart(&chart).lines().map(str::to_string).collect();
+    fenced(page, "mermaid", &source);
 }
 
 // ---------------------------------------------------------------- findings

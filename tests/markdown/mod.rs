@@ -512,3 +512,18 @@ fn a_filter_narrows_the_timeline_and_says_so() {
     assert_eq!(events.len(), json["timeline"].as_array().unwrap().len());
     assert!(events.iter().all(|row| row[0].as_str() >= "09:50:00 KST"), "{events:?}");
 }
+
+#[test]
+fn the_chart_is_the_mermaid_gantt_in_a_mermaid_block() {
+    // The same source `--format mermaid` writes, which tests/mermaid checks with the real Mermaid.
+    let text = markdown(&["analyze", INCIDENT, "--format", "markdown"]);
+    let page = read(&text);
+    let gantt = markdown(&["analyze", INCIDENT, "--format", "mermaid"]);
+    assert!(page.blocks.contains(&gantt), "the gantt as a block of the page");
+    assert!(text.contains(&format!("## Chart\n\n```mermaid\n{gantt}```\n")), "a block GitHub draws as Mermaid");
+    let order: Vec<&String> = page.order.iter().filter(|o| o.starts_with("h2:")).collect();
+    let at = |h: &str| order.iter().position(|o| *o == h).unwrap_or_else(|| panic!("{h} in {order:?}"));
+    assert!(at("h2:Timeline") < at("h2:Chart") && at("h2:Chart") < at("h2:Findings"), "{order:?}");
+    // Nothing to draw, no empty frame.
+    assert!(!markdown(&["analyze", CLEAN, "--format", "markdown"]).contains("```mermaid"));
+}
