@@ -16,6 +16,7 @@ mod ci_formats;
 mod e2e;
 mod init;
 mod lease;
+mod markdown;
 mod params;
 mod pictures;
 mod programs;
@@ -936,10 +937,11 @@ fn golden_outputs_per_fixture_and_format() {
         (REAL_STALLED, "bullmq-5.81.5-stalled"),
         (REAL_LIMIT, "bullmq-5.81.5-stalled-limit"),
     ] {
-        for format in ["table", "json", "jsonl", "timesketch", "mermaid", "svg"] {
+        for format in ["table", "json", "jsonl", "timesketch", "mermaid", "svg", "markdown"] {
             let run = leasetrace(&["analyze", case, "--format", format]).run();
             assert_eq!(run.code, 0, "{}", run.stderr);
-            golden(&format!("{label}.analyze.{format}"), &run.stdout);
+            let extension = if format == "markdown" { "md" } else { format };
+            golden(&format!("{label}.analyze.{extension}"), &run.stdout);
         }
         // The CI formats, under the command CI runs: exit 1 when a finding reaches --fail-on.
         for format in ["sarif", "github"] {

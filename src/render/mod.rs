@@ -10,7 +10,9 @@ pub mod github;
 pub mod headline;
 pub mod json;
 pub mod jsonl;
+pub mod markdown;
 pub mod mermaid;
+pub mod roles;
 pub mod sarif;
 pub mod svg;
 pub mod table;
@@ -50,7 +52,7 @@ pub trait Renderer: Sync {
 
 /// Every output format. Adding one: one file and one line here.
 #[rustfmt::skip]
-pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch, &mermaid::Mermaid, &svg::Svg, &sarif::Sarif, &github::Github];
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch, &mermaid::Mermaid, &svg::Svg, &markdown::Markdown, &sarif::Sarif, &github::Github];
 
 pub fn names() -> Vec<&'static str> {
     RENDERERS.iter().map(|r| r.name()).collect()
