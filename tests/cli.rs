@@ -1000,6 +1000,24 @@ fn every_metric_a_finding_emits_is_documented() {
 }
 
 #[test]
+fn every_output_format_is_documented_in_the_index() {
+    // The format names come from the binary's own `--format` values (the renderer registry).
+    let help = leasetrace(&["analyze", "--help"]).run().stdout;
+    let values = help.split("--format <FORMAT>").nth(1).unwrap();
+    let values = values.split("[possible values: ").nth(1).unwrap().split(']').next().unwrap();
+    let formats: Vec<&str> = values.split(", ").map(str::trim).collect();
+    assert!(formats.len() >= 9, "{formats:?}");
+    let index = std::fs::read_to_string(format!("{}/docs/outputs.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    for format in formats {
+        assert!(index.contains(&format!("| `{format}`")), "docs/outputs.md has no row for `{format}`");
+    }
+    for page in index.split("](").skip(1).map(|rest| rest.split(')').next().unwrap()) {
+        let path = format!("{}/docs/{}", env!("CARGO_MANIFEST_DIR"), page.split('#').next().unwrap());
+        assert!(Path::new(&path).exists(), "docs/outputs.md links {page}, which does not exist");
+    }
+}
+
+#[test]
 fn the_json_schema_version_is_documented() {
     let report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
     let schema = report["schema"].as_str().unwrap();
