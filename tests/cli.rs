@@ -14,6 +14,7 @@ use serde_json::Value;
 mod chains;
 mod ci_formats;
 mod e2e;
+mod hostile;
 mod init;
 mod lease;
 mod markdown;

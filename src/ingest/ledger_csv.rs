@@ -74,7 +74,8 @@ fn read_in_parts(
 ) -> Result<()> {
     use std::sync::atomic::{AtomicBool, Ordering};
     let delimiter = detect_delimiter(spec, &mut input);
-    let mut records = Records::new(input, delimiter);
+    // The input skips a byte-order mark; the offsets that rows are read back by count it.
+    let mut records = Records::resuming(input, delimiter, spec.text_start, 1, None);
     let Some(mut rows) = Rows::from_header(spec, source, delimiter, &mut records, summary)? else {
         return Ok(());
     };

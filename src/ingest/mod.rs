@@ -117,6 +117,10 @@ pub struct SourceSpec {
     /// rather than keeping the text of each event. True but for a whole timeline that shows its
     /// lines, which would decompress the file again for every chunk of events it writes.
     pub reread_compressed: bool,
+    /// Bytes at the start of a plain file before its text: 3 for a UTF-8 byte-order mark, which
+    /// the reader never sees (`lines::Text`) but the byte offsets that lines are read back by
+    /// (`Reread::Seek`) count. Set when the source is opened.
+    pub text_start: u64,
 }
 
 /// How the lines of a source are read again for the report.
@@ -162,6 +166,7 @@ impl SourceSpec {
             queue: None,
             reread: Reread::No,
             reread_compressed: true,
+            text_start: 0,
         }
     }
 
@@ -258,10 +263,12 @@ impl Reopen<'_> {
         let io = |source| Error::Io { path: self.path.to_path_buf(), source };
         let mut file = File::open(self.path).map_err(io)?;
         file.seek(SeekFrom::Start(offset)).map_err(io)?;
-        Ok(match self.bar {
+        let input: Box<dyn BufRead + Send> = match self.bar {
             Some(bar) => Box::new(BufReader::with_capacity(1 << 16, bar.count(file))),
             None => Box::new(BufReader::with_capacity(1 << 16, file)),
-        })
+        };
+        // Only the file's start can hold a byte-order mark: a later part is read as it is.
+        Ok(if offset == 0 { Box::new(lines::Text::new(input)) } else { input })
     }
 
     /// Where the first `\n` at or after byte `from` is, and the bytes from there to the end of
@@ -363,11 +370,12 @@ pub fn open_labelled(
     };
     let mut reader = BufReader::with_capacity(1 << 16, raw);
     let magic = reader.fill_buf().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    // A byte-order mark is skipped where the text starts: after decompression for a gzip.
     let input: Box<dyn BufRead + Send> = if magic.starts_with(&GZIP_MAGIC) {
         // Decompressed on its own thread, ahead of the parsing.
-        Box::new(read_ahead::ReadAhead::new(flate2::bufread::MultiGzDecoder::new(reader)))
+        Box::new(lines::Text::new(read_ahead::ReadAhead::new(flate2::bufread::MultiGzDecoder::new(reader))))
     } else {
-        Box::new(reader)
+        Box::new(lines::Text::new(reader))
     };
     Ok((input, bar))
 }
@@ -484,7 +492,9 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
 fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Vec<Event>, InputSummary)> {
     // `bar` lives to the end of the function: its bar is cleared when this source is done.
     let (mut input, bar) = open_counted(&spec.path, progress)?;
-    let spec = &SourceSpec { reread: reread(spec), ..spec.clone() };
+    let reread = reread(spec);
+    let text_start = if reread == Reread::Seek { bom_length(&spec.path) } else { 0 };
+    let spec = &SourceSpec { reread, text_start, ..spec.clone() };
     let first_line = peek_first_line(&mut input, &spec.path)?;
     let format = choose_format(spec, &first_line)?;
     let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
@@ -530,6 +540,14 @@ fn reread(spec: &SourceSpec) -> Reread {
     } else {
         Reread::No
     }
+}
+
+/// 3 when the plain file at `path` starts with a UTF-8 byte-order mark, else 0.
+fn bom_length(path: &Path) -> u64 {
+    let mut head = [0u8; 3];
+    let starts_with_bom =
+        File::open(path).and_then(|mut file| file.read_exact(&mut head)).is_ok() && head == lines::BOM;
+    if starts_with_bom { lines::BOM.len() as u64 } else { 0 }
 }
 
 fn peek_first_line(input: &mut Box<dyn BufRead + Send>, path: &Path) -> Result<String> {

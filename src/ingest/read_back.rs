@@ -139,6 +139,7 @@ fn read_lines(
         }
         line = wanted;
         buffer.clear();
+        let from_start = position == 0;
         let read = read_record(input.reader(), delimiter, &mut buffer).map_err(io)?;
         if read == 0 {
             return Err(shorter(wanted));
@@ -150,7 +151,9 @@ fn read_lines(
         };
         // A source has at most `u32::MAX` lines (`Origin::line_number`).
         line = line.saturating_add(u32::try_from(ends).unwrap_or(u32::MAX));
-        let text = String::from_utf8_lossy(&buffer).trim_end_matches(['\n', '\r']).to_string();
+        // A plain file's first line is read back with the byte-order mark its reader skipped.
+        let text = if from_start { buffer.strip_prefix(super::lines::BOM).unwrap_or(&buffer) } else { &buffer };
+        let text = String::from_utf8_lossy(text).trim_end_matches(['\n', '\r']).to_string();
         texts_read.push((place, text.clone()));
         last = Some((wanted, text));
     }

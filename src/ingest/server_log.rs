@@ -43,7 +43,7 @@ impl EventFormat for ServerLog {
         summary: &mut InputSummary,
     ) -> Result<()> {
         let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
-        let part = Part { spec, source, rules: &rules, start: 0, later: false };
+        let part = Part { spec, source, rules: &rules, start: spec.text_start, later: false };
         let scan = part.scan(input, None, events, summary)?;
         scan.finish(events, summary)
     }
@@ -111,8 +111,9 @@ fn read_in_parts(
             let scan = part.scan(reopen.at(middle)?, Some(&stop), &mut events, &mut summary)?;
             Ok::<_, Error>((scan, events, summary))
         });
-        let part = Part { spec, source, rules: &rules, start: 0, later: false };
-        let first = part.scan(Box::new(std::io::Read::take(input, middle)), None, events, summary);
+        // The input skips a byte-order mark: the first part's text starts after it.
+        let part = Part { spec, source, rules: &rules, start: spec.text_start, later: false };
+        let first = part.scan(Box::new(std::io::Read::take(input, middle - spec.text_start)), None, events, summary);
         if first.is_err() {
             // The first part's error is the one to report: the second part need not finish.
             stop.store(true, std::sync::atomic::Ordering::Relaxed);

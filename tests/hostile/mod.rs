@@ -1,0 +1,4 @@
+//! Hostile input (issue 18): input that users really produce, or that a case folder handed over
+//! from someone else holds, read by the real binary.
+
+mod line_ends;
