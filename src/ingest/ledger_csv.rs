@@ -29,6 +29,10 @@ impl EventFormat for LedgerCsv {
         &["csv", "tsv"]
     }
 
+    fn reads_lone_cr(&self) -> bool {
+        true
+    }
+
     fn sniff(&self, first_line: &str) -> bool {
         !first_line.starts_with('{') && (first_line.contains(',') || first_line.contains('\t'))
     }
@@ -542,7 +546,7 @@ mod tests {
         adjust(&mut spec);
         let mut events = Vec::new();
         let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
-        let reopen = Reopen { path: &path, bar: None };
+        let reopen = Reopen { path: &path, bar: None, lone_cr: false };
         let input = reopen.at(0)?;
         read_in_parts(&spec, 0, input, Some((&reopen, split_at_least)), &mut events, &mut summary)?;
         // Every event's record is found again in the file by the marks the read left: it starts

@@ -1,5 +1,6 @@
 //! Line reading shared by the text formats: numbered lines, `\r\n` tolerated, binary refused;
-//! and `Text`, through which every source's bytes pass (a leading byte-order mark skipped).
+//! `Text`, through which every source's bytes pass (a leading byte-order mark skipped); and
+//! `LineEnds`, through which the line readers' do (a lone CR read as a line end).
 
 use std::io::{BufRead, Read};
 use std::path::Path;
@@ -111,6 +112,105 @@ impl<R: BufRead> Read for Text<R> {
     }
 }
 
+/// A text's line endings as the line readers split them: each lone `\r` (old Mac exports, some
+/// Windows tools) is read as `\n`, so that a log or JSON Lines file with CR endings is read as its
+/// lines rather than as one line. A `\r\n` stays as it is (one line end, its `\r` dropped with the
+/// line ending) and the text keeps its length, so byte offsets and line numbers (`ingest::line_ends`:
+/// LF, CRLF and a lone CR are one line end each) are those of the file. Bytes without a `\r` are
+/// handed through from the input's buffer (one `memchr` over them); only from a `\r` on is a block
+/// copied to be changed.
+pub struct LineEnds<R> {
+    input: R,
+    /// Changed bytes: `changed[at..]` are unread.
+    changed: Vec<u8>,
+    at: usize,
+    /// Bytes at the front of the input's buffer known to hold no `\r`.
+    clean: usize,
+    /// Whether the last changed block ended in a `\r` not yet handed out: whether it is lone
+    /// depends on the byte after it.
+    pending_cr: bool,
+}
+
+impl<R: BufRead> LineEnds<R> {
+    pub fn new(input: R) -> Self {
+        LineEnds { input, changed: Vec::new(), at: 0, clean: 0, pending_cr: false }
+    }
+
+    /// Turns each lone `\r` of `changed` into `\n`; a `\r` at its end is held back.
+    fn change(&mut self) {
+        let mut from = 0;
+        while let Some(found) = memchr::memchr(b'\r', &self.changed[from..]) {
+            let cr = from + found;
+            if cr + 1 == self.changed.len() {
+                self.changed.pop();
+                self.pending_cr = true;
+                return;
+            }
+            if self.changed[cr + 1] != b'\n' {
+                self.changed[cr] = b'\n';
+            }
+            from = cr + 1;
+        }
+    }
+}
+
+impl<R: BufRead> BufRead for LineEnds<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        loop {
+            if self.at < self.changed.len() {
+                return Ok(&self.changed[self.at..]);
+            }
+            if self.pending_cr {
+                self.pending_cr = false;
+                let next = self.input.fill_buf()?.first().copied();
+                self.changed.clear();
+                self.at = 0;
+                self.changed.push(if next == Some(b'\n') { b'\r' } else { b'\n' });
+                continue;
+            }
+            if self.clean == 0 {
+                let available = self.input.fill_buf()?;
+                match memchr::memchr(b'\r', available) {
+                    _ if available.is_empty() => return Ok(&[]),
+                    None => self.clean = available.len(),
+                    Some(0) => {
+                        self.changed.clear();
+                        self.at = 0;
+                        self.changed.extend_from_slice(available);
+                        let taken = available.len();
+                        self.input.consume(taken);
+                        self.change();
+                        continue;
+                    }
+                    Some(cr) => self.clean = cr,
+                }
+            }
+            let clean = self.clean;
+            return Ok(&self.input.fill_buf()?[..clean]);
+        }
+    }
+
+    fn consume(&mut self, count: usize) {
+        if self.at < self.changed.len() {
+            self.at = (self.at + count).min(self.changed.len());
+        } else {
+            let count = count.min(self.clean);
+            self.clean -= count;
+            self.input.consume(count);
+        }
+    }
+}
+
+impl<R: BufRead> Read for LineEnds<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let available = self.fill_buf()?;
+        let count = available.len().min(out.len());
+        out[..count].copy_from_slice(&available[..count]);
+        self.consume(count);
+        Ok(count)
+    }
+}
+
 fn binary(path: &Path, line: u64) -> Error {
     Error::input(path, Some(line), "binary data (not UTF-8 text): expected a text export; is this the right file?")
 }
@@ -120,4 +220,55 @@ fn binary(path: &Path, line: u64) -> Error {
 pub fn json_object(path: &Path, line: u64, text: &str, expected: &str) -> Result<Map<String, Value>> {
     serde_json::from_str(text)
         .map_err(|error| Error::input(path, Some(line), format!("not a JSON object: {error}; expected {expected}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Gives its bytes `step` at a time, through a buffer of that size.
+    fn trickle(bytes: &[u8], step: usize) -> std::io::BufReader<std::io::Cursor<Vec<u8>>> {
+        std::io::BufReader::with_capacity(step, std::io::Cursor::new(bytes.to_vec()))
+    }
+
+    fn read_all(mut input: impl Read) -> Vec<u8> {
+        let mut out = Vec::new();
+        input.read_to_end(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_bom_is_skipped_only_at_the_start_however_the_bytes_come() {
+        for step in [1, 2, 3, 4, 64] {
+            assert_eq!(
+                read_all(Text::new(trickle(b"\xef\xbb\xbfa\n\xef\xbb\xbfb", step))),
+                b"a\n\xef\xbb\xbfb",
+                "{step}"
+            );
+            assert_eq!(read_all(Text::new(trickle(b"\xef\xbbx", step))), b"\xef\xbbx", "{step}");
+            assert_eq!(read_all(Text::new(trickle(b"\xef\xbb", step))), b"\xef\xbb", "{step}");
+            assert_eq!(read_all(Text::new(trickle(b"\xef\xbb\xbf", step))), b"", "{step}");
+        }
+    }
+
+    #[test]
+    fn lone_crs_become_line_feeds_and_crlf_stays_however_the_bytes_come() {
+        let text = b"a\rb\r\nc\n\rd\r\r\ne\r";
+        let expected = b"a\nb\r\nc\n\nd\n\r\ne\n";
+        for step in 1..=text.len() + 1 {
+            assert_eq!(read_all(LineEnds::new(trickle(text, step))), expected, "{step} bytes at a time");
+            // Line by line, as `Lines` reads them.
+            let mut lines = Lines::new(Box::new(LineEnds::new(trickle(text, step))));
+            let mut read = Vec::new();
+            while let Some((number, line)) = lines.next_line(Path::new("x")).unwrap() {
+                read.push((number, line.to_string()));
+            }
+            let numbered: Vec<(u64, String)> =
+                ["a", "b", "c", "", "d", "", "e"].iter().zip(1..).map(|(l, n)| (n, l.to_string())).collect();
+            assert_eq!(read, numbered, "{step} bytes at a time");
+        }
+        // Without a `\r`, the text comes through as it is.
+        let plain: Vec<u8> = (0..100_000).flat_map(|i| format!("line {i}\n").into_bytes()).collect();
+        assert_eq!(read_all(LineEnds::new(trickle(&plain, 4096))), plain);
+    }
 }

@@ -226,6 +226,13 @@ pub trait EventFormat: Sync {
         summary: &mut InputSummary,
     ) -> Result<()>;
 
+    /// Whether the format reads a lone `\r` as a line end itself (the CSV ledger, whose quoted
+    /// cells may hold one). The others read their input through `lines::LineEnds`, which
+    /// turns each lone `\r` into `\n`.
+    fn reads_lone_cr(&self) -> bool {
+        false
+    }
+
     /// As `read`, for a plain file that `reopen` can open again at any byte: a format may read
     /// parts of a large file on several threads (the CSV ledger does). The events and the
     /// account must be those `read` gives.
@@ -250,6 +257,8 @@ pub(crate) const SPLIT_AT_LEAST: u64 = 16 << 20;
 pub struct Reopen<'a> {
     path: &'a Path,
     bar: Option<&'a SourceBar>,
+    /// Whether a lone `\r` is read as `\n` (`lines::LineEnds`), as the first read had it.
+    lone_cr: bool,
 }
 
 impl Reopen<'_> {
@@ -268,7 +277,8 @@ impl Reopen<'_> {
             None => Box::new(BufReader::with_capacity(1 << 16, file)),
         };
         // Only the file's start can hold a byte-order mark: a later part is read as it is.
-        Ok(if offset == 0 { Box::new(lines::Text::new(input)) } else { input })
+        let input: Box<dyn BufRead + Send> = if offset == 0 { Box::new(lines::Text::new(input)) } else { input };
+        Ok(if self.lone_cr { Box::new(lines::LineEnds::new(input)) } else { input })
     }
 
     /// Where the first `\n` at or after byte `from` is, and the bytes from there to the end of
@@ -497,10 +507,14 @@ fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Ve
     let spec = &SourceSpec { reread, text_start, ..spec.clone() };
     let first_line = peek_first_line(&mut input, &spec.path)?;
     let format = choose_format(spec, &first_line)?;
+    let lone_cr = !format.reads_lone_cr();
+    if lone_cr {
+        input = Box::new(lines::LineEnds::new(input));
+    }
     let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
     let mut events = Vec::new();
     if spec.reread == Reread::Seek {
-        let reopen = Reopen { path: &spec.path, bar: bar.as_ref() };
+        let reopen = Reopen { path: &spec.path, bar: bar.as_ref(), lone_cr };
         format.read_file(spec, index, input, &reopen, &mut events, &mut summary)?;
     } else {
         format.read(spec, index, input, &mut events, &mut summary)?;
@@ -553,7 +567,8 @@ fn bom_length(path: &Path) -> u64 {
 fn peek_first_line(input: &mut Box<dyn BufRead + Send>, path: &Path) -> Result<String> {
     let buffer = input.fill_buf().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
     let text = String::from_utf8_lossy(buffer);
-    let first = text.lines().map(str::trim).find(|line| !line.is_empty());
+    // A line ends at `\n`, `\r\n` or a lone `\r`, as the readers split them.
+    let first = text.split(['\n', '\r']).map(str::trim).find(|line| !line.is_empty());
     Ok(first.unwrap_or_default().to_string())
 }
 

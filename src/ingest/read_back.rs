@@ -132,7 +132,7 @@ fn read_lines(
         }
         // A record read before ran past the wanted line only if the file changed since it was read.
         let Some(ahead) = wanted.checked_sub(line) else { return Err(changed(wanted)) };
-        let (passed, reached) = pass_lines(input.reader(), ahead, delimiter.is_some(), &mut after_cr).map_err(io)?;
+        let (passed, reached) = pass_lines(input.reader(), ahead, &mut after_cr).map_err(io)?;
         position += passed;
         if !reached {
             return Err(shorter(wanted));
@@ -145,10 +145,7 @@ fn read_lines(
             return Err(shorter(wanted));
         }
         position += read;
-        let ends = match delimiter {
-            Some(_) => super::line_ends(&buffer, &mut after_cr),
-            None => u64::from(buffer.ends_with(b"\n")),
-        };
+        let ends = super::line_ends(&buffer, &mut after_cr);
         // A source has at most `u32::MAX` lines (`Origin::line_number`).
         line = line.saturating_add(u32::try_from(ends).unwrap_or(u32::MAX));
         // A plain file's first line is read back with the byte-order mark its reader skipped.
@@ -160,10 +157,11 @@ fn read_lines(
     Ok(texts_read)
 }
 
-/// Reads past `count` line ends (a CSV ledger's as `line_ends` counts them, with `csv` and its
-/// `after_cr`; else `\n`s), and then past the `\n` of a `\r\n` whose `\r` ended the last line
-/// passed. Returns the bytes passed, and whether all `count` were there before the input ended.
-fn pass_lines(input: &mut dyn BufRead, mut count: u32, csv: bool, after_cr: &mut bool) -> std::io::Result<(u64, bool)> {
+/// Reads past `count` line ends (as `line_ends` counts them, with its `after_cr`: every reader
+/// counts LF, CRLF and a lone CR as one line end), and then past the `\n` of a `\r\n` whose `\r`
+/// ended the last line passed. Returns the bytes passed, and whether all `count` were there before
+/// the input ended.
+fn pass_lines(input: &mut dyn BufRead, mut count: u32, after_cr: &mut bool) -> std::io::Result<(u64, bool)> {
     let mut passed = 0u64;
     loop {
         let available = input.fill_buf()?;
@@ -171,7 +169,7 @@ fn pass_lines(input: &mut dyn BufRead, mut count: u32, csv: bool, after_cr: &mut
             return Ok((passed, count == 0));
         }
         if count == 0 {
-            if csv && *after_cr && available[0] == b'\n' {
+            if *after_cr && available[0] == b'\n' {
                 input.consume(1);
                 passed += 1;
             }
@@ -183,16 +181,12 @@ fn pass_lines(input: &mut dyn BufRead, mut count: u32, csv: bool, after_cr: &mut
             count -= 1;
             (count == 0).then_some(at + 1)
         };
-        let found = if csv {
-            memchr::memchr2_iter(b'\n', b'\r', available)
-                .filter(|&at| {
-                    let cr_before = if at == 0 { *after_cr } else { available[at - 1] == b'\r' };
-                    available[at] == b'\r' || !cr_before
-                })
-                .find_map(&mut ends)
-        } else {
-            memchr::memchr_iter(b'\n', available).find_map(&mut ends)
-        };
+        let found = memchr::memchr2_iter(b'\n', b'\r', available)
+            .filter(|&at| {
+                let cr_before = if at == 0 { *after_cr } else { available[at - 1] == b'\r' };
+                available[at] == b'\r' || !cr_before
+            })
+            .find_map(&mut ends);
         if let Some(end) = found {
             used = end;
         }
@@ -277,11 +271,33 @@ fn skip(input: &mut dyn BufRead, count: u64) -> std::io::Result<u64> {
     Ok(count - left)
 }
 
+/// Reads the line at the reader's position into `out`, to its first `\r` or `\n` (the `\n` of a
+/// `\r\n` is passed by `pass_lines`). Returns the bytes read.
+fn read_line(file: &mut dyn BufRead, out: &mut Vec<u8>) -> std::io::Result<u64> {
+    let mut read = 0;
+    loop {
+        let available = file.fill_buf()?;
+        if available.is_empty() {
+            return Ok(read);
+        }
+        let (taken, ended) = match memchr::memchr2(b'\n', b'\r', available) {
+            Some(at) => (at + 1, true),
+            None => (available.len(), false),
+        };
+        out.extend_from_slice(&available[..taken]);
+        file.consume(taken);
+        read += taken as u64;
+        if ended {
+            return Ok(read);
+        }
+    }
+}
+
 /// Reads the line at the reader's position into `out`, or with a CSV `delimiter`, the record
 /// (the lines up to the one that ends its last quoted cell). Returns the bytes read.
 fn read_record(file: &mut dyn BufRead, delimiter: Option<u8>, out: &mut Vec<u8>) -> std::io::Result<u64> {
     use csv_core::ReadRecordResult;
-    let Some(delimiter) = delimiter else { return Ok(file.read_until(b'\n', out)? as u64) };
+    let Some(delimiter) = delimiter else { return read_line(file, out) };
     // A record ends at its first line ending outside quotes (`\r` or `\n`, as the ledger was
     // read). Without a quote before the line ending, that is the first one.
     let available = file.fill_buf()?;

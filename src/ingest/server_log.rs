@@ -681,7 +681,7 @@ mod tests {
         };
         let mut events = Vec::new();
         let mut summary = InputSummary::new("server.log", "log", "text", tz);
-        let reopen = Reopen { path: &path, bar: None };
+        let reopen = Reopen { path: &path, bar: None, lone_cr: true };
         read_in_parts(&spec, 0, reopen.at(0)?, &reopen, split_at_least, &mut events, &mut summary)?;
         // Every event's line is found again in the file by the marks the read left.
         let lines: Vec<&str> = text.split('\n').collect();

@@ -183,3 +183,43 @@ fn a_bom_does_not_change_what_init_proposes() {
     let marked = copy_case(INCIDENT, &files, with_bom);
     assert_eq!(proposal(&plain), proposal(&marked));
 }
+
+/// `bytes` with each `\n` replaced by `end`.
+fn with_line_ends(bytes: &[u8], end: &[u8]) -> Vec<u8> {
+    bytes.iter().flat_map(|&b| if b == b'\n' { end.to_vec() } else { vec![b] }).collect()
+}
+
+#[test]
+fn a_log_with_lone_cr_line_ends_is_read_line_by_line() {
+    let plain = copy_case(INCIDENT, &[], <[u8]>::to_vec);
+    let cr = copy_case(INCIDENT, &["server.log"], |bytes| with_line_ends(bytes, b"\r"));
+    let (original, changed) = (report(plain.path()), report(cr.path()));
+    assert_same_reading(&original, &changed, "a log with lone CR line ends");
+}
+
+#[test]
+fn a_log_with_crlf_line_ends_is_read_as_with_lf() {
+    let plain = copy_case(INCIDENT, &[], <[u8]>::to_vec);
+    let crlf = copy_case(INCIDENT, &["server.log"], |bytes| with_line_ends(bytes, b"\r\n"));
+    assert_same_reading(&report(plain.path()), &report(crlf.path()), "a log with CRLF line ends");
+}
+
+#[test]
+fn a_jsonl_ledger_with_lone_cr_line_ends_is_read_line_by_line() {
+    let plain = incident_with_jsonl_ledger(&incident_ledger_jsonl("\n"));
+    let cr = incident_with_jsonl_ledger(&incident_ledger_jsonl("\r"));
+    assert_same_reading(&report(plain.path()), &report(cr.path()), "a JSON Lines ledger with lone CR line ends");
+}
+
+#[test]
+fn a_gzip_log_with_lone_cr_line_ends_and_its_evidence_read_back() {
+    use std::io::Write;
+    let gzip = |bytes: &[u8]| {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(&with_line_ends(bytes, b"\r")).unwrap();
+        encoder.finish().unwrap()
+    };
+    let plain = copy_case(INCIDENT, &[], <[u8]>::to_vec);
+    let cr = copy_case(INCIDENT, &["server.log"], gzip);
+    assert_same_reading(&report(plain.path()), &report(cr.path()), "a gzip log with lone CR line ends");
+}
