@@ -24,6 +24,7 @@ mod resolution;
 mod retry;
 mod shell;
 mod worker_settings;
+mod writes;
 
 const INCIDENT: &str = "fixtures/incident-2026-10-07";
 const CLEAN: &str = "fixtures/clean-sweeps";

@@ -1,0 +1,120 @@
+//! Output that cannot be written: every command's stdout set to /dev/full (a write fails with
+//! "No space left on device") must exit 2 and say so, never exit 0 with nothing written; a pipe
+//! the reader closed early stays exit 0.
+
+use std::io::Read;
+
+#[allow(unused_imports)]
+use super::*;
+
+/// The binary with `args`, its stdout the device that refuses every write.
+fn to_dev_full(args: &[&str]) -> Output {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full opens");
+    Command::new(env!("CARGO_BIN_EXE_leasetrace"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the binary runs")
+}
+
+fn assert_write_error(args: &[&str]) {
+    let output = to_dev_full(args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{args:?} to /dev/full: {stderr}");
+    assert!(stderr.contains("cannot write the output: No space left on device"), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+}
+
+#[test]
+fn a_write_error_in_lock_is_exit_2() {
+    assert_write_error(&[
+        "lock",
+        INCIDENT,
+        "--activated-at",
+        "2026-10-07 09:33:00",
+        "--died-at",
+        "2026-10-07 09:37:26",
+    ]);
+}
+
+#[test]
+fn a_write_error_in_explain_is_exit_2() {
+    assert_write_error(&["explain"]);
+    assert_write_error(&["explain", "stalled-rerun"]);
+}
+
+#[test]
+fn a_write_error_in_init_is_exit_2() {
+    let case = tempfile::tempdir().unwrap();
+    for file in ["ledger.csv", "server.log", "bullmq.json"] {
+        std::fs::copy(Path::new(INCIDENT).join(file), case.path().join(file)).unwrap();
+    }
+    assert_write_error(&["init", case.path().to_str().unwrap()]);
+}
+
+#[test]
+fn a_write_error_in_completions_is_exit_2() {
+    // clap_complete panics on a failed write: the script must be written by leasetrace itself.
+    assert_write_error(&["completions", "bash"]);
+}
+
+#[test]
+fn a_write_error_in_man_is_exit_2() {
+    assert_write_error(&["man"]);
+    let dir = tempfile::tempdir().unwrap();
+    assert_write_error(&["man", "--dir", dir.path().to_str().unwrap()]);
+}
+
+#[test]
+fn a_write_error_in_help_and_version_is_exit_2() {
+    assert_write_error(&["--help"]);
+    assert_write_error(&["--version"]);
+}
+
+#[test]
+fn a_write_error_in_a_report_is_exit_2() {
+    assert_write_error(&["timeline", INCIDENT]);
+    assert_write_error(&["analyze", INCIDENT, "--format", "json"]);
+    assert_write_error(&["check", INCIDENT]);
+}
+
+/// The reader takes the first bytes and closes the pipe, as `| head -c 16` does.
+fn read_a_little_then_close(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leasetrace"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).expect("the command writes at least 16 bytes");
+    drop(stdout);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_pipe_closed_after_a_few_bytes_is_not_an_error_in_any_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let man_dir = dir.path().to_str().unwrap();
+    let commands: &[&[&str]] = &[
+        &["explain"],
+        &["completions", "bash"],
+        &["man"],
+        &["man", "--dir", man_dir],
+        &["--help"],
+        &["lock", INCIDENT, "--activated-at", "2026-10-07 09:33:00", "--died-at", "2026-10-07 09:37:26"],
+        &["timeline", INCIDENT],
+    ];
+    for args in commands {
+        let output = read_a_little_then_close(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?} said something on a closed pipe: {stderr}");
+    }
+}
