@@ -118,3 +118,17 @@ fn a_pipe_closed_after_a_few_bytes_is_not_an_error_in_any_command() {
         assert!(stderr.is_empty(), "{args:?} said something on a closed pipe: {stderr}");
     }
 }
+
+#[test]
+fn a_manifest_init_cannot_write_says_cannot_write_not_cannot_read() {
+    let case = tempfile::tempdir().unwrap();
+    for file in ["ledger.csv", "server.log", "bullmq.json"] {
+        std::fs::copy(Path::new(INCIDENT).join(file), case.path().join(file)).unwrap();
+    }
+    // A folder where the manifest goes: the write fails whoever runs the test (root included).
+    std::fs::create_dir(case.path().join("leasetrace.toml")).unwrap();
+    let run = leasetrace(&["init", case.path().to_str().unwrap(), "--force"]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("leasetrace.toml: cannot write:"), "{}", run.stderr);
+    assert!(!run.stderr.contains("cannot read"), "{}", run.stderr);
+}
