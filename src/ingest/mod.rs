@@ -486,6 +486,11 @@ fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Ve
     let (mut input, bar) = open_counted(&spec.path, progress)?;
     let spec = &SourceSpec { reread: reread(spec), ..spec.clone() };
     let first_line = peek_first_line(&mut input, &spec.path)?;
+    // Said before the format is chosen: an empty input has no format to tell, and stdin has no
+    // file name to tell it by ("cannot tell the format" would send the user to the wrong fix).
+    if input.fill_buf().map_err(|source| Error::Io { path: spec.path.clone(), source })?.is_empty() {
+        return Err(empty(spec));
+    }
     let format = choose_format(spec, &first_line)?;
     let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
     let mut events = Vec::new();
@@ -499,13 +504,15 @@ fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Ve
     summary.first_at = events.iter().map(Event::moment).min().map(Moment::utc);
     summary.last_at = events.iter().map(Event::moment).max().map(Moment::utc);
     if summary.lines == 0 {
-        return Err(Error::input(
-            &spec.path,
-            None,
-            format!("file is empty: expected a {} with at least one line", spec.kind.name()),
-        ));
+        return Err(empty(spec));
     }
     Ok((events, summary))
+}
+
+/// A source with no line: a file that is empty, or standard input that gave nothing.
+fn empty(spec: &SourceSpec) -> Error {
+    let what = if spec.path == Path::new("-") { "standard input is empty" } else { "file is empty" };
+    Error::input(&spec.path, None, format!("{what}: expected a {} with at least one line", spec.kind.name()))
 }
 
 /// The first bytes of a gzip member.

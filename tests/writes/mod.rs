@@ -132,3 +132,16 @@ fn a_manifest_init_cannot_write_says_cannot_write_not_cannot_read() {
     assert!(run.stderr.contains("leasetrace.toml: cannot write:"), "{}", run.stderr);
     assert!(!run.stderr.contains("cannot read"), "{}", run.stderr);
 }
+
+#[test]
+fn an_empty_stdin_says_standard_input_is_empty_not_cannot_tell_the_format() {
+    let ledger = format!("{INCIDENT}/ledger.csv");
+    for args in
+        [vec!["timeline", "--ledger", "-"], vec!["timeline", "--ledger", &ledger, "--log", "-", "--log-tz", "UTC"]]
+    {
+        let run = leasetrace(&args).stdin(b"").run();
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains("standard input is empty: expected a"), "{args:?}: {}", run.stderr);
+        assert!(!run.stderr.contains("cannot tell the format"), "{args:?}: {}", run.stderr);
+    }
+}
