@@ -10,6 +10,7 @@ pub mod bullmq_events;
 pub mod bullmq_jobs;
 pub mod bullmq_params;
 pub mod document;
+pub mod gzip;
 pub mod ledger;
 pub mod ledger_csv;
 pub mod ledger_jsonl;
@@ -365,7 +366,7 @@ pub fn open_labelled(
     let magic = reader.fill_buf().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
     let input: Box<dyn BufRead + Send> = if magic.starts_with(&GZIP_MAGIC) {
         // Decompressed on its own thread, ahead of the parsing.
-        Box::new(read_ahead::ReadAhead::new(flate2::bufread::MultiGzDecoder::new(reader)))
+        Box::new(read_ahead::ReadAhead::new(gzip::Members::new(reader)))
     } else {
         Box::new(reader)
     };
@@ -515,8 +516,7 @@ fn empty(spec: &SourceSpec) -> Error {
     Error::input(&spec.path, None, format!("{what}: expected a {} with at least one line", spec.kind.name()))
 }
 
-/// The first bytes of a gzip member.
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+use gzip::MAGIC as GZIP_MAGIC;
 
 /// Whether the file read from its start is gzip-compressed (it is left past its first bytes).
 pub(crate) fn is_gzip(file: &mut File) -> bool {

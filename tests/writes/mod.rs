@@ -145,3 +145,50 @@ fn an_empty_stdin_says_standard_input_is_empty_not_cannot_tell_the_format() {
         assert!(!run.stderr.contains("cannot tell the format"), "{args:?}: {}", run.stderr);
     }
 }
+
+/// The incident's log gzipped, as bytes.
+fn gzipped_log() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::read(gzipped_incident_log(dir.path())).unwrap()
+}
+
+fn timeline_of_log(dir: &Path, log: &[u8]) -> Run {
+    let path = dir.join("server.log.gz");
+    std::fs::write(&path, log).unwrap();
+    let ledger = format!("{INCIDENT}/ledger.csv");
+    leasetrace(&["timeline", "--ledger", &ledger, "--log", path.to_str().unwrap(), "--log-tz", "Asia/Seoul"]).run()
+}
+
+#[test]
+fn a_truncated_gzip_log_says_truncated_and_after_which_line() {
+    let whole = gzipped_log();
+    let cut = &whole[..whole.len() / 2];
+    // The whole lines a plain decoder gets out of the half before it fails.
+    let mut inflated = Vec::new();
+    let failed = flate2::read::GzDecoder::new(cut).read_to_end(&mut inflated);
+    assert!(failed.is_err(), "half a gzip file is not a whole one");
+    let whole_lines = inflated.split(|&b| b == b'\n').count() - 1;
+    assert!(whole_lines > 0);
+    let dir = tempfile::tempdir().unwrap();
+    let run = timeline_of_log(dir.path(), cut);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let expected = format!("server.log.gz: truncated (unexpected end of the gzip stream) after line {whole_lines}");
+    assert!(run.stderr.contains(&expected), "expected {expected:?} in {}", run.stderr);
+}
+
+#[test]
+fn trailing_garbage_after_a_gzip_member_says_data_after_the_end_at_its_byte() {
+    let mut bytes = gzipped_log();
+    let end = bytes.len();
+    bytes.extend_from_slice(b"not gzip at all\n");
+    let dir = tempfile::tempdir().unwrap();
+    let run = timeline_of_log(dir.path(), &bytes);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let expected = format!("data after the end of the gzip stream at byte {end}");
+    assert!(run.stderr.contains(&expected), "expected {expected:?} in {}", run.stderr);
+    assert!(!run.stderr.contains("unexpected end of file"), "{}", run.stderr);
+    // Two whole members, one after the other, are one valid gzip file, not trailing data.
+    let mut two = gzipped_log();
+    two.extend(gzipped_log());
+    assert_eq!(timeline_of_log(dir.path(), &two).code, 0);
+}
