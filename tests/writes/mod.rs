@@ -192,3 +192,27 @@ fn trailing_garbage_after_a_gzip_member_says_data_after_the_end_at_its_byte() {
     two.extend(gzipped_log());
     assert_eq!(timeline_of_log(dir.path(), &two).code, 0);
 }
+
+/// docs/inputs/log.md: a log's timestamps are checked on its first stamped line and on the lines
+/// the rules' search touches; any other line that starts like a date is counted as noise.
+#[test]
+fn a_malformed_timestamp_is_an_error_only_where_the_docs_say_it_is_checked() {
+    let good = "2026-10-07 09:33:00.000 INFO job active id=7\n";
+    let bad_first = "2026-10-07 9:33:00 INFO server up\n";
+    let bad_rule_line = "2026-10-07 9:34:00 INFO job completed id=7\n";
+    let bad_noise = "2026-10-07 9:35:00 DEBUG ping ok\n";
+    let analyze = |log: String| {
+        let dir = case_with(&[("ledger.csv", GOOD_LEDGER), ("server.log", log.as_bytes())], LEDGER_AND_LOG);
+        let run = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]).run();
+        (run, dir)
+    };
+    for (log, line) in [(format!("{bad_first}{good}"), 1), (format!("{good}{bad_rule_line}"), 2)] {
+        let (run, _dir) = analyze(log);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains(&format!("server.log:{line}: malformed timestamp")), "{}", run.stderr);
+    }
+    let (run, _dir) = analyze(format!("{good}{bad_noise}"));
+    assert_eq!(run.code, 0, "a line no rule can match is not parsed: {}", run.stderr);
+    let log = &run.json()["inputs"].as_array().unwrap().iter().find(|i| i["kind"] == "log").unwrap().clone();
+    assert_eq!(log["ignored_by_reason"]["noise"], 1, "{log}");
+}
