@@ -1679,3 +1679,40 @@ fn every_input_format_is_documented() {
         }
     }
 }
+
+// ---------------------------------------------------------------- huge rule patterns
+
+fn case_with_rule(pattern: &str) -> tempfile::TempDir {
+    let manifest = format!(
+        "[[sources]]\nkind = \"log\"\npath = \"server.log\"\ntz = \"Asia/Seoul\"\n\n[[sources.rules]]\nevent = \"job-stalled\"\npattern = '''{pattern}'''\n"
+    );
+    case_with(&[("server.log", GOOD_LOG)], &manifest)
+}
+
+/// A 20 MB rule pattern is refused before it is compiled (it took 2 GB and 7 s), in a short message
+/// that names the manifest and the rule and quotes only the pattern's start.
+#[test]
+fn a_huge_regex_in_a_manifest_rule_is_refused_with_a_short_message() {
+    let pattern = "a".repeat(20 << 20);
+    let dir = case_with_rule(&pattern);
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
+    assert_eq!(run.code, 2, "{}", &run.stderr[..run.stderr.len().min(500)]);
+    assert!(run.stderr.len() < 1_000, "stderr is {} bytes", run.stderr.len());
+    assert!(run.stderr.contains("leasetrace.toml: source 1"), "{}", run.stderr);
+    assert!(run.stderr.contains("log rule 1"), "{}", run.stderr);
+    assert!(run.stderr.contains(&format!("{}… ({} bytes)", "a".repeat(80), 20 << 20)), "{}", run.stderr);
+    assert!(run.stderr.contains("65536 bytes"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+}
+
+/// A short pattern that compiles to gigabytes is refused by the compiled-size limit, with that
+/// reason, not after taking the memory.
+#[test]
+fn a_regex_that_compiles_too_big_is_refused_with_the_size_limit_reason() {
+    let dir = case_with_rule(r"job (?<job_id>\w{1000}{1000}) stalled");
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("log rule 1"), "{}", run.stderr);
+    assert!(run.stderr.contains("compiles to more than 16777216 bytes"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+}
