@@ -1357,6 +1357,39 @@ fn lock_parameters_at_the_ceiling_give_ordered_bounds() {
     }
 }
 
+/// Every detector's lock arithmetic (stalls, stuck runs, orphaned rounds, ...) on every fixture
+/// case, with all three durations at the ceiling: a report or a clear error, never a panic.
+#[test]
+fn lock_parameters_at_the_ceiling_never_panic_on_any_fixture() {
+    const CEILING: &str = "1000000000000";
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut cases = 0;
+    for entry in std::fs::read_dir(&fixtures).unwrap() {
+        let dir = entry.unwrap().path();
+        if !dir.join("leasetrace.toml").is_file() {
+            continue;
+        }
+        cases += 1;
+        let path = dir.to_str().unwrap();
+        let run = leasetrace(&[
+            "analyze",
+            path,
+            "--format",
+            "json",
+            "--lock-duration",
+            CEILING,
+            "--lock-renew-time",
+            CEILING,
+            "--stalled-interval",
+            CEILING,
+        ])
+        .run();
+        assert!(run.code == 0 || run.code == 2, "{path}: exit {} {}", run.code, run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{path}: {}", run.stderr);
+    }
+    assert!(cases > 5, "only {cases} fixture cases found");
+}
+
 /// `lock --what-if` at the ceiling with a renew time far past the lock: the recovery bound is
 /// never negative (it was about -4.6e15 s) and the candidate renew time stays a parameter value.
 #[test]
