@@ -310,9 +310,7 @@ pub fn write_man_pages(dir: &Path) -> Result<Vec<PathBuf>, crate::error::Error> 
     for page in std::iter::once(&root).chain(root.get_subcommands().filter(|c| !c.is_hide_set())) {
         let man = clap_mangen::Man::new(page.clone());
         let path = dir.join(man.get_filename());
-        // Not `Error::Io`, which says "cannot read".
-        let cannot =
-            |error: io::Error| crate::error::Error::usage(format!("{}: cannot write: {error}", path.display()));
+        let cannot = |source: io::Error| crate::error::Error::Write { path: path.clone(), source };
         let mut file = io::BufWriter::new(std::fs::File::create(&path).map_err(cannot)?);
         man.render(&mut file).and_then(|()| file.flush()).map_err(cannot)?;
         written.push(path);

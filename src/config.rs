@@ -234,6 +234,16 @@ impl Config {
             spec.format.clone_from(&source.format);
             spec.columns.clone_from(&source.columns);
             spec.event_values.clone_from(&source.events);
+            // A huge pattern is refused here, naming the manifest, before anything compiles it.
+            for (number, rule) in source.rules.iter().enumerate() {
+                crate::ingest::log_rules::check_pattern_length(&rule.pattern).map_err(|why| {
+                    Error::usage(format!(
+                        "{place}: log rule {} ('{}'): {why}",
+                        number + 1,
+                        crate::ingest::log_rules::quote_pattern(&rule.pattern)
+                    ))
+                })?;
+            }
             spec.rules =
                 source.rules.iter().map(|r| RuleSpec { event: r.event.clone(), pattern: r.pattern.clone() }).collect();
             spec.builtin_rules = source.builtin_rules.unwrap_or(true);

@@ -19,6 +19,11 @@ pub enum Error {
     /// The file could not be opened or read at all.
     #[error("{}: cannot read: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
+
+    /// A file leasetrace writes (a manifest, a manual page) could not be written: not `Io`,
+    /// whose "cannot read" would send the user looking at the wrong side.
+    #[error("{}: cannot write: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
 }
 
 fn location(path: &std::path::Path, line: Option<u64>) -> String {

@@ -119,6 +119,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         warnings.extend(model::warnings::defaults_in_force(&params));
     }
     warnings.extend(model::warnings::disagreements(&params, config.display_tz));
+    warnings.extend(model::warnings::renew_after_expiry(&params));
     warnings.extend(model::warnings::contradicted(&findings, detect::lock_params_contradicted::CODE));
     warnings.extend(model::warnings::zone_mixup(&findings, "clock-offset-suspected"));
     warnings.extend(model::warnings::version_assumed(&findings, &detect::version_assumptions(&params)));
@@ -266,6 +267,7 @@ pub fn lock_report(
     // and where they came from first among the notes.
     plan.warnings.extend(model::warnings::defaults_in_force(&params));
     plan.warnings.extend(model::warnings::disagreements(&params, tz));
+    plan.warnings.extend(model::warnings::renew_after_expiry(&params));
     plan.notes.splice(0..0, params_notes);
     Ok(match args.format.as_str() {
         "json" => lock_plan::render_json(&plan),

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::detect::stalled_rerun::{RenewalModel, detection_delay_ms};
 use crate::model::LockParams;
+use crate::model::params::MAX_PARAM_VALUE;
 use crate::time::{format_datetime, format_duration, format_rfc3339, plus_millis, seconds_between};
 
 /// What the user asked about.
@@ -114,8 +115,15 @@ pub fn plan(question: &Question) -> Plan {
     };
     if let Some(died) = question.died_at {
         times.push(("died_at", died));
-        let (earliest, latest) = if died <= first_early {
-            plan.renewals_before_death = Some("none: the process died before the earliest first renewal".into());
+        let expires_unrenewed = early >= lock;
+        let (earliest, latest) = if died <= first_early || expires_unrenewed {
+            // lockRenewTime ≥ lockDuration can put the earliest renewal after the expiry: the lock
+            // then runs out at activation + lockDuration whenever the process died.
+            plan.renewals_before_death = Some(if died <= first_early {
+                "none: the process died before the earliest first renewal".into()
+            } else {
+                "none: the lock expires (activation + lockDuration) before the earliest first renewal".into()
+            });
             let at = plus_millis(a, lock);
             plan.lock_expired_at = Some(format_rfc3339(at));
             times.push(("lock_expired_at", at));
@@ -157,27 +165,43 @@ pub fn plan(question: &Question) -> Plan {
     // Keep the renew time's share of the lock, as BullMQ's default does (half).
     #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let renew_share = p.lock_renew_time as f64 / p.lock_duration as f64;
+    let mut capped = false;
     for duration in durations {
+        // The share times a candidate at the ceiling can exceed what a parameter may be (10^12):
+        // the candidate's renew time is then that ceiling, and a note says so.
         #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let renew_ms = (duration as f64 * renew_share).round() as u64;
+        let shared = (duration as f64 * renew_share).round();
+        #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let renew_ms = if shared > MAX_PARAM_VALUE as f64 {
+            capped = true;
+            MAX_PARAM_VALUE
+        } else {
+            shared as u64
+        };
         let candidate = LockParams { lock_duration: duration, lock_renew_time: renew_ms, ..p.clone() };
         let (delay, _) = detection_delay_ms(&candidate);
         let period = match model {
             RenewalModel::BatchTimer => ms(renew_ms) / 2,
             RenewalModel::PerJobTimer => ms(renew_ms),
         };
-        let limit = secs(ms(duration) - period);
+        // A renewal period as long as the lock (lockRenewTime ≥ lockDuration) leaves no margin:
+        // the lock may have run out before the crash (recovery from 0) and a run loses it
+        // however free its event loop (limit 0), never a negative time.
+        let limit = secs(ms(duration).saturating_sub(period).max(0));
         #[allow(clippy::cast_precision_loss)]
         let over = (!question.runs.is_empty())
             .then(|| question.runs.iter().filter(|r| **r > limit).count() as f64 / question.runs.len() as f64);
         plan.what_if.push(WhatIf {
             lock_duration_ms: duration,
             lock_renew_time_ms: renew_ms,
-            recovery_min_s: secs(ms(duration) - period),
-            recovery_max_s: secs(ms(duration) + delay),
+            recovery_min_s: limit,
+            recovery_max_s: secs(ms(duration).saturating_add(delay)),
             blocking_limit_s: limit,
             runs_over_limit: over,
         });
+    }
+    if capped {
+        notes.push(format!("what-if: lockRenewTime keeps its share of lockDuration, up to {MAX_PARAM_VALUE} ms (the largest parameter value); rows past that use {MAX_PARAM_VALUE} ms"));
     }
     notes.push("what-if: recovery is from a crash of a healthy worker to the stalled check that can take the job (last renewal up to one renewal period before the crash); runs_over_limit is the share of the case's observed runs (every job with a seen end) that would lose the lock if they blocked the event loop for their whole length".into());
     plan.notes = notes;
@@ -312,5 +336,53 @@ mod tests {
         assert_eq!(plan.lock_expired_at, None);
         assert_eq!(plan.lock_expired_earliest_at.as_deref(), Some("2026-10-07T01:14:43.500Z"));
         assert_eq!(plan.lock_expired_latest_at.as_deref(), Some("2026-10-07T01:19:38.000Z"));
+    }
+
+    fn with(lock: u64, renew: u64, interval: u64) -> Question {
+        let mut question = incident();
+        question.params = LockParams::resolve(
+            &ParamOverrides {
+                lock_duration: Some(lock),
+                lock_renew_time: Some(renew),
+                stalled_interval: Some(interval),
+                ..ParamOverrides::default()
+            },
+            &ParamOverrides::default(),
+        );
+        question
+    }
+
+    #[test]
+    fn lock_what_if_with_a_huge_value_prints_no_negative_recovery_bound() {
+        let ceiling = MAX_PARAM_VALUE;
+        for (lock, renew, interval) in
+            [(1, ceiling, 1), (1_000, 3_000, 30_000), (ceiling, ceiling, ceiling), (30_000, 15_000, 1)]
+        {
+            let mut question = with(lock, renew, interval);
+            question.what_if = vec![1, 1_000, ceiling];
+            let plan = plan(&question);
+            assert_eq!(plan.what_if.len(), 3);
+            for row in &plan.what_if {
+                assert!(row.recovery_min_s >= 0.0, "{lock}/{renew}/{interval}: {row:?}");
+                assert!(row.recovery_min_s <= row.recovery_max_s, "{row:?}");
+                assert!(row.blocking_limit_s >= 0.0, "{row:?}");
+                assert!(row.lock_renew_time_ms <= ceiling, "{row:?}");
+            }
+        }
+        // A renew time that would pass the ceiling is capped there, and the notes say so.
+        let mut question = with(1, ceiling, 1);
+        question.what_if = vec![ceiling];
+        let plan = plan(&question);
+        assert_eq!(plan.what_if[0].lock_renew_time_ms, ceiling);
+        assert!(plan.notes.iter().any(|n| n.contains("up to 1000000000000 ms")), "{:?}", plan.notes);
+    }
+
+    #[test]
+    fn lock_renew_after_expiry_means_no_renewal_before_the_lock_runs_out() {
+        // Renewed at the earliest 1.5 s after activation, a 1 s lock is gone first: the lock
+        // expires at activation + 1 s however late the process died.
+        let plan = plan(&with(1_000, 3_000, 30_000));
+        assert_eq!(plan.lock_expired_at.as_deref(), Some("2026-10-07T00:33:01.000Z"));
+        assert!(plan.renewals_before_death.as_deref().unwrap().starts_with("none"), "{:?}", plan.renewals_before_death);
     }
 }

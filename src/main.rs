@@ -18,7 +18,15 @@ fn main() -> ExitCode {
     let cli = match Cli::parse_args() {
         Ok(cli) => cli,
         Err(error) => {
-            let _ = error.print();
+            let printed = error.print().and_then(|()| io::stdout().flush());
+            // `--help` and `--version` are output too: a failed write of them is not a success.
+            if let Err(failure) = printed
+                && !error.use_stderr()
+                && failure.kind() != io::ErrorKind::BrokenPipe
+            {
+                eprintln!("leasetrace: error: {}", write_failed(&failure));
+                return ExitCode::from(2);
+            }
             return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
         }
     };
@@ -56,34 +64,30 @@ fn run(cli: &Cli) -> Result<u8, Error> {
         Command::Explain { code } => return explain(code.as_deref()),
         Command::Lock { case, activated_at, died_at, what_if } => {
             let text = leasetrace::lock_report(case, activated_at, died_at.as_deref(), what_if, &progress)?;
-            let mut out = io::stdout().lock();
-            let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+            write_stdout(false, |out| out.write_all(text.as_bytes()))?;
             return Ok(0);
         }
         Command::Completions { shell } => {
-            let mut out = io::stdout().lock();
-            leasetrace::cli::write_completions(*shell, &mut out);
-            let _ = out.flush();
+            // Into memory first: clap_complete panics on a failed write instead of returning it.
+            let mut script = Vec::new();
+            leasetrace::cli::write_completions(*shell, &mut script);
+            write_stdout(false, |out| out.write_all(&script))?;
             return Ok(0);
         }
         Command::Man { dir: Some(dir), .. } => {
-            let mut out = io::stdout().lock();
-            for path in leasetrace::cli::write_man_pages(dir)? {
-                let _ = writeln!(out, "{}", path.display());
-            }
+            let paths = leasetrace::cli::write_man_pages(dir)?;
+            write_stdout(false, |out| paths.iter().try_for_each(|path| writeln!(out, "{}", path.display())))?;
             return Ok(0);
         }
         Command::Man { command, dir: None } => {
             let mut page = Vec::new();
             leasetrace::cli::write_man(command.as_deref(), &mut page)?;
-            let mut out = io::stdout().lock();
-            let _ = out.write_all(&page).and_then(|()| out.flush());
+            write_stdout(false, |out| out.write_all(&page))?;
             return Ok(0);
         }
         Command::Init { case, force } => {
             let report = leasetrace::init::run(case, *force)?;
-            let mut out = io::stdout().lock();
-            let _ = out.write_all(report.as_bytes()).and_then(|()| out.flush());
+            write_stdout(false, |out| out.write_all(report.as_bytes()))?;
             return Ok(0);
         }
     };
@@ -95,23 +99,7 @@ fn run(cli: &Cli) -> Result<u8, Error> {
     }
     let report = build_report(&config, view)?;
     let terminal = Terminal::stdout(cli.color);
-    // Colour goes through anstream, which passes the codes on (and, on a Windows console that
-    // does not read them, draws them with the console's own calls); without colour, stdout as is.
-    let stdout: Box<dyn Write> = if terminal.color {
-        Box::new(anstream::AutoStream::always(io::stdout().lock()))
-    } else {
-        Box::new(io::stdout().lock())
-    };
-    // Stdout is line-buffered: a timeline of millions of events would be a write per line.
-    let mut out = io::BufWriter::with_capacity(1 << 16, stdout);
-    let written = renderer.render_to(&report, terminal, &mut out).and_then(|()| out.flush());
-    match written {
-        // A closed pipe (`| head`) is the reader's choice, not an error.
-        Err(error) if error.kind() != io::ErrorKind::BrokenPipe => {
-            return Err(Error::usage(format!("cannot write the report: {error}")));
-        }
-        _ => {}
-    }
+    write_stdout(terminal.color, |out| renderer.render_to(&report, terminal, out))?;
     Ok(u8::from(report.failing() > 0))
 }
 
@@ -128,9 +116,31 @@ fn explain(code: Option<&str>) -> Result<u8, Error> {
             let _ = writeln!(text, "{:<22} {}", detector.code(), first_sentence(detector.doc()));
         }
     }
-    let mut out = io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    write_stdout(false, |out| out.write_all(text.as_bytes()))?;
     Ok(0)
+}
+
+/// The one way a command's output reaches stdout, so that every command fails the same way: a
+/// failed write (a full disk, `> /dev/full`) is exit 2 with the reason, never exit 0 with nothing
+/// written; a closed pipe (`| head`) is the reader's choice, not an error, and stays exit 0.
+fn write_stdout(color: bool, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), Error> {
+    // Colour goes through anstream, which passes the codes on (and, on a Windows console that
+    // does not read them, draws them with the console's own calls); without colour, stdout as is.
+    let stdout: Box<dyn Write> =
+        if color { Box::new(anstream::AutoStream::always(io::stdout().lock())) } else { Box::new(io::stdout().lock()) };
+    // Stdout is line-buffered: a timeline of millions of events would be a write per line.
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout);
+    match write(&mut out).and_then(|()| out.flush()) {
+        Err(error) if error.kind() != io::ErrorKind::BrokenPipe => Err(write_failed(&error)),
+        _ => Ok(()),
+    }
+}
+
+fn write_failed(error: &io::Error) -> Error {
+    // The OS's text without Rust's " (os error 28)": the reason is what the user acts on.
+    let reason = error.to_string();
+    let reason = reason.split(" (os error").next().unwrap_or(&reason);
+    Error::usage(format!("cannot write the output: {reason}"))
 }
 
 /// The doc's one-line summary: the first paragraph after its heading.

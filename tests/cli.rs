@@ -25,6 +25,7 @@ mod resolution;
 mod retry;
 mod shell;
 mod worker_settings;
+mod writes;
 
 const INCIDENT: &str = "fixtures/incident-2026-10-07";
 const CLEAN: &str = "fixtures/clean-sweeps";
@@ -1304,6 +1305,144 @@ fn lock_replays_the_incident_forwards_and_weighs_other_lock_durations() {
     assert!(table.stdout.contains("1178000 ms (now)"), "{}", table.stdout);
 }
 
+/// Each lock parameter at its ceiling (10^12 ms), alone and all together: the report still
+/// comes out (exit 0 or 2, never a panic) and every lock time is in order: no overflow, no wrap.
+#[test]
+fn lock_parameters_at_the_ceiling_give_ordered_bounds() {
+    const CEILING: &str = "1000000000000";
+    let cases: [&[&str]; 4] = [
+        &["--lock-duration", CEILING],
+        &["--lock-renew-time", CEILING],
+        &["--stalled-interval", CEILING],
+        &["--lock-duration", CEILING, "--lock-renew-time", CEILING, "--stalled-interval", CEILING],
+    ];
+    let time = |m: &Value, key: &str| {
+        chrono::DateTime::parse_from_rfc3339(m[key].as_str().unwrap_or_else(|| panic!("{key}: {m}"))).unwrap()
+    };
+    for flags in cases {
+        let mut args = vec!["analyze", INCIDENT, "--format", "json"];
+        args.extend_from_slice(flags);
+        let run = leasetrace(&args).run();
+        assert!(run.code == 0 || run.code == 2, "{flags:?}: exit {} {}", run.code, run.stderr);
+        let report = run.json();
+        let m = &finding(&report, "stalled-rerun")["metrics"];
+        let activated = time(m, "activated_at");
+        assert!(activated <= time(m, "first_renewal_earliest_at"), "{flags:?}: {m}");
+        assert!(time(m, "first_renewal_earliest_at") <= time(m, "first_renewal_due_at"), "{flags:?}: {m}");
+        assert!(activated < time(m, "lock_expired_at"), "{flags:?}: {m}");
+        assert!(time(m, "lock_expired_at") <= time(m, "stalled_check_window_start_at"), "{flags:?}: {m}");
+        assert!(time(m, "stalled_check_window_start_at") < time(m, "stalled_check_window_end_at"), "{flags:?}: {m}");
+
+        let mut args = vec![
+            "lock",
+            INCIDENT,
+            "--activated-at",
+            "2026-10-07 09:33:00",
+            "--died-at",
+            "2026-10-07 09:37:26",
+            "--what-if",
+            CEILING,
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(flags);
+        let run = leasetrace(&args).run();
+        assert_eq!(run.code, 0, "{flags:?}: {}", run.stderr);
+        let plan = run.json();
+        assert!(time(&plan, "stalled_check_earliest_at") < time(&plan, "stalled_check_latest_at"), "{plan}");
+        assert!(time(&plan, "activated_at") < time(&plan, "stalled_check_earliest_at"), "{plan}");
+        let row = &plan["what_if"][0];
+        assert_eq!(row["lock_duration_ms"], 1_000_000_000_000u64, "{row}");
+        let (min, max) = (row["recovery_min_s"].as_f64().unwrap(), row["recovery_max_s"].as_f64().unwrap());
+        assert!(0.0 <= min && min <= max, "{flags:?}: {row}");
+        assert!(row["blocking_limit_s"].as_f64().unwrap() >= 0.0, "{row}");
+    }
+}
+
+/// Every detector's lock arithmetic (stalls, stuck runs, orphaned rounds, ...) on every fixture
+/// case, with all three durations at the ceiling: a report or a clear error, never a panic.
+#[test]
+fn lock_parameters_at_the_ceiling_never_panic_on_any_fixture() {
+    const CEILING: &str = "1000000000000";
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut cases = 0;
+    for entry in std::fs::read_dir(&fixtures).unwrap() {
+        let dir = entry.unwrap().path();
+        if !dir.join("leasetrace.toml").is_file() {
+            continue;
+        }
+        cases += 1;
+        let path = dir.to_str().unwrap();
+        let run = leasetrace(&[
+            "analyze",
+            path,
+            "--format",
+            "json",
+            "--lock-duration",
+            CEILING,
+            "--lock-renew-time",
+            CEILING,
+            "--stalled-interval",
+            CEILING,
+        ])
+        .run();
+        assert!(run.code == 0 || run.code == 2, "{path}: exit {} {}", run.code, run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{path}: {}", run.stderr);
+    }
+    assert!(cases > 5, "only {cases} fixture cases found");
+}
+
+/// `lock --what-if` at the ceiling with a renew time far past the lock: the recovery bound is
+/// never negative (it was about -4.6e15 s) and the candidate renew time stays a parameter value.
+#[test]
+fn lock_what_if_with_a_huge_value_prints_no_negative_recovery_bound() {
+    let args = [
+        "lock",
+        INCIDENT,
+        "--activated-at",
+        "2026-10-07 09:33:00",
+        "--lock-duration",
+        "1",
+        "--lock-renew-time",
+        "1000000000000",
+        "--what-if",
+        "1000,1000000000000",
+    ];
+    let mut json = args.to_vec();
+    json.extend(["--format", "json"]);
+    let run = leasetrace(&json).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for row in run.json()["what_if"].as_array().unwrap() {
+        assert!(row["recovery_min_s"].as_f64().unwrap() >= 0.0, "{row}");
+        assert!(row["blocking_limit_s"].as_f64().unwrap() >= 0.0, "{row}");
+        assert!(row["lock_renew_time_ms"].as_u64().unwrap() <= 1_000_000_000_000, "{row}");
+    }
+    let table = leasetrace(&args).run();
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    assert!(!table.stdout.contains("│ -") && !table.stdout.contains("– -"), "{}", table.stdout);
+}
+
+/// `lockRenewTime` ≥ `lockDuration` is legal but the lock expires before its first renewal: a
+/// header warning in the report and in `lock`, with its kind in JSON.
+#[test]
+fn lock_renew_time_at_or_after_lock_duration_is_warned() {
+    let run = leasetrace(&["analyze", INCIDENT, "--lock-renew-time", "1178000", "--format", "json"]).run();
+    let report = run.json();
+    let warnings = report["warnings"].as_array().unwrap();
+    let warning =
+        warnings.iter().find(|w| w["kind"] == "lock-renew-after-expiry").unwrap_or_else(|| panic!("{warnings:?}"));
+    assert!(warning["message"].as_str().unwrap().contains("expires before its first renewal"), "{warning}");
+    let table = leasetrace(&["analyze", INCIDENT, "--lock-renew-time", "1178000"]).run();
+    assert!(table.stdout.contains("expires before its first renewal"), "{}", table.stdout);
+    let lock =
+        leasetrace(&["lock", INCIDENT, "--activated-at", "2026-10-07 09:33:00", "--lock-renew-time", "2000000"]).run();
+    assert_eq!(lock.code, 0, "{}", lock.stderr);
+    assert!(lock.stdout.contains("WARNING: lockRenewTime 2000000 ms"), "{}", lock.stdout);
+    // Half the lock, as BullMQ's default: no such warning.
+    let plain = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
+    assert!(plain["warnings"].as_array().unwrap().iter().all(|w| w["kind"] != "lock-renew-after-expiry"));
+}
+
 #[test]
 fn lock_without_a_zone_for_a_local_time_says_which_flag_to_pass() {
     let run = leasetrace(&["lock", "--activated-at", "2026-10-07 09:33:00"]).run();
@@ -1574,4 +1713,41 @@ fn every_input_format_is_documented() {
             assert!(json.contains(&format!("`{name}`")), "docs/json.md does not list the {kind} format `{name}`");
         }
     }
+}
+
+// ---------------------------------------------------------------- huge rule patterns
+
+fn case_with_rule(pattern: &str) -> tempfile::TempDir {
+    let manifest = format!(
+        "[[sources]]\nkind = \"log\"\npath = \"server.log\"\ntz = \"Asia/Seoul\"\n\n[[sources.rules]]\nevent = \"job-stalled\"\npattern = '''{pattern}'''\n"
+    );
+    case_with(&[("server.log", GOOD_LOG)], &manifest)
+}
+
+/// A 20 MB rule pattern is refused before it is compiled (it took 2 GB and 7 s), in a short message
+/// that names the manifest and the rule and quotes only the pattern's start.
+#[test]
+fn a_huge_regex_in_a_manifest_rule_is_refused_with_a_short_message() {
+    let pattern = "a".repeat(20 << 20);
+    let dir = case_with_rule(&pattern);
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
+    assert_eq!(run.code, 2, "{}", &run.stderr[..run.stderr.len().min(500)]);
+    assert!(run.stderr.len() < 1_000, "stderr is {} bytes", run.stderr.len());
+    assert!(run.stderr.contains("leasetrace.toml: source 1"), "{}", run.stderr);
+    assert!(run.stderr.contains("log rule 1"), "{}", run.stderr);
+    assert!(run.stderr.contains(&format!("{}… ({} bytes)", "a".repeat(80), 20 << 20)), "{}", run.stderr);
+    assert!(run.stderr.contains("65536 bytes"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+}
+
+/// A short pattern that compiles to gigabytes is refused by the compiled-size limit, with that
+/// reason, not after taking the memory.
+#[test]
+fn a_regex_that_compiles_too_big_is_refused_with_the_size_limit_reason() {
+    let dir = case_with_rule(r"job (?<job_id>\w{1000}{1000}) stalled");
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("log rule 1"), "{}", run.stderr);
+    assert!(run.stderr.contains("compiles to more than 16777216 bytes"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
 }

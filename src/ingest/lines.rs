@@ -24,10 +24,8 @@ impl Lines {
     /// holds a NUL byte is an error naming the line: it is not a log or a ledger.
     pub fn next_line(&mut self, path: &Path) -> Result<Option<(u64, &str)>> {
         self.buffer.clear();
-        let read = self
-            .input
-            .read_until(b'\n', &mut self.buffer)
-            .map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        let read =
+            self.input.read_until(b'\n', &mut self.buffer).map_err(|source| read_error(path, self.number, source))?;
         if read == 0 {
             return Ok(None);
         }
@@ -208,6 +206,16 @@ impl<R: BufRead> Read for LineEnds<R> {
         out[..count].copy_from_slice(&available[..count]);
         self.consume(count);
         Ok(count)
+    }
+}
+
+/// A failed read after `line` lines: a gzip stream's problem says after which line it stopped,
+/// so that the user knows how much of the file was read (and the report would have held).
+fn read_error(path: &Path, line: u64, source: std::io::Error) -> Error {
+    match super::gzip::GzipProblem::of(&source) {
+        Some(problem) if line == 0 => Error::input(path, None, problem.describe("before its first line")),
+        Some(problem) => Error::input(path, None, problem.describe(&format!("after line {line}"))),
+        None => Error::Io { path: path.to_path_buf(), source },
     }
 }
 

@@ -326,6 +326,35 @@ impl CandidateSearch<'_> {
     }
 }
 
+/// The longest pattern a user rule may have (64 KiB). A rule names a few words of a log line; a
+/// longer pattern is a mistake or a hostile manifest, and refusing it before it is parsed keeps
+/// memory and time small (a 20 MB pattern took 2 GB and 7 s to be refused by the compiler).
+pub const MAX_PATTERN_BYTES: usize = 64 * 1024;
+/// The most memory one user rule's compiled regex (and each of its lazy DFA caches) may take
+/// (16 MiB): `\w{1000}{1000}` is a short pattern that compiles to gigabytes.
+pub const MAX_COMPILED_BYTES: usize = 16 << 20;
+
+/// A pattern as messages quote it: whole when short, else its first 80 characters and its length,
+/// so that an error about a huge pattern stays readable.
+pub fn quote_pattern(pattern: &str) -> String {
+    const SHOWN: usize = 80;
+    match pattern.char_indices().nth(SHOWN) {
+        None => pattern.to_string(),
+        Some((end, _)) => format!("{}… ({} bytes)", &pattern[..end], pattern.len()),
+    }
+}
+
+/// Refuses a pattern longer than `MAX_PATTERN_BYTES`, before anything compiles it.
+pub fn check_pattern_length(pattern: &str) -> std::result::Result<(), String> {
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(format!(
+            "the pattern is {} bytes, more than the {MAX_PATTERN_BYTES} bytes a rule may have (docs/inputs/log.md, user rules): match a few words of the line, not the whole line",
+            pattern.len()
+        ));
+    }
+    Ok(())
+}
+
 impl RuleSet {
     /// Compiles user rules (validated: known event names, known capture names) and, unless
     /// disabled, the built-in rules after them.
@@ -333,7 +362,8 @@ impl RuleSet {
         let mut rules = Vec::new();
         let mut shapes = Vec::new();
         for (index, spec) in user.iter().enumerate() {
-            let place = format!("{source}: log rule {} ('{}')", index + 1, spec.pattern);
+            let place = format!("{source}: log rule {} ('{}')", index + 1, quote_pattern(&spec.pattern));
+            check_pattern_length(&spec.pattern).map_err(|why| Error::usage(format!("{place}: {why}")))?;
             let kind = EventKind::from_name(&spec.event).filter(|&kind| kind != EventKind::WorkerSettings).ok_or_else(|| {
                 if spec.event == EventKind::WorkerSettings.name() {
                     return Error::usage(format!(
@@ -344,7 +374,22 @@ impl RuleSet {
                     EventKind::ALL.iter().filter(|&&k| k != EventKind::WorkerSettings).map(|k| k.name()).collect();
                 Error::usage(format!("{place}: unknown event '{}': expected one of {}", spec.event, names.join(", ")))
             })?;
-            let regex = Regex::new(&spec.pattern).map_err(|e| Error::usage(format!("{place}: invalid regex: {e}")))?;
+            let regex = regex::RegexBuilder::new(&spec.pattern)
+                .size_limit(MAX_COMPILED_BYTES)
+                .dfa_size_limit(MAX_COMPILED_BYTES)
+                .build()
+                .map_err(|e| match e {
+                    regex::Error::CompiledTooBig(limit) => Error::usage(format!(
+                        "{place}: the regex compiles to more than {limit} bytes, the limit for a rule (docs/inputs/log.md, user rules): a large repetition such as {{1000}} of a class such as \\w makes it so; use a smaller count or a narrower pattern"
+                    )),
+                    // A syntax error quotes the pattern whole: for a long one, only its reason.
+                    e if spec.pattern.len() > 80 => {
+                        let text = e.to_string();
+                        let reason = text.lines().find(|l| l.starts_with("error:")).unwrap_or("a syntax error");
+                        Error::usage(format!("{place}: invalid regex: {reason}"))
+                    }
+                    e => Error::usage(format!("{place}: invalid regex: {e}")),
+                })?;
             if let Some(bad) = regex.capture_names().flatten().find(|name| !CAPTURES.contains(name)) {
                 return Err(Error::usage(format!(
                     "{place}: unknown capture name '{bad}': expected one of {}",
@@ -835,5 +880,32 @@ mod tests {
         prefixes.optimize_for_prefix_by_preference();
         let count = prefixes.len().expect("a finite set of prefixes");
         assert!(count <= 32, "{count} literal prefixes: {prefixes:?}");
+    }
+
+    #[test]
+    fn a_huge_regex_is_refused_by_length_and_quoted_by_its_start() {
+        let long = "x".repeat(MAX_PATTERN_BYTES + 1);
+        let spec = RuleSpec { event: "job-stalled".into(), pattern: long.clone() };
+        let Err(error) = RuleSet::new(&[spec], false, "app.log") else { panic!("a pattern over the limit compiled") };
+        let text = error.to_string();
+        assert!(text.len() < 500, "{text}");
+        assert!(text.contains(&format!("({} bytes)", long.len())), "{text}");
+        assert!(check_pattern_length(&"x".repeat(MAX_PATTERN_BYTES)).is_ok());
+        assert_eq!(quote_pattern("job (\\d+)"), "job (\\d+)");
+        // Characters, not bytes, are counted: a quote never splits one.
+        let quoted = quote_pattern(&"é".repeat(100));
+        assert!(quoted.starts_with(&"é".repeat(80)) && quoted.ends_with("… (200 bytes)"), "{quoted}");
+    }
+
+    #[test]
+    fn a_regex_that_compiles_too_big_is_refused_with_the_size_limit_reason() {
+        let spec = RuleSpec { event: "job-stalled".into(), pattern: r"\w{1000}{1000}".into() };
+        let Err(error) = RuleSet::new(&[spec], false, "app.log") else { panic!("compiled") };
+        assert!(error.to_string().contains("compiles to more than"), "{error}");
+        // A long pattern with a syntax error is quoted by its start and its reason alone.
+        let spec = RuleSpec { event: "job-stalled".into(), pattern: format!("({}", "y".repeat(1_000)) };
+        let Err(error) = RuleSet::new(&[spec], false, "app.log") else { panic!("compiled") };
+        let text = error.to_string();
+        assert!(text.len() < 400 && text.contains("unclosed group"), "{text}");
     }
 }

@@ -10,6 +10,7 @@ pub mod bullmq_events;
 pub mod bullmq_jobs;
 pub mod bullmq_params;
 pub mod document;
+pub mod gzip;
 pub mod ledger;
 pub mod ledger_csv;
 pub mod ledger_jsonl;
@@ -383,7 +384,7 @@ pub fn open_labelled(
     // A byte-order mark is skipped where the text starts: after decompression for a gzip.
     let input: Box<dyn BufRead + Send> = if magic.starts_with(&GZIP_MAGIC) {
         // Decompressed on its own thread, ahead of the parsing.
-        Box::new(lines::Text::new(read_ahead::ReadAhead::new(flate2::bufread::MultiGzDecoder::new(reader))))
+        Box::new(lines::Text::new(read_ahead::ReadAhead::new(gzip::Members::new(reader))))
     } else {
         Box::new(lines::Text::new(reader))
     };
@@ -506,6 +507,11 @@ fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Ve
     let text_start = if reread == Reread::Seek { bom_length(&spec.path) } else { 0 };
     let spec = &SourceSpec { reread, text_start, ..spec.clone() };
     let first_line = peek_first_line(&mut input, &spec.path)?;
+    // Said before the format is chosen: an empty input has no format to tell, and stdin has no
+    // file name to tell it by ("cannot tell the format" would send the user to the wrong fix).
+    if input.fill_buf().map_err(|source| Error::Io { path: spec.path.clone(), source })?.is_empty() {
+        return Err(empty(spec));
+    }
     let format = choose_format(spec, &first_line)?;
     let lone_cr = !format.reads_lone_cr();
     if lone_cr {
@@ -523,17 +529,18 @@ fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Ve
     summary.first_at = events.iter().map(Event::moment).min().map(Moment::utc);
     summary.last_at = events.iter().map(Event::moment).max().map(Moment::utc);
     if summary.lines == 0 {
-        return Err(Error::input(
-            &spec.path,
-            None,
-            format!("file is empty: expected a {} with at least one line", spec.kind.name()),
-        ));
+        return Err(empty(spec));
     }
     Ok((events, summary))
 }
 
-/// The first bytes of a gzip member.
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// A source with no line: a file that is empty, or standard input that gave nothing.
+fn empty(spec: &SourceSpec) -> Error {
+    let what = if spec.path == Path::new("-") { "standard input is empty" } else { "file is empty" };
+    Error::input(&spec.path, None, format!("{what}: expected a {} with at least one line", spec.kind.name()))
+}
+
+use gzip::MAGIC as GZIP_MAGIC;
 
 /// Whether the file read from its start is gzip-compressed (it is left past its first bytes).
 pub(crate) fn is_gzip(file: &mut File) -> bool {

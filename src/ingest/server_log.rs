@@ -206,7 +206,8 @@ impl Chunks {
         Chunks { input, buffer: vec![0; 2 * CHUNK], filled: 0, handed: 0, done: false }
     }
 
-    fn next_region(&mut self, path: &std::path::Path) -> Result<Option<&[u8]>> {
+    /// `lines_before`: the lines of the regions handed out so far, for an error's line.
+    fn next_region(&mut self, path: &std::path::Path, lines_before: u64) -> Result<Option<&[u8]>> {
         // The start of a line the last region did not reach moves to the front.
         self.buffer.copy_within(self.handed..self.filled, 0);
         self.filled -= self.handed;
@@ -235,10 +236,19 @@ impl Chunks {
                 // A line longer than a block so far: room for a block more.
                 self.buffer.resize(self.filled + CHUNK, 0);
             }
-            let read = self
-                .input
-                .read(&mut self.buffer[self.filled..])
-                .map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+            let read = match self.input.read(&mut self.buffer[self.filled..]) {
+                Ok(read) => read,
+                Err(source) => {
+                    let Some(problem) = super::gzip::GzipProblem::of(&source) else {
+                        return Err(Error::Io { path: path.to_path_buf(), source });
+                    };
+                    // The whole lines read so far are intact: say after which one the file stops.
+                    let whole = lines_before + memchr::memchr_iter(b'\n', &self.buffer[..self.filled]).count() as u64;
+                    let after =
+                        if whole == 0 { "before its first line".to_string() } else { format!("after line {whole}") };
+                    return Err(Error::input(path, None, problem.describe(&after)));
+                }
+            };
             self.filled += read;
             if read == 0 {
                 self.done = true;
@@ -291,7 +301,7 @@ impl Scan<'_> {
         summary: &mut InputSummary,
     ) -> Result<()> {
         let mut chunks = Chunks::new(input);
-        while let Some(region) = chunks.next_region(&self.spec.path)? {
+        while let Some(region) = chunks.next_region(&self.spec.path, self.line)? {
             if stop.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed)) {
                 break;
             }
@@ -652,7 +662,7 @@ mod tests {
             let reader = std::io::BufReader::new(Trickle(std::io::Cursor::new(input.clone()), step));
             let mut chunks = Chunks::new(Box::new(reader));
             let (mut joined, mut regions) = (Vec::new(), 0);
-            while let Some(region) = chunks.next_region(std::path::Path::new("server.log")).unwrap() {
+            while let Some(region) = chunks.next_region(std::path::Path::new("server.log"), 0).unwrap() {
                 joined.extend_from_slice(region);
                 regions += 1;
                 assert!(region.ends_with(b"\n") || joined.len() == input.len(), "a region ends at a line end");

@@ -457,7 +457,7 @@ pub fn run(folder: &Path, force: bool) -> Result<String> {
         )));
     }
     let text = manifest::write(&inspection);
-    std::fs::write(&target, &text).map_err(|source| Error::Io { path: target.clone(), source })?;
+    std::fs::write(&target, &text).map_err(|source| Error::Write { path: target.clone(), source })?;
     Ok(manifest::report(&inspection, &target))
 }
 

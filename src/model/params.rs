@@ -660,6 +660,21 @@ mod tests {
     }
 
     #[test]
+    fn lock_parameters_at_the_ceiling_keep_every_lock_time_representable() {
+        // The most the lock arithmetic adds to a time: lockDuration plus the 4 × stalledInterval
+        // detection delay (`detect::stalled_rerun::detection_delay_ms`), each at most the ceiling;
+        // the latest time a timeline holds is in 2262. chrono's range (±262 000 years) holds it, so
+        // `time::plus_millis` cannot overflow on any value the readers let through.
+        let latest = DateTime::parse_from_rfc3339("2262-04-11T23:47:16.854Z").unwrap().with_timezone(&Utc);
+        let most = i64::try_from(5 * MAX_PARAM_VALUE).unwrap();
+        let end = latest.checked_add_signed(chrono::TimeDelta::milliseconds(most));
+        assert!(end.is_some_and(|end| end > latest));
+        // And a value past the ceiling is where that stops holding (about 8.2e15 ms): the
+        // readers' bound is what keeps the arithmetic safe, not luck.
+        assert!(latest.checked_add_signed(chrono::TimeDelta::milliseconds(i64::MAX / 1000)).is_none());
+    }
+
+    #[test]
     fn renew_time_follows_lock_duration_unless_given() {
         let file = ParamOverrides { lock_duration: Some(1_178_000), ..ParamOverrides::default() };
         let params = LockParams::resolve(&file, &ParamOverrides::default());

@@ -188,6 +188,24 @@ pub fn contradicted(findings: &[Finding], code: &str) -> Vec<Warning> {
     }]
 }
 
+/// `lockRenewTime` ≥ `lockDuration`: BullMQ accepts it, but the first renewal is due
+/// `lockRenewTime` after activation (between half of it and all of it on BullMQ ≥ 3.10), so the lock
+/// can run out before it is ever renewed and a job running longer than `lockDuration` loses it even
+/// with a healthy event loop. Legal settings, so a warning and not an error; the lock times below
+/// (expiry at activation + `lockDuration`) still follow from them.
+pub fn renew_after_expiry(params: &LockParams) -> Option<Warning> {
+    (params.lock_renew_time >= params.lock_duration).then(|| Warning {
+        kind: "lock-renew-after-expiry",
+        message: format!(
+            "lockRenewTime {} ({}) ≥ lockDuration {} ({}): the lock expires before its first renewal is due, so a job that runs longer than lockDuration loses its lock even with a healthy event loop; check the worker's settings",
+            Param::LockRenewTime.show(params.lock_renew_time),
+            params.describe_origin(Param::LockRenewTime),
+            Param::LockDuration.show(params.lock_duration),
+            params.describe_origin(Param::LockDuration),
+        ),
+    })
+}
+
 /// Findings whose conclusion rests on a model that the BullMQ version selects, when no version
 /// (or no range's lower bound) decided it: `assumed` holds, per finding code, the model assumed
 /// instead. Only findings that call for action (`error`, `warning`) are counted: an `info` finding
@@ -284,6 +302,30 @@ fn join_and(parts: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lock_renew_time_at_or_after_lock_duration_is_warned() {
+        let params = |lock, renew| {
+            LockParams::resolve(
+                &ParamOverrides {
+                    lock_duration: Some(lock),
+                    lock_renew_time: Some(renew),
+                    ..ParamOverrides::default()
+                },
+                &ParamOverrides::default(),
+            )
+        };
+        assert_eq!(renew_after_expiry(&params(30_000, 15_000)), None);
+        assert_eq!(renew_after_expiry(&params(30_000, 29_999)), None);
+        for renew in [30_000, 1_000_000_000_000] {
+            let warning = renew_after_expiry(&params(30_000, renew)).unwrap();
+            assert_eq!(warning.kind, "lock-renew-after-expiry");
+            assert!(warning.message.contains(&format!("lockRenewTime {renew} ms")), "{}", warning.message);
+            assert!(warning.message.contains("lockDuration 30000 ms"), "{}", warning.message);
+        }
+        // The default renew time is half the lock: never warned.
+        assert_eq!(renew_after_expiry(&LockParams::default()), None);
+    }
+
     use super::*;
     use crate::model::params::{Declared, Logged, ParamOverrides};
     use crate::model::{Severity, WorkerSettings};

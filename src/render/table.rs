@@ -315,7 +315,9 @@ fn render_headline(report: &Report, style: &Style, out: &mut dyn Write) -> io::R
     use super::headline::Role;
     let lines = super::headline::lines(report);
     if lines.is_empty() {
-        return Ok(());
+        // Said at the top too: a clean report is an answer, not a missing section.
+        writeln!(out, "What happened: no finding (nothing in the inputs matches a known pattern)")?;
+        return writeln!(out);
     }
     writeln!(out, "What happened (most severe first; [n] is the finding below)")?;
     for line in &lines {

@@ -192,3 +192,10 @@ fn a_timeline_has_no_chains() {
     let report = leasetrace(&["timeline", INCIDENT, "--format", "json"]).run().json();
     assert_eq!(report["chains"], serde_json::json!([]));
 }
+
+#[test]
+fn a_clean_case_says_at_the_top_that_nothing_happened() {
+    let table = leasetrace(&["analyze", CLEAN]).run().stdout;
+    let said = table.find("What happened: no finding (nothing in the inputs matches a known pattern)").expect("said");
+    assert!(said < table.find("│ input").unwrap(), "{table}");
+}
