@@ -26,6 +26,11 @@ impl Chain {
         self.members().map(|i| findings[i].severity).max().unwrap_or(Severity::Info)
     }
 
+    /// The last finding of the path: the one the chain's first cause is stated by.
+    pub fn first_cause(&self) -> usize {
+        *self.path.last().expect("a chain's path holds at least its head")
+    }
+
     /// Every finding of the chain: the path, then the others.
     pub fn members(&self) -> impl Iterator<Item = usize> + '_ {
         self.path.iter().chain(&self.also).copied()

@@ -68,15 +68,15 @@ pub fn lines(report: &Report) -> Vec<HeadlineLine> {
         for (depth, &index) in chain.path.iter().enumerate() {
             lines.push(line(depth, if depth == 0 { Role::Effect } else { Role::CausedBy }, index));
         }
-        let last = *chain.path.last().expect("a chain has a path");
-        if let Some(root) = &findings[last].root_cause {
+        let last = chain.first_cause();
+        if let Some(text) = super::root_cause(&findings[last], tz) {
             lines.push(HeadlineLine {
                 depth: chain.path.len(),
                 role: Role::RootCause,
                 severity: None,
                 code: None,
                 number: None,
-                text: fill_summary(root, &findings[last].metrics, tz),
+                text,
             });
         }
         if chain.also.len() <= MAX_ALSO {

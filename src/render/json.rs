@@ -89,12 +89,12 @@ pub(crate) fn wire_chains(report: &Report) -> Vec<WireChain> {
         .chains
         .iter()
         .map(|chain| {
-            let last = &report.findings[*chain.path.last().expect("a chain has a path")];
+            let last = &report.findings[chain.first_cause()];
             WireChain {
                 severity: chain.severity(&report.findings).name(),
                 path: chain.path.iter().map(|i| i + 1).collect(),
                 also: chain.also.iter().map(|i| i + 1).collect(),
-                root_cause: last.root_cause.as_ref().map(|root| fill_summary(root, &last.metrics, report.display_tz)),
+                root_cause: super::root_cause(last, report.display_tz),
             }
         })
         .collect()
@@ -258,7 +258,7 @@ pub(crate) fn wire_finding<'a>(report: &'a Report, index: usize, finding: &'a Fi
         notes: &finding.notes,
         headline: fill_summary(finding.headline_template(), &finding.metrics, tz),
         caused_by: finding.caused_by.iter().map(|i| i + 1).collect(),
-        root_cause: finding.root_cause.as_ref().map(|root| fill_summary(root, &finding.metrics, tz)),
+        root_cause: super::root_cause(finding, tz),
     }
 }
 

@@ -91,6 +91,11 @@ fn trim_number(n: f64) -> String {
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// A finding's first cause that is not a finding (`Finding::root_cause`), filled in `tz`.
+pub fn root_cause(finding: &crate::model::Finding, tz: Tz) -> Option<String> {
+    finding.root_cause.as_ref().map(|root| fill_summary(root, &finding.metrics, tz))
+}
+
 /// Fills `{metric}` placeholders of a summary template.
 pub fn fill_summary(template: &str, metrics: &[(&'static str, Value)], tz: Tz) -> String {
     let mut text = template.to_string();

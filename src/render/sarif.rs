@@ -495,7 +495,7 @@ fn finding_result(report: &Report, index: usize, finding: &Finding) -> SarifResu
             severity: Some(finding.severity.name()),
             at: Some(format_rfc3339(finding.at)),
             caused_by: finding.caused_by.iter().map(|index| index + 1).collect(),
-            root_cause: finding.root_cause.as_ref().map(|root| fill_summary(root, &finding.metrics, tz)),
+            root_cause: super::root_cause(finding, tz),
             warning_kind: None,
             placed,
             related_cut,

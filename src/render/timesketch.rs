@@ -252,7 +252,7 @@ fn finding_row<'a>(report: &'a Report, index: usize, finding: &'a Finding) -> Ro
         evidence: Some(evidence.join(", ")),
         finding_id: Some(index + 1),
         caused_by: (!causes.is_empty()).then(|| causes.join(", ")),
-        root_cause: finding.root_cause.as_ref().map(|root| fill_summary(root, &finding.metrics, tz)),
+        root_cause: super::root_cause(finding, tz),
         ..Row::at(
             // The summary's times are in the display zone; Timesketch shows its own.
             format!(
