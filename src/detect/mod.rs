@@ -363,7 +363,7 @@ pub trait Detector: Sync {
     fn detect(&self, context: &Context) -> Vec<Finding>;
     /// The findings `finding` (one of this detector's) follows from, by position in `found`
     /// (every finding of the analysis, in time order): the causal links the report's headline
-    /// and chains present. Only links back in time are kept.
+    /// and chains present. A link to itself or to no finding is dropped (`model::chain::arrange`).
     fn follows_from(&self, finding: &Finding, found: &links::Found) -> Vec<usize> {
         let _ = (finding, found);
         Vec::new()
