@@ -8,6 +8,9 @@ pub mod config;
 pub mod coverage;
 pub mod detect;
 pub mod error;
+/// What the fuzz targets (fuzz/) and their stable regression test run: not an API.
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod ingest;
 pub mod init;
 pub mod lock_plan;

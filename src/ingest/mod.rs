@@ -502,10 +502,22 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
 
 fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Vec<Event>, InputSummary)> {
     // `bar` lives to the end of the function: its bar is cleared when this source is done.
-    let (mut input, bar) = open_counted(&spec.path, progress)?;
+    let (input, bar) = open_counted(&spec.path, progress)?;
     let reread = reread(spec);
     let text_start = if reread == Reread::Seek { bom_length(&spec.path) } else { 0 };
     let spec = &SourceSpec { reread, text_start, ..spec.clone() };
+    read_opened(index, spec, input, bar.as_ref())
+}
+
+/// `read_source` from the opened text on (the byte-order mark skipped, decompressed): the format
+/// chosen, the lines read and accounted, the summary's span filled. `crate::fuzzing` reads
+/// in-memory inputs through it, as a file is read.
+pub(crate) fn read_opened(
+    index: u16,
+    spec: &SourceSpec,
+    mut input: Box<dyn BufRead + Send>,
+    bar: Option<&SourceBar>,
+) -> Result<(Vec<Event>, InputSummary)> {
     let first_line = peek_first_line(&mut input, &spec.path)?;
     // Said before the format is chosen: an empty input has no format to tell, and stdin has no
     // file name to tell it by ("cannot tell the format" would send the user to the wrong fix).
@@ -520,7 +532,7 @@ fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Ve
     let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
     let mut events = Vec::new();
     if spec.reread == Reread::Seek {
-        let reopen = Reopen { path: &spec.path, bar: bar.as_ref(), lone_cr };
+        let reopen = Reopen { path: &spec.path, bar, lone_cr };
         format.read_file(spec, index, input, &reopen, &mut events, &mut summary)?;
     } else {
         format.read(spec, index, input, &mut events, &mut summary)?;

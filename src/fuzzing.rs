@@ -1,0 +1,728 @@
+//! What the fuzz targets (`fuzz/`, `cargo +nightly fuzz run TARGET`) run, and what the stable
+//! regression test (`tests/hostile/fuzz_regressions.rs`) replays: one function per target, taking
+//! the fuzzer's bytes, reading them as the tool reads its inputs and panicking when an invariant
+//! fails. Written once here so that an input that once failed under the fuzzer is checked by the
+//! same code on every `cargo test` (docs/fuzzing.md).
+//!
+//! Not an API: hidden from the docs, and free to change with the targets. The inputs are split
+//! by hand (`Parts`), not by `arbitrary`, so that a seed is a fixture file behind a short,
+//! readable header (fuzz/seed.sh writes them) and a reproducer stays readable too.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Cursor};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Datelike, Utc};
+use chrono_tz::Tz;
+
+use crate::error::Error;
+use crate::ingest::{self, RuleSpec, SourceKind, SourceSpec};
+use crate::model::{Event, InputSummary};
+
+/// A fuzz target: panics when an invariant fails on the input.
+pub type Target = fn(&[u8]);
+
+/// Every target by name, as under fuzz/fuzz_targets/ and fuzz/regressions/.
+pub const TARGETS: &[(&str, Target)] = &[
+    ("ledger", ledger),
+    ("server_log", server_log),
+    ("bullmq_records", bullmq_records),
+    ("bullmq_params", bullmq_params),
+    ("time", time),
+    ("rules", rules),
+    ("lock_plan", lock_plan),
+    ("case", case),
+];
+
+/// The zones a fuzzed source is read in: none declared, UTC, and zones with what makes local time
+/// hard (half-hour and 45-minute offsets, a 30-minute DST shift, a date-line jump, DST that
+/// moved over the years).
+const ZONES: &[Option<Tz>] = &[
+    None,
+    Some(chrono_tz::UTC),
+    Some(chrono_tz::Asia::Seoul),
+    Some(chrono_tz::America::New_York),
+    Some(chrono_tz::Europe::London),
+    Some(chrono_tz::Australia::Lord_Howe),
+    Some(chrono_tz::America::St_Johns),
+    Some(chrono_tz::Asia::Kathmandu),
+    Some(chrono_tz::Pacific::Apia),
+    Some(chrono_tz::America::Sao_Paulo),
+];
+
+/// A fuzz input for one source: three selector bytes, settings lines up to the first NUL, then
+/// the file's bytes. Missing parts are empty.
+struct Parts<'a> {
+    select: [u8; 3],
+    settings: String,
+    body: &'a [u8],
+}
+
+impl<'a> Parts<'a> {
+    fn split(data: &'a [u8]) -> Parts<'a> {
+        let mut select = [0u8; 3];
+        for (slot, byte) in select.iter_mut().zip(data) {
+            *slot = *byte;
+        }
+        let rest = data.get(3..).unwrap_or_default();
+        let (settings, body) = match memchr::memchr(0, rest) {
+            Some(nul) => (&rest[..nul], &rest[nul + 1..]),
+            None => (&[][..], rest),
+        };
+        Parts { select, settings: String::from_utf8_lossy(settings).into_owned(), body }
+    }
+
+    fn zone(&self) -> Option<Tz> {
+        ZONES[usize::from(self.select[1]) % ZONES.len()]
+    }
+
+    fn ambiguous(&self) -> crate::time::Ambiguous {
+        use crate::time::Ambiguous;
+        [Ambiguous::Order, Ambiguous::Earlier, Ambiguous::Later, Ambiguous::Error][usize::from(self.select[2] & 3)]
+    }
+
+    /// `key value` settings lines: `c FIELD=COLUMN` (ledger columns), `e VALUE=KIND` (ledger
+    /// event values), `r EVENT=PATTERN` (log rules), `q QUEUE` (BullMQ queue).
+    fn settings(&self, key: &str) -> impl Iterator<Item = &str> {
+        self.settings.lines().filter_map(move |line| line.strip_prefix(key)?.strip_prefix(' '))
+    }
+
+    fn pairs(&self, key: &str) -> BTreeMap<String, String> {
+        self.settings(key)
+            .filter_map(|pair| pair.split_once('='))
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect()
+    }
+}
+
+/// The formats of `kind`, and `None` (chosen from the content) after them.
+fn format_of(kind: SourceKind, select: u8) -> Option<&'static str> {
+    let names: Vec<&'static str> =
+        ingest::FORMATS.iter().filter(|format| format.kind() == kind).map(|format| format.name()).collect();
+    names.get(usize::from(select) % (names.len() + 1)).copied()
+}
+
+/// The spec of a fuzzed source of `kind`: its format, zone, ambiguity choice and settings.
+fn spec_of(kind: SourceKind, parts: &Parts) -> SourceSpec {
+    let mut spec = SourceSpec::new(kind, PathBuf::from("fuzz-input"), parts.zone(), "tz = \"...\"".into());
+    spec.format = format_of(kind, parts.select[0]).map(str::to_string);
+    spec.tz_defaulted = spec.tz.is_none() && kind == SourceKind::Ledger;
+    let choice = parts.ambiguous();
+    // A ledger has no `order` (config.rs refuses it there).
+    if kind == SourceKind::Log || choice != crate::time::Ambiguous::Order {
+        spec.ambiguous = choice;
+    }
+    spec.columns = parts.pairs("c");
+    spec.event_values = parts.pairs("e");
+    spec.rules = parts.pairs_in_order("r");
+    spec.builtin_rules = parts.select[2] & 4 == 0;
+    spec.queue = parts.settings("q").next().map(str::to_string);
+    spec
+}
+
+impl Parts<'_> {
+    fn pairs_in_order(&self, key: &str) -> Vec<RuleSpec> {
+        self.settings(key)
+            .filter_map(|pair| pair.split_once('='))
+            .map(|(event, pattern)| RuleSpec { event: event.to_string(), pattern: pattern.to_string() })
+            .collect()
+    }
+}
+
+/// Reads `body` as the source `spec`, as `ingest::read_sources` reads a file: its byte-order mark
+/// skipped, decompressed when it is gzip, each line kept with its event (no file to read back).
+pub fn read_in_memory(spec: &SourceSpec, body: &[u8]) -> crate::error::Result<(Vec<Event>, InputSummary)> {
+    let raw = Cursor::new(body.to_vec());
+    let input: Box<dyn BufRead + Send> = if body.starts_with(&ingest::gzip::MAGIC) {
+        Box::new(ingest::lines::Text::new(std::io::BufReader::new(ingest::gzip::Members::new(raw))))
+    } else {
+        Box::new(ingest::lines::Text::new(raw))
+    };
+    ingest::read_opened(0, spec, input, None)
+}
+
+/// Lines as the readers count them: a line ends at LF, CRLF or a lone CR, and a last line
+/// without an end counts.
+pub fn physical_lines(body: &[u8]) -> u64 {
+    let body = body.strip_prefix(ingest::lines::BOM).unwrap_or(body);
+    let ends = ingest::line_ends(body, &mut false);
+    let unterminated = body.last().is_some_and(|&last| last != b'\n' && last != b'\r');
+    ends + u64::from(unterminated)
+}
+
+/// The years a text could name a time in: each run of exactly four digits, and each run of 9 to
+/// 19 digits read as seconds, milliseconds, microseconds or nanoseconds since 1970 (epoch
+/// cells, stream ids, job timestamps). An event's time must lie within them (a year either way,
+/// for zones and durations added to them).
+fn years_written(text: &[u8]) -> Vec<i32> {
+    let mut years = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        if !text[at].is_ascii_digit() {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < text.len() && text[at].is_ascii_digit() {
+            at += 1;
+        }
+        let digits = &text[start..at];
+        let Ok(number) = std::str::from_utf8(digits).unwrap_or_default().parse::<i64>() else { continue };
+        if digits.len() == 4 {
+            years.extend(i32::try_from(number).ok());
+        } else if digits.len() >= 9 {
+            for scale in [1, 1_000, 1_000_000, 1_000_000_000] {
+                let seconds = number / scale;
+                years.extend(DateTime::from_timestamp(seconds, 0).map(|at| at.year()));
+            }
+        }
+    }
+    years
+}
+
+/// The invariants of one source read: every line accounted once, every event and rejection on
+/// a line of the file, the span right, every time one the input could mean. An error must name
+/// the input and, when it names a line, one of the file's (or the one after its last).
+pub fn check_source(
+    spec: &SourceSpec,
+    body: &[u8],
+    result: &crate::error::Result<(Vec<Event>, InputSummary)>,
+) -> Option<()> {
+    let compressed = body.starts_with(&ingest::gzip::MAGIC);
+    let lines = physical_lines(body);
+    match result {
+        Err(error) => {
+            check_error(error, &spec.path, (!compressed).then_some(lines));
+            None
+        }
+        Ok((events, summary)) => {
+            check_account(summary);
+            assert_eq!(summary.events, events.len() as u64, "events counted");
+            if !compressed {
+                assert!(summary.lines <= lines, "{} lines read from a text of {lines}", summary.lines);
+            }
+            for rejection in &summary.rejections {
+                assert!(
+                    (1..=summary.lines.max(lines)).contains(&rejection.line),
+                    "rejection on line {}",
+                    rejection.line
+                );
+            }
+            let years = if compressed { None } else { Some(years_written(body)) };
+            for event in events {
+                let origin = event.origin();
+                assert_eq!(origin.source, 0, "event of another source");
+                let line = u64::from(origin.line);
+                assert!(line >= 1, "event on line 0");
+                if !compressed {
+                    assert!(line <= lines, "event on line {line} of a text of {lines} lines");
+                }
+                if let Some(years) = &years {
+                    let year = event.at().year();
+                    assert!(
+                        years.iter().any(|written| (written - 1..=written + 1).contains(&year)),
+                        "an event in {year}, a year no time of the input names ({:?})",
+                        event.at()
+                    );
+                }
+            }
+            let first = events.iter().map(Event::at).min();
+            let last = events.iter().map(Event::at).max();
+            assert_eq!((summary.first_at, summary.last_at), (first, last), "the span is the events'");
+            Some(())
+        }
+    }
+}
+
+/// `lines = used + ignored + rejected`, and the reasons add up.
+pub fn check_account(summary: &InputSummary) {
+    assert_eq!(
+        summary.lines,
+        summary.used + summary.ignored + summary.rejected,
+        "{}: every line used, ignored or rejected once (lines {}, used {}, ignored {}, rejected {})",
+        summary.path,
+        summary.lines,
+        summary.used,
+        summary.ignored,
+        summary.rejected
+    );
+    assert!(summary.ignored_by_reason.values().sum::<u64>() <= summary.ignored, "ignored reasons add up");
+    assert!(summary.rejections.len() as u64 <= summary.rejected, "rejections listed are counted");
+}
+
+/// An error names its file (or is a usage error) and, with a line, one within the text.
+fn check_error(error: &Error, path: &Path, lines: Option<u64>) {
+    let text = error.to_string();
+    assert!(!text.is_empty(), "an empty message");
+    assert!(text.len() < 4096, "a message of {} bytes: it quotes too much", text.len());
+    match error {
+        Error::Input { path: named, line, .. } => {
+            assert_eq!(named, path, "the error names its file");
+            if let (Some(line), Some(lines)) = (line, lines) {
+                assert!((1..=lines + 1).contains(line), "an error on line {line} of a text of {lines} lines: {text}");
+            }
+        }
+        Error::Usage(_) | Error::Io { .. } | Error::Write { .. } => {}
+    }
+}
+
+fn source_target(kind: SourceKind, data: &[u8]) {
+    let parts = Parts::split(data);
+    let spec = spec_of(kind, &parts);
+    let result = read_in_memory(&spec, parts.body);
+    check_source(&spec, parts.body, &result);
+}
+
+/// Ledgers (CSV, JSON Lines) with fuzzed columns, event values and zone.
+pub fn ledger(data: &[u8]) {
+    source_target(SourceKind::Ledger, data);
+}
+
+/// Server logs (text with rules, pino, winston, NestJS) with fuzzed rules and zone.
+pub fn server_log(data: &[u8]) {
+    source_target(SourceKind::Log, data);
+}
+
+/// BullMQ's events stream (XRANGE) and job hashes (HGETALL), JSON and redis-cli text.
+pub fn bullmq_records(data: &[u8]) {
+    let kind =
+        if data.first().is_some_and(|b| b & 0x80 != 0) { SourceKind::BullmqJobs } else { SourceKind::BullmqEvents };
+    source_target(kind, data);
+}
+
+/// A per-process folder for the targets that read files by path.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("leasetrace-fuzz-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder for the fuzz input");
+    dir
+}
+
+/// BullMQ parameters files (JSON or YAML, flat or nested) with a fuzzed `params_at`.
+pub fn bullmq_params(data: &[u8]) {
+    let parts = Parts::split(data);
+    let name = ["params.json", "params.yaml", "params"][usize::from(parts.select[0]) % 3];
+    let path = scratch("params").join(name);
+    std::fs::write(&path, parts.body).expect("the fuzz input written");
+    let at = parts.settings("p").next();
+    let selection = ingest::bullmq_params::Selection { at, version_given: parts.select[2] & 1 != 0 };
+    let lines = (!parts.body.starts_with(&ingest::gzip::MAGIC)).then(|| physical_lines(parts.body));
+    match ingest::bullmq_params::read_selected(&path, selection) {
+        Err(error) => check_error(&error, &path, lines),
+        Ok(file) => {
+            let given = &file.overrides;
+            for value in [given.lock_duration, given.lock_renew_time, given.stalled_interval, given.max_stalled_count]
+                .into_iter()
+                .flatten()
+            {
+                assert!(value <= crate::model::params::MAX_PARAM_VALUE, "a parameter of {value} accepted");
+            }
+            if let Some(lines) = lines {
+                assert!(file.summary.lines <= lines, "{} lines in a text of {lines}", file.summary.lines);
+            }
+            // What the report makes of them: resolved, with every bound checked.
+            let params = crate::model::LockParams::resolve(given, &crate::model::params::ParamOverrides::default());
+            assert!(params.lock_duration > 0 && params.lock_renew_time > 0, "resolved to zero: {params:?}");
+        }
+    }
+}
+
+/// The time parsers and formatters: no panic on any text, and what is formatted parses back to
+/// the same instant (to the millisecond).
+pub fn time(data: &[u8]) {
+    use crate::time::{self as t, Stamp};
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let zone = ZONES[data.len() % ZONES.len()];
+    let _ = t::leading_stamp(text);
+    let _ = t::stamp_shape(text.as_bytes());
+    let _ = t::looks_like_date(text.as_bytes());
+    let _ = t::parse_zone(text);
+    if let Ok((_, used)) = t::parse_en_us_datetime(text) {
+        assert!(used <= text.len() && text.is_char_boundary(used), "en-US stamp ends at {used} of {}", text.len());
+    }
+    if let Ok(bound) = t::parse_bound(text) {
+        let _ = bound.place(zone, chrono::NaiveDate::from_ymd_opt(2026, 10, 7));
+    }
+    if let Ok(stamp) = t::parse_field(text) {
+        for choice in [t::Ambiguous::Earlier, t::Ambiguous::Later, t::Ambiguous::Error] {
+            if let Ok(at) = stamp.to_utc_as(zone, choice) {
+                round_trip(at, zone.unwrap_or(chrono_tz::UTC));
+            }
+        }
+        if let Stamp::Absolute(at) = stamp {
+            assert_eq!(stamp.to_utc(None).ok(), Some(at), "an instant needs no zone");
+        }
+    }
+    // The duration formatter on the bytes as a number.
+    if data.len() >= 8 {
+        let seconds = f64::from_le_bytes(data[..8].try_into().unwrap_or_default());
+        let text = t::format_duration(seconds);
+        if seconds.is_finite() {
+            assert_eq!(text.starts_with('-'), seconds < 0.0 && text != "-0 s", "sign of {seconds}: {text}");
+        }
+    }
+}
+
+/// `at` formatted for the wire and for people, then parsed back.
+fn round_trip(at: DateTime<Utc>, zone: Tz) {
+    use crate::time::{self as t, Stamp};
+    if crate::model::Moment::new(at).is_err() {
+        return;
+    }
+    let millis = at.timestamp_millis();
+    let wire = t::format_rfc3339(at);
+    let back = t::parse_field(&wire).unwrap_or_else(|e| panic!("{wire} does not parse back: {e}"));
+    assert_eq!(back.to_utc(None).map(|b| b.timestamp_millis()), Ok(millis), "{wire} parses back to another instant");
+    let shown = t::format_datetime(at, zone);
+    match t::parse_field(&shown) {
+        Ok(Stamp::Local(_)) => {
+            let stamp = t::parse_field(&shown).unwrap_or_else(|_| unreachable!());
+            let placed: Vec<i64> = [t::Ambiguous::Earlier, t::Ambiguous::Later]
+                .into_iter()
+                .filter_map(|choice| stamp.to_utc_as(Some(zone), choice).ok())
+                .map(|b| b.timestamp_millis())
+                .collect();
+            assert!(placed.contains(&millis), "{shown} in {zone} does not place back at {wire}: {placed:?}");
+        }
+        other => panic!("{shown} (format_datetime) does not parse as a local time: {other:?}"),
+    }
+}
+
+/// The rule set every input of the `rules` target is classified by: the built-in rules after
+/// the reference incident's user rule, compiled once per process.
+fn fixed_rules() -> &'static crate::ingest::log_rules::RuleSet {
+    static RULES: std::sync::OnceLock<crate::ingest::log_rules::RuleSet> = std::sync::OnceLock::new();
+    RULES.get_or_init(|| {
+        let user = [RuleSpec { event: "job-stalled".into(), pattern: r"moved (?P<job_id>\S+) back to wait".into() }];
+        crate::ingest::log_rules::RuleSet::new(&user, true, "fuzz").expect("the fixed rules compile")
+    })
+}
+
+/// The rule compiler and classifier: each line classified by the fixed rule set (the candidate
+/// search finds every line a rule matches; classifying a candidate is classifying the line), and
+/// when the first byte says so, the first line compiled as a user rule (an error, never a
+/// panic, with a short message) and the rest classified by it.
+pub fn rules(data: &[u8]) {
+    let text = String::from_utf8_lossy(data.get(1..).unwrap_or_default());
+    let fixed = fixed_rules();
+    for line in text.lines() {
+        check_classified(fixed, line);
+    }
+    let Some(&select) = data.first() else { return };
+    if select & 1 == 0 {
+        return;
+    }
+    let mut lines = text.lines();
+    let Some(pattern) = lines.next() else { return };
+    let events = ["job-stalled", "job-active", "server-start", "error", "round-started", "no-such-event"];
+    let spec = RuleSpec { event: events[usize::from(select >> 1) % events.len()].into(), pattern: pattern.into() };
+    match crate::ingest::log_rules::RuleSet::new(std::slice::from_ref(&spec), false, "fuzz") {
+        Err(error) => {
+            let message = error.to_string();
+            assert!(message.len() < 2048, "a rule error of {} bytes", message.len());
+        }
+        Ok(rules) => {
+            for line in lines {
+                check_classified(&rules, line);
+            }
+        }
+    }
+}
+
+fn check_classified(rules: &crate::ingest::log_rules::RuleSet, line: &str) {
+    let found = rules.classify_candidate(line);
+    if found.kind.is_some() {
+        assert!(rules.is_candidate(line.as_bytes()), "a rule matches {line:?} but the candidate search misses it");
+    }
+    let classified = rules.classify(line);
+    if rules.is_candidate(line.as_bytes()) {
+        assert_eq!(classified, found, "classify and classify_candidate differ on {line:?}");
+    } else {
+        assert_eq!(
+            classified,
+            crate::ingest::log_rules::Classified::default(),
+            "a line that is no candidate classified: {line:?}"
+        );
+    }
+}
+
+/// Reads a little-endian u64 from `data` at `at` (zeros past the end).
+fn u64_at(data: &[u8], at: usize) -> u64 {
+    let mut bytes = [0u8; 8];
+    for (slot, byte) in bytes.iter_mut().zip(data.iter().skip(at)) {
+        *slot = *byte;
+    }
+    u64::from_le_bytes(bytes)
+}
+
+/// The lock plan from fuzzed parameters (each within what validation accepts), times and
+/// what-if values: every bound in order, no negative or non-finite duration, no panic, the JSON
+/// parses.
+pub fn lock_plan(data: &[u8]) {
+    use crate::model::params::{MAX_PARAM_VALUE, ParamOverrides};
+    let param = |at: usize| {
+        let raw = u64_at(data, at);
+        // Some small, some anywhere up to the ceiling.
+        (raw & 1 == 0).then_some(if raw & 2 == 0 { (raw >> 2) % 600_000 + 1 } else { (raw >> 2) % MAX_PARAM_VALUE + 1 })
+    };
+    let versions = [None, Some("1.1.0"), Some("3.9.0"), Some("3.10.0"), Some("5.58.0"), Some("5.81.5")];
+    let flags = ParamOverrides {
+        lock_duration: param(0),
+        lock_renew_time: param(8),
+        stalled_interval: param(16),
+        max_stalled_count: param(24).map(|n| n % 10),
+        version: versions[usize::from(data.get(32).copied().unwrap_or(0)) % versions.len()].map(str::to_string),
+        version_at_least: None,
+    };
+    let params = crate::model::LockParams::resolve(&ParamOverrides::default(), &flags);
+    // Times a user can type: years 0 to 9999 (`time::parse_field`).
+    let span = 253_402_300_799_000_i64 + 62_167_219_200_000;
+    let instant = |at: usize| {
+        let raw = u64_at(data, at);
+        #[allow(clippy::cast_possible_wrap)]
+        let millis = (raw >> 1) as i64 % span - 62_167_219_200_000;
+        DateTime::from_timestamp_millis(millis)
+    };
+    let Some(activated_at) = instant(33) else { return };
+    let died_at = if u64_at(data, 41) & 1 == 0 {
+        // Mostly near the activation, where the windows are.
+        let offset = i64::try_from(u64_at(data, 41) >> 1).unwrap_or(0) % (4 * 3_600_000) - 600_000;
+        activated_at.checked_add_signed(chrono::TimeDelta::milliseconds(offset))
+    } else {
+        instant(41)
+    };
+    let what_if: Vec<u64> = (0..data.len().saturating_sub(49) / 8)
+        .take(8)
+        .map(|i| u64_at(data, 49 + 8 * i) % (MAX_PARAM_VALUE + 1))
+        .collect();
+    let question =
+        crate::lock_plan::Question { activated_at, died_at, params: params.clone(), what_if, runs: vec![1.0, 30.0] };
+    let plan = crate::lock_plan::plan(&question);
+    let at =
+        |text: &str| DateTime::parse_from_rfc3339(text).unwrap_or_else(|e| panic!("{text}: {e}")).with_timezone(&Utc);
+    let opt = |text: &Option<String>| text.as_deref().map(at);
+    let activated = at(&plan.activated_at);
+    let (early, due) = (at(&plan.first_renewal_earliest_at), at(&plan.first_renewal_due_at));
+    assert!(activated <= early && early <= due, "first renewal window out of order: {plan:?}");
+    assert!(plan.renewal_period_s.is_finite() && plan.renewal_period_s >= 0.0, "period {}", plan.renewal_period_s);
+    if let (Some(earliest), Some(latest)) = (opt(&plan.lock_expired_earliest_at), opt(&plan.lock_expired_latest_at)) {
+        assert!(earliest <= latest, "lock expiry window out of order: {plan:?}");
+    }
+    if let (Some(earliest), Some(latest)) = (opt(&plan.stalled_check_earliest_at), opt(&plan.stalled_check_latest_at)) {
+        assert!(earliest <= latest, "stalled check window out of order: {plan:?}");
+        let expired = opt(&plan.lock_expired_latest_at).or(opt(&plan.lock_expired_at));
+        if let Some(expired) = expired {
+            assert!(expired <= latest, "the stalled check ends before the lock expires: {plan:?}");
+        }
+    }
+    for row in &plan.what_if {
+        for value in [row.recovery_min_s, row.recovery_max_s, row.blocking_limit_s] {
+            assert!(value.is_finite() && value >= 0.0, "what-if value {value}: {row:?}");
+        }
+        assert!(row.recovery_min_s <= row.recovery_max_s, "what-if recovery out of order: {row:?}");
+        assert!(row.lock_renew_time_ms <= MAX_PARAM_VALUE, "what-if renew time past the ceiling: {row:?}");
+    }
+    let json = crate::lock_plan::render_json(&plan);
+    serde_json::from_str::<serde_json::Value>(&json).expect("the lock plan's JSON parses");
+    let _ = crate::lock_plan::render_table(&plan, &params, chrono_tz::Asia::Seoul, question.runs.len());
+}
+
+/// A whole case: a manifest and files, through `build_report` and every renderer. The input is
+/// a view byte, the manifest up to the first NUL, then files each as `name\nbytes` up to the next
+/// NUL. A manifest may name only the files given (nothing else on the machine is read).
+pub fn case(data: &[u8]) {
+    let Some((&select, rest)) = data.split_first() else { return };
+    let mut pieces = rest.split(|&b| b == 0);
+    let manifest = pieces.next().unwrap_or_default();
+    let mut files: Vec<(String, &[u8])> = Vec::new();
+    for piece in pieces.take(8) {
+        let (name, body) = match memchr::memchr(b'\n', piece) {
+            Some(newline) => (&piece[..newline], &piece[newline + 1..]),
+            None => (piece, &[][..]),
+        };
+        let name = String::from_utf8_lossy(name).into_owned();
+        let plain = !name.is_empty()
+            && name.len() <= 64
+            && !name.starts_with('.')
+            && name != crate::config::MANIFEST
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+        if plain && files.iter().all(|(known, _)| *known != name) {
+            files.push((name, body));
+        }
+    }
+    let Ok(manifest_text) = std::str::from_utf8(manifest) else { return };
+    if !names_only(manifest_text, &files) {
+        return;
+    }
+    let dir = scratch("case");
+    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let _ = std::fs::remove_file(entry.path());
+    }
+    std::fs::write(dir.join(crate::config::MANIFEST), manifest).expect("the manifest written");
+    for (name, body) in &files {
+        std::fs::write(dir.join(name), body).expect("a case file written");
+    }
+    let view = match select % 3 {
+        0 => crate::model::report::View::Timeline,
+        1 => crate::model::report::View::Analyze,
+        _ => crate::model::report::View::Check(crate::model::Severity::Warning),
+    };
+    let args = crate::cli::CaseArgs { case: Some(dir.clone()), format: "json".into(), ..Default::default() };
+    let config = match crate::config::Config::build(&args) {
+        Ok(config) => config,
+        Err(error) => {
+            check_error(&error, &dir.join(crate::config::MANIFEST), None);
+            return;
+        }
+    };
+    let report = match crate::build_report(&config, view) {
+        Ok(report) => report,
+        Err(error) => {
+            assert!(!error.to_string().is_empty(), "an empty message");
+            return;
+        }
+    };
+    check_report(&report);
+    for renderer in crate::render::RENDERERS {
+        if renderer.refuses(view).is_some() {
+            continue;
+        }
+        let mut out = Vec::new();
+        renderer.render(&report, &mut out).unwrap_or_else(|e| panic!("{} cannot write: {e}", renderer.name()));
+        let text = String::from_utf8(out).unwrap_or_else(|_| panic!("{} wrote invalid UTF-8", renderer.name()));
+        check_rendered(renderer.name(), &text);
+    }
+}
+
+/// Whether every source path of the manifest is one of `files` (a manifest that fails to parse
+/// passes: `Config::build` refuses it before reading anything).
+fn names_only(manifest: &str, files: &[(String, &[u8])]) -> bool {
+    let Ok(table) = manifest.parse::<toml::Table>() else { return true };
+    let Some(sources) = table.get("sources") else { return true };
+    let Some(sources) = sources.as_array() else { return true };
+    sources.iter().all(|source| match source.get("path") {
+        Some(toml::Value::String(path)) => files.iter().any(|(name, _)| name == path),
+        _ => true,
+    })
+}
+
+/// The report's own invariants: every input accounted, every event on a line of its input.
+pub fn check_report(report: &crate::model::Report) {
+    for input in &report.inputs {
+        if input.kind != "bullmq-params" {
+            check_account(input);
+        }
+    }
+    for (_, event) in report.timeline.ids() {
+        let origin = event.origin();
+        let input = &report.inputs[usize::from(origin.source)];
+        assert!(
+            (1..=input.lines).contains(&u64::from(origin.line)),
+            "an event on line {} of {} ({} lines)",
+            origin.line,
+            input.path,
+            input.lines
+        );
+    }
+}
+
+/// What a renderer wrote is what its format promises: JSON and SARIF parse (SARIF 2.1.0 with
+/// runs), JSON Lines parse line by line, Markdown tables have as many cells in every row.
+pub fn check_rendered(format: &str, text: &str) {
+    match format {
+        "json" => {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("json: {e}"));
+            for input in value["inputs"].as_array().into_iter().flatten() {
+                if input["kind"] == "bullmq-params" {
+                    continue;
+                }
+                let count = |key: &str| input[key].as_u64().unwrap_or(0);
+                assert_eq!(count("lines"), count("used") + count("ignored") + count("rejected"), "json input account");
+            }
+        }
+        "sarif" => {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("sarif: {e}"));
+            assert_eq!(value["version"], "2.1.0", "sarif version");
+            assert!(value["runs"].is_array(), "sarif runs");
+            for result in value["runs"][0]["results"].as_array().into_iter().flatten() {
+                for location in result["locations"].as_array().into_iter().flatten() {
+                    let line = &location["physicalLocation"]["region"]["startLine"];
+                    assert!(line.is_null() || line.as_u64().is_some_and(|l| l >= 1), "sarif startLine {line}");
+                }
+            }
+        }
+        "jsonl" | "timesketch" => {
+            for line in text.lines().filter(|line| !line.is_empty()) {
+                serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("{format}: {e}: {line}"));
+            }
+        }
+        "markdown" => check_markdown_tables(text),
+        "svg" => assert!(text.trim_end().ends_with("</svg>"), "svg ends with </svg>"),
+        _ => {}
+    }
+}
+
+/// Every GitHub-flavoured table in `text` (a run of lines starting with `|`, outside fenced
+/// code) has the same number of cells in each row: an unescaped `|` in a cell would add one.
+pub fn check_markdown_tables(text: &str) {
+    let mut fenced = false;
+    let mut table: Option<(usize, &str)> = None;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            table = None;
+            continue;
+        }
+        if fenced || !line.starts_with('|') {
+            table = None;
+            continue;
+        }
+        let cells = cell_separators(line);
+        match table {
+            None => table = Some((cells, line)),
+            Some((expected, first)) => {
+                assert_eq!(cells, expected, "a Markdown row with another number of cells:\n{first}\n{line}");
+            }
+        }
+    }
+}
+
+/// The `|` that separate cells: those not escaped by a backslash.
+fn cell_separators(line: &str) -> usize {
+    let mut count = 0;
+    let mut escaped = false;
+    for c in line.chars() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '|' if !escaped => count += 1,
+            _ => escaped = false,
+        }
+        if c != '\\' {
+            escaped = false;
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn markdown_tables_with_an_unescaped_bar_in_a_cell_are_unbalanced() {
+        super::check_markdown_tables("| a | b |\n|---|---|\n| 1 \\| 2 | 3 |\n");
+        let unbalanced = std::panic::catch_unwind(|| super::check_markdown_tables("| a | b |\n| 1 | 2 | 3 |\n"));
+        assert!(unbalanced.is_err());
+    }
+
+    #[test]
+    fn physical_lines_count_every_line_end_and_an_unterminated_last_line() {
+        assert_eq!(super::physical_lines(b""), 0);
+        assert_eq!(super::physical_lines(b"a\r\nb\rc\nd"), 4);
+        assert_eq!(super::physical_lines(b"\xef\xbb\xbfa\n"), 1);
+    }
+
+    #[test]
+    fn years_written_reads_four_digit_years_and_epoch_numbers() {
+        let years = super::years_written(b"2026-10-07 x 1759796580000 12345");
+        assert!(years.contains(&2026));
+        assert_eq!(years.iter().filter(|&&y| y == 2025).count(), 1, "{years:?}");
+    }
+}

@@ -1,0 +1,45 @@
+//! The inputs that found bugs under the fuzzer (fuzz/regressions/<target>/), and the seed
+//! corpora made from the fixtures (fuzz/seeds/<target>/), through the same invariant checks as
+//! the fuzz targets (`leasetrace::fuzzing`), on stable and in every `cargo test`. A crash the
+//! fuzzer finds becomes a file under fuzz/regressions/ (docs/fuzzing.md).
+
+use std::path::Path;
+
+use leasetrace::fuzzing::TARGETS;
+
+/// Runs every file under `fuzz/<corpus>/<target>/` through its target, naming the file that fails.
+fn replay(corpus: &str) -> usize {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join(corpus);
+    let mut count = 0;
+    for (target, run) in TARGETS {
+        let Ok(entries) = std::fs::read_dir(root.join(target)) else { continue };
+        let mut files: Vec<_> = entries.flatten().map(|entry| entry.path()).collect();
+        files.sort();
+        for file in files {
+            let data = std::fs::read(&file).unwrap();
+            assert!(
+                std::panic::catch_unwind(|| run(&data)).is_ok(),
+                "{} fails the invariants of the {target} target (message above)",
+                file.display()
+            );
+            count += 1;
+        }
+    }
+    count
+}
+
+#[test]
+fn fuzz_regressions_hold() {
+    replay("regressions");
+}
+
+#[test]
+fn fuzz_seed_corpora_hold_every_target_invariant() {
+    let count = replay("seeds");
+    // The seeds are there: a corpus folder renamed away would make this test pass on nothing.
+    assert!(count >= 100, "only {count} seeds under fuzz/seeds/");
+    for (target, _) in TARGETS {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds").join(target);
+        assert!(std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_some()), "no seeds for {target}");
+    }
+}
