@@ -254,8 +254,12 @@ pub fn lock_report(
     let zone_given = args.tz.is_some() || has_sources;
     let instant = |flag: &str, text: &str| -> Result<chrono::DateTime<chrono::Utc>> {
         let stamp = time::parse_field(text).map_err(|e| error::Error::usage(format!("{flag}: {e}")))?;
+        // Within the years a timeline holds, as every time read from a source is: the plan adds
+        // up to about 95 years of parameters to it, and RFC 3339 (the JSON plan's times) has
+        // four-digit years (found by fuzzing: 9999-12-31 printed `+10031-…`).
         stamp
             .to_utc(zone_given.then_some(tz))
+            .and_then(|at| time::moment(at).map(|_| at))
             .map_err(|p| error::Error::usage(format!("{flag} '{text}': {}", p.explain("--tz"))))
     };
     let question = lock_plan::Question {

@@ -551,6 +551,8 @@ pub fn format_duration(seconds: f64) -> String {
         // Hundredths are what people compare (0.66 s); below a second milliseconds still count.
         let text = if seconds < 1.0 { format!("{seconds:.3}") } else { format!("{seconds:.2}") };
         let text = text.trim_end_matches('0').trim_end_matches('.');
+        // A negative duration too small to show is none: "0 s", never "-0 s" (found by fuzzing).
+        let sign = if text == "0" { "" } else { sign };
         return format!("{sign}{text} s");
     }
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -1065,6 +1067,14 @@ mod tests {
         assert_eq!(format_duration(30.0), "30 s");
         assert_eq!(format_duration(32_400.0), "9 h");
         assert_eq!(format_duration(600.0), "10 min");
+    }
+
+    #[test]
+    fn format_duration_of_a_negative_too_small_to_show_has_no_sign() {
+        assert_eq!(format_duration(-0.0001), "0 s");
+        assert_eq!(format_duration(-7.7e-95), "0 s");
+        assert_eq!(format_duration(-0.0), "0 s");
+        assert_eq!(format_duration(-0.004), "-0.004 s");
     }
 
     #[test]

@@ -1443,6 +1443,33 @@ fn lock_renew_time_at_or_after_lock_duration_is_warned() {
     assert!(plain["warnings"].as_array().unwrap().iter().all(|w| w["kind"] != "lock-renew-after-expiry"));
 }
 
+/// Found by fuzzing the lock plan: a time near year 9999 plus a lock at the ceiling printed
+/// `+10031-…` in the JSON plan, which is not RFC 3339. `lock` now takes the times a timeline
+/// holds, as every source's times are.
+#[test]
+fn lock_activated_outside_the_years_a_timeline_holds_is_refused() {
+    let run = leasetrace(&[
+        "lock",
+        "--activated-at",
+        "9999-12-31T00:00:00Z",
+        "--lock-duration",
+        "1000000000000",
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("--activated-at '9999-12-31T00:00:00Z'") && run.stderr.contains("1677-2262"),
+        "{}",
+        run.stderr
+    );
+    let died =
+        leasetrace(&["lock", "--activated-at", "2026-10-07T00:33:00Z", "--died-at", "1600-01-01T00:00:00Z"]).run();
+    assert_eq!(died.code, 2, "{}", died.stdout);
+    assert!(died.stderr.contains("--died-at"), "{}", died.stderr);
+}
+
 #[test]
 fn lock_without_a_zone_for_a_local_time_says_which_flag_to_pass() {
     let run = leasetrace(&["lock", "--activated-at", "2026-10-07 09:33:00"]).run();
