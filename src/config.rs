@@ -199,7 +199,9 @@ impl Config {
             })?;
             // `-` is standard input wherever the manifest lives: what the user pipes in is theirs.
             let path = if source.path == "-" { PathBuf::from("-") } else { base.join(&source.path) };
-            if let (Some(folder), false) = (&folder, source.path == "-") {
+            // A parameters file that --params replaces is not read: nothing to check.
+            let replaced = kind == SourceKind::BullmqParams && args.params.is_some();
+            if let (Some(folder), false) = (&folder, source.path == "-" || replaced) {
                 warnings.extend(confine(folder, &place, &path, kind, args.allow_outside_case)?);
             }
             if kind == SourceKind::BullmqParams {
