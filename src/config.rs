@@ -135,6 +135,14 @@ impl Config {
         let (manifest, base, manifest_path) = match &case {
             Some(case) => {
                 let path = if case.is_dir() { case.join(MANIFEST) } else { case.clone() };
+                // The manifest a folder holds is read like its sources (`confine`): a FIFO there
+                // would hang the run. One named on the command line is the user's choice.
+                if let (true, Some(what)) = (case.is_dir(), crate::confine::not_a_file(&path)) {
+                    return Err(Error::usage(format!(
+                        "{}: {what}, not a regular file: a case folder's manifest is a file",
+                        path.display()
+                    )));
+                }
                 if !path.exists() {
                     return Err(Error::usage(format!(
                         "{}: no {MANIFEST} here; `leasetrace init {}` drafts one from the files (the manifest is described in docs/inputs.md of the leasetrace source), or give the sources with --ledger, --log and --params",

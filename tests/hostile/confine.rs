@@ -224,6 +224,16 @@ fn a_fifo_named_by_a_manifest_is_refused() {
 }
 
 #[test]
+fn a_fifo_as_the_manifest_of_a_case_folder_is_refused() {
+    let setup = Setup::new("");
+    let manifest = setup.case().join("leasetrace.toml");
+    std::fs::remove_file(&manifest).unwrap();
+    mkfifo(&manifest);
+    let ran = run(&["analyze", setup.case().to_str().unwrap()]);
+    assert_refused(&ran, &["leasetrace.toml: a named pipe (FIFO), not a regular file"]);
+}
+
+#[test]
 fn a_device_named_by_a_manifest_is_refused() {
     // /dev/zero would read without end; outside the folder, and a device even when that is allowed.
     let setup = Setup::new(&log_source("/dev/zero"));
