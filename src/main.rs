@@ -131,7 +131,9 @@ fn write_stdout(color: bool, write: impl FnOnce(&mut dyn Write) -> io::Result<()
     // Stdout is line-buffered: a timeline of millions of events would be a write per line.
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout);
     match write(&mut out).and_then(|()| out.flush()) {
-        Err(error) if error.kind() != io::ErrorKind::BrokenPipe => Err(write_failed(&error)),
+        Err(error) if error.kind() != io::ErrorKind::BrokenPipe => {
+            Err(render::as_read_back_failure(error).unwrap_or_else(|error| write_failed(&error)))
+        }
         _ => Ok(()),
     }
 }
