@@ -318,6 +318,25 @@ fn a_fifo_given_by_flag_is_read_like_stdin() {
 }
 
 #[test]
+fn a_fifo_whose_writer_has_finished_is_not_opened_again() {
+    // A few lines are written and the FIFO closed at once: opened a second time (to see whether
+    // its lines can be read back), it would wait for a writer that never comes.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("short.fifo");
+    mkfifo(&fifo);
+    let lines =
+        "2026-10-07 09:37:26.000 INFO  [main] server starting\n2026-10-07 09:37:27.000 INFO  [main] listening\n";
+    let writer = feed(&fifo, lines.as_bytes().to_vec());
+    let ran = run(&["timeline", "--log", fifo.to_str().unwrap(), "--log-tz", "UTC", "--format", "json"]);
+    writer.join().unwrap();
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let report: Value = serde_json::from_str(&ran.stdout).unwrap();
+    assert_eq!(report["inputs"][0]["lines"], 2);
+    let restart = &report["timeline"].as_array().unwrap()[0];
+    assert_eq!(restart["raw"], "2026-10-07 09:37:26.000 INFO  [main] server starting", "{restart}");
+}
+
+#[test]
 fn init_leaves_out_a_link_out_of_the_folder_and_a_fifo_and_its_manifest_passes_the_check() {
     let setup = Setup::new("");
     let case = setup.case();
