@@ -65,7 +65,7 @@ impl EventFormat for NestJs {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
+        let rules = RuleSet::shared(&spec.rules, spec.builtin_rules, &spec.display_path())?;
         let mut lines = Lines::new(input);
         let mut stamped = 0u64;
         let mut order = spec.line_order();

@@ -355,7 +355,35 @@ pub fn check_pattern_length(pattern: &str) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// Rule sets compiled in this process, by their rules: at most `SHARED_KEPT`.
+type SharedRuleSets = Vec<((Vec<(String, String)>, bool), std::sync::Arc<RuleSet>)>;
+
+/// How many compiled rule sets `RuleSet::shared` keeps (a case's logs name a few at most).
+const SHARED_KEPT: usize = 8;
+
 impl RuleSet {
+    /// `RuleSet::new`, compiled once per process for the same rules: the logs of a case mostly
+    /// share them (the built-in rules alone), and compiling the candidate search of every rule at
+    /// once is the costly part of reading a small log (the fuzz targets read thousands a second,
+    /// docs/fuzzing.md). An error is not kept: it names its source.
+    pub fn shared(user: &[RuleSpec], builtin: bool, source: &str) -> Result<std::sync::Arc<RuleSet>> {
+        static SHARED: std::sync::Mutex<SharedRuleSets> = std::sync::Mutex::new(Vec::new());
+        let key = (user.iter().map(|rule| (rule.event.clone(), rule.pattern.clone())).collect::<Vec<_>>(), builtin);
+        let lookup =
+            |kept: &SharedRuleSets| kept.iter().find(|(known, _)| *known == key).map(|(_, rules)| rules.clone());
+        if let Some(rules) = lookup(&SHARED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)) {
+            return Ok(rules);
+        }
+        // Compiled without the lock held: two threads may compile the same set once each.
+        let rules = std::sync::Arc::new(RuleSet::new(user, builtin, source)?);
+        let mut kept = SHARED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if kept.len() >= SHARED_KEPT {
+            kept.remove(0);
+        }
+        kept.push((key, rules.clone()));
+        Ok(rules)
+    }
+
     /// Compiles user rules (validated: known event names, known capture names) and, unless
     /// disabled, the built-in rules after them.
     pub fn new(user: &[RuleSpec], builtin: bool, source: &str) -> Result<RuleSet> {
@@ -639,6 +667,22 @@ mod tests {
 
     fn builtin() -> RuleSet {
         RuleSet::new(&[], true, "server.log").unwrap()
+    }
+
+    #[test]
+    fn shared_rule_sets_are_compiled_once_per_rules_and_errors_are_not_kept() {
+        let rule = |pattern: &str| RuleSpec { event: "job-stalled".into(), pattern: pattern.into() };
+        let first = RuleSet::shared(&[rule(r"moved (?P<job_id>\S+) back")], true, "a.log").unwrap();
+        let again = RuleSet::shared(&[rule(r"moved (?P<job_id>\S+) back")], true, "b.log").unwrap();
+        assert!(std::sync::Arc::ptr_eq(&first, &again), "the same rules: one compiled set");
+        let other = RuleSet::shared(&[rule(r"moved (?P<job_id>\S+) back")], false, "a.log").unwrap();
+        assert!(!std::sync::Arc::ptr_eq(&first, &other), "built-in rules off: another set");
+        assert_eq!(again.classify("moved 42 back").job_id.as_deref(), Some("42"));
+        // Each error names the source it was asked for.
+        for source in ["x.log", "y.log"] {
+            let Err(error) = RuleSet::shared(&[rule("(")], true, source) else { panic!("an invalid regex compiled") };
+            assert!(error.to_string().starts_with(source), "{error}");
+        }
     }
 
     #[test]

@@ -42,7 +42,7 @@ impl EventFormat for ServerLog {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
+        let rules = RuleSet::shared(&spec.rules, spec.builtin_rules, &spec.display_path())?;
         let part = Part { spec, source, rules: &rules, start: spec.text_start, later: false };
         let scan = part.scan(input, None, events, summary)?;
         scan.finish(events, summary)
@@ -101,7 +101,7 @@ fn read_in_parts(
         None
     };
     let Some(middle) = middle else { return ServerLog.read(spec, source, input, events, summary) };
-    let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
+    let rules = RuleSet::shared(&spec.rules, spec.builtin_rules, &spec.display_path())?;
     let stop = std::sync::atomic::AtomicBool::new(false);
     let (first, later) = std::thread::scope(|scope| {
         let later = scope.spawn(|| {
