@@ -290,7 +290,8 @@ pub fn bullmq_records(data: &[u8]) {
     source_target(kind, data);
 }
 
-/// A per-process folder for the targets that read files by path.
+/// A per-process folder for the targets that read files by path: one input at a time per
+/// process, as libFuzzer runs them (the stable test replays them in one test for that reason).
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("leasetrace-fuzz-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a scratch folder for the fuzz input");

@@ -611,7 +611,14 @@ pub fn parse_bound(text: &str) -> Result<Bound, String> {
     // Minutes without seconds (`2026-10-07 09:50`, `2026-10-07T09:50+09:00`) as people write them.
     let b = trimmed.as_bytes();
     let padded;
-    let full = if b.len() >= 16 && looks_like_date(b) && b[13] == b':' && b.get(16) != Some(&b':') {
+    // The minutes are two ASCII digits, so that byte 16 starts a character (found by fuzzing: a
+    // no-break space there split a character and panicked).
+    let full = if b.len() >= 16
+        && looks_like_date(b)
+        && b[13] == b':'
+        && b[14..16].iter().all(u8::is_ascii_digit)
+        && b.get(16) != Some(&b':')
+    {
         padded = format!("{}:00{}", &trimmed[..16], &trimmed[16..]);
         padded.as_str()
     } else {
@@ -713,6 +720,14 @@ mod bound_tests {
         for text in ["2026-10-07", "2026-13-01 00:00"] {
             let error = parse_bound(text).unwrap_err();
             assert!(error.contains("expected YYYY-MM-DD HH:MM:SS"), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_bound_with_a_multibyte_character_in_its_minutes_is_refused_not_a_panic() {
+        for text in ["2026-10-03 09:5\u{a0}3:00.123", "2026-10-03 09:\u{e9}3", "2026-10-03 09:5\u{1f600}"] {
+            let error = parse_bound(text).unwrap_err();
+            assert!(error.contains(text), "{text}: {error}");
         }
     }
 }

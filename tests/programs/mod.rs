@@ -198,6 +198,9 @@ fn filter_times_that_cannot_be_placed_are_usage_errors_naming_the_fix() {
     assert!(e.contains("--since '2026-10-07 00:50': timestamp has no UTC offset") && e.contains("--tz ZONE"), "{e}");
     let e = error(&["timeline", "--ledger", ledger, "--until", "00:50"]);
     assert!(e.contains("none is declared; give --tz ZONE"), "{e}");
+    // Found by fuzzing: a no-break space inside the minutes split a character and panicked.
+    let e = error(&["timeline", INCIDENT, "--since", "2026-10-07 09:5\u{a0}3"]);
+    assert!(e.contains("--since '2026-10-07 09:5\u{a0}3'"), "{e}");
     let e = error(&["timeline", INCIDENT, "--since", "soon"]);
     assert!(e.contains("--since 'soon' is not a time: expected a time such as"), "{e}");
     let e = error(&["timeline", INCIDENT, "--since", "09:55", "--until", "09:50"]);
