@@ -3,6 +3,7 @@
 //! Data flows one way: sources (`ingest`) → one UTC timeline (`model`) → findings (`detect`) →
 //! output (`render`). `config` validates everything the user said before any of it runs.
 
+pub mod capture;
 pub mod cli;
 pub mod config;
 pub mod coverage;
