@@ -424,6 +424,12 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
         stream["last_generated_id"] = info_map.get("last-generated-id").cloned().unwrap_or(Json::Null);
         stream["max_deleted_entry_id"] = info_map.get("max-deleted-entry-id").cloned().unwrap_or(Json::Null);
         stream["entries_added"] = info_map.get("entries-added").cloned().unwrap_or(Json::Null);
+        // Redis 7 counts every entry ever added: those no longer there were trimmed (BullMQ's
+        // `MAXLEN ~ maxLenEvents`) or deleted. (`max-deleted-entry-id` moves on XDEL, not on a trim.)
+        stream["entries_removed"] = match (info_map.get("entries-added").and_then(Json::as_u64), length) {
+            (Some(added), Some(length)) => added.saturating_sub(length).into(),
+            _ => Json::Null,
+        };
         let bar = progress.items("events stream", "entries", length);
         let mut from = options.since.map_or_else(|| "-".to_string(), |t| format!("{}-0", t.timestamp_millis()));
         // Up to the last entry when the capture began: a busy stream has a defined end.

@@ -1,19 +1,21 @@
 // Fills a Redis with one real BullMQ queue in every state `leasetrace capture` reads, for the
 // capture tests (tests/e2e/capture.rs), then exits with the Redis left as it is:
 //
-//   node capture-seed.mjs PORT QUEUE [MAX_LEN_EVENTS]
+//   node capture-seed.mjs PORT QUEUE [MAX_LEN_EVENTS PAUSE_MS]
 //
 // Jobs completed (one with job logs), failed, delayed and waiting, a job scheduler (its hash, its
 // `repeat` entry and its next delayed job), and one job left active by a worker process that
 // exits without closing, so its lock stays held (lockDuration 10 min: it does not expire while
-// the test reads). MAX_LEN_EVENTS sets the queue's `streams.events.maxLen` (a trimmed stream).
+// the test reads). MAX_LEN_EVENTS sets the queue's `streams.events.maxLen` (a trimmed stream);
+// then, after the first jobs finished, the seed waits PAUSE_MS and adds 8 more waiting jobs, whose
+// entries push the earlier ones out of the stream: the first jobs' hashes are older than it.
 // Prints one JSON line: the ids of what it made and the held lock's token.
 
 import { Queue, Worker } from 'bullmq';
 
-const [port, name, maxLen] = process.argv.slice(2);
+const [port, name, maxLen, pause] = process.argv.slice(2);
 if (!port || !name) {
-  process.stderr.write('usage: node capture-seed.mjs PORT QUEUE [MAX_LEN_EVENTS]\n');
+  process.stderr.write('usage: node capture-seed.mjs PORT QUEUE [MAX_LEN_EVENTS PAUSE_MS]\n');
   process.exit(2);
 }
 const connection = { host: '127.0.0.1', port: Number(port) };
@@ -46,9 +48,11 @@ const settled = new Promise((resolve) => {
 await settled;
 await worker.close();
 
+if (pause) await new Promise((resolve) => setTimeout(resolve, Number(pause)));
 const delayed = await queue.add('review', { pr: 'PR-4499' }, { delay: 3_600_000 });
 const taken = await queue.add('review', { pr: 'PR-4500' });
 const waiting = await queue.add('review', { pr: 'PR-4501' });
+if (pause) for (let n = 4502; n < 4510; n += 1) await queue.add('review', { pr: `PR-${n}` });
 
 // One more job, taken by a worker that never finishes it and exits without closing: its lock
 // stays, as a killed process leaves it. `taken` is first in line (FIFO) and the worker takes one

@@ -25,12 +25,18 @@ struct RedisServer {
 
 impl RedisServer {
     fn start() -> RedisServer {
+        RedisServer::start_with(&[])
+    }
+
+    /// With more `redis-server` options (`--stream-node-max-entries 4`).
+    fn start_with(options: &[&str]) -> RedisServer {
         let dir = tempfile::tempdir().expect("a temp dir");
         for _ in 0..10 {
             let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
             let mut child = Command::new("redis-server")
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
                 .args(["--enable-debug-command", "local", "--daemonize", "no"])
+                .args(options)
                 .arg("--dir")
                 .arg(dir.path())
                 .stdout(Stdio::null())
@@ -274,6 +280,54 @@ fn e2e_capture_of_a_wrong_queue_or_a_redis_without_bullmq_is_exit_2_with_the_rea
         leasetrace(&["capture", "--redis", "redis://127.0.0.1:1", "--queue", "q", out_str, "--timeout", "2"]).run();
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("redis://127.0.0.1:1/0: connect:"), "{}", run.stderr);
+}
+
+#[test]
+fn e2e_capture_of_a_trimmed_stream_says_how_far_back_it_reaches_and_the_report_says_it_was_trimmed() {
+    if !services_ready() {
+        return;
+    }
+    // BullMQ trims with `XADD ... MAXLEN ~ maxLenEvents`: Redis removes whole nodes of the stream
+    // only, 100 entries each by default. Nodes of 4 entries and a maxLen of 5 trim this small queue.
+    let server = RedisServer::start_with(&["--stream-node-max-entries", "4"]);
+    // 1.5 s between the first jobs and the entries that push theirs out: more than the 1 s the
+    // report allows between a server's clock and Redis'.
+    let seeded = seed(&server, "pr-review", &["5", "1500"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("case");
+    let out_str = out.to_str().unwrap();
+    let run = leasetrace(&["capture", "--redis", &server.url(), "--queue", "pr-review", out_str]).run();
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let record = read_json(&out.join("capture.json"));
+    let stream = &record["stream"];
+    assert_eq!(stream["max_len_events"], "5", "{stream:#}");
+    let length = stream["length"].as_u64().unwrap();
+    let added = stream["entries_added"].as_u64().unwrap();
+    assert_eq!(stream["entries_removed"], added - length, "{stream:#}");
+    assert!(added > length, "Redis trimmed entries away\n{stream:#}");
+    assert!(length < 20, "trimmed to about maxLenEvents: {stream:#}");
+    assert_eq!(stream["captured"], length, "{stream:#}");
+    let first = stream["first_id"].as_str().unwrap();
+    assert_eq!(stream["captured_first_id"], first, "{stream:#}");
+
+    // The first jobs finished before the stream's first remaining entry: the report says the
+    // stream was trimmed, and names the job hash that shows it.
+    let first_ms: i64 = first.split('-').next().unwrap().parse().unwrap();
+    let jobs = read_lines(&out.join("jobs.jsonl"));
+    let early = &seeded["completed"][0];
+    let job = jobs.iter().find(|j| j["id"] == *early).expect("the first completed job");
+    let finished: i64 = job["hash"]["finishedOn"].as_str().unwrap().parse().unwrap();
+    assert!(finished + 1000 < first_ms, "job {early} finished at {finished}, the stream starts at {first_ms}");
+    let analyzed = leasetrace(&["analyze", out_str, "--format", "json"]).run();
+    assert_eq!(analyzed.code, 0, "{}", analyzed.stderr);
+    let report = analyzed.json();
+    let assumptions = report["assumptions"].as_array().unwrap();
+    assert!(
+        assumptions.iter().filter_map(Value::as_str).any(|a| a.contains("events.jsonl: the events stream starts at")
+            && a.contains("jobs.jsonl")
+            && a.contains("the stream was trimmed")),
+        "no assumption says the captured stream was trimmed: {assumptions:#?}"
+    );
 }
 
 /// The stalled scenario's captures (mod.rs runs the harness with `--capture`): while the killed
