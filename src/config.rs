@@ -26,6 +26,8 @@ pub const MANIFEST: &str = "leasetrace.toml";
 pub struct Config {
     pub sources: Vec<SourceSpec>,
     pub params_path: Option<PathBuf>,
+    /// The manifest's `capture` record, relative paths resolved against the manifest's folder.
+    pub capture_record: Option<PathBuf>,
     /// Where in the parameters file the parameters are (`params_at`, `--params-at`): a JSON pointer.
     pub params_at: Option<String>,
     pub param_flags: ParamOverrides,
@@ -45,6 +47,8 @@ pub struct Config {
 #[serde(deny_unknown_fields)]
 struct Manifest {
     display_tz: Option<String>,
+    /// A capture record (`capture.json`, written by `leasetrace capture`) the report takes notes from.
+    capture: Option<String>,
     #[serde(default)]
     sources: Vec<ManifestSource>,
     #[serde(default)]
@@ -337,9 +341,11 @@ impl Config {
             }
         }
         let source_zones = sources.iter().map(|s| s.tz).collect();
+        let capture_record = manifest.capture.as_ref().map(|path| base.join(path));
         Ok(Config {
             sources,
             params_path,
+            capture_record,
             params_at,
             param_flags,
             display_tz,

@@ -92,6 +92,9 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     assumptions
         .extend(inputs.iter().flat_map(|input| input.notes.iter().map(|note| format!("{}: {note}", input.path))));
     assumptions.extend(coverage::coverage_gaps(&timeline));
+    if let Some(record) = &config.capture_record {
+        assumptions.extend(capture::record::notes(record)?);
+    }
     if view != View::Timeline {
         assumptions.extend(detect::models_applied(&params));
     }

@@ -16,6 +16,7 @@
 //! (`SCAN` may return a key twice).
 
 pub mod client;
+pub mod record;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
@@ -713,8 +714,10 @@ fn manifest(options: &Options, target: &str, start: &Json) -> String {
     let queue = toml_string(&options.queue);
     format!(
         "# Written by `leasetrace capture` from {target}, queue {queue} (prefix {}), at {} (Redis' clock).\n\
-         # capture.json records what was read, with which commands, and what could not be.\n\
+         # capture.json records what was read, with which commands, and what could not be; the report\n\
+         # takes its notes from it (how far back the stream reached, locks still held, what was left out).\n\
          display_tz = \"UTC\"\n\
+         capture = \"capture.json\"\n\
          \n\
          [[sources]]\n\
          kind = \"bullmq-events\"   # XRANGE of {}:events, one entry per line\n\
@@ -779,6 +782,7 @@ mod tests {
         };
         let text = manifest(&options, "redis://h:1/0", &json!({"redis_time": "2026-12-02T00:00:00Z"}));
         let parsed: toml::Value = toml::from_str(&text).unwrap();
+        assert_eq!(parsed["capture"].as_str(), Some("capture.json"), "the record, for the report");
         let sources = parsed["sources"].as_array().unwrap();
         assert_eq!(sources.len(), 2);
         assert_eq!(sources[0]["queue"].as_str(), Some("pr-\"review"));

@@ -236,6 +236,14 @@ fn e2e_capture_reads_a_real_queue_and_changes_nothing() {
     assert_eq!(analyzed.code, 0, "{}", analyzed.stderr);
     let report = analyzed.json();
     assert_read_whole(&report, &["bullmq-events", "bullmq-jobs"]);
+    let said: Vec<&str> = report["assumptions"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let held = format!(
+        "the lock of job {} (active) was held by {}",
+        seeded["active"].as_str().unwrap(),
+        seeded["lock_token"].as_str().unwrap()
+    );
+    assert!(said.iter().any(|a| a.contains(&held)), "the report names the held lock ({held}): {said:#?}");
+    assert!(!said.iter().any(|a| a.contains("trimmed")), "nothing was trimmed: {said:#?}");
     let entries = std::fs::read_to_string(out.join("events.jsonl")).unwrap().lines().count();
     assert_eq!(record["stream"]["length"], entries, "the whole stream was written");
     assert_eq!(record["stream"]["captured"], entries);
@@ -327,6 +335,17 @@ fn e2e_capture_of_a_trimmed_stream_says_how_far_back_it_reaches_and_the_report_s
             && a.contains("jobs.jsonl")
             && a.contains("the stream was trimmed")),
         "no assumption says the captured stream was trimmed: {assumptions:#?}"
+    );
+    // And the record's own account, which the manifest declares: how much Redis had trimmed.
+    let removed = format!("{} earlier entries had already been trimmed (or deleted), maxLenEvents 5", added - length);
+    assert!(
+        assumptions
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|a| a.contains("capture.json: when captured, the events stream bull:pr-review:events")
+                && a.contains(&removed)
+                && a.contains(first)),
+        "no assumption from the capture record says the stream was trimmed ({removed}): {assumptions:#?}"
     );
 }
 
