@@ -247,6 +247,50 @@ fn e2e_capture_reads_a_real_queue_and_changes_nothing() {
     let entries = std::fs::read_to_string(out.join("events.jsonl")).unwrap().lines().count();
     assert_eq!(record["stream"]["length"], entries, "the whole stream was written");
     assert_eq!(record["stream"]["captured"], entries);
+
+    // Bounded: at most 2 job hashes, and the stream from a time after its last entry.
+    let bounded = dir.path().join("bounded");
+    let after = record["end"]["redis_time"].as_str().unwrap();
+    let run = leasetrace(&[
+        "capture",
+        "--redis",
+        &server.url(),
+        "--queue",
+        "pr-review",
+        bounded.to_str().unwrap(),
+        "--max-jobs",
+        "2",
+        "--since",
+        after,
+    ])
+    .run();
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let limited = read_json(&bounded.join("capture.json"));
+    assert_eq!(read_lines(&bounded.join("jobs.jsonl")).len(), 0, "every job's times are before --since");
+    assert_eq!(limited["bounds"]["jobs_before_since"], jobs.len(), "{:#}", limited["bounds"]);
+    assert_eq!(limited["stream"]["captured"], 0, "{:#}", limited["stream"]);
+    let run = leasetrace(&[
+        "capture",
+        "--redis",
+        &server.url(),
+        "--queue",
+        "pr-review",
+        dir.path().join("two").to_str().unwrap(),
+        "--max-jobs",
+        "2",
+    ])
+    .run();
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(read_lines(&dir.path().join("two/jobs.jsonl")).len(), 2);
+    let two = read_json(&dir.path().join("two/capture.json"));
+    assert_eq!(two["bounds"]["jobs_beyond_max_jobs"], jobs.len() - 2, "{:#}", two["bounds"]);
+    let report = leasetrace(&["analyze", dir.path().join("two").to_str().unwrap(), "--format", "json"]).run().json();
+    let said: Vec<&str> = report["assumptions"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let left = format!("{} job hash(es) of the queue were not captured (--max-jobs 2)", jobs.len() - 2);
+    assert!(
+        said.iter().any(|a| a.contains(&left)),
+        "the report says the job hashes are incomplete ({left}): {said:#?}"
+    );
 }
 
 #[test]
