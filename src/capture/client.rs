@@ -108,6 +108,11 @@ impl Reader {
     fn failed(&self, shown: &str, error: &redis::RedisError) -> Error {
         let message = if error.is_timeout() {
             format!("no answer within the timeout ({error}): a busy server, or raise --timeout")
+        } else if error.to_string().contains("certificate") {
+            // rustls checks the server's certificate at the first command, not at connect.
+            format!(
+                "{error}: the TLS certificate of the server was refused (rediss:// trusts the system's CA certificates; SSL_CERT_FILE=FILE names a CA file of your own)"
+            )
         } else {
             error.to_string()
         };

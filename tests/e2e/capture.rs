@@ -393,6 +393,113 @@ fn e2e_capture_of_a_trimmed_stream_says_how_far_back_it_reaches_and_the_report_s
     );
 }
 
+#[test]
+fn e2e_capture_over_tls_checks_the_certificate_and_reads_the_queue() {
+    if !services_ready() {
+        return;
+    }
+    // A CA and a server certificate of the test's own (openssl, as Redis' own TLS tests make them).
+    let certs = tempfile::tempdir().unwrap();
+    let at = |name: &str| certs.path().join(name).to_str().unwrap().to_string();
+    std::fs::write(
+        certs.path().join("ext.cnf"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+    )
+    .unwrap();
+    let openssl = |args: &[&str]| {
+        let output = Command::new("openssl").args(args).current_dir(certs.path()).output();
+        match output {
+            Ok(output) => assert!(output.status.success(), "openssl {args:?}:\n{}", output_text(&output)),
+            Err(error) if !in_ci(std::env::var_os("CI").as_deref()) => {
+                let _ = std::io::stderr()
+                    .write_all(format!("SKIPPED the TLS capture test: no openssl ({error})\n").as_bytes());
+                return false;
+            }
+            Err(error) => panic!("openssl is needed for the TLS capture test: {error}"),
+        }
+        true
+    };
+    if !openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=leasetrace-test-ca",
+    ]) {
+        return;
+    }
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ]);
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ]);
+    let tls_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+    let (cert, key, ca) = (at("server.pem"), at("server.key"), at("ca.pem"));
+    let server = RedisServer::start_with(&[
+        "--tls-port",
+        &tls_port,
+        "--tls-cert-file",
+        &cert,
+        "--tls-key-file",
+        &key,
+        "--tls-ca-cert-file",
+        &ca,
+        "--tls-auth-clients",
+        "no",
+    ]);
+    seed(&server, "pr-review", &[]);
+    let url = format!("rediss://localhost:{tls_port}/0");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("case");
+
+    // A CA this machine does not trust: refused, and said so.
+    let mut refused = leasetrace(&["capture", "--redis", &url, "--queue", "pr-review", out.to_str().unwrap()]);
+    refused.command.env_remove("SSL_CERT_FILE").env_remove("SSL_CERT_DIR");
+    let refused = refused.run();
+    assert_eq!(refused.code, 2, "{}{}", refused.stdout, refused.stderr);
+    assert!(refused.stderr.contains(&url) && refused.stderr.contains("certificate"), "{}", refused.stderr);
+
+    let mut trusted = leasetrace(&["capture", "--redis", &url, "--queue", "pr-review", out.to_str().unwrap()]);
+    trusted.command.env("SSL_CERT_FILE", &ca);
+    let trusted = trusted.run();
+    assert_eq!(trusted.code, 0, "{}{}", trusted.stdout, trusted.stderr);
+    let record = read_json(&out.join("capture.json"));
+    assert_eq!(record["target"]["server"], url.as_str(), "{:#}", record["target"]);
+    assert!(record["jobs"]["written"].as_u64().unwrap() > 0, "{:#}", record["jobs"]);
+}
+
 /// The stalled scenario's captures (mod.rs runs the harness with `--capture`): while the killed
 /// worker's lock was held, the record shows its holder and remaining time as Redis had them; at
 /// the export, the captured folder gives the findings the harness's own exports give.
