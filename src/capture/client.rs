@@ -80,9 +80,20 @@ impl Reader {
         let remote =
             |command: &str, message: String| Error::Remote { target: target.clone(), command: command.into(), message };
         let client = redis::Client::open(info).map_err(|e| remote("connect", e.to_string()))?;
-        let connection = client
-            .get_connection_with_timeout(timeout)
-            .map_err(|e| remote("connect", format!("{e} (within the --timeout of {} s)", timeout.as_secs_f64())))?;
+        let connection = client.get_connection_with_timeout(timeout).map_err(|e| {
+            let seconds = timeout.as_secs_f64();
+            if e.is_timeout() {
+                // The connection, AUTH or SELECT: the server took the connection and said nothing.
+                remote(
+                    "connect",
+                    format!(
+                        "no answer within the --timeout of {seconds} s ({e}): is this a Redis server, and is it busy?"
+                    ),
+                )
+            } else {
+                remote("connect", format!("{e} (within the --timeout of {seconds} s)"))
+            }
+        })?;
         connection.set_read_timeout(Some(timeout)).map_err(|e| remote("connect", e.to_string()))?;
         connection.set_write_timeout(Some(timeout)).map_err(|e| remote("connect", e.to_string()))?;
         Ok((Reader { connection, target, commands: BTreeMap::new() }, auth))

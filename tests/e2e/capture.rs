@@ -553,3 +553,48 @@ pub(super) fn assert_captured_the_stalled_sweep(staged: &Staged, report: &Value)
     assert_eq!(alone.code, 0, "{}", alone.stderr);
     assert_read_whole(&alone.json(), &["bullmq-events", "bullmq-jobs"]);
 }
+
+#[test]
+fn capture_gives_up_on_a_server_that_never_answers_and_names_the_command() {
+    // A listener that accepts the connection and never replies: the read timeout, not a hang.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let holder = std::thread::spawn(move || {
+        let (socket, _) = listener.accept().unwrap();
+        std::thread::sleep(Duration::from_secs(3));
+        drop(socket);
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("case");
+    let url = format!("redis://:hunter2@127.0.0.1:{port}/3");
+    let started = Instant::now();
+    let run =
+        leasetrace(&["capture", "--redis", &url, "--queue", "q", out.to_str().unwrap(), "--timeout", "0.5"]).run();
+    assert!(started.elapsed() < Duration::from_secs(3), "gave up within the timeout: {:?}", started.elapsed());
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains(&format!("redis://127.0.0.1:{port}/3: ")), "names the server: {}", run.stderr);
+    assert!(!run.stderr.contains("hunter2"), "never the password: {}", run.stderr);
+    assert!(run.stderr.contains(": connect: no answer within the --timeout of 0.5 s"), "{}", run.stderr);
+    assert!(!out.exists(), "nothing written");
+    holder.join().unwrap();
+}
+
+#[test]
+fn capture_refuses_a_queue_name_bullmq_refuses_and_a_url_that_is_not_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("case");
+    let out = out.to_str().unwrap();
+    let run = leasetrace(&["capture", "--redis", "redis://127.0.0.1:1", "--queue", "a:b", out]).run();
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("--queue 'a:b'") && run.stderr.contains("Queue name cannot contain :"),
+        "{}",
+        run.stderr
+    );
+    let run = leasetrace(&["capture", "--redis", "http://user:pw@host", "--queue", "q", out]).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("not a Redis URL") && !run.stderr.contains("pw@"), "{}", run.stderr);
+    let run = leasetrace(&["capture", "--redis", "redis://127.0.0.1:1", "--queue", "q", out, "--since", "09:50"]).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("--since '09:50'"), "{}", run.stderr);
+}
