@@ -368,6 +368,33 @@ impl Config {
         }
         let source_zones = sources.iter().map(|s| s.tz).collect();
         let capture_record = manifest.capture.as_ref().map(|path| base.join(path));
+        // The capture record is named by the manifest like its sources, and held to the same rule.
+        if let (Some(folder), Some(path)) = (&folder, &capture_record) {
+            let place = format!("{manifest_name}: capture ({})", path.display());
+            match folder.place(path) {
+                Place::Outside(resolved) if !args.allow_outside_case => {
+                    return Err(Error::usage(format!(
+                        "{place}: resolves to {}, outside the case folder {}: copy the capture record into the folder, or pass --allow-outside-case to read it",
+                        resolved.display(),
+                        folder.root().display()
+                    )));
+                }
+                Place::Outside(resolved) => warnings.push(Warning {
+                    kind: "source-outside-case",
+                    message: format!(
+                        "{place} was read from {}, outside the case folder {} (--allow-outside-case)",
+                        resolved.display(),
+                        folder.root().display()
+                    ),
+                }),
+                Place::Inside => {}
+            }
+            if let Some(what) = crate::confine::not_a_file(path) {
+                return Err(Error::usage(format!(
+                    "{place}: {what}, not a regular file: the capture record is a JSON file"
+                )));
+            }
+        }
         Ok(Config {
             sources,
             params_path,

@@ -598,3 +598,20 @@ fn capture_refuses_a_queue_name_bullmq_refuses_and_a_url_that_is_not_one() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("--since '09:50'"), "{}", run.stderr);
 }
+
+#[test]
+fn a_capture_record_outside_the_case_folder_is_refused_like_a_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = dir.path().join("case");
+    std::fs::create_dir(&case).unwrap();
+    std::fs::write(dir.path().join("capture.json"), r#"{"schema": "leasetrace.capture/v1"}"#).unwrap();
+    std::fs::write(case.join("events.jsonl"), "").unwrap();
+    std::fs::write(
+        case.join("leasetrace.toml"),
+        "capture = \"../capture.json\"\n[[sources]]\nkind = \"bullmq-events\"\npath = \"events.jsonl\"\nqueue = \"q\"\n",
+    )
+    .unwrap();
+    let run = leasetrace(&["analyze", case.to_str().unwrap()]).run();
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("capture (") && run.stderr.contains("outside the case folder"), "{}", run.stderr);
+}
