@@ -2,8 +2,8 @@
 # CI's fuzzing step (docs/fuzzing.md): every target for LEASETRACE_FUZZ_SECONDS (30) from its
 # seeds, on a nightly toolchain with cargo-fuzz. Without either (and no way to install them), it
 # says that it skipped fuzzing and exits 0; a crash, a timeout or running out of memory in a
-# target fails it. Built without a sanitizer: leasetrace has no unsafe code, and the build and
-# the runs take about half the time they take with AddressSanitizer.
+# target fails it. Built without a sanitizer: leasetrace has no unsafe code, and the cold build
+# takes about a third of the time it takes with AddressSanitizer (docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${LEASETRACE_FUZZ_SECONDS:-30}

@@ -1443,6 +1443,19 @@ fn lock_renew_time_at_or_after_lock_duration_is_warned() {
     assert!(plain["warnings"].as_array().unwrap().iter().all(|w| w["kind"] != "lock-renew-after-expiry"));
 }
 
+/// Found by fuzzing the parameters file: lockDuration 1 gave the default lockRenewTime
+/// `1 / 2 = 0` ms, a value no flag or file may give. It is at least 1 ms.
+#[test]
+fn lock_duration_of_1_ms_gives_a_renew_time_of_1_ms_not_0() {
+    let run =
+        leasetrace(&["lock", "--activated-at", "2026-10-07T00:33:00Z", "--lock-duration", "1", "--format", "json"])
+            .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let plan = run.json();
+    assert_eq!(plan["first_renewal_due_at"], "2026-10-07T00:33:00.001Z", "renewed after 1 ms");
+    assert!(plan["warnings"].to_string().contains("lockRenewTime 1 ms"), "{}", plan["warnings"]);
+}
+
 /// Found by fuzzing the lock plan: a time near year 9999 plus a lock at the ceiling printed
 /// `+10031-…` in the JSON plan, which is not RFC 3339. `lock` now takes the times a timeline
 /// holds, as every source's times are.

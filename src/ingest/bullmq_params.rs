@@ -120,7 +120,12 @@ impl Place {
     fn effective(&self) -> [u64; 4] {
         let value = |i: usize, default: u64| self.given[i].as_ref().map_or(default, |g| g.value);
         let lock = value(0, DEFAULT_LOCK_DURATION_MS);
-        [lock, value(1, lock / 2), value(2, DEFAULT_STALLED_INTERVAL_MS), value(3, DEFAULT_MAX_STALLED_COUNT)]
+        [
+            lock,
+            value(1, crate::model::params::half_of_lock(lock)),
+            value(2, DEFAULT_STALLED_INTERVAL_MS),
+            value(3, DEFAULT_MAX_STALLED_COUNT),
+        ]
     }
 }
 

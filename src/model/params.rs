@@ -27,6 +27,13 @@ pub const DEFAULT_MAX_STALLED_COUNT: u64 = 1;
 /// never a real setting, would overflow that arithmetic, so the readers refuse it.
 pub const MAX_PARAM_VALUE: u64 = 1_000_000_000_000;
 
+/// BullMQ's default lockRenewTime, `lockDuration / 2`, in whole ms: never 0 (found by fuzzing: a
+/// 1 ms lock gave a 0 ms renew time, which no flag or file may give). BullMQ divides without
+/// rounding, and Node runs a timer of less than 1 ms after 1 ms.
+pub fn half_of_lock(lock_duration: u64) -> u64 {
+    (lock_duration / 2).max(1)
+}
+
 /// The four lock parameters, in the order reports list them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Param {
@@ -397,8 +404,8 @@ impl LockParams {
         };
         let (lock_duration, lock_duration_origin) =
             chosen(&mut params, Param::LockDuration).unwrap_or((defaults.lock_duration, ParamOrigin::Default));
-        let (lock_renew_time, renew_origin) =
-            chosen(&mut params, Param::LockRenewTime).unwrap_or((lock_duration / 2, ParamOrigin::HalfOfLockDuration));
+        let (lock_renew_time, renew_origin) = chosen(&mut params, Param::LockRenewTime)
+            .unwrap_or((half_of_lock(lock_duration), ParamOrigin::HalfOfLockDuration));
         let (stalled_interval, stalled_origin) =
             chosen(&mut params, Param::StalledInterval).unwrap_or((defaults.stalled_interval, ParamOrigin::Default));
         let (max_stalled_count, max_origin) =
@@ -491,7 +498,7 @@ impl LockParams {
             },
             ParamOrigin::HalfOfLockDuration => {
                 let (lock, line) = self.value_at(Param::LockDuration, at, source, worker);
-                (lock / 2, line)
+                (half_of_lock(lock), line)
             }
             _ => (self.value(param), None),
         }
