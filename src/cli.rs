@@ -192,6 +192,11 @@ pub struct CaseArgs {
     #[arg(long, value_name = "SECONDS")]
     pub duplicate_window: Option<f64>,
 
+    /// Longest line (or CSV record) read, in bytes (default 16777216, 16 MiB): a longer one is
+    /// rejected with its line number and passed over without being held in memory.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=crate::ingest::lines::MAX_LINE_BYTES_CEILING))]
+    pub max_line_bytes: Option<u64>,
+
     /// Show only events at or after TIME (and the findings citing them): RFC 3339 with an offset
     /// (2026-10-07T09:50:00+09:00), a local date and time (2026-10-07 09:50) or a clock time
     /// (09:50, on the case's date), both read in the display zone (--tz). The analysis reads everything.

@@ -175,8 +175,8 @@ impl EventFormat for XrangeJson {
             }
             return Ok(());
         }
-        let mut lines = Lines::new(input);
-        while let Some((line, text)) = lines.next_line(&spec.path)? {
+        let mut lines = Lines::new(input, spec.max_line_bytes);
+        while let Some((line, text)) = lines.next_line(&spec.path, summary)? {
             summary.lines += 1;
             if text.trim().is_empty() {
                 summary.ignore("blank");
@@ -252,12 +252,12 @@ impl EventFormat for XrangeText {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let mut lines = Lines::new(input);
+        let mut lines = Lines::new(input, spec.max_line_bytes).pairs();
         let mut current: Option<Entry> = None;
         // Within an entry tokens come in field/value pairs; a stream id can only start a new
         // entry where a field name is expected.
         let mut pending_field: Option<String> = None;
-        while let Some((line, text)) = lines.next_line(&spec.path)? {
+        while let Some((line, text)) = lines.next_line(&spec.path, summary)? {
             summary.lines += 1;
             if text.trim().is_empty() {
                 summary.ignore("blank");

@@ -122,6 +122,9 @@ pub struct SourceSpec {
     /// the reader never sees (`lines::Text`) but the byte offsets that lines are read back by
     /// (`Reread::Seek`) count. Set when the source is opened.
     pub text_start: u64,
+    /// The longest line (a CSV ledger: record) read, in bytes: a longer one is rejected and passed
+    /// over in bounded memory (`lines::MAX_LINE_BYTES` unless `--max-line-bytes` says otherwise).
+    pub max_line_bytes: usize,
 }
 
 /// How the lines of a source are read again for the report.
@@ -168,6 +171,7 @@ impl SourceSpec {
             reread: Reread::No,
             reread_compressed: true,
             text_start: 0,
+            max_line_bytes: lines::MAX_LINE_BYTES,
         }
     }
 

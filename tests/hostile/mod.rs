@@ -2,3 +2,4 @@
 //! from someone else holds, read by the real binary.
 
 mod line_ends;
+mod long_lines;

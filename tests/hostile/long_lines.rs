@@ -1,0 +1,148 @@
+//! Lines and records with no end in sight: a line past `--max-line-bytes` is rejected with its
+//! number and passed over in bounded memory, in every reader, from a file, stdin or a gzip.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+
+/// The input of the memory tests: one line of this many bytes (128 MiB), read with the cap
+/// lowered to 1 MiB. A reader that held the line would take at least this much; the bound
+/// asserted is half of it, above the binary's own ~30 MB.
+const LONG: usize = 128 << 20;
+const CAP: &str = "1048576";
+
+/// A run of the binary whose input is written by `feed` (to stdin), with its peak memory.
+struct Measured {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    /// Peak resident set of the child, in bytes (`wait4`'s `ru_maxrss`: this child's alone,
+    /// unlike `RUSAGE_CHILDREN`, which the tests running beside this one share).
+    peak: u64,
+}
+
+/// What writes a run's standard input.
+type Feed = Box<dyn FnOnce(&mut dyn Write) + Send>;
+
+fn measured(args: &[&str], feed: Option<Feed>) -> Measured {
+    // Reaped by `wait4` below, which gives its peak memory.
+    #[allow(clippy::zombie_processes)]
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leasetrace"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .env_remove("CLICOLOR_FORCE")
+        .stdin(if feed.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let writer = feed.map(|feed| {
+        let mut stdin = child.stdin.take().unwrap();
+        std::thread::spawn(move || feed(&mut stdin))
+    });
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let stdout = std::thread::spawn(move || {
+        let mut text = String::new();
+        out.read_to_string(&mut text).unwrap();
+        text
+    });
+    let mut stderr = String::new();
+    err.read_to_string(&mut stderr).unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data, zeroed is a valid value; wait4 writes into the two locals
+    // it is given and reaps our own child, which `child` is not waited on after.
+    #[allow(unsafe_code)]
+    let (waited, usage) = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        (libc::wait4(pid, &raw mut status, 0, &raw mut usage), usage)
+    };
+    assert_eq!(waited, pid);
+    if let Some(writer) = writer {
+        writer.join().unwrap();
+    }
+    assert!(libc::WIFEXITED(status), "exited normally");
+    let peak = u64::try_from(usage.ru_maxrss).unwrap() * 1024;
+    Measured { code: libc::WEXITSTATUS(status), stdout: stdout.join().unwrap(), stderr, peak }
+}
+
+/// Writes `before`, then `len` bytes of `x` without a line end, then `after`, a MiB at a time.
+fn long_line(before: &'static str, len: usize, after: &'static str) -> Feed {
+    Box::new(move |out| {
+        let block = vec![b'x'; 1 << 20];
+        // A reader that stops early (an error) closes the pipe: the rest is not written.
+        let _ = (|| {
+            out.write_all(before.as_bytes())?;
+            for _ in 0..len / block.len() {
+                out.write_all(&block)?;
+            }
+            out.write_all(after.as_bytes())
+        })();
+    })
+}
+
+const STARTING: &str = "2026-10-07 09:33:00.012 INFO server starting\n";
+const AFTER: &str = "\n2026-10-07 09:34:00.000 INFO server starting\n";
+
+fn assert_bounded(run: &Measured) {
+    assert!(run.peak < (LONG / 2) as u64, "peak memory {} MiB for a line of {} MiB", run.peak >> 20, LONG >> 20);
+}
+
+/// The inputs account of the JSON report: lines, used, rejected, and the listed rejections.
+fn account(stdout: &str) -> (u64, u64, u64, Vec<(u64, String)>) {
+    let report: serde_json::Value = serde_json::from_str(stdout).unwrap();
+    let input = &report["inputs"][0];
+    let rejections = input["rejections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["line"].as_u64().unwrap(), r["reason"].as_str().unwrap().to_string()))
+        .collect();
+    (input["lines"].as_u64().unwrap(), input["used"].as_u64().unwrap(), input["rejected"].as_u64().unwrap(), rejections)
+}
+
+const TOO_LONG: &str =
+    "line longer than 1 MiB (the limit; raise it with --max-line-bytes or [analysis] max_line_bytes)";
+
+#[test]
+fn an_endless_line_is_rejected_in_bounded_memory() {
+    let run = measured(
+        &["timeline", "--log", "-", "--log-tz", "UTC", "--max-line-bytes", CAP, "--format", "json"],
+        Some(long_line(STARTING, LONG, AFTER)),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_bounded(&run);
+    // Both restarts are read: the one after the long line too.
+    assert_eq!(account(&run.stdout), (3, 2, 1, vec![(2, TOO_LONG.to_string())]));
+}
+
+#[test]
+fn an_endless_line_at_the_end_of_a_file_is_rejected_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.log");
+    let mut file = std::fs::File::create(&path).unwrap();
+    long_line(STARTING, LONG, "")(&mut file);
+    drop(file);
+    let run = measured(
+        &["timeline", "--log", path.to_str().unwrap(), "--log-tz", "UTC", "--max-line-bytes", CAP, "--format", "json"],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_bounded(&run);
+    assert_eq!(account(&run.stdout), (2, 1, 1, vec![(2, TOO_LONG.to_string())]));
+}
+
+#[test]
+fn a_gzip_that_inflates_to_one_huge_line_is_rejected_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.log.gz");
+    let mut gzip = flate2::write::GzEncoder::new(std::fs::File::create(&path).unwrap(), flate2::Compression::fast());
+    long_line(STARTING, LONG, AFTER)(&mut gzip);
+    gzip.finish().unwrap();
+    let run = measured(
+        &["timeline", "--log", path.to_str().unwrap(), "--log-tz", "UTC", "--max-line-bytes", CAP, "--format", "json"],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_bounded(&run);
+    assert_eq!(account(&run.stdout), (3, 2, 1, vec![(2, TOO_LONG.to_string())]));
+}
