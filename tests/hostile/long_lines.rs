@@ -146,3 +146,83 @@ fn a_gzip_that_inflates_to_one_huge_line_is_rejected_in_bounded_memory() {
     assert_bounded(&run);
     assert_eq!(account(&run.stdout), (3, 2, 1, vec![(2, TOO_LONG.to_string())]));
 }
+
+const LEDGER_HEAD: &str =
+    "at,run_id,event\n2026-10-06T23:54:02.911Z,run-1,round_started\n2026-10-06T23:55:02.911Z,run-1,";
+const LEDGER_TAIL: &str = "\n2026-10-06T23:56:02.911Z,run-1,round_finished\n";
+
+#[test]
+fn a_csv_record_past_the_cap_is_rejected_in_bounded_memory_quoted_or_not() {
+    for (before, after) in [
+        (LEDGER_HEAD, LEDGER_TAIL),
+        (
+            concat!(
+                "at,run_id,event\n2026-10-06T23:54:02.911Z,run-1,round_started\n2026-10-06T23:55:02.911Z,run-1,\"",
+                "\n"
+            ),
+            "\"\n2026-10-06T23:56:02.911Z,run-1,round_finished\n",
+        ),
+    ] {
+        let run = measured(
+            &["timeline", "--ledger", "-", "--max-line-bytes", CAP, "--format", "json"],
+            Some(long_line(before, LONG, after)),
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_bounded(&run);
+        // The header, two rows read, the long one rejected.
+        assert_eq!(account(&run.stdout), (4, 2, 1, vec![(3, TOO_LONG.to_string())]), "{before:?}");
+    }
+}
+
+#[test]
+fn an_unterminated_quote_followed_by_hundreds_of_mb_is_an_error_in_bounded_memory() {
+    let before = concat!(
+        "at,run_id,event\n2026-10-06T23:54:02.911Z,run-1,round_started\n",
+        "2026-10-06T23:55:02.911Z,run-1,\"x\n"
+    );
+    let run = measured(&["timeline", "--ledger", "-", "--max-line-bytes", CAP], Some(long_line(before, LONG, "")));
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        "leasetrace: error: -:3: a quoted field opened at line 3 never closes before the end of the file: is the export truncated?\n"
+    );
+    assert_bounded(&run);
+}
+
+#[test]
+fn an_unterminated_quote_at_eof_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.csv");
+    // A psql export cut short inside a quoted detail.
+    std::fs::write(&path, format!("{LEDGER_HEAD}\"review posted after re")).unwrap();
+    let run = crate::leasetrace(&["analyze", "--ledger", path.to_str().unwrap()]).run();
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "leasetrace: error: {}:3: a quoted field opened at line 3 never closes before the end of the file: is the export truncated?\n",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn a_parameters_file_past_4_mib_is_refused_from_stdin_and_gzip() {
+    let big = format!("{{\"lockDuration\": 30000, \"pad\": \"{}\"}}", "x".repeat(5 << 20));
+    let log = "fixtures/incident-2026-10-07/server.log";
+    let from_stdin = crate::leasetrace(&["analyze", "--log", log, "--log-tz", "Asia/Seoul", "--params", "-"])
+        .stdin(big.as_bytes())
+        .run();
+    assert_eq!(from_stdin.code, 2);
+    assert!(from_stdin.stderr.starts_with("leasetrace: error: -: larger than 4 MiB"), "{}", from_stdin.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bullmq.json.gz");
+    let mut gzip = flate2::write::GzEncoder::new(std::fs::File::create(&path).unwrap(), flate2::Compression::fast());
+    gzip.write_all(big.as_bytes()).unwrap();
+    gzip.finish().unwrap();
+    let run =
+        crate::leasetrace(&["analyze", "--log", log, "--log-tz", "Asia/Seoul", "--params", path.to_str().unwrap()])
+            .run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("bullmq.json.gz: larger than 4 MiB"), "{}", run.stderr);
+}
