@@ -323,6 +323,9 @@ pub(crate) fn join_later_part(
     for fold in &mut account.folds {
         fold.shift(before);
     }
+    if let Some(crowded) = &mut account.crowded {
+        crowded.first_line += before;
+    }
     let texts = std::mem::take(&mut account.texts);
     summary.texts.append_later(texts, line_of(spec, before)?);
     events.append(&mut more);

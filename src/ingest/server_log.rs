@@ -144,6 +144,25 @@ fn read_in_parts(
     first.account(spec, summary)
 }
 
+/// The timestamps in `message` (a stamped line after its own timestamp) laid out as the line's
+/// own: `YYYY-MM-DD`, then `separator` (the own one's `T` or space), then `HH:MM:SS`, not right
+/// after a digit. Looked for at each `-` (a date's first), so a line without dates costs one
+/// `memchr` pass.
+fn stamps_in(message: &[u8], separator: u8) -> u64 {
+    let mut count = 0;
+    for dash in memchr::memchr_iter(b'-', message) {
+        let Some(start) = dash.checked_sub(4) else { continue };
+        let candidate = &message[start..];
+        if candidate.get(10) == Some(&separator)
+            && (start == 0 || !message[start - 1].is_ascii_digit())
+            && matches!(time::stamp_shape(candidate), Shape::Stamped(_))
+        {
+            count += 1;
+        }
+    }
+    count
+}
+
 /// One part of a log: all of it, or the part from byte `start` to its end (`later`), whose lines
 /// are counted from 1.
 struct Part<'a> {
@@ -558,6 +577,13 @@ impl Scan<'_> {
             Leading::Malformed(reason) => return Err(Error::input(&spec.path, Some(line), reason)),
             Leading::Absent => return Ok(false),
         };
+        // Only here, on the lines the rules' search touched (a line whose ends were lost holds
+        // many entries, so a rule's word is likely in it): no second pass over every line.
+        let separator = bytes.get(usize::from(bytes.first() == Some(&b'[')) + 10).copied().unwrap_or(b' ');
+        let stamps = 1 + stamps_in(&bytes[rest..], separator);
+        if stamps >= crate::model::report::CROWDED_STAMPS {
+            crate::model::report::Crowded::add(&mut summary.crowded, line, stamps);
+        }
         // Every timestamped line counts for the order, whatever it is (as in `count_lines`).
         let placed = self.order.as_mut().map_or(Placed::Outside, |order| order.line_text(line, bytes));
         self.last_placed = placed;
@@ -734,6 +760,22 @@ mod tests {
             assert_eq!(joined, input, "reads of {step} bytes");
             assert!(regions >= 3, "{regions} regions");
         }
+    }
+
+    #[test]
+    fn timestamps_in_the_lines_own_layout_are_counted_and_others_not() {
+        let counted = |message: &str, separator: u8| stamps_in(message.as_bytes(), separator);
+        assert_eq!(counted(" INFO a2026-10-07 09:33:01 INFO b\u{1e}2026-10-07 09:33:02.5 c", b' '), 2);
+        // Another layout (`T`), a date alone, inside a longer number, ids with dashes: none.
+        assert_eq!(counted(" deadline 2026-10-07T09:33:01Z", b' '), 0);
+        assert_eq!(counted(" day 2026-10-07 run-0854-a job 12026-10-07 09:33:01", b' '), 0);
+        assert_eq!(counted(" 2026-10-07T09:33:01Z 2026-10-07T09:33:02Z", b'T'), 2);
+        // Read: a line with three is counted, with its count; a line with two is not.
+        let text = "2026-10-07 09:33:00 server starting 2026-10-07 09:33:01 x 2026-10-07 09:33:02 y\n\
+                    2026-10-07 09:34:00 server starting at 2026-10-07 09:33:59\n\
+                    2026-10-07 09:35:00 server starting 2026-10-07 09:35:01 2026-10-07 09:35:02 2026-10-07 09:35:03\n";
+        let (_, summary) = read(text, Some(chrono_tz::UTC)).unwrap();
+        assert_eq!(summary.crowded, Some(crate::model::report::Crowded { lines: 2, first_line: 1, first_stamps: 3 }));
     }
 
     #[test]
