@@ -362,6 +362,8 @@ impl Scan<'_> {
             let region = match region {
                 Region::Lines(region) => region,
                 Region::TooLong(bytes) => {
+                    // Not an entry a continuation after it can take its time from.
+                    self.last_entry = None;
                     self.line += 1;
                     summary.reject(self.line, super::lines::too_long(self.spec.max_line_bytes));
                     self.region_offset += bytes;

@@ -226,3 +226,33 @@ fn a_parameters_file_past_4_mib_is_refused_from_stdin_and_gzip() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("bullmq.json.gz: larger than 4 MiB"), "{}", run.stderr);
 }
+
+#[test]
+fn an_endless_json_log_line_is_rejected_in_bounded_memory() {
+    // pino's lines, as fixtures/formats/pino.log has them, with a message of no end between.
+    const FIRST: &str = "{\"level\":30,\"time\":1791332997812,\"pid\":41877,\"hostname\":\"api-1\",\"msg\":\"loading config\"}\n{\"level\":30,\"time\":1791332997900,\"pid\":41877,\"hostname\":\"api-1\",\"msg\":\"";
+    const LAST: &str =
+        "\"}\n{\"level\":30,\"time\":1791332998104,\"pid\":41877,\"hostname\":\"api-1\",\"msg\":\"worker ready\"}\n";
+    let run = measured(
+        &["timeline", "--log", "-", "--log-tz", "UTC", "--max-line-bytes", CAP, "--format", "json"],
+        Some(long_line(FIRST, LONG, LAST)),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_bounded(&run);
+    let (lines, _, rejected, rejections) = account(&run.stdout);
+    assert_eq!((lines, rejected, rejections), (3, 1, vec![(2, TOO_LONG.to_string())]));
+}
+
+#[test]
+fn an_endless_events_array_is_refused_in_bounded_memory() {
+    // `redis-cli --json XRANGE` writes one array, held whole: past 64 MiB it is refused, however
+    // much more there is (here 512 MiB, read no further than the limit).
+    let run = measured(&["timeline", "--events", "-"], Some(long_line("[\n", 512 << 20, "]")));
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr.starts_with("leasetrace: error: -: larger than 64 MiB as one JSON array: write one entry per line"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.peak < 160 << 20, "peak memory {} MiB", run.peak >> 20);
+}
