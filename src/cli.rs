@@ -114,6 +114,12 @@ pub struct CaseArgs {
     /// Case folder holding leasetrace.toml, or the manifest file itself.
     pub case: Option<PathBuf>,
 
+    /// Read a source that the manifest names outside the case folder (`../x.log`, `/var/log/x`,
+    /// a link out of it). By default such a source is refused: a case folder from someone else
+    /// could make the report quote any file you can read. The report says which it read outside.
+    #[arg(long)]
+    pub allow_outside_case: bool,
+
     /// A run ledger (CSV, TSV or JSON Lines; '-' for stdin). Repeatable.
     #[arg(long, value_name = "PATH")]
     pub ledger: Vec<PathBuf>,

@@ -11,11 +11,13 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 
 use crate::cli::CaseArgs;
+use crate::confine::{CaseFolder, Place};
 use crate::detect::Settings;
 use crate::error::{Error, Result};
 use crate::ingest::{RuleSpec, SourceKind, SourceSpec};
 use crate::model::filter::FilterSpec;
 use crate::model::params::ParamOverrides;
+use crate::model::warnings::Warning;
 use crate::progress::Progress;
 use crate::time::{Ambiguous, parse_zone};
 
@@ -32,6 +34,9 @@ pub struct Config {
     pub display_tz: Tz,
     pub settings: Settings,
     pub assumptions: Vec<String>,
+    /// What the report must say at its top that is known before any file is read: sources read
+    /// outside the case folder (`--allow-outside-case`).
+    pub warnings: Vec<Warning>,
     pub format: String,
     /// What the report shows (`--since`, `--until`, `--job`, `--run`, `--item`): applied to the
     /// finished report, never to what the detectors read (`model::filter`).
@@ -132,6 +137,14 @@ impl Config {
         let (manifest, base, manifest_path) = match &case {
             Some(case) => {
                 let path = if case.is_dir() { case.join(MANIFEST) } else { case.clone() };
+                // The manifest a folder holds is read like its sources (`confine`): a FIFO there
+                // would hang the run. One named on the command line is the user's choice.
+                if let (true, Some(what)) = (case.is_dir(), crate::confine::not_a_file(&path)) {
+                    return Err(Error::usage(format!(
+                        "{}: {what}, not a regular file: a case folder's manifest is a file",
+                        path.display()
+                    )));
+                }
                 if !path.exists() {
                     return Err(Error::usage(format!(
                         "{}: no {MANIFEST} here; `leasetrace init {}` drafts one from the files (the manifest is described in docs/inputs.md of the leasetrace source), or give the sources with --ledger, --log and --params",
@@ -178,6 +191,14 @@ impl Config {
             )));
         }
 
+        let mut warnings = Vec::new();
+        // Resolved once the manifest is read: it was read from there, so the folder resolves.
+        let folder = match &manifest_path {
+            Some(path) => Some(CaseFolder::new(&base).ok_or_else(|| {
+                Error::usage(format!("{}: cannot resolve the folder of the manifest", path.display()))
+            })?),
+            None => None,
+        };
         for (index, source) in manifest.sources.iter().enumerate() {
             let place = format!("{manifest_name}: source {} ({})", index + 1, source.path);
             let kind = SourceKind::from_name(&source.kind).ok_or_else(|| {
@@ -186,8 +207,13 @@ impl Config {
                     source.kind
                 ))
             })?;
-            // `-` is standard input wherever the manifest lives.
+            // `-` is standard input wherever the manifest lives: what the user pipes in is theirs.
             let path = if source.path == "-" { PathBuf::from("-") } else { base.join(&source.path) };
+            // A parameters file that --params replaces is not read: nothing to check.
+            let replaced = kind == SourceKind::BullmqParams && args.params.is_some();
+            if let (Some(folder), false) = (&folder, source.path == "-" || replaced) {
+                warnings.extend(confine(folder, &place, &path, kind, args.allow_outside_case)?);
+            }
             if kind == SourceKind::BullmqParams {
                 if manifest_params {
                     return Err(Error::usage(format!(
@@ -362,11 +388,56 @@ impl Config {
             display_tz,
             settings: Settings { duplicate_window_s, source_zones },
             assumptions,
+            warnings,
             format: args.format.clone(),
             filter,
             progress: Progress::hidden(),
         })
     }
+}
+
+/// A path the manifest names, checked (`confine`): it must resolve to a regular file inside the
+/// case folder. One outside it is an error unless `allow_outside` (`--allow-outside-case`), and
+/// then a warning for the report's top, since a reviewer of the report must know that it quotes a
+/// file the folder does not hold. `place` names the source in messages.
+fn confine(
+    folder: &CaseFolder,
+    place: &str,
+    path: &Path,
+    kind: SourceKind,
+    allow_outside: bool,
+) -> Result<Option<Warning>> {
+    let mut warning = None;
+    if let Place::Outside(resolved) = folder.place(path) {
+        if !allow_outside {
+            return Err(Error::usage(format!(
+                "{place}: resolves to {}, outside the case folder {}; a case folder from someone else could make the report read and quote any file: copy the file into the folder, or pass --allow-outside-case to read it",
+                resolved.display(),
+                folder.root().display()
+            )));
+        }
+        warning = Some(Warning {
+            kind: "source-outside-case",
+            message: format!(
+                "{place} was read from {}, outside the case folder {} (--allow-outside-case): what this report quotes from it is not in the folder",
+                resolved.display(),
+                folder.root().display()
+            ),
+        });
+    }
+    if let Some(what) = crate::confine::not_a_file(path) {
+        let fix = if what == "a folder" {
+            "name a file in it".to_string()
+        } else {
+            format!(
+                "a manifest names files, which are read again to quote the lines a report cites, and {what} can hang the run or read without end; to read it once, as standard input is read, give it on the command line ({} {})",
+                kind.flag(),
+                path.display()
+            )
+        };
+        return Err(Error::usage(format!("{place}: {what}, not a regular file: {fix}")));
+    }
+    Ok(warning)
 }
 
 /// The filter flags, read: bounds parsed (placed once the timeline is known, see

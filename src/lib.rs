@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod confine;
 pub mod coverage;
 pub mod detect;
 pub mod error;
@@ -113,7 +114,8 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
             ));
         }
     }
-    let mut warnings = Vec::new();
+    // Sources read outside the case folder come first: the report's evidence is not all in it.
+    let mut warnings = config.warnings.clone();
     // BullMQ's parameters matter to a case with BullMQ jobs in it (a lease ledger alone has none).
     if view != View::Timeline && has_bullmq_jobs(&timeline) {
         warnings.extend(model::warnings::defaults_in_force(&params));
@@ -211,13 +213,13 @@ pub fn lock_report(
         )));
     }
     let has_sources = args.case.is_some() || !args.ledger.is_empty() || !args.log.is_empty() || !args.events.is_empty();
-    let (params, runs, tz, params_notes) = if has_sources {
+    let (params, runs, tz, params_notes, case_warnings) = if has_sources {
         let config = Config { progress: progress.clone(), ..Config::build(args)? };
         // Only the runs are needed: no raw lines.
         let (report, notes) = build(&config, View::Timeline, false)?;
         let context = detect::Context::new(&report.timeline, &report.params, &config.settings);
         let runs: Vec<f64> = detect::lock_headroom::runs(&context).iter().map(|r| r.seconds).collect();
-        (report.params.clone(), runs, config.display_tz, notes)
+        (report.params.clone(), runs, config.display_tz, notes, config.warnings)
     } else {
         let file = match &args.params {
             Some(path) => {
@@ -247,7 +249,8 @@ pub fn lock_report(
             .as_deref()
             .map(|z| time::parse_zone(z).map_err(|e| error::Error::usage(format!("--tz: {e}"))))
             .transpose()?;
-        (LockParams::resolve(&file.overrides, &flags), Vec::new(), tz.unwrap_or(chrono_tz::UTC), file.notes)
+        let params = LockParams::resolve(&file.overrides, &flags);
+        (params, Vec::new(), tz.unwrap_or(chrono_tz::UTC), file.notes, Vec::new())
     };
     let zone_given = args.tz.is_some() || has_sources;
     let instant = |flag: &str, text: &str| -> Result<chrono::DateTime<chrono::Utc>> {
@@ -265,7 +268,8 @@ pub fn lock_report(
     };
     let mut plan = lock_plan::plan(&question);
     // Every time of the plan rests on the parameters: what is assumed or disputed is said first,
-    // and where they came from first among the notes.
+    // and where they came from first among the notes. A case read outside its folder is said first.
+    plan.warnings.extend(case_warnings);
     plan.warnings.extend(model::warnings::defaults_in_force(&params));
     plan.warnings.extend(model::warnings::disagreements(&params, tz));
     plan.warnings.extend(model::warnings::renew_after_expiry(&params));

@@ -24,7 +24,7 @@ fn main() -> ExitCode {
                 && !error.use_stderr()
                 && failure.kind() != io::ErrorKind::BrokenPipe
             {
-                eprintln!("leasetrace: error: {}", write_failed(&failure));
+                print_error(&write_failed(&failure));
                 return ExitCode::from(2);
             }
             return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     match run(&cli) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!("leasetrace: error: {error}");
+            print_error(&error);
             ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
         }
     }
@@ -131,9 +131,17 @@ fn write_stdout(color: bool, write: impl FnOnce(&mut dyn Write) -> io::Result<()
     // Stdout is line-buffered: a timeline of millions of events would be a write per line.
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout);
     match write(&mut out).and_then(|()| out.flush()) {
-        Err(error) if error.kind() != io::ErrorKind::BrokenPipe => Err(write_failed(&error)),
+        Err(error) if error.kind() != io::ErrorKind::BrokenPipe => {
+            Err(render::as_read_back_failure(error).unwrap_or_else(|error| write_failed(&error)))
+        }
         _ => Ok(()),
     }
+}
+
+/// The error on stderr. `eprintln!` would panic (exit 101) when stderr refuses the write
+/// (`2> /dev/full`); the exit code still says what happened, so a failed write is let go.
+fn print_error(error: &Error) {
+    let _ = writeln!(io::stderr().lock(), "leasetrace: error: {error}");
 }
 
 fn write_failed(error: &io::Error) -> Error {

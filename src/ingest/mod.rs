@@ -62,6 +62,17 @@ impl SourceKind {
         }
     }
 
+    /// The flag that gives a source of this kind on the command line.
+    pub fn flag(self) -> &'static str {
+        match self {
+            SourceKind::Ledger => "--ledger",
+            SourceKind::Log => "--log",
+            SourceKind::BullmqParams => "--params",
+            SourceKind::BullmqEvents => "--events",
+            SourceKind::BullmqJobs => "--jobs",
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<SourceKind> {
         [
             SourceKind::Ledger,
@@ -558,10 +569,13 @@ pub(crate) fn is_gzip(file: &mut File) -> bool {
 /// How a source can be read again: a regular file at the offsets the first read saw, directly
 /// or, compressed, by decompressing it again; standard input, a FIFO or a device not at all.
 fn reread(spec: &SourceSpec) -> Reread {
+    // Asked before opening: a second open of a FIFO whose writer has finished would wait for
+    // another writer for ever (the source itself is already open, and read once).
+    if spec.path == Path::new("-") || !std::fs::metadata(&spec.path).is_ok_and(|m| m.is_file()) {
+        return Reread::No;
+    }
     let Ok(mut file) = File::open(&spec.path) else { return Reread::No };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        Reread::No
-    } else if !is_gzip(&mut file) {
+    if !is_gzip(&mut file) {
         Reread::Seek
     } else if spec.reread_compressed {
         Reread::Decompress

@@ -640,6 +640,23 @@ mod tests {
     }
 
     #[test]
+    fn a_file_cut_short_while_a_streamed_format_is_written_is_its_input_error_not_a_write_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "at,event\n2026-10-07T00:33:00Z,round_started\n2026-10-07T00:34:00Z,round_finished\n";
+        let (spec, timeline) = ledger(&dir, "ledger.csv", text);
+        let report = on_demand(&spec, timeline);
+        std::fs::write(&spec.path, "at,event\n2026-10-07T00:33:00Z,round_started\n").unwrap();
+        for name in ["json", "jsonl", "timesketch"] {
+            let renderer = crate::render::find(name).unwrap();
+            let error = renderer.render(&report, &mut Vec::new()).unwrap_err();
+            let error = crate::render::as_read_back_failure(error).expect("the read-back failure, whole");
+            assert!(error.to_string().contains("ledger.csv:3: the file is shorter"), "{name}: {error}");
+        }
+        let written = std::io::Error::other("No space left on device");
+        assert!(crate::render::as_read_back_failure(written).is_err(), "a write error stays a write error");
+    }
+
+    #[test]
     fn a_file_cut_short_since_it_was_read_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let (spec, timeline) = ledger(&dir, "ledger.csv", "at,event\n2026-10-07T00:33:00Z,round_started\n");

@@ -139,9 +139,13 @@ pub fn inspect(folder: &Path) -> Result<Inspection> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(folder)
         .map_err(|source| Error::Io { path: folder.to_path_buf(), source })?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
+        // Sub-folders are not sources (a link to a folder neither).
+        .filter(|p| !p.is_dir())
         .collect();
     entries.sort();
+    // What `analyze` will read of the manifest (`confine`): only regular files inside the
+    // folder, so a link out of it or a FIFO is neither read here nor proposed.
+    let case = crate::confine::CaseFolder::new(folder);
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     for path in entries {
@@ -152,6 +156,23 @@ pub fn inspect(folder: &Path) -> Result<Inspection> {
         };
         let is_doc = Path::new(&name).extension().is_some_and(|e| e.eq_ignore_ascii_case("md"));
         if name == MANIFEST || name.starts_with('.') || is_doc {
+            continue;
+        }
+        if let Some(crate::confine::Place::Outside(resolved)) = case.as_ref().map(|case| case.place(&path)) {
+            let reason = format!(
+                "a link to {}, outside the case folder: a manifest's sources must be in it (copy the file in to read it)",
+                resolved.display()
+            );
+            skipped.push((name, reason));
+            continue;
+        }
+        if let Some(what) = crate::confine::not_a_file(&path) {
+            skipped.push((name, format!("{what}, not a regular file: a manifest's sources are files")));
+            continue;
+        }
+        if !path.is_file() {
+            // A dangling link: nothing to read.
+            skipped.push((name, "a link that leads nowhere".into()));
             continue;
         }
         match sniff::recognise(&path, &name) {

@@ -105,15 +105,21 @@ pub(crate) fn wire_chains(report: &Report) -> Vec<WireChain> {
 struct ShownEvents<'a> {
     report: &'a Report,
     ids: Vec<crate::model::timeline::EventId>,
+    /// A read-back failure, kept whole: serde's error carries only its text.
+    failure: std::cell::RefCell<Option<crate::error::Error>>,
 }
 
 impl Serialize for ShownEvents<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{Error as _, SerializeSeq};
         let mut events = serializer.serialize_seq(Some(self.ids.len()))?;
-        self.report.each_raw(&self.ids, S::Error::custom, |id, raw| {
-            events.serialize_element(&wire_event(self.report, id, raw))
-        })?;
+        let failed = |error: crate::error::Error| {
+            let error_text = S::Error::custom(&error);
+            *self.failure.borrow_mut() = Some(error);
+            error_text
+        };
+        self.report
+            .each_raw(&self.ids, failed, |id, raw| events.serialize_element(&wire_event(self.report, id, raw)))?;
         events.end()
     }
 }
@@ -307,7 +313,7 @@ impl Renderer for Json {
             inputs: &report.inputs,
             params: params(report),
             assumptions: &report.assumptions,
-            timeline: ShownEvents { report, ids: report.shown_events() },
+            timeline: ShownEvents { report, ids: report.shown_events(), failure: std::cell::RefCell::new(None) },
             findings: report.findings.iter().enumerate().map(|(i, f)| wire_finding(report, i, f)).collect(),
             chains: wire_chains(report),
             check: check(report),
@@ -316,7 +322,12 @@ impl Renderer for Json {
         // serde_json writes a few bytes at a time: into a buffer of a known type, not through `dyn`
         // for each piece (a quarter of the time of writing a whole timeline).
         let mut buffered = io::BufWriter::with_capacity(1 << 16, &mut *out);
-        serde_json::to_writer_pretty(&mut buffered, &wire)?;
+        if let Err(error) = serde_json::to_writer_pretty(&mut buffered, &wire) {
+            return Err(match wire.timeline.failure.take() {
+                Some(failure) => super::read_back_failed(failure),
+                None => error.into(),
+            });
+        }
         buffered.write_all(b"\n")?;
         buffered.flush()
     }

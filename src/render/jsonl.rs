@@ -109,11 +109,9 @@ impl Renderer for JsonLines {
             line(&mut out, &Line::Input(input))?;
         }
         let shown = report.shown_events();
-        report.each_raw(
-            &shown,
-            |error| io::Error::other(error.to_string()),
-            |id, raw| line(&mut out, &Line::Event(json::wire_event(report, id, raw))),
-        )?;
+        report.each_raw(&shown, super::read_back_failed, |id, raw| {
+            line(&mut out, &Line::Event(json::wire_event(report, id, raw)))
+        })?;
         for (index, finding) in report.findings.iter().enumerate() {
             line(&mut out, &Line::Finding(json::wire_finding(report, index, finding)))?;
         }

@@ -27,6 +27,34 @@ use crate::model::{Report, Value};
 use crate::terminal::Terminal;
 use crate::time::{format_clock, format_duration, format_rfc3339};
 
+/// A cited line that could not be read back while the report was being written (the file
+/// changed or went away during the run). It travels through the renderer's `io::Result` as
+/// the error's payload, so that the caller reports it as the input error it is, with file and
+/// line, rather than as "cannot write the output".
+#[derive(Debug)]
+pub struct ReadBackFailed(pub crate::error::Error);
+
+impl std::fmt::Display for ReadBackFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for ReadBackFailed {}
+
+pub fn read_back_failed(error: crate::error::Error) -> io::Error {
+    io::Error::other(ReadBackFailed(error))
+}
+
+/// The input error inside a renderer's write error, if that is what stopped it.
+pub fn as_read_back_failure(error: io::Error) -> Result<crate::error::Error, io::Error> {
+    if matches!(error.get_ref(), Some(inner) if inner.is::<ReadBackFailed>()) {
+        let inner = error.into_inner().expect("checked above");
+        return Ok(inner.downcast::<ReadBackFailed>().map(|failure| failure.0).expect("checked above"));
+    }
+    Err(error)
+}
+
 pub trait Renderer: Sync {
     fn name(&self) -> &'static str;
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()>;

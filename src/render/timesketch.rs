@@ -316,11 +316,9 @@ impl Renderer for Timesketch {
                 }
             }
         }
-        report.each_raw(
-            &shown,
-            |error| io::Error::other(error.to_string()),
-            |id, raw| line(&mut out, &event_row(report, id, raw, cited.get(&id).cloned().unwrap_or_default())),
-        )?;
+        report.each_raw(&shown, super::read_back_failed, |id, raw| {
+            line(&mut out, &event_row(report, id, raw, cited.get(&id).cloned().unwrap_or_default()))
+        })?;
         for (index, finding) in report.findings.iter().enumerate() {
             line(&mut out, &finding_row(report, index, finding))?;
         }

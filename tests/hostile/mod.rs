@@ -1,5 +1,6 @@
 //! Hostile input (issue 18): input that users really produce, or that a case folder handed over
 //! from someone else holds, read by the real binary.
 
+mod confine;
 mod line_ends;
 mod long_lines;

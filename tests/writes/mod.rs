@@ -216,3 +216,19 @@ fn a_malformed_timestamp_is_an_error_only_where_the_docs_say_it_is_checked() {
     let log = &run.json()["inputs"].as_array().unwrap().iter().find(|i| i["kind"] == "log").unwrap().clone();
     assert_eq!(log["ignored_by_reason"]["noise"], 1, "{log}");
 }
+
+#[test]
+fn an_error_with_stderr_refusing_writes_is_exit_2_not_a_panic() {
+    // Both streams on the full device: the error cannot be printed, and the exit code is all that
+    // tells the caller; it must be the input error's 2, not the 101 of a panic while printing.
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full opens");
+    let status = Command::new(env!("CARGO_BIN_EXE_leasetrace"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["analyze", "no/such/case"])
+        .stdin(Stdio::null())
+        .stdout(full())
+        .stderr(full())
+        .status()
+        .expect("the binary runs");
+    assert_eq!(status.code(), Some(2));
+}
