@@ -458,6 +458,10 @@ impl Records {
         }
         let (mut written, mut ended) = (0, 0);
         self.quotes.start(line);
+        // `csv_core` drops a byte-order mark before the header: the walk passes over it too.
+        if self.expected.is_none() && self.buffer[self.start..self.end].starts_with(super::lines::BOM) {
+            self.quotes.skip = super::lines::BOM.len();
+        }
         loop {
             // An empty input tells `csv_core` that the input has ended.
             if self.start == self.end && !self.at_eof {
@@ -574,6 +578,8 @@ struct Quotes {
     after_cr: bool,
     /// The line the open quoted cell started on.
     opened: u64,
+    /// Bytes at the start to pass over (a byte-order mark `csv_core` drops).
+    skip: usize,
 }
 
 #[derive(Default, Clone, Copy, PartialEq, Eq)]
@@ -598,7 +604,8 @@ impl Quotes {
     /// Follows the record's bytes `bytes`, the next `csv_core` read. Outside quotes only the
     /// cell boundaries are looked for; inside, only the next quote (with `memchr` both).
     fn walk(&mut self, bytes: &[u8], delimiter: u8) {
-        let mut at = 0;
+        let mut at = self.skip.min(bytes.len());
+        self.skip -= at;
         while at < bytes.len() {
             match self.state {
                 QuoteState::CellStart if bytes[at] == b'"' => {
@@ -1336,6 +1343,12 @@ mod tests {
         let text = format!("at,event\n2026-10-07T00:33:03Z,\"{}", "x\n".repeat(400));
         let error = read_capped(&text, 100, 64).unwrap_err().to_string();
         assert!(error.starts_with("ledger.csv:2: a quoted field opened at line 2 never closes"), "{error}");
+        // After a byte-order mark (which `csv_core` drops), a header's quote opens a quoted cell.
+        let mut quotes = Quotes::default();
+        quotes.start(1);
+        quotes.skip = 3;
+        quotes.walk("\u{feff}\"a,\"b\n".as_bytes(), b',');
+        assert!(quotes.state == QuoteState::CellStart, "the record ended outside quotes");
         // A closed quote at the end of the file, and a quote inside an unquoted cell, are values.
         for text in
             ["at,event\n2026-10-07T00:33:03Z,\"round_started\"", "at,event\n2026-10-07T00:33:03Z,round\"started"]
