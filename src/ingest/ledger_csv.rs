@@ -531,6 +531,10 @@ impl Records {
             }
             let (result, read, _, _) =
                 self.quoted.read_record(&self.buffer[self.start..self.end], &mut scratch, &mut ends);
+            // Binary data (`/dev/zero`) is refused, not passed over for ever.
+            if memchr::memchr(0, &self.buffer[self.start..self.start + read]).is_some() {
+                return Err(binary(spec, line));
+            }
             self.quotes.walk(&self.buffer[self.start..self.start + read], self.delimiter);
             self.line += super::line_ends(&self.buffer[self.start..self.start + read], &mut self.after_cr);
             self.start += read;

@@ -253,6 +253,12 @@ impl Chunks {
                 }
                 searched = self.filled;
                 if self.filled > self.cap {
+                    if memchr::memchr(0, &self.buffer[..self.filled]).is_some() {
+                        // Binary data (`/dev/zero`): handed out whole, for the region's check to
+                        // refuse, rather than passed over for ever.
+                        self.handed = self.filled;
+                        return Ok(Some(Region::Lines(&self.buffer[..self.handed])));
+                    }
                     // One line past the cap so far, with no end in sight: passed over.
                     return self.pass_line(path, lines_before).map(|bytes| Some(Region::TooLong(bytes)));
                 }
@@ -284,6 +290,9 @@ impl Chunks {
         self.filled = 0;
         while !self.done {
             let read = self.read(0, path, lines_before)?;
+            if memchr::memchr(0, &self.buffer[..read]).is_some() {
+                return Err(binary_at(path, lines_before + 1));
+            }
             if read == 0 {
                 self.done = true;
             } else if let Some(end) = memchr::memchr(b'\n', &self.buffer[..read]) {
@@ -713,11 +722,11 @@ fn last_entry(lines: &[u8]) -> Option<&str> {
 }
 
 fn binary(spec: &SourceSpec, line: u64) -> Error {
-    Error::input(
-        &spec.path,
-        Some(line),
-        "binary data (not UTF-8 text): expected a text export; is this the right file?",
-    )
+    binary_at(&spec.path, line)
+}
+
+fn binary_at(path: &std::path::Path, line: u64) -> Error {
+    Error::input(path, Some(line), "binary data (not UTF-8 text): expected a text export; is this the right file?")
 }
 
 #[cfg(test)]

@@ -256,3 +256,39 @@ fn an_endless_events_array_is_refused_in_bounded_memory() {
     );
     assert!(run.peak < 160 << 20, "peak memory {} MiB", run.peak >> 20);
 }
+
+/// Writes `before`, then `len` NUL bytes (what `/dev/zero` gives), a MiB at a time.
+fn zeros(before: &'static str, len: usize) -> Feed {
+    Box::new(move |out| {
+        let block = vec![0u8; 1 << 20];
+        let _ = (|| {
+            out.write_all(before.as_bytes())?;
+            for _ in 0..len / block.len() {
+                out.write_all(&block)?;
+            }
+            Ok::<_, std::io::Error>(())
+        })();
+    })
+}
+
+#[test]
+fn an_endless_run_of_nul_bytes_is_binary_data_not_a_line_passed_over_for_ever() {
+    // `/dev/zero` after a line: a line without end, but not text. Refused once the cap is
+    // reached (1 MiB here), not read on to its end (it has none).
+    let ledger = "at,run_id,event\n2026-10-06T23:54:02.911Z,run-1,round_started\n";
+    for (args, before, file) in [
+        (vec!["timeline", "--log", "-", "--log-tz", "UTC", "--max-line-bytes", CAP], STARTING, "text export"),
+        (vec!["timeline", "--ledger", "-", "--max-line-bytes", CAP], ledger, "CSV ledger"),
+    ] {
+        let run = measured(&args, Some(zeros(before, 512 << 20)));
+        assert_eq!(run.code, 2, "{}", run.stdout);
+        let line = before.lines().count() + 1;
+        assert_eq!(
+            run.stderr,
+            format!(
+                "leasetrace: error: -:{line}: binary data (not UTF-8 text): expected a {file}; is this the right file?\n"
+            )
+        );
+        assert_bounded(&run);
+    }
+}
