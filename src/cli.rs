@@ -75,6 +75,34 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Take a read-only snapshot of what BullMQ keeps in Redis about one queue (events stream, job
+    /// hashes with their states, locks, stalled bookkeeping) into a new case folder for analyze
+    ///
+    /// Only read commands are sent (SCAN, never KEYS; XRANGE in pages). OUT receives events.jsonl,
+    /// jobs.jsonl, job-logs.jsonl, capture.json (the capture record) and leasetrace.toml.
+    Capture {
+        /// The folder to write: new, or empty.
+        out: PathBuf,
+        /// The server: redis://[user:password@]host[:port][/db], or rediss://... for TLS.
+        #[arg(long, value_name = "URL")]
+        redis: String,
+        /// The queue's name (as given to BullMQ's Queue and Worker).
+        #[arg(long, value_name = "NAME")]
+        queue: String,
+        /// BullMQ's key prefix (the `prefix` option of Queue and Worker).
+        #[arg(long, value_name = "PREFIX", default_value = "bull")]
+        prefix: String,
+        /// Write at most N job hashes (in SCAN order; the record says how many were left out).
+        #[arg(long, value_name = "N")]
+        max_jobs: Option<u64>,
+        /// Only stream entries from TIME on, and job hashes with a time field at or after it:
+        /// RFC 3339 (2026-10-07T09:50:00+09:00), or a date and time read in UTC.
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// Seconds to wait for the connection and for each reply.
+        #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+        timeout: f64,
+    },
     /// Print the documentation of a finding (or list them all).
     Explain {
         /// A finding code such as stalled-rerun; omit to list every code.

@@ -28,6 +28,8 @@ pub const MANIFEST: &str = "leasetrace.toml";
 pub struct Config {
     pub sources: Vec<SourceSpec>,
     pub params_path: Option<PathBuf>,
+    /// The manifest's `capture` record, relative paths resolved against the manifest's folder.
+    pub capture_record: Option<PathBuf>,
     /// Where in the parameters file the parameters are (`params_at`, `--params-at`): a JSON pointer.
     pub params_at: Option<String>,
     pub param_flags: ParamOverrides,
@@ -50,6 +52,8 @@ pub struct Config {
 #[serde(deny_unknown_fields)]
 struct Manifest {
     display_tz: Option<String>,
+    /// A capture record (`capture.json`, written by `leasetrace capture`) the report takes notes from.
+    capture: Option<String>,
     #[serde(default)]
     sources: Vec<ManifestSource>,
     #[serde(default)]
@@ -380,9 +384,38 @@ impl Config {
             spec.max_line_bytes = usize::try_from(max_line_bytes).unwrap_or(usize::MAX);
         }
         let source_zones = sources.iter().map(|s| s.tz).collect();
+        let capture_record = manifest.capture.as_ref().map(|path| base.join(path));
+        // The capture record is named by the manifest like its sources, and held to the same rule.
+        if let (Some(folder), Some(path)) = (&folder, &capture_record) {
+            let place = format!("{manifest_name}: capture ({})", path.display());
+            match folder.place(path) {
+                Place::Outside(resolved) if !args.allow_outside_case => {
+                    return Err(Error::usage(format!(
+                        "{place}: resolves to {}, outside the case folder {}: copy the capture record into the folder, or pass --allow-outside-case to read it",
+                        resolved.display(),
+                        folder.root().display()
+                    )));
+                }
+                Place::Outside(resolved) => warnings.push(Warning {
+                    kind: "source-outside-case",
+                    message: format!(
+                        "{place} was read from {}, outside the case folder {} (--allow-outside-case)",
+                        resolved.display(),
+                        folder.root().display()
+                    ),
+                }),
+                Place::Inside => {}
+            }
+            if let Some(what) = crate::confine::not_a_file(path) {
+                return Err(Error::usage(format!(
+                    "{place}: {what}, not a regular file: the capture record is a JSON file"
+                )));
+            }
+        }
         Ok(Config {
             sources,
             params_path,
+            capture_record,
             params_at,
             param_flags,
             display_tz,

@@ -24,6 +24,12 @@ pub enum Error {
     /// whose "cannot read" would send the user looking at the wrong side.
     #[error("{}: cannot write: {source}", path.display())]
     Write { path: PathBuf, source: std::io::Error },
+
+    /// A live system `capture` reads (a Redis server) refused or failed a command. `target` names
+    /// the server without its credentials (`redis://10.0.0.5:6379/0`), `command` the command that
+    /// failed (`XRANGE bull:pr-review:events`), so the user knows where to look.
+    #[error("{target}: {command}: {message}")]
+    Remote { target: String, command: String, message: String },
 }
 
 fn location(path: &std::path::Path, line: Option<u64>) -> String {

@@ -3,6 +3,7 @@
 //! Data flows one way: sources (`ingest`) → one UTC timeline (`model`) → findings (`detect`) →
 //! output (`render`). `config` validates everything the user said before any of it runs.
 
+pub mod capture;
 pub mod cli;
 pub mod config;
 pub mod confine;
@@ -92,6 +93,9 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     assumptions
         .extend(inputs.iter().flat_map(|input| input.notes.iter().map(|note| format!("{}: {note}", input.path))));
     assumptions.extend(coverage::coverage_gaps(&timeline));
+    if let Some(record) = &config.capture_record {
+        assumptions.extend(capture::record::notes(record)?);
+    }
     if view != View::Timeline {
         assumptions.extend(detect::models_applied(&params));
     }

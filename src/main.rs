@@ -85,6 +85,13 @@ fn run(cli: &Cli) -> Result<u8, Error> {
             write_stdout(false, |out| out.write_all(&page))?;
             return Ok(0);
         }
+        Command::Capture { out, redis, queue, prefix, max_jobs, since, timeout } => {
+            let options =
+                leasetrace::capture::Options::build(out, redis, queue, prefix, *max_jobs, since.as_deref(), *timeout)?;
+            let outcome = leasetrace::capture::run(&options, &progress)?;
+            write_stdout(false, |out| out.write_all(outcome.summary.as_bytes()))?;
+            return Ok(0);
+        }
         Command::Init { case, force } => {
             let report = leasetrace::init::run(case, *force)?;
             write_stdout(false, |out| out.write_all(report.as_bytes()))?;

@@ -66,6 +66,43 @@ impl Progress {
         }
         Some(SourceBar(bar))
     }
+
+    /// A bar counting `what` (stream entries, keys) for a step of `leasetrace capture`, with its
+    /// `total` when known (a spinner otherwise), or `None` when progress is hidden.
+    pub fn items(&self, name: &str, what: &'static str, total: Option<u64>) -> Option<ItemBar> {
+        let multi = self.multi.as_ref()?;
+        let bar = match total {
+            Some(total) => ProgressBar::new(total).with_style(
+                ProgressStyle::with_template(&format!(
+                    "{{msg:>32!}} {{bar:30}} {{human_pos:>10}} / {{human_len:<10}} {what}"
+                ))
+                .expect("the template is valid"),
+            ),
+            None => ProgressBar::no_length().with_style(
+                ProgressStyle::with_template(&format!("{{msg:>32!}} {{spinner}} {{human_pos:>10}} {what}"))
+                    .expect("the template is valid"),
+            ),
+        };
+        let bar = multi.add(bar.with_message(name.to_string()));
+        bar.enable_steady_tick(Duration::from_millis(120));
+        Some(ItemBar(bar))
+    }
+}
+
+/// A bar of items (not bytes), cleared when dropped like `SourceBar`.
+#[derive(Debug)]
+pub struct ItemBar(ProgressBar);
+
+impl ItemBar {
+    pub fn add(&self, items: u64) {
+        self.0.inc(items);
+    }
+}
+
+impl Drop for ItemBar {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
 }
 
 /// One source's bar. It is cleared when dropped, on success, error or panic alike, so that no

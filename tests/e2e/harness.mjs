@@ -1,7 +1,7 @@
 // Stages a job-queue incident with a real Redis and real BullMQ worker processes, then exports the
 // evidence leasetrace reads, and what the harness itself observed, into OUTDIR.
 //
-//   node harness.mjs stalled|stalled-limit|stalled-limit-logged|clean|replica-died OUTDIR [--bullmq MAJOR] [--ledger csv|postgres]
+//   node harness.mjs stalled|stalled-limit|stalled-limit-logged|clean|replica-died OUTDIR [--bullmq MAJOR] [--ledger csv|postgres] [--capture LEASETRACE]
 //
 // It starts its own redis-server on a random loopback port (its own temp dir, no persistence),
 // runs worker.mjs processes (separate Node processes, so they can be SIGKILLed), and stops
@@ -20,6 +20,12 @@
 // (`+00`), with a manifest for each (leasetrace.toml, leasetrace-utc.toml) that maps the columns
 // and the app's step names. The app's lock settings then come from its own nested config file
 // (worker-config.json, `queues.<queue>.worker`), which the workers read and the manifests declare.
+//
+// `--capture LEASETRACE` also runs `LEASETRACE capture` (the leasetrace binary at that path) on the
+// harness's Redis: into OUTDIR/capture when the evidence is exported, and, in the stalled
+// scenario, into OUTDIR/capture-dead right after the kill, while the dead worker's lock is still
+// held (observed.json then gives the lock's token, `lock_token_after_kill`). A failed capture
+// fails the harness with its stderr.
 //
 // OUTDIR receives: ledger.csv and server.log (written by the workers, or exported from
 // PostgreSQL), events.json and events.txt (XRANGE of bull:<queue>:events, as JSON and as
@@ -427,6 +433,9 @@ async function killAfterActivation(ctx, workers, worker, active) {
   const killedAt = await workers.kill(worker);
   const pttl = await ctx.redis.pttl(`${jobKey(active.jobId)}:lock`);
   const checkedAt = Date.now();
+  const lockToken = await ctx.redis.get(`${jobKey(active.jobId)}:lock`);
+  // While the lock is held: the capture runs beside the scenario (not blocking it).
+  const captured = ctx.capture ? runCapture(ctx, 'capture-dead') : null;
   if (killedAt >= renewEarliest) {
     fail(`the kill came ${killedAt - active.processedOn} ms after activation, not before the first possible renewal (${lockDuration / 4} ms): the machine is too slow for this scenario`);
   }
@@ -438,6 +447,8 @@ async function killAfterActivation(ctx, workers, worker, active) {
     killedAt,
     lockPttlAfterKill: pttl,
     lockExpiresAt: checkedAt + pttl,
+    lockToken,
+    captured,
   };
 }
 
@@ -518,6 +529,8 @@ async function stalledScenario(ctx, workers) {
     killed_pid: w1.pid,
     lock_pttl_after_kill: killed.lockPttlAfterKill,
     lock_expires_at: killed.lockExpiresAt,
+    lock_token_after_kill: killed.lockToken,
+    ...(killed.captured ? { capture_dead: await killed.captured } : {}),
     restart_at: w2Start.at,
     restart_pid: w2.pid,
     stalled_event_at: idMs(stalledEvents[0].id),
@@ -785,8 +798,31 @@ function stalledChecks(monitorLog) {
   return checks;
 }
 
+/** Runs `leasetrace capture` on the harness's Redis into OUTDIR/<folder>; resolves with when it
+ * ran (epoch ms), or fails the harness with what it said. */
+function runCapture(ctx, folder) {
+  const url = `redis://127.0.0.1:${ctx.port}`;
+  const startedAt = Date.now();
+  return new Promise((resolve) => {
+    const child = track(
+      spawn(ctx.capture, ['capture', '--redis', url, '--queue', QUEUE, join(ctx.outdir, folder)], { stdio: ['ignore', 'pipe', 'pipe'] }),
+      `leasetrace capture ${folder}`,
+    );
+    let said = '';
+    child.stdout.on('data', (chunk) => { said += chunk; });
+    child.stderr.on('data', (chunk) => { said += chunk; });
+    child.on('exit', (code) => {
+      writeFileSync(join(ctx.harnessDir, `${folder}.out`), said);
+      if (code !== 0) fail(`leasetrace capture into ${folder} exited with ${code}:\n${said}`);
+      resolve({ folder, started_at: startedAt, finished_at: Date.now() });
+    });
+  });
+}
+
 async function exportEvidence(ctx, observedScenario) {
   const { outdir, redis, port, scenario } = ctx;
+  // The capture reads what the exports below read, at the same moment.
+  const captured = ctx.capture ? await runCapture(ctx, 'capture') : null;
   const events = await readEvents(redis);
   writeFileSync(join(outdir, 'events.json'), `${JSON.stringify(events, null, 2)}\n`);
   // redis-cli prints raw values, one per line, when its stdout is not a terminal.
@@ -853,6 +889,7 @@ async function exportEvidence(ctx, observedScenario) {
     ...(ctx.configFile ? { worker_config: ctx.workerConfig } : {}),
     ...observedScenario,
     ...monitored,
+    ...(captured ? { capture: captured } : {}),
   };
   writeFileSync(join(outdir, 'observed.json'), `${JSON.stringify(observed, null, 2)}\n`);
   return observed;
@@ -976,11 +1013,11 @@ function pgLedgerSource(file, ledger) {
 // ---------------------------------------------------------------- main
 
 function parseArgs(argv) {
-  const usage = `usage: node harness.mjs ${Object.keys(SCENARIOS).join('|')} OUTDIR [--bullmq MAJOR] [--ledger csv|postgres]`;
+  const usage = `usage: node harness.mjs ${Object.keys(SCENARIOS).join('|')} OUTDIR [--bullmq MAJOR] [--ledger csv|postgres] [--capture LEASETRACE]`;
   const positional = [];
-  const options = { bullmq: '5', ledger: 'csv' };
+  const options = { bullmq: '5', ledger: 'csv', capture: null };
   for (let i = 0; i < argv.length; i += 1) {
-    const flag = /^--(bullmq|ledger)$/.exec(argv[i]);
+    const flag = /^--(bullmq|ledger|capture)$/.exec(argv[i]);
     if (flag && i + 1 < argv.length) {
       options[flag[1]] = argv[i + 1];
       i += 1;
@@ -1015,7 +1052,7 @@ async function main() {
   }
   writeFileSync(join(outdir, 'server.log'), '');
   redisDir = mkdtempSync(join(tmpdir(), 'leasetrace-e2e-redis-'));
-  const ctx = { name, scenario, bullmq, outdir, harnessDir, startedAt: Date.now() };
+  const ctx = { name, scenario, bullmq, outdir, harnessDir, capture: args.capture, startedAt: Date.now() };
   let redisInfo;
   try {
     redisInfo = await startRedis(redisDir);

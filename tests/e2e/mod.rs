@@ -24,6 +24,8 @@ use chrono::{DateTime, Utc};
 
 use super::*;
 
+mod capture;
+
 /// The scenarios share the machine's two cores and depend on timing: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -169,6 +171,24 @@ fn setup() -> &'static Setup {
     SETUP.get_or_init(|| run_setup(Command::new("bash"), in_ci(std::env::var_os("CI").as_deref())))
 }
 
+/// Whether setup.sh left the machine ready; `false`: skipped (outside CI, the services cannot be
+/// installed here), said on the terminal. Panics when the setup failed.
+fn services_ready() -> bool {
+    match setup() {
+        Setup::Ready => true,
+        Setup::Skip(reason) => {
+            // Straight to stderr, not `eprintln!`: the test harness would keep that from the
+            // terminal for a test that passes, and a skip must be seen.
+            let test = std::thread::current().name().unwrap_or("an e2e test").to_string();
+            // One write, so that the line is not cut by the harness's own.
+            let line = format!("SKIPPED {test} (real BullMQ): {reason}\n");
+            let _ = std::io::stderr().write_all(line.as_bytes());
+            false
+        }
+        Setup::Fail(reason) => panic!("{reason}"),
+    }
+}
+
 /// Runs `tests/e2e/setup.sh`, then the harness for `scenario` on the pinned BullMQ 5.x with a CSV
 /// ledger; panics with the reason if either fails. `None`: skipped (outside CI, the services
 /// cannot be installed here), said on the terminal.
@@ -179,18 +199,8 @@ fn stage(scenario: &str) -> Option<Staged> {
 /// `stage` with harness options: `--bullmq MAJOR`, `--ledger postgres`.
 fn stage_with(scenario: &str, options: &[&str]) -> Option<Staged> {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
-    match setup() {
-        Setup::Ready => {}
-        Setup::Skip(reason) => {
-            // Straight to stderr, not `eprintln!`: the test harness would keep that from the
-            // terminal for a test that passes, and a skip must be seen.
-            let test = std::thread::current().name().unwrap_or("an e2e test").to_string();
-            // One write, so that the line is not cut by the harness's own.
-            let line = format!("SKIPPED {test} (real BullMQ): {reason}\n");
-            let _ = std::io::stderr().write_all(line.as_bytes());
-            return None;
-        }
-        Setup::Fail(reason) => panic!("{reason}"),
+    if !services_ready() {
+        return None;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
 
@@ -285,9 +295,12 @@ fn assert_all_sources_read(staged: &Staged, report: &Value) {
 
 #[test]
 fn e2e_stalled_sweep_rerun_overlaps_the_next_round() {
-    let Some(staged) = stage("stalled") else { return };
+    // With `leasetrace capture` run by the harness on its Redis, while the killed worker's lock
+    // is held and at the export: capture.rs checks both against the harness's own exports.
+    let Some(staged) = stage_with("stalled", &["--capture", env!("CARGO_BIN_EXE_leasetrace")]) else { return };
     let report = staged.analyze();
     assert_stalled_sweep(&staged, &report);
+    capture::assert_captured_the_stalled_sweep(&staged, &report);
     let check = leasetrace(&["check", staged.path()]).run();
     assert_eq!(check.code, 1, "check must fail on the staged incident:\n{}{}", check.stdout, check.stderr);
 }

@@ -41,6 +41,8 @@ have_postgres() { node --input-type=module -e "import { findBindir } from './pos
 missing=()
 have_redis || missing+=(redis-server)
 have_postgres || missing+=(postgresql)
+# The TLS capture test makes its own CA and server certificate with the openssl command.
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 if [ ${#missing[@]} -gt 0 ]; then
   command -v apt-get >/dev/null 2>&1 ||
     unavailable "${missing[*]} not installed and apt-get is not available: install them yourself (redis-server with redis-cli; PostgreSQL's initdb, postgres and psql, or set LEASETRACE_E2E_PG_BINDIR)"
