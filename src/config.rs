@@ -23,6 +23,8 @@ use crate::time::{Ambiguous, parse_zone};
 
 /// The manifest file looked for in a case folder.
 pub const MANIFEST: &str = "leasetrace.toml";
+/// A manifest lists sources and settings: a few KiB. Larger is not a manifest.
+pub const MANIFEST_MAX_BYTES: u64 = 1 << 20;
 
 #[derive(Debug)]
 pub struct Config {
@@ -156,7 +158,11 @@ impl Config {
                         case.display()
                     )));
                 }
-                let text = std::fs::read_to_string(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+                let text = crate::ingest::lines::read_small_text(
+                    &path,
+                    MANIFEST_MAX_BYTES,
+                    "a leasetrace manifest, a TOML file of a few KiB (docs/inputs.md)",
+                )?;
                 let manifest: Manifest = toml::from_str(&text).map_err(|e| {
                     let line = e.span().map(|span| text[..span.start].matches('\n').count() as u64 + 1);
                     Error::input(&path, line, format!("invalid manifest: {}", e.message()))

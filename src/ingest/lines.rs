@@ -124,6 +124,20 @@ impl Lines {
     }
 }
 
+/// A small text file read whole (a manifest, a capture record), refused past `max` bytes before
+/// more than that is read: a hostile case folder can hold a file of any size under any name.
+/// `what` says what the file should be, for the message.
+pub fn read_small_text(path: &Path, max: u64, what: &str) -> Result<String> {
+    let file = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes).map_err(|source| read_error(path, 0, source))?;
+    if bytes.len() as u64 > max {
+        return Err(Error::input(path, None, format!("larger than {} KiB: expected {what}", max >> 10)));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| Error::input(path, None, format!("binary data (not UTF-8 text): expected {what}")))
+}
+
 /// The UTF-8 byte-order mark some Windows tools write at the start of a text file.
 pub const BOM: &[u8] = b"\xef\xbb\xbf";
 
@@ -317,6 +331,19 @@ pub fn json_object(path: &Path, line: u64, text: &str, expected: &str) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_small_text_is_read_whole_up_to_its_limit_and_refused_past_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("capture.json");
+        std::fs::write(&path, vec![b'x'; 2048]).unwrap();
+        assert_eq!(read_small_text(&path, 2048, "a record").unwrap().len(), 2048, "at the limit: read");
+        let error = read_small_text(&path, 2047, "a record").unwrap_err().to_string();
+        assert!(error.ends_with("capture.json: larger than 1 KiB: expected a record"), "{error}");
+        std::fs::write(&path, b"{\xff}").unwrap();
+        let error = read_small_text(&path, 2048, "a record").unwrap_err().to_string();
+        assert!(error.ends_with("binary data (not UTF-8 text): expected a record"), "{error}");
+    }
 
     /// Gives its bytes `step` at a time, through a buffer of that size.
     fn trickle(bytes: &[u8], step: usize) -> std::io::BufReader<std::io::Cursor<Vec<u8>>> {

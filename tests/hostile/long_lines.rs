@@ -292,3 +292,17 @@ fn an_endless_run_of_nul_bytes_is_binary_data_not_a_line_passed_over_for_ever() 
         assert_bounded(&run);
     }
 }
+
+#[test]
+fn a_manifest_larger_than_a_mebibyte_is_refused_unread() {
+    // A TOML comment of 2 MiB: valid TOML, but no manifest; read no further than the limit.
+    let dir = tempfile::tempdir().unwrap();
+    let mut manifest = String::from("[[sources]]\nkind = \"log\"\npath = \"server.log\"\n");
+    manifest.push_str(&format!("# {}\n", "x".repeat(2 << 20)));
+    std::fs::write(dir.path().join("leasetrace.toml"), manifest).unwrap();
+    let output =
+        std::process::Command::new(env!("CARGO_BIN_EXE_leasetrace")).arg("analyze").arg(dir.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("leasetrace.toml: larger than 1024 KiB: expected a leasetrace manifest"), "{stderr}");
+}
