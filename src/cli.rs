@@ -83,8 +83,10 @@ pub enum Command {
     Capture {
         /// The folder to write: new, or empty.
         out: PathBuf,
-        /// The server: redis://[user:password@]host[:port][/db], or rediss://... for TLS.
-        #[arg(long, value_name = "URL")]
+        /// The server: redis://[user:password@]host[:port][/db], or rediss://... for TLS. From
+        /// LEASETRACE_REDIS_URL when not given: a password on the command line is visible to
+        /// every user of the machine (ps), one in the environment only to the user's own.
+        #[arg(long, value_name = "URL", env = "LEASETRACE_REDIS_URL", hide_env_values = true)]
         redis: String,
         /// The queue's name (as given to BullMQ's Queue and Worker).
         #[arg(long, value_name = "NAME")]
