@@ -83,8 +83,10 @@ pub enum Command {
     Capture {
         /// The folder to write: new, or empty.
         out: PathBuf,
-        /// The server: redis://[user:password@]host[:port][/db], or rediss://... for TLS.
-        #[arg(long, value_name = "URL")]
+        /// The server: redis://[user:password@]host[:port][/db], or rediss://... for TLS. From
+        /// LEASETRACE_REDIS_URL when not given: a password on the command line is visible to
+        /// every user of the machine (ps), one in the environment only to the user's own.
+        #[arg(long, value_name = "URL", env = "LEASETRACE_REDIS_URL", hide_env_values = true)]
         redis: String,
         /// The queue's name (as given to BullMQ's Queue and Worker).
         #[arg(long, value_name = "NAME")]
@@ -225,6 +227,11 @@ pub struct CaseArgs {
     /// duplicate-selection: flag two selections at most this many seconds apart, instead of "while the earlier round runs".
     #[arg(long, value_name = "SECONDS")]
     pub duplicate_window: Option<f64>,
+
+    /// Longest line (or CSV record) read, in bytes (default 16777216, 16 MiB): a longer one is
+    /// rejected with its line number and passed over without being held in memory.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=crate::ingest::lines::MAX_LINE_BYTES_CEILING))]
+    pub max_line_bytes: Option<u64>,
 
     /// Show only events at or after TIME (and the findings citing them): RFC 3339 with an offset
     /// (2026-10-07T09:50:00+09:00), a local date and time (2026-10-07 09:50) or a clock time

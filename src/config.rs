@@ -23,6 +23,8 @@ use crate::time::{Ambiguous, parse_zone};
 
 /// The manifest file looked for in a case folder.
 pub const MANIFEST: &str = "leasetrace.toml";
+/// A manifest lists sources and settings: a few KiB. Larger is not a manifest.
+pub const MANIFEST_MAX_BYTES: u64 = 1 << 20;
 
 #[derive(Debug)]
 pub struct Config {
@@ -93,6 +95,8 @@ struct ManifestRule {
 #[serde(deny_unknown_fields)]
 struct ManifestAnalysis {
     duplicate_window_s: Option<f64>,
+    /// The longest line or CSV record read, in bytes, as `--max-line-bytes` gives it (the flag wins).
+    max_line_bytes: Option<u64>,
     /// The BullMQ version the case ran with, as `--bullmq-version` gives it (the flag wins).
     bullmq_version: Option<String>,
 }
@@ -154,7 +158,11 @@ impl Config {
                         case.display()
                     )));
                 }
-                let text = std::fs::read_to_string(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+                let text = crate::ingest::lines::read_small_text(
+                    &path,
+                    MANIFEST_MAX_BYTES,
+                    "a leasetrace manifest, a TOML file of a few KiB (docs/inputs.md)",
+                )?;
                 let manifest: Manifest = toml::from_str(&text).map_err(|e| {
                     let line = e.span().map(|span| text[..span.start].matches('\n').count() as u64 + 1);
                     Error::input(&path, line, format!("invalid manifest: {}", e.message()))
@@ -365,6 +373,21 @@ impl Config {
             if value == Some(0) {
                 return Err(Error::usage(format!("{name} must be greater than 0 ms")));
             }
+        }
+        let max_line_bytes = match (args.max_line_bytes, manifest.analysis.max_line_bytes) {
+            (Some(bytes), _) => bytes,
+            (None, Some(bytes)) if (1..=crate::ingest::lines::MAX_LINE_BYTES_CEILING).contains(&bytes) => bytes,
+            (None, Some(bytes)) => {
+                return Err(Error::usage(format!(
+                    "{manifest_name}: [analysis] max_line_bytes must be a number of bytes from 1 to {}, found {bytes}",
+                    crate::ingest::lines::MAX_LINE_BYTES_CEILING
+                )));
+            }
+            (None, None) => crate::ingest::lines::MAX_LINE_BYTES as u64,
+        };
+        for spec in &mut sources {
+            // At most the ceiling (1 GiB), checked above.
+            spec.max_line_bytes = usize::try_from(max_line_bytes).unwrap_or(usize::MAX);
         }
         let source_zones = sources.iter().map(|s| s.tz).collect();
         let capture_record = manifest.capture.as_ref().map(|path| base.join(path));

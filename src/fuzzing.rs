@@ -117,6 +117,12 @@ fn spec_of(kind: SourceKind, parts: &Parts) -> SourceSpec {
     spec.rules = parts.pairs_in_order("r");
     spec.builtin_rules = parts.select[2] & 4 == 0;
     spec.queue = parts.settings("q").next().map(str::to_string);
+    // The line cap: mostly the default, sometimes small enough for the fuzzer to pass it.
+    spec.max_line_bytes = match parts.select[2] >> 3 & 3 {
+        1 => 64,
+        2 => 1024,
+        _ => spec.max_line_bytes,
+    };
     spec
 }
 

@@ -134,6 +134,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     warnings.extend(model::warnings::version_assumed(&findings, &detect::version_assumptions(&params)));
     warnings.extend(meta_warnings);
     warnings.extend(model::warnings::empty_inputs(&inputs));
+    warnings.extend(model::warnings::crowded_lines(&inputs));
     let mut report = Report {
         view,
         display_tz: config.display_tz,

@@ -13,6 +13,9 @@ use crate::error::{Error, Result};
 
 /// Locks named one by one in the report, at most (the record has them all).
 const LOCKS_SHOWN: usize = 10;
+/// A record lists each held lock and each command kind: a queue's 100 000 held locks make about
+/// 20 MB. Four times that is not a record.
+const RECORD_MAX_BYTES: u64 = 80 << 20;
 
 fn stream_time(id: &str) -> Option<String> {
     let millis = id.split_once('-')?.0.parse().ok()?;
@@ -21,7 +24,11 @@ fn stream_time(id: &str) -> Option<String> {
 
 /// The report's notes from the record at `path`.
 pub fn notes(path: &Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let text = crate::ingest::lines::read_small_text(
+        path,
+        RECORD_MAX_BYTES,
+        "a capture record written by `leasetrace capture` (docs/capture.md)",
+    )?;
     let record: Value = serde_json::from_str(&text)
         .map_err(|e| Error::input(path, Some(e.line() as u64), format!("not a capture record: {e}")))?;
     if record["schema"] != super::RECORD_SCHEMA {

@@ -6,7 +6,7 @@
 //! carries Redis's clock in epoch milliseconds: these events need no zone. Event names and fields
 //! are BullMQ's (see docs/inputs/events.md for the table and the Lua scripts that write them).
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 use chrono::DateTime;
 use serde_json::{Map, Value};
@@ -133,6 +133,10 @@ fn accept(
     Ok(())
 }
 
+/// The largest events stream read as one JSON array (`redis-cli --json XRANGE`): the array is
+/// held whole, so it is bounded; entries one per line have no such limit.
+pub const MAX_ARRAY_BYTES: u64 = 64 << 20;
+
 pub struct XrangeJson;
 
 impl EventFormat for XrangeJson {
@@ -164,10 +168,27 @@ impl EventFormat for XrangeJson {
         let array = head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
         if array {
             // An XRANGE export is bounded by the stream's trim length (about 10,000 entries by
-            // default), so reading the array whole is fine.
-            let entries: Vec<Value> = serde_json::from_reader(input).map_err(|e| {
+            // default, a few MB), so reading the array whole is fine up to a limit far above
+            // that: a larger (or endless) input is refused, not held.
+            let mut bytes = Vec::new();
+            input
+                .take(MAX_ARRAY_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|source| Error::Io { path: spec.path.clone(), source })?;
+            if bytes.len() as u64 > MAX_ARRAY_BYTES {
+                return Err(Error::input(
+                    &spec.path,
+                    None,
+                    format!(
+                        "larger than {} MiB as one JSON array: write one entry per line instead (e.g. jq -c '.[]'), which is read a line at a time",
+                        MAX_ARRAY_BYTES >> 20
+                    ),
+                ));
+            }
+            let entries: Vec<Value> = serde_json::from_slice(&bytes).map_err(|e| {
                 Error::input(&spec.path, Some(e.line() as u64), format!("not a JSON array of stream entries: {e}"))
             })?;
+            drop(bytes);
             for (index, value) in entries.into_iter().enumerate() {
                 summary.lines += 1;
                 let entry = json_entry(spec, index as u64 + 1, &value)?;
@@ -175,8 +196,8 @@ impl EventFormat for XrangeJson {
             }
             return Ok(());
         }
-        let mut lines = Lines::new(input);
-        while let Some((line, text)) = lines.next_line(&spec.path)? {
+        let mut lines = Lines::new(input, spec.max_line_bytes);
+        while let Some((line, text)) = lines.next_line(&spec.path, summary)? {
             summary.lines += 1;
             if text.trim().is_empty() {
                 summary.ignore("blank");
@@ -252,12 +273,12 @@ impl EventFormat for XrangeText {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let mut lines = Lines::new(input);
+        let mut lines = Lines::new(input, spec.max_line_bytes).pairs();
         let mut current: Option<Entry> = None;
         // Within an entry tokens come in field/value pairs; a stream id can only start a new
         // entry where a field name is expected.
         let mut pending_field: Option<String> = None;
-        while let Some((line, text)) = lines.next_line(&spec.path)? {
+        while let Some((line, text)) = lines.next_line(&spec.path, summary)? {
             summary.lines += 1;
             if text.trim().is_empty() {
                 summary.ignore("blank");

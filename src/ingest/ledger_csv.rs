@@ -186,6 +186,16 @@ impl<'s> Rows<'s> {
         summary: &mut InputSummary,
     ) -> Result<Option<Rows<'s>>> {
         let Some(record) = records.next(spec)? else { return Ok(None) };
+        if record.too_long {
+            return Err(Error::input(
+                &spec.path,
+                Some(record.line),
+                format!(
+                    "the header is a {}: expected a header row naming the columns",
+                    super::lines::too_long(spec.max_line_bytes)
+                ),
+            ));
+        }
         summary.lines += 1;
         let header: Vec<String> = record.cells().map(|c| c.trim().to_string()).collect();
         let columns = Columns::resolve(spec, &header, record.line)?;
@@ -216,6 +226,10 @@ impl<'s> Rows<'s> {
     fn add(&mut self, record: &Record, events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<()> {
         let (spec, line) = (self.spec, record.line);
         summary.lines += 1;
+        if record.too_long {
+            summary.reject(line, super::lines::too_long(spec.max_line_bytes));
+            return Ok(());
+        }
         let in_file = spec.reread.by_offset();
         if in_file {
             // Where some records start: the read-back finds a record from the last one before it.
@@ -272,6 +286,8 @@ struct Record<'a> {
     offset: u64,
     text: &'a str,
     bounds: &'a [(usize, usize)],
+    /// A record longer than `SourceSpec::max_line_bytes`, passed over: no cells.
+    too_long: bool,
 }
 
 impl<'a> Record<'a> {
@@ -316,6 +332,9 @@ struct Records {
     unquoted: Vec<u8>,
     ends: Vec<usize>,
     bounds: Vec<(usize, usize)>,
+    /// Where the record `csv_core` reads is in its quotes: whether a quoted cell is open at the
+    /// end of the input.
+    quotes: Quotes,
 }
 
 impl Records {
@@ -339,6 +358,7 @@ impl Records {
             unquoted: vec![0; 1024],
             ends: vec![0; 64],
             bounds: Vec::new(),
+            quotes: Quotes::default(),
         }
     }
 
@@ -391,6 +411,11 @@ impl Records {
             if self.at_eof {
                 break None;
             }
+            if self.end - self.start > spec.max_line_bytes {
+                // No end in sight: passed over, not held.
+                self.quotes.start(line);
+                return self.pass_record(spec, line, offset);
+            }
             self.refill().map_err(|error| read_error(spec, line, &error))?;
         };
         let first = self.start;
@@ -402,6 +427,9 @@ impl Records {
         // The line ending is left to the next record's pass over line endings, which counts it.
         self.start = content_end;
         self.after_cr = false;
+        if content_end - first > spec.max_line_bytes {
+            return Ok(Some(Record { line, offset, text: "", bounds: &[], too_long: true }));
+        }
 
         let content = &self.buffer[first..content_end];
         self.bounds.clear();
@@ -417,7 +445,7 @@ impl Records {
             return Err(binary(spec, line));
         }
         let text = std::str::from_utf8(content).map_err(|_| binary(spec, line))?;
-        Ok(Some(Record { line, offset, text, bounds: &self.bounds }))
+        Ok(Some(Record { line, offset, text, bounds: &self.bounds, too_long: false }))
     }
 
     /// Reads one record with `csv_core`, as `csv::Reader::read_byte_record` does.
@@ -429,6 +457,11 @@ impl Records {
             self.refill().map_err(|error| read_error(spec, line, &error))?;
         }
         let (mut written, mut ended) = (0, 0);
+        self.quotes.start(line);
+        // `csv_core` drops a byte-order mark before the header: the walk passes over it too.
+        if self.expected.is_none() && self.buffer[self.start..self.end].starts_with(super::lines::BOM) {
+            self.quotes.skip = super::lines::BOM.len();
+        }
         loop {
             // An empty input tells `csv_core` that the input has ended.
             if self.start == self.end && !self.at_eof {
@@ -440,6 +473,7 @@ impl Records {
                 &mut self.unquoted[written..],
                 &mut self.ends[ended..],
             );
+            self.quotes.walk(&self.buffer[self.start..self.start + read], self.delimiter);
             // Counted here, not by `csv_core`, which ends lines at `\n` only.
             self.line += super::line_ends(&self.buffer[self.start..self.start + read], &mut self.after_cr);
             self.start += read;
@@ -447,11 +481,20 @@ impl Records {
             ended += ends;
             match result {
                 ReadRecordResult::InputEmpty => {}
+                ReadRecordResult::OutputFull | ReadRecordResult::OutputEndsFull
+                    if self.position() - offset > spec.max_line_bytes as u64 =>
+                {
+                    return self.pass_record(spec, line, offset);
+                }
                 ReadRecordResult::OutputFull => self.unquoted.resize(self.unquoted.len() * 2, 0),
                 ReadRecordResult::OutputEndsFull => self.ends.resize(self.ends.len() * 2, 0),
                 ReadRecordResult::Record => break,
                 ReadRecordResult::End => return Ok(None),
             }
+        }
+        self.quotes.check_closed(spec, line, self.at_eof && self.start == self.end)?;
+        if self.position() - offset > spec.max_line_bytes as u64 {
+            return Ok(Some(Record { line, offset, text: "", bounds: &[], too_long: true }));
         }
         check_width(spec, line, self.expected, ended)?;
         self.expected = Some(ended);
@@ -469,10 +512,38 @@ impl Records {
         // inside a character.
         match std::str::from_utf8(cells) {
             Ok(text) if self.bounds.iter().all(|&(_, end)| text.is_char_boundary(end)) => {
-                Ok(Some(Record { line, offset, text, bounds: &self.bounds }))
+                Ok(Some(Record { line, offset, text, bounds: &self.bounds, too_long: false }))
             }
             _ => Err(binary(spec, line)),
         }
+    }
+
+    /// Passes over the rest of a record past the cap (from its first byte, or where `csv_core`
+    /// stopped in it) through `csv_core`, so that its end is where a quoted cell allows, its
+    /// cells written to a scratch buffer and dropped: the record is never held.
+    fn pass_record(&mut self, spec: &SourceSpec, line: u64, offset: u64) -> Result<Option<Record<'_>>> {
+        use csv_core::ReadRecordResult;
+        let (mut scratch, mut ends) = ([0u8; 4096], [0usize; 256]);
+        loop {
+            if self.start == self.end && !self.at_eof {
+                self.refill().map_err(|error| read_error(spec, line, &error))?;
+                continue;
+            }
+            let (result, read, _, _) =
+                self.quoted.read_record(&self.buffer[self.start..self.end], &mut scratch, &mut ends);
+            // Binary data (`/dev/zero`) is refused, not passed over for ever.
+            if memchr::memchr(0, &self.buffer[self.start..self.start + read]).is_some() {
+                return Err(binary(spec, line));
+            }
+            self.quotes.walk(&self.buffer[self.start..self.start + read], self.delimiter);
+            self.line += super::line_ends(&self.buffer[self.start..self.start + read], &mut self.after_cr);
+            self.start += read;
+            if matches!(result, ReadRecordResult::Record | ReadRecordResult::End) {
+                break;
+            }
+        }
+        self.quotes.check_closed(spec, line, self.at_eof && self.start == self.end)?;
+        Ok(Some(Record { line, offset, text: "", bounds: &[], too_long: true }))
     }
 
     /// Reads more input after the unread bytes, moving them to the front of the buffer first.
@@ -496,6 +567,106 @@ impl Records {
             }
             return Ok(());
         }
+    }
+}
+
+/// Where a record is in its quotes, followed as `csv_core` reads it (a quote opens a quoted cell
+/// only as a cell's first byte; `""` inside one is a quote; a cell goes on after its closing
+/// quote up to a delimiter), to tell a quoted cell still open at the end of the input: `csv_core`
+/// gives it as a complete value, where it is a truncated export.
+#[derive(Default)]
+struct Quotes {
+    state: QuoteState,
+    /// The physical line the walk is on, and whether the byte before was a `\r`.
+    line: u64,
+    after_cr: bool,
+    /// The line the open quoted cell started on.
+    opened: u64,
+    /// Bytes at the start to pass over (a byte-order mark `csv_core` drops).
+    skip: usize,
+}
+
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum QuoteState {
+    /// At a cell's first byte.
+    #[default]
+    CellStart,
+    /// In a cell that is not quoted (or after a quoted cell's closing quote).
+    Plain,
+    /// In a quoted cell.
+    Quoted,
+    /// At a quote in a quoted cell: its end, or the first of `""`.
+    QuoteInQuoted,
+}
+
+impl Quotes {
+    /// The start of a record on physical line `line`.
+    fn start(&mut self, line: u64) {
+        *self = Quotes { line, ..Quotes::default() };
+    }
+
+    /// Follows the record's bytes `bytes`, the next `csv_core` read. Outside quotes only the
+    /// cell boundaries are looked for; inside, only the next quote (with `memchr` both).
+    fn walk(&mut self, bytes: &[u8], delimiter: u8) {
+        let mut at = self.skip.min(bytes.len());
+        self.skip -= at;
+        while at < bytes.len() {
+            match self.state {
+                QuoteState::CellStart if bytes[at] == b'"' => {
+                    self.state = QuoteState::Quoted;
+                    self.opened = self.line;
+                    self.after_cr = false;
+                    at += 1;
+                }
+                QuoteState::CellStart | QuoteState::Plain => {
+                    match memchr::memchr3(delimiter, b'\n', b'\r', &bytes[at..]) {
+                        Some(found) if bytes[at + found] == delimiter => {
+                            self.state = QuoteState::CellStart;
+                            at += found + 1;
+                        }
+                        // The record's end: nothing after it is this record's.
+                        Some(_) => {
+                            self.state = QuoteState::CellStart;
+                            return;
+                        }
+                        None => {
+                            self.state = QuoteState::Plain;
+                            return;
+                        }
+                    }
+                }
+                QuoteState::Quoted => {
+                    let end = memchr::memchr(b'"', &bytes[at..]).map_or(bytes.len(), |found| at + found);
+                    self.line += super::line_ends(&bytes[at..end], &mut self.after_cr);
+                    if end < bytes.len() {
+                        self.state = QuoteState::QuoteInQuoted;
+                        self.after_cr = false;
+                    }
+                    at = (end + 1).min(bytes.len());
+                }
+                QuoteState::QuoteInQuoted => {
+                    self.state = if bytes[at] == b'"' { QuoteState::Quoted } else { QuoteState::Plain };
+                    if bytes[at] == b'"' {
+                        at += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// An error when the input has ended (`at_end`) inside a quoted cell.
+    fn check_closed(&self, spec: &SourceSpec, line: u64, at_end: bool) -> Result<()> {
+        if at_end && self.state == QuoteState::Quoted {
+            return Err(Error::input(
+                &spec.path,
+                Some(line),
+                format!(
+                    "a quoted field opened at line {} never closes before the end of the file: is the export truncated?",
+                    self.opened
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -936,8 +1107,8 @@ mod tests {
         same_as_csv_reader(b"at,run_id,event\r\n1,\"r\r\n1\",started\r\n2,r1,finished\r\n3,\"\"\"x\"\"\",y\r\n");
         same_as_csv_reader(b"at,run_id,event\n1,ab\"c,started\n2,\"x\"y,z\n");
         same_as_csv_reader(b"\"at\",\"run_id\",\"event\"\n1,r1,started\n\n\"2\",r1,\"finished\"");
-        same_as_csv_reader(b"at,run_id,event\n1,r1,\"unterminated\nstill, going\n");
-        same_as_csv_reader(b"at,run_id,event\n1,r1,started\n\"\n");
+        // A quoted cell still open at the end of the file, which `csv::Reader` gives as a value,
+        // is an error: see `an_unterminated_quote_at_eof_is_an_error`.
     }
 
     #[test]
@@ -1115,5 +1286,79 @@ mod tests {
     fn ragged_rows_are_errors_with_a_line() {
         let error = read("at,event\n2026-10-07T00:33:03Z,started,extra\n").unwrap_err().to_string();
         assert!(error.starts_with("ledger.csv:2: row has 3 fields but the header has 2"), "{error}");
+    }
+
+    fn read_capped(text: &str, cap: usize, block: usize) -> Result<(Vec<Event>, InputSummary)> {
+        let spec = SourceSpec {
+            max_line_bytes: cap,
+            ..SourceSpec::new(
+                SourceKind::Ledger,
+                PathBuf::from("ledger.csv"),
+                Some(chrono_tz::UTC),
+                "--ledger-tz".into(),
+            )
+        };
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
+        let mut records = Records::with_block(Box::new(std::io::Cursor::new(text.to_string())), b',', block);
+        let mut rows = Rows::from_header(&spec, 0, b',', &mut records, &mut summary)?.unwrap();
+        while let Some(record) = records.next(&spec)? {
+            rows.add(&record, &mut events, &mut summary)?;
+        }
+        Ok((events, summary))
+    }
+
+    #[test]
+    fn a_record_past_the_cap_is_rejected_and_passed_over_quoted_or_not() {
+        let row = "2026-10-07T00:33:03Z,round_started";
+        let long = "x".repeat(300);
+        // Unquoted; quoted over lines (its end is where its quote closes); quoted after a first cell.
+        let text =
+            format!("at,event\n{row}\n{row}{long}\n{row}\n\"{long}\n{long}\",a\n{row}\n{row},\"{long}\r\n\"\n{row}\n");
+        for block in [7, 64, 1 << 20] {
+            let (events, summary) = read_capped(&text, 200, block).unwrap();
+            let rejected: Vec<u64> = summary.rejections.iter().map(|r| r.line).collect();
+            assert_eq!(rejected, [3, 5, 8], "block {block}");
+            assert_eq!(summary.rejections[0].reason, crate::ingest::lines::too_long(200));
+            assert_eq!((summary.lines, summary.used, events.len()), (8, 4, 4), "block {block}");
+        }
+        // Under the cap, the long records are rows again, and line 5's first cell is no time.
+        let error = read_capped(&text, 1000, 64).unwrap_err().to_string();
+        assert!(error.starts_with("ledger.csv:5: column 'at': malformed timestamp"), "{error}");
+    }
+
+    #[test]
+    fn an_unterminated_quote_at_eof_is_an_error() {
+        for text in [
+            "at,event\n2026-10-07T00:33:03Z,round_started\n2026-10-07T00:33:04Z,\"round_finished\n",
+            "at,event\n2026-10-07T00:33:03Z,round_started\n2026-10-07T00:33:04Z,\"a \"\"quoted\"\" word\nand more",
+            "at,event\n2026-10-07T00:33:03Z,round_started\n\"\n",
+        ] {
+            for block in [3, 1 << 20] {
+                let error = read_capped(text, 1 << 20, block).unwrap_err().to_string();
+                assert_eq!(
+                    error,
+                    "ledger.csv:3: a quoted field opened at line 3 never closes before the end of the file: is the export truncated?",
+                    "block {block}"
+                );
+            }
+        }
+        // Past the cap too: the record with no end is the truncation, not a long row.
+        let text = format!("at,event\n2026-10-07T00:33:03Z,\"{}", "x\n".repeat(400));
+        let error = read_capped(&text, 100, 64).unwrap_err().to_string();
+        assert!(error.starts_with("ledger.csv:2: a quoted field opened at line 2 never closes"), "{error}");
+        // After a byte-order mark (which `csv_core` drops), a header's quote opens a quoted cell.
+        let mut quotes = Quotes::default();
+        quotes.start(1);
+        quotes.skip = 3;
+        quotes.walk("\u{feff}\"a,\"b\n".as_bytes(), b',');
+        assert!(quotes.state == QuoteState::CellStart, "the record ended outside quotes");
+        // A closed quote at the end of the file, and a quote inside an unquoted cell, are values.
+        for text in
+            ["at,event\n2026-10-07T00:33:03Z,\"round_started\"", "at,event\n2026-10-07T00:33:03Z,round\"started"]
+        {
+            let (_, summary) = read(text).unwrap();
+            assert_eq!(summary.lines, 2, "{text}");
+        }
     }
 }

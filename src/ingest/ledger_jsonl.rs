@@ -40,10 +40,10 @@ impl EventFormat for LedgerJsonl {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let mut lines = Lines::new(input);
+        let mut lines = Lines::new(input, spec.max_line_bytes);
         let mut validated = false;
         let mut recent = RecentTexts::default();
-        while let Some((line, text)) = lines.next_line(&spec.path)? {
+        while let Some((line, text)) = lines.next_line(&spec.path, summary)? {
             summary.lines += 1;
             if text.trim().is_empty() {
                 summary.ignore("blank");

@@ -8,36 +8,134 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::model::InputSummary;
+
+/// The longest line (a CSV ledger: record) a source may hold unless `--max-line-bytes` or
+/// `[analysis] max_line_bytes` says otherwise. A line with no end (`/dev/zero`, a gzip that
+/// inflates to one line of a GB, a quote that never closes) would otherwise be held whole in
+/// memory until the process aborts; a longer line is rejected with its number and passed over
+/// without being held. 16 MiB is far above any log line or ledger row a program writes (pino's
+/// and winston's largest objects, a stack trace on one line) and small beside a machine's memory.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// The highest `--max-line-bytes` taken: a line is held whole while it is read, so the setting
+/// bounds the memory a source may take, and a GiB is already more than a line needs.
+pub const MAX_LINE_BYTES_CEILING: u64 = 1 << 30;
+
+/// `bytes` as the messages say it: `16 MiB`, `64 KiB`, `1000 bytes`.
+pub fn size(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// Why a line longer than `cap` bytes is rejected, with the setting that raises the limit.
+pub fn too_long(cap: usize) -> String {
+    format!("line longer than {} (the limit; raise it with --max-line-bytes or [analysis] max_line_bytes)", size(cap))
+}
+
+/// Reads and drops the rest of a line, through its `\n`, a buffer at a time: a line too long to
+/// keep is passed over in bounded memory. Returns whether a `\n` was found before the end.
+pub fn pass_line(input: &mut dyn BufRead) -> std::io::Result<bool> {
+    loop {
+        let available = input.fill_buf()?;
+        if available.is_empty() {
+            return Ok(false);
+        }
+        if let Some(at) = memchr::memchr(b'\n', available) {
+            input.consume(at + 1);
+            return Ok(true);
+        }
+        let all = available.len();
+        input.consume(all);
+    }
+}
 
 pub struct Lines {
     input: Box<dyn BufRead + Send>,
     buffer: Vec<u8>,
     number: u64,
+    /// The longest line kept (`SourceSpec::max_line_bytes`).
+    cap: usize,
+    /// Whether a line past the cap is an error rather than a rejected line (`pairs`).
+    paired: bool,
 }
 
 impl Lines {
-    pub fn new(input: Box<dyn BufRead + Send>) -> Self {
-        Lines { input, buffer: Vec::with_capacity(256), number: 0 }
+    pub fn new(input: Box<dyn BufRead + Send>, cap: usize) -> Self {
+        Lines { input, buffer: Vec::with_capacity(256), number: 0, cap, paired: false }
+    }
+
+    /// For a text whose lines come in pairs (redis-cli's field and value lines): a line past the
+    /// cap is an error, since passing over one would pair every line after it with the wrong one.
+    #[must_use]
+    pub fn pairs(self) -> Self {
+        Lines { paired: true, ..self }
     }
 
     /// The next line (with its 1-based number) without its line ending, or `None` at the end. Text that is not UTF-8 or
-    /// holds a NUL byte is an error naming the line: it is not a log or a ledger.
-    pub fn next_line(&mut self, path: &Path) -> Result<Option<(u64, &str)>> {
-        self.buffer.clear();
-        let read =
-            self.input.read_until(b'\n', &mut self.buffer).map_err(|source| read_error(path, self.number, source))?;
-        if read == 0 {
-            return Ok(None);
-        }
-        self.number += 1;
-        while matches!(self.buffer.last(), Some(b'\n' | b'\r')) {
-            self.buffer.pop();
+    /// holds a NUL byte is an error naming the line: it is not a log or a ledger. A line longer than the cap is
+    /// counted in `summary` (a line, rejected with its number: `too_long`) and passed over without being held; the
+    /// next line is returned instead.
+    pub fn next_line(&mut self, path: &Path, summary: &mut InputSummary) -> Result<Option<(u64, &str)>> {
+        loop {
+            self.buffer.clear();
+            // The line, its `\r\n` and one byte more: a text past the cap is known without holding more.
+            let limit = u64::try_from(self.cap).unwrap_or(u64::MAX).saturating_add(3);
+            let read = std::io::Read::take(&mut self.input, limit)
+                .read_until(b'\n', &mut self.buffer)
+                .map_err(|source| read_error(path, self.number, source))?;
+            if read == 0 {
+                return Ok(None);
+            }
+            self.number += 1;
+            let ended = self.buffer.last() == Some(&b'\n');
+            while matches!(self.buffer.last(), Some(b'\n' | b'\r')) {
+                self.buffer.pop();
+            }
+            if self.buffer.len() > self.cap || (!ended && read as u64 == limit) {
+                if self.paired {
+                    return Err(Error::input(
+                        path,
+                        Some(self.number),
+                        format!(
+                            "{}: its lines come in field/value pairs, so it cannot be passed over",
+                            too_long(self.cap)
+                        ),
+                    ));
+                }
+                if !ended {
+                    pass_line(&mut self.input).map_err(|source| read_error(path, self.number, source))?;
+                }
+                summary.lines += 1;
+                summary.reject(self.number, too_long(self.cap));
+                continue;
+            }
+            break;
         }
         if self.buffer.contains(&0) {
             return Err(binary(path, self.number));
         }
         std::str::from_utf8(&self.buffer).map(|text| Some((self.number, text))).map_err(|_| binary(path, self.number))
     }
+}
+
+/// A small text file read whole (a manifest, a capture record), refused past `max` bytes before
+/// more than that is read: a hostile case folder can hold a file of any size under any name.
+/// `what` says what the file should be, for the message.
+pub fn read_small_text(path: &Path, max: u64, what: &str) -> Result<String> {
+    let file = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes).map_err(|source| read_error(path, 0, source))?;
+    if bytes.len() as u64 > max {
+        return Err(Error::input(path, None, format!("larger than {} KiB: expected {what}", max >> 10)));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| Error::input(path, None, format!("binary data (not UTF-8 text): expected {what}")))
 }
 
 /// The UTF-8 byte-order mark some Windows tools write at the start of a text file.
@@ -234,6 +332,19 @@ pub fn json_object(path: &Path, line: u64, text: &str, expected: &str) -> Result
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_small_text_is_read_whole_up_to_its_limit_and_refused_past_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("capture.json");
+        std::fs::write(&path, vec![b'x'; 2048]).unwrap();
+        assert_eq!(read_small_text(&path, 2048, "a record").unwrap().len(), 2048, "at the limit: read");
+        let error = read_small_text(&path, 2047, "a record").unwrap_err().to_string();
+        assert!(error.ends_with("capture.json: larger than 1 KiB: expected a record"), "{error}");
+        std::fs::write(&path, b"{\xff}").unwrap();
+        let error = read_small_text(&path, 2048, "a record").unwrap_err().to_string();
+        assert!(error.ends_with("binary data (not UTF-8 text): expected a record"), "{error}");
+    }
+
     /// Gives its bytes `step` at a time, through a buffer of that size.
     fn trickle(bytes: &[u8], step: usize) -> std::io::BufReader<std::io::Cursor<Vec<u8>>> {
         std::io::BufReader::with_capacity(step, std::io::Cursor::new(bytes.to_vec()))
@@ -266,9 +377,10 @@ mod tests {
         for step in 1..=text.len() + 1 {
             assert_eq!(read_all(LineEnds::new(trickle(text, step))), expected, "{step} bytes at a time");
             // Line by line, as `Lines` reads them.
-            let mut lines = Lines::new(Box::new(LineEnds::new(trickle(text, step))));
+            let mut lines = Lines::new(Box::new(LineEnds::new(trickle(text, step))), MAX_LINE_BYTES);
             let mut read = Vec::new();
-            while let Some((number, line)) = lines.next_line(Path::new("x")).unwrap() {
+            let mut summary = InputSummary::new("x", "log", "text", None);
+            while let Some((number, line)) = lines.next_line(Path::new("x"), &mut summary).unwrap() {
                 read.push((number, line.to_string()));
             }
             let numbered: Vec<(u64, String)> =
@@ -278,5 +390,29 @@ mod tests {
         // Without a `\r`, the text comes through as it is.
         let plain: Vec<u8> = (0..100_000).flat_map(|i| format!("line {i}\n").into_bytes()).collect();
         assert_eq!(read_all(LineEnds::new(trickle(&plain, 4096))), plain);
+    }
+
+    #[test]
+    fn a_line_past_the_cap_is_rejected_and_passed_over() {
+        let text = format!("a\n{}\nb\r\n{}\r\nc\n{}", "x".repeat(11), "y".repeat(10), "z".repeat(50));
+        for step in [1, 3, 4096] {
+            let mut lines = Lines::new(Box::new(trickle(text.as_bytes(), step)), 10);
+            let mut summary = InputSummary::new("x", "log", "text", None);
+            let mut read = Vec::new();
+            while let Some((number, line)) = lines.next_line(Path::new("x"), &mut summary).unwrap() {
+                read.push((number, line.len()));
+            }
+            // 10 bytes is the cap: kept, its `\r\n` not counted.
+            assert_eq!(read, [(1, 1), (3, 1), (4, 10), (5, 1)], "{step}");
+            let rejected: Vec<u64> = summary.rejections.iter().map(|r| r.line).collect();
+            assert_eq!((summary.lines, rejected), (2, vec![2, 6]), "{step}");
+            assert_eq!(summary.rejections[0].reason, too_long(10));
+        }
+        // Paired lines (redis-cli replies): an error naming the line.
+        let mut lines = Lines::new(Box::new(trickle(text.as_bytes(), 7)), 10).pairs();
+        let mut summary = InputSummary::new("x", "log", "text", None);
+        lines.next_line(Path::new("x"), &mut summary).unwrap();
+        let error = lines.next_line(Path::new("x"), &mut summary).unwrap_err().to_string();
+        assert!(error.contains("x:2: line longer than 10 bytes"), "{error}");
     }
 }

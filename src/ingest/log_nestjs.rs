@@ -66,12 +66,12 @@ impl EventFormat for NestJs {
         summary: &mut InputSummary,
     ) -> Result<()> {
         let rules = RuleSet::shared(&spec.rules, spec.builtin_rules, &spec.display_path())?;
-        let mut lines = Lines::new(input);
+        let mut lines = Lines::new(input, spec.max_line_bytes);
         let mut stamped = 0u64;
         let mut order = spec.line_order();
         // The time, pid and placement of the last `[Nest]` line: a continuation belongs to it.
         let mut last_entry: Option<(Stamp, Option<u32>, Placed)> = None;
-        while let Some((line, text)) = lines.next_line(&spec.path)? {
+        while let Some((line, text)) = lines.next_line(&spec.path, summary)? {
             summary.lines += 1;
             if text.trim().is_empty() {
                 summary.ignore("blank");

@@ -126,10 +126,10 @@ pub fn read_json_lines(
 ) -> Result<()> {
     let rules = RuleSet::new(&spec.rules, spec.builtin_rules, &spec.display_path())?;
     let JsonDialect { format, time_key, message_key, example, .. } = dialect;
-    let mut lines = Lines::new(input);
+    let mut lines = Lines::new(input, spec.max_line_bytes);
     let mut stamped = 0u64;
     let mut order = spec.line_order();
-    while let Some((line, text)) = lines.next_line(&spec.path)? {
+    while let Some((line, text)) = lines.next_line(&spec.path, summary)? {
         summary.lines += 1;
         if text.trim().is_empty() {
             summary.ignore("blank");

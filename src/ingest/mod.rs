@@ -133,6 +133,9 @@ pub struct SourceSpec {
     /// the reader never sees (`lines::Text`) but the byte offsets that lines are read back by
     /// (`Reread::Seek`) count. Set when the source is opened.
     pub text_start: u64,
+    /// The longest line (a CSV ledger: record) read, in bytes: a longer one is rejected and passed
+    /// over in bounded memory (`lines::MAX_LINE_BYTES` unless `--max-line-bytes` says otherwise).
+    pub max_line_bytes: usize,
 }
 
 /// How the lines of a source are read again for the report.
@@ -179,6 +182,7 @@ impl SourceSpec {
             reread: Reread::No,
             reread_compressed: true,
             text_start: 0,
+            max_line_bytes: lines::MAX_LINE_BYTES,
         }
     }
 
@@ -329,6 +333,9 @@ pub(crate) fn join_later_part(
     }
     for fold in &mut account.folds {
         fold.shift(before);
+    }
+    if let Some(crowded) = &mut account.crowded {
+        crowded.first_line += before;
     }
     let texts = std::mem::take(&mut account.texts);
     summary.texts.append_later(texts, line_of(spec, before)?);

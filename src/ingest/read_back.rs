@@ -140,9 +140,15 @@ fn read_lines(
         line = wanted;
         buffer.clear();
         let from_start = position == 0;
-        let read = read_record(input.reader(), delimiter, &mut buffer).map_err(io)?;
+        // A cited line was at most the cap when it was read: one longer now (the file changed) is
+        // not held. Its line end, and a byte more, tell it.
+        let limit = u64::try_from(spec.max_line_bytes).unwrap_or(u64::MAX).saturating_add(3);
+        let read = read_record(&mut std::io::Read::take(input.reader(), limit), delimiter, &mut buffer).map_err(io)?;
         if read == 0 {
             return Err(shorter(wanted));
+        }
+        if read == limit {
+            return Err(changed(wanted));
         }
         position += read;
         let ends = super::line_ends(&buffer, &mut after_cr);

@@ -144,6 +144,25 @@ fn read_in_parts(
     first.account(spec, summary)
 }
 
+/// The timestamps in `message` (a stamped line after its own timestamp) laid out as the line's
+/// own: `YYYY-MM-DD`, then `separator` (the own one's `T` or space), then `HH:MM:SS`, not right
+/// after a digit. Looked for at each `-` (a date's first), so a line without dates costs one
+/// `memchr` pass.
+fn stamps_in(message: &[u8], separator: u8) -> u64 {
+    let mut count = 0;
+    for dash in memchr::memchr_iter(b'-', message) {
+        let Some(start) = dash.checked_sub(4) else { continue };
+        let candidate = &message[start..];
+        if candidate.get(10) == Some(&separator)
+            && (start == 0 || !message[start - 1].is_ascii_digit())
+            && matches!(time::stamp_shape(candidate), Shape::Stamped(_))
+        {
+            count += 1;
+        }
+    }
+    count
+}
+
 /// One part of a log: all of it, or the part from byte `start` to its end (`later`), whose lines
 /// are counted from 1.
 struct Part<'a> {
@@ -197,17 +216,27 @@ struct Chunks {
     /// Bytes of `buffer` that belong to the region handed out last (consumed on the next call).
     handed: usize,
     done: bool,
+    /// The longest line held (`SourceSpec::max_line_bytes`): the buffer grows to it and a block
+    /// more, never with a line that has no end.
+    cap: usize,
+}
+
+/// What `Chunks` hands out: whole lines, or the length of a line longer than the cap, passed over.
+enum Region<'a> {
+    Lines(&'a [u8]),
+    /// A line past the cap: its bytes, with its line end.
+    TooLong(u64),
 }
 
 const CHUNK: usize = 1 << 20;
 
 impl Chunks {
-    fn new(input: Box<dyn BufRead + Send>) -> Self {
-        Chunks { input, buffer: vec![0; 2 * CHUNK], filled: 0, handed: 0, done: false }
+    fn new(input: Box<dyn BufRead + Send>, cap: usize) -> Self {
+        Chunks { input, buffer: vec![0; 2 * CHUNK], filled: 0, handed: 0, done: false, cap }
     }
 
     /// `lines_before`: the lines of the regions handed out so far, for an error's line.
-    fn next_region(&mut self, path: &std::path::Path, lines_before: u64) -> Result<Option<&[u8]>> {
+    fn next_region(&mut self, path: &std::path::Path, lines_before: u64) -> Result<Option<Region<'_>>> {
         // The start of a line the last region did not reach moves to the front.
         self.buffer.copy_within(self.handed..self.filled, 0);
         self.filled -= self.handed;
@@ -220,9 +249,19 @@ impl Chunks {
             if self.filled >= CHUNK || self.done {
                 if let Some(last) = memchr::memrchr(b'\n', &self.buffer[searched..self.filled]) {
                     self.handed = searched + last + 1;
-                    return Ok(Some(&self.buffer[..self.handed]));
+                    return Ok(Some(Region::Lines(&self.buffer[..self.handed])));
                 }
                 searched = self.filled;
+                if self.filled > self.cap {
+                    if memchr::memchr(0, &self.buffer[..self.filled]).is_some() {
+                        // Binary data (`/dev/zero`): handed out whole, for the region's check to
+                        // refuse, rather than passed over for ever.
+                        self.handed = self.filled;
+                        return Ok(Some(Region::Lines(&self.buffer[..self.handed])));
+                    }
+                    // One line past the cap so far, with no end in sight: passed over.
+                    return self.pass_line(path, lines_before).map(|bytes| Some(Region::TooLong(bytes)));
+                }
             }
             if self.done {
                 if self.filled == 0 {
@@ -230,30 +269,54 @@ impl Chunks {
                 }
                 // The last line has no line ending.
                 self.handed = self.filled;
-                return Ok(Some(&self.buffer[..self.handed]));
+                return Ok(Some(Region::Lines(&self.buffer[..self.handed])));
             }
             if self.buffer.len() - self.filled < CHUNK {
                 // A line longer than a block so far: room for a block more.
                 self.buffer.resize(self.filled + CHUNK, 0);
             }
-            let read = match self.input.read(&mut self.buffer[self.filled..]) {
-                Ok(read) => read,
-                Err(source) => {
-                    let Some(problem) = super::gzip::GzipProblem::of(&source) else {
-                        return Err(Error::Io { path: path.to_path_buf(), source });
-                    };
-                    // The whole lines read so far are intact: say after which one the file stops.
-                    let whole = lines_before + memchr::memchr_iter(b'\n', &self.buffer[..self.filled]).count() as u64;
-                    let after =
-                        if whole == 0 { "before its first line".to_string() } else { format!("after line {whole}") };
-                    return Err(Error::input(path, None, problem.describe(&after)));
-                }
-            };
+            let read = self.read(self.filled, path, lines_before)?;
             self.filled += read;
             if read == 0 {
                 self.done = true;
             }
         }
+    }
+
+    /// Drops the line in the buffer (all of it, no line end in it) and reads on to its end a
+    /// block at a time, keeping what follows the end. Returns the line's bytes, its end included.
+    fn pass_line(&mut self, path: &std::path::Path, lines_before: u64) -> Result<u64> {
+        let mut bytes = self.filled as u64;
+        self.filled = 0;
+        while !self.done {
+            let read = self.read(0, path, lines_before)?;
+            if memchr::memchr(0, &self.buffer[..read]).is_some() {
+                return Err(binary_at(path, lines_before + 1));
+            }
+            if read == 0 {
+                self.done = true;
+            } else if let Some(end) = memchr::memchr(b'\n', &self.buffer[..read]) {
+                self.buffer.copy_within(end + 1..read, 0);
+                self.filled = read - end - 1;
+                return Ok(bytes + end as u64 + 1);
+            }
+            bytes += read as u64;
+        }
+        Ok(bytes)
+    }
+
+    /// Reads into the buffer from `at` (at most a block); 0 at the end of the input.
+    fn read(&mut self, at: usize, path: &std::path::Path, lines_before: u64) -> Result<usize> {
+        let end = (at + CHUNK).min(self.buffer.len());
+        self.input.read(&mut self.buffer[at..end]).map_err(|source| {
+            let Some(problem) = super::gzip::GzipProblem::of(&source) else {
+                return Error::Io { path: path.to_path_buf(), source };
+            };
+            // The whole lines read so far are intact: say after which one the file stops.
+            let whole = lines_before + memchr::memchr_iter(b'\n', &self.buffer[..at]).count() as u64;
+            let after = if whole == 0 { "before its first line".to_string() } else { format!("after line {whole}") };
+            Error::input(path, None, problem.describe(&after))
+        })
     }
 }
 
@@ -300,11 +363,22 @@ impl Scan<'_> {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        let mut chunks = Chunks::new(input);
+        let mut chunks = Chunks::new(input, self.spec.max_line_bytes);
         while let Some(region) = chunks.next_region(&self.spec.path, self.line)? {
             if stop.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed)) {
                 break;
             }
+            let region = match region {
+                Region::Lines(region) => region,
+                Region::TooLong(bytes) => {
+                    // Not an entry a continuation after it can take its time from.
+                    self.last_entry = None;
+                    self.line += 1;
+                    summary.reject(self.line, super::lines::too_long(self.spec.max_line_bytes));
+                    self.region_offset += bytes;
+                    continue;
+                }
+            };
             self.region(region, events, summary)?;
             self.region_offset += region.len() as u64;
             if self.keep_first_stamp_problem && self.order.as_ref().is_some_and(LineOrder::began_in_fold) {
@@ -373,12 +447,16 @@ impl Scan<'_> {
         let mut candidates = self.rules.candidates(region);
         while position < region.len() {
             let Some(hit) = candidates.find_at(position) else {
-                return self.count_lines(&region[position..]);
+                return self.count_lines(&region[position..], summary);
             };
             let start = memchr::memrchr(b'\n', &region[position..hit]).map_or(position, |i| position + i + 1);
-            self.count_lines(&region[position..start])?;
+            self.count_lines(&region[position..start], summary)?;
             let end = memchr::memchr(b'\n', &region[start..]).map_or(region.len(), |i| start + i);
             self.line += 1;
+            if self.too_long(&region[start..end], summary) {
+                position = end + 1;
+                continue;
+            }
             self.candidate_line(&region[start..end], &region[..start], events, summary)?;
             position = end + 1;
         }
@@ -388,7 +466,7 @@ impl Scan<'_> {
     /// Lines no rule can match: counted as blank, continuation (no leading timestamp) or noise.
     /// Only the first line that starts like a timestamp is checked in full, for its shape and
     /// its zone: a log whose zone is undeclared fails on its first entry, matched or not.
-    fn count_lines(&mut self, lines: &[u8]) -> Result<()> {
+    fn count_lines(&mut self, lines: &[u8], summary: &mut InputSummary) -> Result<()> {
         let mut start = 0;
         // One iterator over the line ends: a search per line costs a call and a setup per line.
         let mut ends = memchr::memchr_iter(b'\n', lines);
@@ -397,6 +475,9 @@ impl Scan<'_> {
             let text = &lines[start..end];
             start = end + 1;
             self.line += 1;
+            if self.too_long(text, summary) {
+                continue;
+            }
             match text.first() {
                 None | Some(b'\r') if text.len() <= 1 => self.blank += 1,
                 Some(first) if first.is_ascii_whitespace() => {
@@ -426,6 +507,18 @@ impl Scan<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Whether the current line, `text`, is past the cap (then rejected). A line in a region is
+    /// held already (`Chunks` passes over the ones that would grow it), but is past the cap all
+    /// the same when the cap is below a region's size: it is rejected as a longer line would be.
+    fn too_long(&self, text: &[u8], summary: &mut InputSummary) -> bool {
+        let cap = self.spec.max_line_bytes;
+        let past = text.len() > cap && text.strip_suffix(b"\r").unwrap_or(text).len() > cap;
+        if past {
+            summary.reject(self.line, super::lines::too_long(cap));
+        }
+        past
     }
 
     /// The checks every entry of a line that matters gets, and the first entry of the log: its
@@ -495,6 +588,13 @@ impl Scan<'_> {
             Leading::Malformed(reason) => return Err(Error::input(&spec.path, Some(line), reason)),
             Leading::Absent => return Ok(false),
         };
+        // Only here, on the lines the rules' search touched (a line whose ends were lost holds
+        // many entries, so a rule's word is likely in it): no second pass over every line.
+        let separator = bytes.get(usize::from(bytes.first() == Some(&b'[')) + 10).copied().unwrap_or(b' ');
+        let stamps = 1 + stamps_in(&bytes[rest..], separator);
+        if stamps >= crate::model::report::CROWDED_STAMPS {
+            crate::model::report::Crowded::add(&mut summary.crowded, line, stamps);
+        }
         // Every timestamped line counts for the order, whatever it is (as in `count_lines`).
         let placed = self.order.as_mut().map_or(Placed::Outside, |order| order.line_text(line, bytes));
         self.last_placed = placed;
@@ -622,11 +722,11 @@ fn last_entry(lines: &[u8]) -> Option<&str> {
 }
 
 fn binary(spec: &SourceSpec, line: u64) -> Error {
-    Error::input(
-        &spec.path,
-        Some(line),
-        "binary data (not UTF-8 text): expected a text export; is this the right file?",
-    )
+    binary_at(&spec.path, line)
+}
+
+fn binary_at(path: &std::path::Path, line: u64) -> Error {
+    Error::input(path, Some(line), "binary data (not UTF-8 text): expected a text export; is this the right file?")
 }
 
 #[cfg(test)]
@@ -660,9 +760,10 @@ mod tests {
         input.extend_from_slice(b"the last line");
         for step in [1_000, 65_536, 3 * CHUNK] {
             let reader = std::io::BufReader::new(Trickle(std::io::Cursor::new(input.clone()), step));
-            let mut chunks = Chunks::new(Box::new(reader));
+            let mut chunks = Chunks::new(Box::new(reader), super::super::lines::MAX_LINE_BYTES);
             let (mut joined, mut regions) = (Vec::new(), 0);
             while let Some(region) = chunks.next_region(std::path::Path::new("server.log"), 0).unwrap() {
+                let Region::Lines(region) = region else { panic!("no line is past the cap") };
                 joined.extend_from_slice(region);
                 regions += 1;
                 assert!(region.ends_with(b"\n") || joined.len() == input.len(), "a region ends at a line end");
@@ -670,6 +771,66 @@ mod tests {
             assert_eq!(joined, input, "reads of {step} bytes");
             assert!(regions >= 3, "{regions} regions");
         }
+    }
+
+    #[test]
+    fn timestamps_in_the_lines_own_layout_are_counted_and_others_not() {
+        let counted = |message: &str, separator: u8| stamps_in(message.as_bytes(), separator);
+        assert_eq!(counted(" INFO a2026-10-07 09:33:01 INFO b\u{1e}2026-10-07 09:33:02.5 c", b' '), 2);
+        // Another layout (`T`), a date alone, inside a longer number, ids with dashes: none.
+        assert_eq!(counted(" deadline 2026-10-07T09:33:01Z", b' '), 0);
+        assert_eq!(counted(" day 2026-10-07 run-0854-a job 12026-10-07 09:33:01", b' '), 0);
+        assert_eq!(counted(" 2026-10-07T09:33:01Z 2026-10-07T09:33:02Z", b'T'), 2);
+        // Read: a line with three is counted, with its count; a line with two is not.
+        let text = "2026-10-07 09:33:00 server starting 2026-10-07 09:33:01 x 2026-10-07 09:33:02 y\n\
+                    2026-10-07 09:34:00 server starting at 2026-10-07 09:33:59\n\
+                    2026-10-07 09:35:00 server starting 2026-10-07 09:35:01 2026-10-07 09:35:02 2026-10-07 09:35:03\n";
+        let (_, summary) = read(text, Some(chrono_tz::UTC)).unwrap();
+        assert_eq!(summary.crowded, Some(crate::model::report::Crowded { lines: 2, first_line: 1, first_stamps: 3 }));
+    }
+
+    #[test]
+    fn a_line_past_the_cap_is_passed_over_and_its_length_counted() {
+        // Lines past the cap of 3 MiB: one longer than the buffer grows (passed over a block at a
+        // time), one ending the input; lines under it, however long, come through whole.
+        let long = |len: usize| std::iter::repeat_n(b'x', len).collect::<Vec<u8>>();
+        let input =
+            [b"a\n".to_vec(), long(7 * CHUNK + 5), b"\nb\n".to_vec(), long(2 * CHUNK), b"\n".to_vec(), long(4 * CHUNK)]
+                .concat();
+        for step in [1_000, 65_536, 3 * CHUNK] {
+            let reader = std::io::BufReader::new(Trickle(std::io::Cursor::new(input.clone()), step));
+            let mut chunks = Chunks::new(Box::new(reader), 3 * CHUNK);
+            let mut seen = Vec::new();
+            while let Some(region) = chunks.next_region(std::path::Path::new("server.log"), 0).unwrap() {
+                match region {
+                    Region::Lines(lines) => seen.push(format!("{} bytes", lines.len())),
+                    Region::TooLong(bytes) => seen.push(format!("passed {bytes}")),
+                }
+            }
+            let whole = format!("{} bytes", 2 + 2 + 2 * CHUNK + 1);
+            let expected =
+                ["2 bytes".to_string(), format!("passed {}", 7 * CHUNK + 6), whole, format!("passed {}", 4 * CHUNK)];
+            // However the lines under the cap come in regions, they are all there, in order.
+            assert_eq!(seen.first(), Some(&expected[0]), "reads of {step} bytes");
+            assert!(seen.contains(&expected[1]) && seen.last() == Some(&expected[3]), "reads of {step}: {seen:?}");
+        }
+        // Through a whole read: each rejected with its line, every line counted.
+        let text =
+            format!("2026-10-07 09:33:00 server starting\n{}\n2026-10-07 09:33:01 server starting\n", "y".repeat(5000));
+        let spec = SourceSpec {
+            max_line_bytes: 4096,
+            ..SourceSpec::new(SourceKind::Log, PathBuf::from("server.log"), Some(chrono_tz::UTC), "--log-tz".into())
+        };
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("server.log", "log", "text", spec.tz);
+        ServerLog.read(&spec, 0, Box::new(std::io::Cursor::new(text.into_bytes())), &mut events, &mut summary).unwrap();
+        assert_eq!((summary.lines, summary.used, summary.ignored, summary.rejected), (3, 2, 0, 1));
+        assert_eq!(summary.rejections[0].line, 2);
+        assert!(
+            summary.rejections[0].reason.starts_with("line longer than 4 KiB (the limit;"),
+            "{}",
+            summary.rejections[0].reason
+        );
     }
 
     fn read(text: &str, tz: Option<chrono_tz::Tz>) -> Result<(Vec<Event>, InputSummary)> {

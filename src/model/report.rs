@@ -55,6 +55,37 @@ pub struct InputSummary {
     /// written by the last `Queue` constructed, so evidence about a client, not the workers.
     #[serde(skip)]
     pub meta_versions: Vec<(String, u64)>,
+    /// Lines of a plain-text log that hold `CROWDED_STAMPS` or more timestamps of the log's own
+    /// layout: line ends lost (lines joined, an unknown line-end convention). A header warning
+    /// (`warnings::crowded_lines`).
+    #[serde(skip)]
+    pub crowded: Option<Crowded>,
+}
+
+/// A plain-text log's lines that hold many timestamps (`InputSummary::crowded`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Crowded {
+    /// How many lines.
+    pub lines: u64,
+    /// The first of them, and how many timestamps it holds (its own included).
+    pub first_line: u64,
+    pub first_stamps: u64,
+}
+
+/// A log line holding at least this many timestamps in the log's layout (its own first) is
+/// taken for several lines whose ends were lost. Two is common in a real line (a message that
+/// quotes a deadline or a job's timestamp); three in the same layout as the line's own prefix is
+/// not, while a log whose ends were lost has one per entry it joined.
+pub const CROWDED_STAMPS: u64 = 3;
+
+impl Crowded {
+    /// Counts line `line`, holding `stamps` timestamps.
+    pub fn add(crowded: &mut Option<Crowded>, line: u64, stamps: u64) {
+        match crowded {
+            Some(seen) => seen.lines += 1,
+            None => *crowded = Some(Crowded { lines: 1, first_line: line, first_stamps: stamps }),
+        }
+    }
 }
 
 pub fn rfc3339_opt<S: serde::Serializer>(at: &Option<DateTime<Utc>>, serializer: S) -> Result<S::Ok, S::Error> {
@@ -94,6 +125,7 @@ impl InputSummary {
             notes: Vec::new(),
             naive_times: 0,
             meta_versions: Vec::new(),
+            crowded: None,
         }
     }
 
@@ -128,6 +160,14 @@ impl InputSummary {
         let room = MAX_LISTED_REJECTIONS.saturating_sub(self.rejections.len());
         self.rejections.extend(later.rejections.into_iter().take(room));
         crate::time::fold::merge(&mut self.folds, later.folds);
+        // The later part's lines are counted in the file already (`ingest::join_later_part`).
+        self.crowded = match (self.crowded, later.crowded) {
+            (Some(mut first), Some(more)) => {
+                first.lines += more.lines;
+                Some(first)
+            }
+            (first, more) => first.or(more),
+        };
     }
 }
 

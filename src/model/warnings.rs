@@ -161,6 +161,37 @@ pub fn empty_inputs(inputs: &[InputSummary]) -> Vec<Warning> {
         .collect()
 }
 
+/// Plain-text logs with lines that hold many timestamps of the log's layout
+/// (`InputSummary::crowded`): its line ends were lost (lines joined by a tool, or ends in a
+/// convention leasetrace does not read), so each such "line" is read as one entry and the entries
+/// joined after its first are not read at all.
+pub fn crowded_lines(inputs: &[InputSummary]) -> Vec<Warning> {
+    inputs
+        .iter()
+        .filter_map(|input| {
+            let crowded = input.crowded?;
+            let which = if crowded.lines == 1 {
+                format!("line {} holds {} timestamps", crowded.first_line, crowded.first_stamps)
+            } else {
+                format!(
+                    "{} lines hold {} or more timestamps each (the first, line {}, holds {})",
+                    crowded.lines,
+                    super::report::CROWDED_STAMPS,
+                    crowded.first_line,
+                    crowded.first_stamps
+                )
+            };
+            Some(Warning {
+                kind: "many-timestamps-on-a-line",
+                message: format!(
+                    "{}: {which} in the log's own layout: its line ends look lost (lines joined, or an end leasetrace does not read: it reads LF, CRLF and CR), and only the first entry of such a line is read; restore the line ends",
+                    input.path
+                ),
+            })
+        })
+        .collect()
+}
+
 /// The evidence contradicts the parameters in force (findings of `code`, `lock-params-contradicted`,
 /// each naming its `parameter`): every lock time computed from them is suspect.
 pub fn contradicted(findings: &[Finding], code: &str) -> Vec<Warning> {

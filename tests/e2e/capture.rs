@@ -580,6 +580,30 @@ fn capture_gives_up_on_a_server_that_never_answers_and_names_the_command() {
 }
 
 #[test]
+fn capture_takes_the_url_from_the_environment_and_never_prints_it() {
+    // Port 1 on loopback refuses the connection at once: the URL was read, and its password is
+    // neither in the message nor in --help's text of the variable.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("case");
+    let output = Command::new(env!("CARGO_BIN_EXE_leasetrace"))
+        .args(["capture", "--queue", "q", out.to_str().unwrap()])
+        .env("LEASETRACE_REDIS_URL", "redis://reader:hunter2@127.0.0.1:1/2")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("redis://127.0.0.1:1/2: "), "the server from the variable: {stderr}");
+    assert!(!stderr.contains("hunter2"), "never the password: {stderr}");
+    let help = Command::new(env!("CARGO_BIN_EXE_leasetrace"))
+        .args(["capture", "--help"])
+        .env("LEASETRACE_REDIS_URL", "redis://reader:hunter2@127.0.0.1:1/2")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("LEASETRACE_REDIS_URL") && !help.contains("hunter2"), "{help}");
+}
+
+#[test]
 fn capture_refuses_a_queue_name_bullmq_refuses_and_a_url_that_is_not_one() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("case");

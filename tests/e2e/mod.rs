@@ -754,9 +754,12 @@ fn setup_without_redis_or_apt_get_says_it_cannot_install_them() {
     let output = setup_command().arg(&script).stdin(Stdio::null()).output().unwrap();
     let said = output_text(&output);
     assert_eq!(output.status.code(), Some(UNAVAILABLE), "{said}");
-    let missing =
-        if node { "redis-server not installed and apt-get is not available" } else { "node is not installed" };
+    // Everything missing is named in one list (redis-server, and openssl for the TLS test, here).
+    let missing = if node { "not installed and apt-get is not available" } else { "node is not installed" };
     assert!(said.contains(missing), "setup.sh names what is missing ({missing}):\n{said}");
+    if node {
+        assert!(said.contains("redis-server") && said.contains("openssl"), "both missing tools named:\n{said}");
+    }
 
     // And what the scenarios make of it.
     match run_setup(setup_command(), false) {

@@ -223,3 +223,31 @@ fn a_gzip_log_with_lone_cr_line_ends_and_its_evidence_read_back() {
     let cr = copy_case(INCIDENT, &["server.log"], gzip);
     assert_same_reading(&report(plain.path()), &report(cr.path()), "a gzip log with lone CR line ends");
 }
+
+#[test]
+fn many_timestamps_on_one_line_are_warned() {
+    // The incident's log with its line ends lost after the first 20 lines (a tool that joined
+    // them, or ends in a convention no reader splits at: here a record separator).
+    let joined = |bytes: &[u8]| {
+        let text = String::from_utf8(bytes.to_vec()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        format!("{}\n{}\n", lines[..20].join("\n"), lines[20..].join("\u{1e}")).into_bytes()
+    };
+    let original = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(INCIDENT).join("server.log")).unwrap();
+    let stamped = String::from_utf8(original).unwrap().lines().skip(20).filter(|l| l.starts_with("2026-")).count();
+    let dir = copy_case(INCIDENT, &["server.log"], joined);
+    let changed = report(dir.path());
+    let warnings: Vec<&Value> =
+        changed["warnings"].as_array().unwrap().iter().filter(|w| w["kind"] == "many-timestamps-on-a-line").collect();
+    assert_eq!(warnings.len(), 1, "{:#?}", changed["warnings"]);
+    let message = warnings[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!(
+            "server.log: line 21 holds {stamped} timestamps in the log's own layout: its line ends look lost"
+        )),
+        "{message}"
+    );
+    // The log as written has none.
+    let plain = report(copy_case(INCIDENT, &[], <[u8]>::to_vec).path());
+    assert!(plain["warnings"].as_array().unwrap().iter().all(|w| w["kind"] != "many-timestamps-on-a-line"));
+}

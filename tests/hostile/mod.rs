@@ -4,3 +4,4 @@
 mod confine;
 mod fuzz_regressions;
 mod line_ends;
+mod long_lines;

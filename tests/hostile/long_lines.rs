@@ -1,0 +1,310 @@
+//! Lines and records with no end in sight: a line past `--max-line-bytes` is rejected with its
+//! number and passed over in bounded memory, in every reader, from a file, stdin or a gzip.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+
+/// The input of the memory tests: one line of this many bytes (128 MiB), read with the cap
+/// lowered to 1 MiB. A reader that held the line would take at least this much; the bound
+/// asserted is half of it, above the binary's own ~30 MB.
+const LONG: usize = 128 << 20;
+const CAP: &str = "1048576";
+
+/// A run of the binary whose input is written by `feed` (to stdin), with its peak memory.
+struct Measured {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    /// Peak resident set of the child, in bytes (`wait4`'s `ru_maxrss`: this child's alone,
+    /// unlike `RUSAGE_CHILDREN`, which the tests running beside this one share).
+    peak: u64,
+}
+
+/// What writes a run's standard input.
+type Feed = Box<dyn FnOnce(&mut dyn Write) + Send>;
+
+fn measured(args: &[&str], feed: Option<Feed>) -> Measured {
+    // Reaped by `wait4` below, which gives its peak memory.
+    #[allow(clippy::zombie_processes)]
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leasetrace"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .env_remove("CLICOLOR_FORCE")
+        .stdin(if feed.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let writer = feed.map(|feed| {
+        let mut stdin = child.stdin.take().unwrap();
+        std::thread::spawn(move || feed(&mut stdin))
+    });
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let stdout = std::thread::spawn(move || {
+        let mut text = String::new();
+        out.read_to_string(&mut text).unwrap();
+        text
+    });
+    let mut stderr = String::new();
+    err.read_to_string(&mut stderr).unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data, zeroed is a valid value; wait4 writes into the two locals
+    // it is given and reaps our own child, which `child` is not waited on after.
+    #[allow(unsafe_code)]
+    let (waited, usage) = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        (libc::wait4(pid, &raw mut status, 0, &raw mut usage), usage)
+    };
+    assert_eq!(waited, pid);
+    if let Some(writer) = writer {
+        writer.join().unwrap();
+    }
+    assert!(libc::WIFEXITED(status), "exited normally");
+    let peak = u64::try_from(usage.ru_maxrss).unwrap() * 1024;
+    Measured { code: libc::WEXITSTATUS(status), stdout: stdout.join().unwrap(), stderr, peak }
+}
+
+/// Writes `before`, then `len` bytes of `x` without a line end, then `after`, a MiB at a time.
+fn long_line(before: &'static str, len: usize, after: &'static str) -> Feed {
+    Box::new(move |out| {
+        let block = vec![b'x'; 1 << 20];
+        // A reader that stops early (an error) closes the pipe: the rest is not written.
+        let _ = (|| {
+            out.write_all(before.as_bytes())?;
+            for _ in 0..len / block.len() {
+                out.write_all(&block)?;
+            }
+            out.write_all(after.as_bytes())
+        })();
+    })
+}
+
+const STARTING: &str = "2026-10-07 09:33:00.012 INFO server starting\n";
+const AFTER: &str = "\n2026-10-07 09:34:00.000 INFO server starting\n";
+
+fn assert_bounded(run: &Measured) {
+    assert!(run.peak < (LONG / 2) as u64, "peak memory {} MiB for a line of {} MiB", run.peak >> 20, LONG >> 20);
+}
+
+/// The inputs account of the JSON report: lines, used, rejected, and the listed rejections.
+fn account(stdout: &str) -> (u64, u64, u64, Vec<(u64, String)>) {
+    let report: serde_json::Value = serde_json::from_str(stdout).unwrap();
+    let input = &report["inputs"][0];
+    let rejections = input["rejections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["line"].as_u64().unwrap(), r["reason"].as_str().unwrap().to_string()))
+        .collect();
+    (input["lines"].as_u64().unwrap(), input["used"].as_u64().unwrap(), input["rejected"].as_u64().unwrap(), rejections)
+}
+
+const TOO_LONG: &str =
+    "line longer than 1 MiB (the limit; raise it with --max-line-bytes or [analysis] max_line_bytes)";
+
+#[test]
+fn an_endless_line_is_rejected_in_bounded_memory() {
+    let run = measured(
+        &["timeline", "--log", "-", "--log-tz", "UTC", "--max-line-bytes", CAP, "--format", "json"],
+        Some(long_line(STARTING, LONG, AFTER)),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_bounded(&run);
+    // Both restarts are read: the one after the long line too.
+    assert_eq!(account(&run.stdout), (3, 2, 1, vec![(2, TOO_LONG.to_string())]));
+}
+
+#[test]
+fn an_endless_line_at_the_end_of_a_file_is_rejected_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.log");
+    let mut file = std::fs::File::create(&path).unwrap();
+    long_line(STARTING, LONG, "")(&mut file);
+    drop(file);
+    let run = measured(
+        &["timeline", "--log", path.to_str().unwrap(), "--log-tz", "UTC", "--max-line-bytes", CAP, "--format", "json"],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_bounded(&run);
+    assert_eq!(account(&run.stdout), (2, 1, 1, vec![(2, TOO_LONG.to_string())]));
+}
+
+#[test]
+fn a_gzip_that_inflates_to_one_huge_line_is_rejected_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.log.gz");
+    let mut gzip = flate2::write::GzEncoder::new(std::fs::File::create(&path).unwrap(), flate2::Compression::fast());
+    long_line(STARTING, LONG, AFTER)(&mut gzip);
+    gzip.finish().unwrap();
+    let run = measured(
+        &["timeline", "--log", path.to_str().unwrap(), "--log-tz", "UTC", "--max-line-bytes", CAP, "--format", "json"],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_bounded(&run);
+    assert_eq!(account(&run.stdout), (3, 2, 1, vec![(2, TOO_LONG.to_string())]));
+}
+
+const LEDGER_HEAD: &str =
+    "at,run_id,event\n2026-10-06T23:54:02.911Z,run-1,round_started\n2026-10-06T23:55:02.911Z,run-1,";
+const LEDGER_TAIL: &str = "\n2026-10-06T23:56:02.911Z,run-1,round_finished\n";
+
+#[test]
+fn a_csv_record_past_the_cap_is_rejected_in_bounded_memory_quoted_or_not() {
+    for (before, after) in [
+        (LEDGER_HEAD, LEDGER_TAIL),
+        (
+            concat!(
+                "at,run_id,event\n2026-10-06T23:54:02.911Z,run-1,round_started\n2026-10-06T23:55:02.911Z,run-1,\"",
+                "\n"
+            ),
+            "\"\n2026-10-06T23:56:02.911Z,run-1,round_finished\n",
+        ),
+    ] {
+        let run = measured(
+            &["timeline", "--ledger", "-", "--max-line-bytes", CAP, "--format", "json"],
+            Some(long_line(before, LONG, after)),
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_bounded(&run);
+        // The header, two rows read, the long one rejected.
+        assert_eq!(account(&run.stdout), (4, 2, 1, vec![(3, TOO_LONG.to_string())]), "{before:?}");
+    }
+}
+
+#[test]
+fn an_unterminated_quote_followed_by_hundreds_of_mb_is_an_error_in_bounded_memory() {
+    let before = concat!(
+        "at,run_id,event\n2026-10-06T23:54:02.911Z,run-1,round_started\n",
+        "2026-10-06T23:55:02.911Z,run-1,\"x\n"
+    );
+    let run = measured(&["timeline", "--ledger", "-", "--max-line-bytes", CAP], Some(long_line(before, LONG, "")));
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        "leasetrace: error: -:3: a quoted field opened at line 3 never closes before the end of the file: is the export truncated?\n"
+    );
+    assert_bounded(&run);
+}
+
+#[test]
+fn an_unterminated_quote_at_eof_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.csv");
+    // A psql export cut short inside a quoted detail.
+    std::fs::write(&path, format!("{LEDGER_HEAD}\"review posted after re")).unwrap();
+    let run = crate::leasetrace(&["analyze", "--ledger", path.to_str().unwrap()]).run();
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "leasetrace: error: {}:3: a quoted field opened at line 3 never closes before the end of the file: is the export truncated?\n",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn a_parameters_file_past_4_mib_is_refused_from_stdin_and_gzip() {
+    let big = format!("{{\"lockDuration\": 30000, \"pad\": \"{}\"}}", "x".repeat(5 << 20));
+    let log = "fixtures/incident-2026-10-07/server.log";
+    let from_stdin = crate::leasetrace(&["analyze", "--log", log, "--log-tz", "Asia/Seoul", "--params", "-"])
+        .stdin(big.as_bytes())
+        .run();
+    assert_eq!(from_stdin.code, 2);
+    assert!(from_stdin.stderr.starts_with("leasetrace: error: -: larger than 4 MiB"), "{}", from_stdin.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bullmq.json.gz");
+    let mut gzip = flate2::write::GzEncoder::new(std::fs::File::create(&path).unwrap(), flate2::Compression::fast());
+    gzip.write_all(big.as_bytes()).unwrap();
+    gzip.finish().unwrap();
+    let run =
+        crate::leasetrace(&["analyze", "--log", log, "--log-tz", "Asia/Seoul", "--params", path.to_str().unwrap()])
+            .run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("bullmq.json.gz: larger than 4 MiB"), "{}", run.stderr);
+}
+
+#[test]
+fn an_endless_json_log_line_is_rejected_in_bounded_memory() {
+    // pino's lines, as fixtures/formats/pino.log has them, with a message of no end between.
+    const FIRST: &str = "{\"level\":30,\"time\":1791332997812,\"pid\":41877,\"hostname\":\"api-1\",\"msg\":\"loading config\"}\n{\"level\":30,\"time\":1791332997900,\"pid\":41877,\"hostname\":\"api-1\",\"msg\":\"";
+    const LAST: &str =
+        "\"}\n{\"level\":30,\"time\":1791332998104,\"pid\":41877,\"hostname\":\"api-1\",\"msg\":\"worker ready\"}\n";
+    let run = measured(
+        &["timeline", "--log", "-", "--log-tz", "UTC", "--max-line-bytes", CAP, "--format", "json"],
+        Some(long_line(FIRST, LONG, LAST)),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_bounded(&run);
+    let (lines, _, rejected, rejections) = account(&run.stdout);
+    assert_eq!((lines, rejected, rejections), (3, 1, vec![(2, TOO_LONG.to_string())]));
+}
+
+#[test]
+fn an_endless_events_array_is_refused_in_bounded_memory() {
+    // `redis-cli --json XRANGE` writes one array, held whole: past 64 MiB it is refused, however
+    // much more there is (here 512 MiB, read no further than the limit).
+    let run = measured(&["timeline", "--events", "-"], Some(long_line("[\n", 512 << 20, "]")));
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr.starts_with("leasetrace: error: -: larger than 64 MiB as one JSON array: write one entry per line"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.peak < 160 << 20, "peak memory {} MiB", run.peak >> 20);
+}
+
+/// Writes `before`, then `len` NUL bytes (what `/dev/zero` gives), a MiB at a time.
+fn zeros(before: &'static str, len: usize) -> Feed {
+    Box::new(move |out| {
+        let block = vec![0u8; 1 << 20];
+        let _ = (|| {
+            out.write_all(before.as_bytes())?;
+            for _ in 0..len / block.len() {
+                out.write_all(&block)?;
+            }
+            Ok::<_, std::io::Error>(())
+        })();
+    })
+}
+
+#[test]
+fn an_endless_run_of_nul_bytes_is_binary_data_not_a_line_passed_over_for_ever() {
+    // `/dev/zero` after a line: a line without end, but not text. Refused once the cap is
+    // reached (1 MiB here), not read on to its end (it has none).
+    let ledger = "at,run_id,event\n2026-10-06T23:54:02.911Z,run-1,round_started\n";
+    for (args, before, file) in [
+        (vec!["timeline", "--log", "-", "--log-tz", "UTC", "--max-line-bytes", CAP], STARTING, "text export"),
+        (vec!["timeline", "--ledger", "-", "--max-line-bytes", CAP], ledger, "CSV ledger"),
+    ] {
+        let run = measured(&args, Some(zeros(before, 512 << 20)));
+        assert_eq!(run.code, 2, "{}", run.stdout);
+        let line = before.lines().count() + 1;
+        assert_eq!(
+            run.stderr,
+            format!(
+                "leasetrace: error: -:{line}: binary data (not UTF-8 text): expected a {file}; is this the right file?\n"
+            )
+        );
+        assert_bounded(&run);
+    }
+}
+
+#[test]
+fn a_manifest_larger_than_a_mebibyte_is_refused_unread() {
+    // A TOML comment of 2 MiB: valid TOML, but no manifest; read no further than the limit.
+    let dir = tempfile::tempdir().unwrap();
+    let mut manifest = String::from("[[sources]]\nkind = \"log\"\npath = \"server.log\"\n");
+    manifest.push_str("# ");
+    manifest.push_str(&"x".repeat(2 << 20));
+    manifest.push('\n');
+    std::fs::write(dir.path().join("leasetrace.toml"), manifest).unwrap();
+    let output =
+        std::process::Command::new(env!("CARGO_BIN_EXE_leasetrace")).arg("analyze").arg(dir.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("leasetrace.toml: larger than 1024 KiB: expected a leasetrace manifest"), "{stderr}");
+}
