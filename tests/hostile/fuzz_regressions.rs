@@ -28,10 +28,26 @@ fn replay(corpus: &str) -> usize {
     count
 }
 
-/// One test for both corpora: the `case` and `bullmq_params` targets write their input to one
-/// scratch folder per process, which two tests at once would share.
+/// The replay below, in a process of its own: it runs whole cases in this process, and a child
+/// spawned later by a test beside it would report this process's memory as its own peak
+/// (`ru_maxrss` keeps the high-water mark across `exec`), failing the memory bounds of
+/// tests/hostile/long_lines.rs.
 #[test]
 fn fuzz_regressions_and_seed_corpora_hold_every_target_invariant() {
+    let name = "hostile::fuzz_regressions::replay_every_corpus";
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", name, "--nocapture", "--test-threads=1"])
+        .output()
+        .unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success() && said.contains("1 passed"), "{said}");
+}
+
+/// One test for both corpora: the `case` and `bullmq_params` targets write their input to one
+/// scratch folder per process, which two tests at once would share. Run by the test above.
+#[test]
+#[ignore = "run in its own process by fuzz_regressions_and_seed_corpora_hold_every_target_invariant"]
+fn replay_every_corpus() {
     let regressions = replay("regressions");
     assert!(regressions >= 2, "only {regressions} files under fuzz/regressions/");
     let seeds = replay("seeds");
