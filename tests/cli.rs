@@ -480,6 +480,23 @@ fn a_time_the_timeline_cannot_hold_names_file_line_and_range() {
 }
 
 #[test]
+fn a_job_hash_time_before_1970_is_refused_not_placed_in_1944() {
+    // Found by fuzzing: a negative `finishedOn` read as epoch ms gave a job that finished in 1944.
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = dir.path().join("jobs.jsonl");
+    std::fs::write(
+        &jobs,
+        r#"{"key":"bull:q:1","hash":{"name":"n","timestamp":"1791333180000","finishedOn":"-796159462886"}}"#
+            .to_string()
+            + "\n",
+    )
+    .unwrap();
+    let run = leasetrace(&["timeline", "--jobs", jobs.to_str().unwrap()]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("jobs.jsonl:1: job 1: 'finishedOn' is '-796159462886', before 1970"), "{}", run.stderr);
+}
+
+#[test]
 fn missing_column_names_the_field_and_the_flag() {
     let ledger = b"when,run_id,event\n2026-10-07T00:33:03Z,r1,round_started\n";
     let dir = case_with(&[("ledger.csv", ledger), ("server.log", GOOD_LOG)], LEDGER_AND_LOG);

@@ -619,6 +619,17 @@ fn job_events(
                 format!("job {job_id}: '{name}' is '{text}', expected epoch milliseconds"),
             )
         })?;
+        // BullMQ writes `Date.now()`: a time before 1970 is no time it wrote (found by fuzzing:
+        // `finishedOn` "-796159462886" gave a job finished in 1944).
+        if value < 0 {
+            return Err(Error::input(
+                &spec.path,
+                Some(line),
+                format!(
+                    "job {job_id}: '{name}' is '{text}', before 1970: expected epoch milliseconds as BullMQ writes them (Date.now())"
+                ),
+            ));
+        }
         DateTime::from_timestamp_millis(value).and_then(|at| time::moment(at).ok()).map(Some).ok_or_else(|| {
             Error::input(
                 &spec.path,
