@@ -480,20 +480,26 @@ fn a_time_the_timeline_cannot_hold_names_file_line_and_range() {
 }
 
 #[test]
-fn a_job_hash_time_before_1970_is_refused_not_placed_in_1944() {
-    // Found by fuzzing: a negative `finishedOn` read as epoch ms gave a job that finished in 1944.
+fn a_job_hash_time_that_is_no_date_now_is_refused_not_placed_in_1944_or_1970() {
+    // Found by fuzzing: a negative `finishedOn` read as epoch ms gave a job that finished in 1944,
+    // a 7-digit `timestamp` one added in 1970; times in seconds would have put a whole dump there.
     let dir = tempfile::tempdir().unwrap();
     let jobs = dir.path().join("jobs.jsonl");
-    std::fs::write(
-        &jobs,
-        r#"{"key":"bull:q:1","hash":{"name":"n","timestamp":"1791333180000","finishedOn":"-796159462886"}}"#
-            .to_string()
-            + "\n",
-    )
-    .unwrap();
-    let run = leasetrace(&["timeline", "--jobs", jobs.to_str().unwrap()]).run();
+    let run_on = |line: &str| {
+        std::fs::write(&jobs, format!("{line}\n")).unwrap();
+        leasetrace(&["timeline", "--jobs", jobs.to_str().unwrap()]).run()
+    };
+    let run =
+        run_on(r#"{"key":"bull:q:1","hash":{"name":"n","timestamp":"1791333180000","finishedOn":"-796159462886"}}"#);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("jobs.jsonl:1: job 1: 'finishedOn' is '-796159462886', before 1970"), "{}", run.stderr);
+    let said = "jobs.jsonl:1: job 1: 'finishedOn' is '-796159462886', before 2001-09-09 as epoch milliseconds";
+    assert!(run.stderr.contains(said), "{}", run.stderr);
+    let run = run_on(r#"{"key":"bull:q:2","hash":{"name":"n","timestamp":"1796159462"}}"#);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("'timestamp' is '1796159462', before 2001-09-09"), "{}", run.stderr);
+    assert!(run.stderr.contains("in seconds"), "names the likely cause: {}", run.stderr);
+    let run = run_on(r#"{"key":"bull:q:3","hash":{"name":"n","timestamp":"1000000000000"}}"#);
+    assert_eq!(run.code, 0, "the first 13-digit millisecond is a time: {}", run.stderr);
 }
 
 #[test]

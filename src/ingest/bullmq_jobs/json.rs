@@ -582,8 +582,9 @@ mod tests {
         );
         let e = error("[\n  {\"key\": \"bull:q:1\", \"fields\": {\"name\": \"n\",}}\n]\n");
         assert!(e.starts_with("jobs.json:2: not JSON"), "{e}");
-        let e =
-            error("{\"key\":\"bull:q:7\",\"fields\":{\"name\":\"n\",\"timestamp\":\"1\",\"processedOn\":\"soon\"}}\n");
+        let e = error(
+            "{\"key\":\"bull:q:7\",\"fields\":{\"name\":\"n\",\"timestamp\":\"1791333180000\",\"processedOn\":\"soon\"}}\n",
+        );
         assert!(e.starts_with("jobs.json:1: job 7: 'processedOn' is 'soon'"), "{e}");
         let e = error("[{\"key\":\"bull:q:7\"}]");
         assert!(e.contains("a job record without 'fields' or 'hash'"), "{e}");

@@ -599,6 +599,10 @@ const STATES: &[(&str, Option<EventKind>)] = &[
     ("unknown", None),
 ];
 
+/// 2001-09-09T01:46:40Z, the first epoch millisecond with 13 digits: every `Date.now()` BullMQ
+/// (2019) or Bull (2013) ever wrote is later.
+const EARLIEST_BULLMQ_MILLIS: i64 = 1_000_000_000_000;
+
 /// The events of one job hash: `timestamp` → added, `processedOn` → its last activation,
 /// `finishedOn` → completed or failed (`finished`, from the dump's state, else the hash's fields).
 fn job_events(
@@ -619,14 +623,15 @@ fn job_events(
                 format!("job {job_id}: '{name}' is '{text}', expected epoch milliseconds"),
             )
         })?;
-        // BullMQ writes `Date.now()`: a time before 1970 is no time it wrote (found by fuzzing:
-        // `finishedOn` "-796159462886" gave a job finished in 1944).
-        if value < 0 {
+        // BullMQ writes `Date.now()`, 13 digits since 2001: a smaller number is no time it wrote
+        // but seconds, a number cut short or a sign (found by fuzzing: `finishedOn`
+        // "-796159462886" gave a job finished in 1944, `timestamp` 1796159 one added in 1970).
+        if value < EARLIEST_BULLMQ_MILLIS {
             return Err(Error::input(
                 &spec.path,
                 Some(line),
                 format!(
-                    "job {job_id}: '{name}' is '{text}', before 1970: expected epoch milliseconds as BullMQ writes them (Date.now())"
+                    "job {job_id}: '{name}' is '{text}', before 2001-09-09 as epoch milliseconds: BullMQ writes Date.now() (13 digits); is the value in seconds, or cut short?"
                 ),
             ));
         }
