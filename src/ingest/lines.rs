@@ -198,13 +198,18 @@ impl<R: BufRead> BufRead for Text<R> {
     }
 }
 
+/// `Read::read` of a reader whose `BufRead` side does the work: what its buffer holds, consumed.
+pub fn read_through_buffer(reader: &mut impl BufRead, out: &mut [u8]) -> std::io::Result<usize> {
+    let available = reader.fill_buf()?;
+    let count = available.len().min(out.len());
+    out[..count].copy_from_slice(&available[..count]);
+    reader.consume(count);
+    Ok(count)
+}
+
 impl<R: BufRead> Read for Text<R> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        let available = self.fill_buf()?;
-        let count = available.len().min(out.len());
-        out[..count].copy_from_slice(&available[..count]);
-        self.consume(count);
-        Ok(count)
+        read_through_buffer(self, out)
     }
 }
 
@@ -299,11 +304,7 @@ impl<R: BufRead> BufRead for LineEnds<R> {
 
 impl<R: BufRead> Read for LineEnds<R> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        let available = self.fill_buf()?;
-        let count = available.len().min(out.len());
-        out[..count].copy_from_slice(&available[..count]);
-        self.consume(count);
-        Ok(count)
+        read_through_buffer(self, out)
     }
 }
 

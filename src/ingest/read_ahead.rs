@@ -68,11 +68,7 @@ fn fill(input: &mut impl Read, block: &mut [u8]) -> (usize, Option<std::io::Erro
 
 impl Read for ReadAhead {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        let available = self.fill_buf()?;
-        let count = available.len().min(out.len());
-        out[..count].copy_from_slice(&available[..count]);
-        self.consume(count);
-        Ok(count)
+        super::lines::read_through_buffer(self, out)
     }
 }
 
