@@ -10,6 +10,7 @@ pub mod bullmq_events;
 pub mod bullmq_jobs;
 pub mod bullmq_params;
 pub mod document;
+pub mod envelope;
 pub mod gzip;
 pub mod ledger;
 pub mod ledger_csv;
