@@ -399,6 +399,36 @@ mod tests {
         assert!(Cri.sniff(&text));
     }
 
+    /// Written by the real containerd 1.6.20 (its CRI plugin, driven through the CRI API) under the
+    /// kubelet's folder shape: trimmed fractions, a 17 KB line cut at 16 KiB into `P` and `F`, an
+    /// empty line, a stderr line, and a last `P` for output without a line end.
+    #[test]
+    fn the_real_containerd_file_reads_with_its_path_labels_and_its_cut_line_joined() {
+        let name = "pods/prod_web-7d9f8c6b5-x2k4p_3f1c2a9e-5b7d-4e21-9c0a-6d8e4f2b1a7c/api/0.log";
+        let text = fixture(name);
+        assert!(Cri.sniff(&text));
+        let pieces = read_at(&Cri, &format!("fixtures/envelopes/{name}"), &text, 1 << 20);
+        assert_eq!(accounted(&pieces), 17);
+        let records = records(&pieces);
+        assert_eq!(records.len(), 16);
+        assert!(records.iter().all(|record| record.labels.instance().as_deref()
+            == Some("namespace=prod pod=web-7d9f8c6b5-x2k4p container=api")));
+        let warning = &records[12];
+        assert_eq!(
+            (warning.message.as_str(), warning.labels.get("stream")),
+            ("(node:1) Warning: an example line on stderr", Some("stderr"))
+        );
+        assert_eq!(warning.at.expect("time").utc().to_rfc3339(), "2026-12-02T05:20:32.016932120+00:00");
+        let joined = &records[13];
+        let expected = format!(
+            "2026-10-07 08:51:53.160 INFO  [HTTP] POST /api/review-feedback 201 29.9ms body={} pid=41877",
+            "x".repeat(17000)
+        );
+        assert_eq!((joined.line, joined.lines, joined.message == expected), (14, 2, true));
+        assert_eq!((records[14].line, records[14].message.as_str()), (16, ""));
+        assert_eq!((records[15].line, records[15].message.as_str()), (17, "no line end"));
+    }
+
     #[test]
     fn sniffing_wants_the_stream_and_tag_on_every_line() {
         assert!(Cri.sniff("2026-10-06T23:50:00.1Z stdout F job 7 active\n2026-10-06T23:50:00+09:00 stderr P x\n"));
@@ -407,7 +437,7 @@ mod tests {
         assert!(!Cri.sniff("2026-10-06T23:50:00.001734812Z stdout X a\n"));
         assert!(!Cri.sniff(""));
         for (path, head) in other_logs() {
-            if !path.ends_with("cri.log") {
+            if !path.ends_with("cri.log") && !path.ends_with("api/0.log") {
                 assert!(!Cri.sniff(&head), "{path} sniffs as cri");
             }
         }

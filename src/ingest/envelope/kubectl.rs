@@ -199,6 +199,28 @@ mod tests {
         }
     }
 
+    /// Written by the real dockerd 20.10.24 (`docker logs -t`, stderr merged): an empty line is the
+    /// time and its space, the last line had no line end.
+    #[test]
+    fn the_real_docker_output_reads_to_the_nanosecond() {
+        let text = fixture("docker-real.log");
+        assert!(Kubectl.sniff(&text));
+        let pieces = read(&Kubectl, &text);
+        assert_eq!(accounted(&pieces), text.lines().count() as u64);
+        let records = records(&pieces);
+        assert_eq!(records.len(), text.lines().count());
+        assert_eq!(records[0].at.expect("time").utc().to_rfc3339(), "2026-12-02T05:19:01.678031716+00:00");
+        assert_eq!(
+            records[0].message,
+            "2026-10-07 08:50:00.000 INFO  [main] log rotated file=server-2026-10-07.log pid=41877"
+        );
+        let last = records.len() - 1;
+        assert_eq!(
+            [records[last - 2].message.as_str(), records[last - 1].message.as_str(), records[last].message.as_str()],
+            ["", "(node:1) Warning: an example line on stderr", "no line end"]
+        );
+    }
+
     #[test]
     fn sniffing_wants_nine_digits_on_every_line() {
         assert!(Kubectl.sniff("2026-10-06T23:50:00.001734812Z job 1 active\n"));
@@ -212,7 +234,7 @@ mod tests {
         assert!(!Kubectl.sniff("error: only errors\n"));
         assert!(!Kubectl.sniff(""));
         for (path, head) in other_logs() {
-            if !path.ends_with("kubectl.log") && !path.ends_with("docker.log") {
+            if !["kubectl.log", "docker.log", "docker-real.log"].iter().any(|name| path.ends_with(name)) {
                 assert!(!Kubectl.sniff(&head), "{path} sniffs as kubectl");
             }
         }
