@@ -10,16 +10,17 @@
 //! the log readers (text, pino, winston, NestJS) as the lines of a log, and puts the envelope's
 //! file line, time and labels back on the events they make. `ENVELOPES` is the only list of them.
 
-pub mod cri;
-pub mod kubectl;
-pub mod kubectl_prefix;
-mod runtime;
-
 use std::io::BufRead;
 use std::path::Path;
 
 use crate::error::Result;
 use crate::model::Moment;
+
+pub mod cri;
+pub mod kubectl;
+pub mod kubectl_prefix;
+mod runtime;
+pub mod unwrap;
 
 /// One record of an export: a line the application wrote, as the platform kept it.
 #[derive(Debug, Clone, PartialEq, Eq)]
