@@ -218,6 +218,67 @@ pub mod tests {
         std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("{} is readable", path.display()))
     }
 
+    /// The events a log format makes of a fixture, with the declared zone Asia/Seoul: what happened,
+    /// when, to which job, and in which instance.
+    fn events_of(
+        format: &dyn crate::ingest::EventFormat,
+        path: &str,
+    ) -> Vec<(String, String, Option<String>, Option<String>)> {
+        use crate::ingest::{SourceKind, SourceSpec};
+        let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        let tz = Some(chrono_tz::Asia::Seoul);
+        let spec = SourceSpec::new(SourceKind::Log, full.clone(), tz, "--log-tz".into());
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new(path, "log", format.name(), tz);
+        let input = crate::ingest::open(&full).expect("opens");
+        format.read(&spec, 0, input, &mut events, &mut summary).expect("reads");
+        assert_eq!(
+            summary.lines,
+            summary.used + summary.ignored + summary.rejected,
+            "{path}: every line accounted for"
+        );
+        assert_eq!(summary.rejected, 0, "{path}: {:?}", summary.rejections);
+        let mut events: Vec<_> = events
+            .iter()
+            .map(|e| {
+                (
+                    format!("{:?}", e.kind),
+                    e.at().to_rfc3339(),
+                    e.job_id.as_ref().map(ToString::to_string),
+                    e.instance.as_ref().map(ToString::to_string),
+                )
+            })
+            .collect();
+        events.sort();
+        events
+    }
+
+    /// The reference incident's log, wrapped in each runtime envelope, gives the events the plain
+    /// log gives, at the lines' own times in the declared zone (the CRI file's split restart line
+    /// included); in the prefixed export every one of them is the first pod's.
+    #[test]
+    fn the_incident_wrapped_in_each_envelope_gives_the_plain_logs_events() {
+        use super::super::{cri::Cri, kubectl::Kubectl, kubectl_prefix::KubectlPrefix, unwrap::Unwrap};
+        let plain = events_of(&crate::ingest::server_log::ServerLog, "fixtures/incident-2026-10-07/server.log");
+        assert!(plain.len() >= 10, "the incident's events are read: {}", plain.len());
+        let bare = |events: Vec<(String, String, Option<String>, Option<String>)>| {
+            events.into_iter().map(|(kind, at, job, _)| (kind, at, job, None)).collect::<Vec<_>>()
+        };
+        for (envelope, path) in [
+            (&Unwrap(&Kubectl), "fixtures/envelopes/kubectl.log"),
+            (&Unwrap(&Kubectl), "fixtures/envelopes/docker.log"),
+            (&Unwrap(&Cri), "fixtures/envelopes/cri.log"),
+        ] {
+            assert_eq!(bare(events_of(envelope, path)), plain, "{path}");
+        }
+        let prefixed = events_of(&Unwrap(&KubectlPrefix), "fixtures/envelopes/kubectl-prefix.log");
+        let (server, replica): (Vec<_>, Vec<_>) =
+            prefixed.into_iter().partition(|e| e.3.as_deref() == Some("pod=web-7d9f8c6b5-x2k4p container=api"));
+        assert_eq!(bare(server), plain);
+        // The replica serves GET requests and pings Redis: noise, no event of its own.
+        assert!(replica.is_empty(), "{replica:?}");
+    }
+
     #[test]
     fn stamps_are_read_strictly_with_up_to_nine_digits_and_an_offset() {
         let fixed = stamp("2026-10-06T23:50:00.001234567Z").expect("stamp");
