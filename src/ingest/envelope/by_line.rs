@@ -1,0 +1,89 @@
+//! The lines of a line-based export, for its envelope: `lines::Lines` underneath (UTF-8, no NUL,
+//! `\r\n` tolerated, bounded memory), with a line past the cap handed to the envelope as a line
+//! of its own to account for, rather than counted in a summary the envelope does not own: every
+//! physical line of the export then lands in exactly one `Piece`.
+
+use std::collections::VecDeque;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use crate::error::Result;
+use crate::ingest::lines::Lines;
+use crate::model::InputSummary;
+
+use super::{Context, Piece};
+
+/// One physical line of the export.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// The line's 1-based number and text, without its line end.
+    Text(u64, String),
+    /// A line longer than the cap, passed over unread: its number and why (`lines::too_long`).
+    TooLong(u64, String),
+}
+
+impl Line {
+    /// The rejection of a line past the cap, or `None` for a line of text.
+    pub fn rejected(&self) -> Option<Piece> {
+        match self {
+            Line::TooLong(line, reason) => Some(Piece::Rejected { line: *line, lines: 1, reason: reason.clone() }),
+            Line::Text(..) => None,
+        }
+    }
+}
+
+pub struct ByLine {
+    lines: Lines,
+    path: PathBuf,
+    /// Where `Lines` counts the lines it passes over (too long); drained after each call.
+    passed: InputSummary,
+    queued: VecDeque<Line>,
+}
+
+impl ByLine {
+    pub fn new(input: Box<dyn BufRead + Send>, context: Context<'_>) -> Self {
+        ByLine {
+            lines: Lines::new(input, context.max_line_bytes),
+            path: context.path.to_path_buf(),
+            passed: InputSummary::new("", "log", "envelope", None),
+            queued: VecDeque::new(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The next line, or `None` at the end. Text that is not UTF-8 or holds a NUL is an error
+    /// naming the line (`Lines::next_line`).
+    pub fn next_line(&mut self) -> Result<Option<Line>> {
+        if let Some(line) = self.queued.pop_front() {
+            return Ok(Some(line));
+        }
+        let text = self.lines.next_line(&self.path, &mut self.passed)?.map(|(n, text)| Line::Text(n, text.to_string()));
+        // The lines passed over come before the one returned.
+        for rejection in self.passed.rejections.drain(..) {
+            self.queued.push_back(Line::TooLong(rejection.line, rejection.reason));
+        }
+        self.queued.extend(text);
+        Ok(self.queued.pop_front())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_past_the_cap_comes_in_its_place_among_the_others() {
+        let input = format!("short\n{}\nafter\n", "x".repeat(100));
+        let context = Context { path: Path::new("t.log"), max_line_bytes: 10 };
+        let mut lines = ByLine::new(Box::new(std::io::Cursor::new(input.into_bytes())), context);
+        assert_eq!(lines.next_line().unwrap(), Some(Line::Text(1, "short".into())));
+        let long = lines.next_line().unwrap().unwrap();
+        assert!(matches!(&long, Line::TooLong(2, reason) if reason.starts_with("line longer than 10 bytes")));
+        assert!(long.rejected().is_some());
+        assert_eq!(lines.next_line().unwrap(), Some(Line::Text(3, "after".into())));
+        assert_eq!(lines.next_line().unwrap(), None);
+    }
+}
