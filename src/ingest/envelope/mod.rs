@@ -12,6 +12,7 @@
 
 pub mod by_line;
 pub mod journald_json;
+pub mod journald_short;
 
 use std::io::BufRead;
 use std::path::Path;
@@ -130,4 +131,6 @@ pub trait Envelope: Sync {
 #[rustfmt::skip]
 pub static ENVELOPES: &[&dyn Envelope] = &[
     &journald_json::JournaldJson,
+    &journald_short::SHORT_ISO,
+    &journald_short::SHORT_ISO_PRECISE,
 ];
