@@ -13,6 +13,8 @@
 pub mod by_line;
 pub mod journald_json;
 pub mod journald_short;
+pub mod loki;
+pub mod loki_jsonl;
 
 use std::io::BufRead;
 use std::path::Path;
@@ -133,4 +135,5 @@ pub static ENVELOPES: &[&dyn Envelope] = &[
     &journald_json::JournaldJson,
     &journald_short::SHORT_ISO,
     &journald_short::SHORT_ISO_PRECISE,
+    &loki_jsonl::LokiJsonl,
 ];
