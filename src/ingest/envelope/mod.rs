@@ -14,7 +14,9 @@ pub mod by_line;
 pub mod journald_json;
 pub mod journald_short;
 pub mod loki;
+pub mod loki_default;
 pub mod loki_jsonl;
+pub mod loki_raw;
 
 use std::io::BufRead;
 use std::path::Path;
@@ -136,4 +138,6 @@ pub static ENVELOPES: &[&dyn Envelope] = &[
     &journald_short::SHORT_ISO,
     &journald_short::SHORT_ISO_PRECISE,
     &loki_jsonl::LokiJsonl,
+    &loki_default::LokiDefault,
+    &loki_raw::LokiRaw,
 ];
