@@ -24,6 +24,8 @@ use std::path::Path;
 use crate::error::Result;
 use crate::model::Moment;
 
+pub mod unwrap;
+
 /// One record of an export: a line the application wrote, as the platform kept it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
