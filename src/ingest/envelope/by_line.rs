@@ -87,3 +87,47 @@ mod tests {
         assert_eq!(lines.next_line().unwrap(), None);
     }
 }
+
+/// For the envelopes' tests: an export read whole, as a log source would read it.
+#[cfg(test)]
+pub mod testing {
+    use std::path::{Path, PathBuf};
+
+    use chrono::{DateTime, Utc};
+
+    use crate::ingest::envelope::Envelope;
+    use crate::ingest::envelope::unwrap::Unwrap;
+    use crate::ingest::{EventFormat, SourceKind, SourceSpec, server_log::ServerLog};
+    use crate::model::{Event, EventKind, InputSummary};
+
+    pub fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name)
+    }
+
+    fn read(format: &dyn EventFormat, name: &str) -> (Vec<Event>, InputSummary) {
+        let path = fixture(name);
+        let tz = Some(chrono_tz::Asia::Seoul);
+        let spec = SourceSpec::new(SourceKind::Log, path.clone(), tz, "--log-tz".into());
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new(name, "log", format.name(), tz);
+        let text = std::fs::read(&path).unwrap();
+        format.read(&spec, 0, Box::new(std::io::Cursor::new(text)), &mut events, &mut summary).unwrap();
+        events.sort_by_key(|e| (e.moment(), e.origin().line));
+        (events, summary)
+    }
+
+    /// The events of the reference log (fixtures/incident-2026-10-07/server.log, Asia/Seoul).
+    pub fn reference() -> Vec<(EventKind, DateTime<Utc>)> {
+        read(&ServerLog, "incident-2026-10-07/server.log").0.iter().map(|e| (e.kind, e.at())).collect()
+    }
+
+    /// An export read through `unwrap` in Asia/Seoul: its events, each with its instance, and its
+    /// account (every line used, ignored or rejected).
+    pub fn unwrapped(envelope: &'static dyn Envelope, name: &str) -> (Vec<Event>, InputSummary) {
+        let (events, summary) = read(&Unwrap(envelope), name);
+        let lines = std::fs::read_to_string(fixture(name)).unwrap().lines().count() as u64;
+        assert_eq!(summary.lines, lines, "{name}");
+        assert_eq!(summary.used + summary.ignored + summary.rejected, lines, "{name}");
+        (events, summary)
+    }
+}

@@ -405,4 +405,21 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn unwrapped_the_journal_gives_the_reference_logs_events_and_the_restart_a_new_instance() {
+        use super::super::by_line::testing::{reference, unwrapped};
+        use crate::model::EventKind;
+        for (envelope, name) in [
+            (&JournaldJson as &'static dyn Envelope, "envelopes/journald.json"),
+            (&super::super::journald_short::SHORT_ISO, "envelopes/journald-seoul.short-iso"),
+            (&super::super::journald_short::SHORT_ISO, "envelopes/journald-utc.short-iso"),
+            (&super::super::journald_short::SHORT_ISO_PRECISE, "envelopes/journald-seoul.short-iso-precise"),
+        ] {
+            let (events, _) = unwrapped(envelope, name);
+            assert_eq!(events.iter().map(|e| (e.kind, e.at())).collect::<Vec<_>>(), reference(), "{name}");
+            let start = events.iter().find(|e| e.kind == EventKind::ProcessStart).expect("the restart");
+            assert_eq!(start.instance.as_deref(), Some("host=api-1 pid=52117"), "{name}");
+        }
+    }
 }

@@ -242,4 +242,21 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn unwrapped_each_logcli_output_gives_the_reference_logs_events() {
+        use super::super::by_line::testing::{reference, unwrapped};
+        use crate::model::EventKind;
+        for (envelope, name) in [
+            (&LokiJsonl as &'static dyn Envelope, "envelopes/loki-backward-utc.jsonl"),
+            (&super::super::loki_default::LokiDefault, "envelopes/loki-forward-seoul.default"),
+            (&super::super::loki_raw::LokiRaw, "envelopes/loki-forward.raw"),
+        ] {
+            let (events, _) = unwrapped(envelope, name);
+            assert_eq!(events.iter().map(|e| (e.kind, e.at())).collect::<Vec<_>>(), reference(), "{name}");
+            let start = events.iter().find(|e| e.kind == EventKind::ProcessStart).expect("the restart");
+            let pod = (name != "envelopes/loki-forward.raw").then_some("pod=review-api-55b8d4f7cd-q8m3z");
+            assert_eq!(start.instance.as_deref(), pod, "{name}");
+        }
+    }
 }
