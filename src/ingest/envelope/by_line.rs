@@ -86,6 +86,53 @@ mod tests {
         assert_eq!(lines.next_line().unwrap(), Some(Line::Text(3, "after".into())));
         assert_eq!(lines.next_line().unwrap(), None);
     }
+
+    /// Hostile bytes through every journald and Loki envelope: pieces or an error, never a panic,
+    /// and every line that was read accounted for once.
+    #[test]
+    fn hostile_bytes_give_pieces_or_an_error_never_a_panic() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let alphabet = b"{}[]\":,\\ \t\r\n-+.:0123456789TZabe\x1e\xc3\xa9\xff";
+        let names = [
+            "journald-json",
+            "journald-short-iso",
+            "journald-short-iso-precise",
+            "loki-jsonl",
+            "loki-default",
+            "loki-raw",
+        ];
+        let mut read_through = 0;
+        for envelope in super::super::ENVELOPES.iter().filter(|e| names.contains(&e.name())) {
+            for _ in 0..300 {
+                let mut bytes = Vec::new();
+                for _ in 0..(seed % 200) {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    bytes.push(alphabet[usize::try_from(seed % alphabet.len() as u64).unwrap_or(0)]);
+                }
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let _ = envelope.sniff(&text);
+                let context = Context { path: Path::new("x"), max_line_bytes: 64 };
+                let mut counted = 0;
+                let mut failed = false;
+                for piece in envelope.pieces(Box::new(std::io::Cursor::new(bytes.clone())), context) {
+                    match piece {
+                        Ok(Piece::Record(record)) => counted += record.lines,
+                        Ok(Piece::Ignored { lines, .. } | Piece::Rejected { lines, .. }) => counted += lines,
+                        Err(_) => failed = true,
+                    }
+                }
+                if !failed {
+                    read_through += 1;
+                    let lines = bytes.split(|b| *b == b'\n').count() as u64
+                        - u64::from(bytes.ends_with(b"\n") || bytes.is_empty());
+                    assert_eq!(counted, lines, "{}: {bytes:?}", envelope.name());
+                }
+            }
+        }
+        assert!(read_through > 300, "most inputs should be text: {read_through} of 1800 were");
+    }
 }
 
 /// For the envelopes' tests: an export read whole, as a log source would read it.
