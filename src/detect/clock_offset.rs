@@ -8,12 +8,11 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Offset, TimeZone, Utc};
-use chrono_tz::Tz;
+use chrono::{Offset, TimeZone};
 
 use crate::model::timeline::EventId;
 use crate::model::{Channel, EventKind, Finding, Severity, Value};
-use crate::time::{format_duration, seconds_between};
+use crate::time::{format_duration, seconds_between, zones_with_offset};
 
 use super::{Context, Detector};
 
@@ -30,32 +29,6 @@ const TOLERANCE_S: f64 = 120.0;
 /// Pairs further apart than this are not the same moment: the widest gap two zones' offsets
 /// can have (UTC−12:00 to UTC+14:00), so that a Los Angeles log read as Seoul (17 h) is caught.
 const MAX_PAIR_S: f64 = 26.0 * 3600.0;
-
-/// Zones people mean, by offset, to name in suggestions before any other zone with that offset.
-const WELL_KNOWN: &[&str] = &[
-    "UTC",
-    "Asia/Seoul",
-    "Asia/Tokyo",
-    "Asia/Shanghai",
-    "Asia/Singapore",
-    "Asia/Kolkata",
-    "Asia/Dubai",
-    "Europe/London",
-    "Europe/Berlin",
-    "Europe/Paris",
-    "Europe/Helsinki",
-    "Europe/Moscow",
-    "America/New_York",
-    "America/Chicago",
-    "America/Denver",
-    "America/Los_Angeles",
-    "America/Anchorage",
-    "Pacific/Honolulu",
-    "America/Sao_Paulo",
-    "Australia/Sydney",
-    "Australia/Perth",
-    "Pacific/Auckland",
-];
 
 /// The activation a ledger row or log line reports: events that stand for "job X became active".
 fn activation_like(kind: EventKind, channel: Channel) -> bool {
@@ -269,33 +242,13 @@ fn offset_label(seconds: i32) -> String {
     format!("{sign}{:02}:{:02}", minutes / 60, minutes % 60)
 }
 
-/// IANA zones at `offset` seconds east of UTC at `at`: well-known ones first, at most four.
-fn zones_with_offset(at: DateTime<Utc>, offset: i32) -> Vec<String> {
-    let matches = |tz: &Tz| tz.offset_from_utc_datetime(&at.naive_utc()).fix().local_minus_utc() == offset;
-    let mut names: Vec<String> = WELL_KNOWN
-        .iter()
-        .filter_map(|n| n.parse::<Tz>().ok())
-        .filter(matches)
-        .map(|tz| tz.name().to_string())
-        .collect();
-    if names.is_empty() {
-        names.extend(
-            chrono_tz::TZ_VARIANTS
-                .iter()
-                .filter(|tz| tz.name().contains('/') && !tz.name().starts_with("Etc/") && matches(tz))
-                .take(3)
-                .map(|tz| tz.name().to_string()),
-        );
-    }
-    names.truncate(4);
-    names
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::detect::Settings;
     use crate::model::{Event, LockParams, Origin, Timeline};
+    use chrono::{DateTime, Utc};
+    use chrono_tz::Tz;
 
     fn event(source: u16, channel: Channel, when: &str, kind: EventKind, job: &str) -> Event {
         let origin = Origin { channel, source, line: 1 };

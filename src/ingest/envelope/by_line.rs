@@ -102,7 +102,7 @@ mod tests {
             "loki-raw",
         ];
         let mut read_through = 0;
-        for envelope in super::super::ENVELOPES.iter().filter(|e| names.contains(&e.name())) {
+        for envelope in super::super::ENVELOPES.iter().map(|u| u.0).filter(|e| names.contains(&e.name())) {
             for _ in 0..300 {
                 let mut bytes = Vec::new();
                 for _ in 0..(seed % 200) {

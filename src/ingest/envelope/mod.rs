@@ -132,14 +132,14 @@ pub trait Envelope: Sync {
     ) -> Box<dyn Iterator<Item = Result<Piece>> + Send + 'a>;
 }
 
-/// Every envelope leasetrace reads. Adding one: a file here, a line in this list and a line in
-/// `ingest::FORMATS` (`unwrap::Unwrap(&name::Name)`).
+/// Every envelope leasetrace reads, each as the log format it is read as. Adding one: a file
+/// here and a line in this list.
 #[rustfmt::skip]
-pub static ENVELOPES: &[&dyn Envelope] = &[
-    &journald_json::JournaldJson,
-    &journald_short::SHORT_ISO,
-    &journald_short::SHORT_ISO_PRECISE,
-    &loki_jsonl::LokiJsonl,
-    &loki_default::LokiDefault,
-    &loki_raw::LokiRaw,
+pub static ENVELOPES: &[unwrap::Unwrap] = &[
+    unwrap::Unwrap(&journald_json::JournaldJson),
+    unwrap::Unwrap(&journald_short::SHORT_ISO),
+    unwrap::Unwrap(&journald_short::SHORT_ISO_PRECISE),
+    unwrap::Unwrap(&loki_jsonl::LokiJsonl),
+    unwrap::Unwrap(&loki_default::LokiDefault),
+    unwrap::Unwrap(&loki_raw::LokiRaw),
 ];

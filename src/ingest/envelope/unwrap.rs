@@ -131,6 +131,7 @@ impl EventFormat for Unwrap {
             head.push(piece);
         }
         let newest_first = newest_first(&head);
+        let head_offsets = offsets(&head);
         let (inner, stamps) = self.inner_format(spec, &head)?;
         if stamps == Stamps::Envelope && !head.iter().any(|p| matches!(p, Piece::Record(r) if r.at.is_some())) {
             return Err(Error::input(
@@ -170,8 +171,11 @@ impl EventFormat for Unwrap {
                 .and_then(|i| rows.get(i))
                 .map_or(inner, |r| r.line)
         };
+        let hint = if spec.tz.is_none() { zone_hint(&head_offsets) } else { String::new() };
         inner_result.map_err(|error| match error {
             Error::Input { path, line: Some(line), message } => {
+                let message =
+                    if message.contains("no time zone is declared") { format!("{message}{hint}") } else { message };
                 Error::Input { path, line: Some(line_of(line)), message }
             }
             other => other,
@@ -339,6 +343,47 @@ fn newest_first(head: &[Piece]) -> bool {
     let down = times.windows(2).filter(|pair| pair[1] < pair[0]).count();
     let up = times.windows(2).filter(|pair| pair[1] > pair[0]).count();
     down > up
+}
+
+/// For the head's records whose line starts with a time without an offset: that time read as
+/// UTC minus the envelope's UTC time, in seconds (the zone's offset, plus lag).
+fn offsets(head: &[Piece]) -> Vec<(i64, DateTime<Utc>)> {
+    head.iter()
+        .filter_map(|piece| {
+            let Piece::Record(record) = piece else { return None };
+            let at = record.at?.utc();
+            match time::leading_stamp(first_line(&record.message)) {
+                Leading::Found(time::Stamp::Local(naive), _) => Some(((naive.and_utc() - at).num_seconds(), at)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// What the envelope says of the zone of lines whose times have no offset, for the error that
+/// asks for one: the offset most of the head's records agree on, to the quarter hour, and the
+/// zones that have it.
+fn zone_hint(offsets: &[(i64, DateTime<Utc>)]) -> String {
+    let quarter = |seconds: i64| (seconds + 450).div_euclid(900) * 900;
+    let mut counts: std::collections::BTreeMap<i64, usize> = std::collections::BTreeMap::new();
+    for &(seconds, _) in offsets {
+        if (seconds - quarter(seconds)).abs() <= 120 {
+            *counts.entry(quarter(seconds)).or_default() += 1;
+        }
+    }
+    let Some((&offset, &count)) = counts.iter().max_by_key(|(_, count)| **count) else { return String::new() };
+    if count * 2 <= offsets.len() {
+        return String::new();
+    }
+    let Ok(offset) = i32::try_from(offset) else { return String::new() };
+    let zones = time::zones_with_offset(offsets[0].1, offset);
+    let sign = if offset < 0 { '-' } else { '+' };
+    format!(
+        "; the envelope's UTC times of {count} of the first records say the lines were written at UTC{sign}{:02}:{:02}{}",
+        offset.abs() / 3600,
+        offset.abs() % 3600 / 60,
+        if zones.is_empty() { String::new() } else { format!(" ({})", zones.join(", ")) }
+    )
 }
 
 /// The envelope's thread: sends the records' messages as lines, in reading order, and returns
@@ -641,6 +686,17 @@ mod tests {
         );
         assert!(summary.notes.iter().any(|n| n.contains("1 time(s) in a repeated hour")), "{:?}", summary.notes);
         assert!(summary.folds.is_empty(), "no line-order pass to report");
+    }
+
+    #[test]
+    fn lines_without_an_offset_and_no_zone_are_refused_with_the_zone_their_envelope_says() {
+        let export = "\
+2026-10-07T00:33:00.010Z\tweb-1\t2026-10-07 09:33:00.004 INFO  job active queue=q id=7
+2026-10-07T00:33:01.010Z\tweb-1\t2026-10-07 09:33:01.004 INFO  job active queue=q id=8
+";
+        let error = read(export, None).unwrap_err().to_string();
+        assert!(error.contains("export.tsv:1: timestamp has no UTC offset"), "{error}");
+        assert!(error.contains("say the lines were written at UTC+09:00 (Asia/Seoul, Asia/Tokyo"), "{error}");
     }
 
     #[test]
