@@ -256,7 +256,12 @@ mod tests {
         assert_eq!(record.message, "2026-10-07 08:50:00.000 INFO  [main] log rotated");
         let at = Utc.with_ymd_and_hms(2026, 10, 6, 23, 50, 0).unwrap() + chrono::Duration::microseconds(3473);
         assert_eq!(record.at, Some(Moment::new(at).unwrap()));
-        assert_eq!(record.labels.instance().as_deref(), Some("host=api-1 pid=41877"));
+        assert_eq!(
+            record.labels.instance().as_deref(),
+            Some("host=api-1 unit=review-api.service identifier=review-api"),
+            "the PID is a label, not the instance"
+        );
+        assert_eq!(record.labels.get("pid"), Some("41877"));
         assert_eq!(record.labels.get("unit"), Some("review-api.service"));
         assert_eq!(record.labels.get("identifier"), Some("review-api"));
     }
@@ -407,7 +412,7 @@ mod tests {
     }
 
     #[test]
-    fn unwrapped_the_journal_gives_the_reference_logs_events_and_the_restart_a_new_instance() {
+    fn unwrapped_the_journal_gives_the_reference_logs_events_and_the_restart_is_the_services_own() {
         use super::super::by_line::testing::{reference, unwrapped};
         use crate::model::EventKind;
         for (envelope, name) in [
@@ -419,7 +424,9 @@ mod tests {
             let (events, _) = unwrapped(envelope, name);
             assert_eq!(events.iter().map(|e| (e.kind, e.at())).collect::<Vec<_>>(), reference(), "{name}");
             let start = events.iter().find(|e| e.kind == EventKind::ProcessStart).expect("the restart");
-            assert_eq!(start.instance.as_deref(), Some("host=api-1 pid=52117"), "{name}");
+            // The restart (a new PID) is the restart of the service that held the jobs before it.
+            let active = events.iter().find(|e| e.kind == EventKind::JobActive).expect("an activation");
+            assert!(start.instance.is_some() && start.instance == active.instance, "{name}: {:?}", start.instance);
         }
     }
 }

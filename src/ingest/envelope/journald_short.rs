@@ -352,7 +352,8 @@ mod tests {
         ));
         let first = record(&got[0]);
         assert_eq!(first.message, "2026-10-07 09:33:00.000 INFO  [x] a: b");
-        assert_eq!(first.labels.instance().as_deref(), Some("host=api-1 pid=41877"));
+        assert_eq!(first.labels.instance().as_deref(), Some("host=api-1 identifier=review-api"));
+        assert_eq!(first.labels.get("pid"), Some("41877"));
         assert_eq!(first.labels.get("identifier"), Some("review-api"));
         let second = record(&got[1]);
         assert_eq!((second.labels.get("host"), second.labels.get("identifier")), (None, Some("review-api")));

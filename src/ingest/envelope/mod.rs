@@ -53,8 +53,12 @@ pub struct Record {
 pub struct Labels(pub Vec<(&'static str, String)>);
 
 /// Label names that say which process wrote a line, most specific last: a restart of one of them
-/// is that one's process start, not every instance's.
-pub const INSTANCE_LABELS: &[&str] = &["host", "namespace", "pod", "container", "task", "log_stream", "pid"];
+/// is that one's process start, not every instance's. A PID is not one: a restart gives the
+/// service a new PID by definition, so with it the restart line (new PID) could never be the
+/// restart of the process that held the job (old PID). A systemd service is its host, unit and
+/// identifier (journald), as a container is its pod and container name.
+pub const INSTANCE_LABELS: &[&str] =
+    &["host", "namespace", "pod", "container", "task", "unit", "identifier", "log_stream"];
 
 impl Labels {
     pub fn push(&mut self, name: &'static str, value: impl Into<String>) {
