@@ -1,7 +1,7 @@
 //! Sources → events.
 //!
-//! Each input format is one file with one `EventFormat`; `FORMATS` is the only place that lists
-//! them, and format selection, docs checks and `--help` read it. A parser turns lines into typed
+//! Each input format is one file with one `EventFormat`; `FORMATS` lists them (and
+//! `envelope::ENVELOPES` the log envelopes), and format selection reads both (`formats`). A parser turns lines into typed
 //! events with their origin and accounts for every line (used, ignored with a reason, or
 //! rejected with a reason); it never judges what the events mean. Sources are read as streams:
 //! memory follows the events kept, not the bytes read.
@@ -365,7 +365,8 @@ pub(crate) fn shifted(error: Error, before: u64) -> Error {
     }
 }
 
-/// Every event format leasetrace reads. Adding a format: one file and one line here.
+/// Every event format leasetrace reads but the log envelopes (`formats` gives all). Adding a
+/// format: one file and one line here.
 #[rustfmt::skip]
 pub static FORMATS: &[&dyn EventFormat] = &[
     &ledger_csv::LedgerCsv,
@@ -379,6 +380,11 @@ pub static FORMATS: &[&dyn EventFormat] = &[
     &log_winston::Winston,
     &log_nestjs::NestJs,
 ];
+
+/// Every format, the log envelopes' (`envelope::ENVELOPES`) after `FORMATS`.
+pub fn formats() -> impl Iterator<Item = &'static dyn EventFormat> + Clone {
+    FORMATS.iter().copied().chain(envelope::ENVELOPES.iter().map(|format| format as &dyn EventFormat))
+}
 
 /// Opens a source: a file or `-` for standard input, gzip-compressed or not (by content).
 pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
@@ -427,7 +433,7 @@ pub fn open_labelled(
 /// envelope's name may say the format of the lines inside: `kubectl+pino`.
 pub fn choose_format(spec: &SourceSpec, head: &str) -> Result<&'static dyn EventFormat> {
     let first_line = head.split(['\n', '\r']).map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
-    let candidates = FORMATS.iter().copied().filter(|f| f.kind() == spec.kind);
+    let candidates = formats().filter(|f| f.kind() == spec.kind);
     if let Some(name) = &spec.format {
         let names: Vec<&str> = candidates.clone().map(EventFormat::name).collect();
         let (outer, inner) = match name.split_once('+') {

@@ -92,7 +92,7 @@ pub fn recognise(sample: &Sample) -> Option<Found> {
 /// A log inside an envelope: the envelope that knows the sample, and the application's lines in
 /// its records read as `recognise` reads a log, each numbered by its record's line.
 pub fn recognise_enveloped(sample: &Sample) -> Option<Found> {
-    let envelope = ingest::envelope::ENVELOPES.iter().copied().find(|e| e.sniff(&sample.text))?;
+    let envelope = ingest::envelope::ENVELOPES.iter().map(|format| format.0).find(|e| e.sniff(&sample.text))?;
     let context = ingest::envelope::Context {
         path: std::path::Path::new("sample"),
         max_line_bytes: ingest::lines::MAX_LINE_BYTES,
