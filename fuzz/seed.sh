@@ -31,7 +31,7 @@ while IFS= read -r file; do
   base=$(basename "$file")
   # A log envelope, chosen from the content (format byte 4, after the plain log formats), its
   # lines read in Seoul time and in none. By its folder: the case below sees only the base name.
-  if [[ $file == */envelopes/* && $base != *.sh && $base != *.md ]]; then
+  if [[ $file == */envelopes/* && $base != *.sh && $base != *.md && $base != *.py ]]; then
     seed server_log "$name" '\x04\x02\x00' '' "$file"
     seed server_log "$name.nozone" '\x04\x00\x00' '' "$file"
     continue
