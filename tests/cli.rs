@@ -656,6 +656,48 @@ fn the_reference_log_in_journald_and_loki_envelopes_gives_the_plain_logs_finding
     }
 }
 
+/// The reference log as the container runtimes wrap it (fixtures/envelopes: `kubectl logs
+/// --timestamps`, `docker logs -t`, `kubectl logs -f --prefix --timestamps` of two pods, and
+/// containerd's CRI file with the restart's line split into `P` and `F`): each is recognised from
+/// its content, every line is accounted for, and the findings are the plain log's. In the
+/// two-pod export the job is the server pod's, and the other pod adds nothing.
+#[test]
+fn the_reference_log_in_container_runtime_envelopes_gives_the_plain_logs_findings() {
+    let essence = |report: &Value| -> Vec<Value> {
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| serde_json::json!([f["kind"], f["at"], f["summary"], f["metrics"]]))
+            .collect()
+    };
+    let ledger = format!("{INCIDENT}/ledger.csv");
+    let plain = analyze_incident_by_flags(&ledger, &format!("{INCIDENT}/server.log"), &["--tz", "Asia/Seoul"]).run();
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    let plain = essence(&plain.json());
+    assert!(plain.iter().any(|f| f[0] == "stalled-rerun"));
+    for (file, format, lines, instance) in [
+        ("kubectl.log", "kubectl", 684, None),
+        ("docker.log", "kubectl", 684, None),
+        ("kubectl-prefix.log", "kubectl-prefix", 1093, Some("pod=web-7d9f8c6b5-x2k4p container=api")),
+        ("cri.log", "cri", 685, None),
+    ] {
+        let log = format!("fixtures/envelopes/{file}");
+        let run = analyze_incident_by_flags(&ledger, &log, &["--tz", "Asia/Seoul"]).run();
+        assert_eq!(run.code, 0, "{file}: {}", run.stderr);
+        let report = run.json();
+        let input = report["inputs"].as_array().unwrap().iter().find(|i| i["kind"] == "log").unwrap().clone();
+        assert_eq!(input["format"], format, "{file}");
+        let count = |key: &str| input[key].as_u64().unwrap();
+        assert_eq!((count("lines"), count("used") + count("ignored") + count("rejected")), (lines, lines), "{file}");
+        assert_eq!(count("rejected"), 0, "{file}");
+        assert_eq!(essence(&report), plain, "{file}");
+        let stalled = finding(&report, "stalled-rerun");
+        let cited = stalled["evidence"].as_array().unwrap().iter().find(|e| e["kind"] == "job-active").unwrap();
+        assert_eq!(cited["source"]["instance"].as_str(), instance, "{file}");
+    }
+}
+
 #[test]
 fn lock_flags_override_the_parameters_file() {
     // With a 30 s lock the restart at +266 s comes long after the first renewal could happen:
