@@ -164,6 +164,24 @@ pub fn rfc3339(text: &str) -> Option<Moment> {
     chrono::DateTime::parse_from_rfc3339(text).ok().and_then(|at| Moment::new(at.to_utc()).ok())
 }
 
+/// Whether `head` starts (after blanks) like a JSON document or JSON line: `{` or `[`.
+pub fn looks_like_json(head: &str) -> bool {
+    matches!(head.trim_start().as_bytes().first(), Some(b'{' | b'['))
+}
+
+/// Whether `head` holds `key` as a JSON key (`"key":`, `"key" :`), followed by a value that
+/// starts with one of `starts` (any value when empty).
+pub fn has_key(head: &str, key: &str, starts: &[u8]) -> bool {
+    let quoted = format!("\"{key}\"");
+    head.match_indices(&quoted).any(|(at, _)| {
+        let rest = head[at + quoted.len()..].trim_start();
+        rest.strip_prefix(':').is_some_and(|value| {
+            let value = value.trim_start();
+            starts.is_empty() || value.as_bytes().first().is_some_and(|first| starts.contains(first))
+        })
+    })
+}
+
 /// The deepest nesting followed. serde reads an element only to 128 levels, so a deeper one is
 /// rejected when it is parsed; past this the scanner itself stops, since each level is a frame
 /// it holds.

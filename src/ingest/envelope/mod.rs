@@ -10,6 +10,8 @@
 //! the log readers (text, pino, winston, NestJS) as the lines of a log, and puts the envelope's
 //! file line, time and labels back on the events they make. `ENVELOPES` is the only list of them.
 
+pub mod cloudwatch_json;
+pub mod elasticsearch_json;
 pub mod json_records;
 
 use std::io::BufRead;
@@ -128,4 +130,6 @@ pub trait Envelope: Sync {
 /// `ingest::FORMATS` (`unwrap::Unwrap(&name::Name)`).
 #[rustfmt::skip]
 pub static ENVELOPES: &[&dyn Envelope] = &[
+    &cloudwatch_json::CloudwatchJson,
+    &elasticsearch_json::ElasticsearchJson,
 ];
