@@ -12,6 +12,7 @@
 
 pub mod cloudwatch_json;
 pub mod elasticsearch_json;
+pub mod gcloud_json;
 pub mod json_records;
 
 use std::io::BufRead;
@@ -132,4 +133,5 @@ pub trait Envelope: Sync {
 pub static ENVELOPES: &[&dyn Envelope] = &[
     &cloudwatch_json::CloudwatchJson,
     &elasticsearch_json::ElasticsearchJson,
+    &gcloud_json::GcloudJson,
 ];
