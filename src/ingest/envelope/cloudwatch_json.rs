@@ -214,4 +214,9 @@ mod tests {
         );
         assert!(!CloudwatchJson.sniff("[\n  {\n    \"logName\": \"projects/p/logs/stdout\",\n    \"timestamp\": \"2026-10-06T23:50:00Z\"\n  }\n]\n"));
     }
+
+    #[test]
+    fn the_reference_log_wrapped_reads_back_line_for_line() {
+        json_records::check_reference_fixture(&CloudwatchJson, "cloudwatch-filter-log-events.json", false);
+    }
 }

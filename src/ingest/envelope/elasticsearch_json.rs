@@ -323,4 +323,9 @@ mod tests {
         );
         assert!(!ElasticsearchJson.sniff("2026-10-06T23:50:00Z {\"_index\":\"i\",\"_source\":{}}\n"));
     }
+
+    #[test]
+    fn the_reference_log_wrapped_reads_back_line_for_line() {
+        json_records::check_reference_fixture(&ElasticsearchJson, "elasticsearch-search.json", true);
+    }
 }

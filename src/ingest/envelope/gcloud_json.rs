@@ -267,4 +267,9 @@ mod tests {
         assert!(!GcloudJson.sniff("{\"events\": [{\"timestamp\": 1, \"message\": \"a\", \"ingestionTime\": 2}]}"));
         assert!(!GcloudJson.sniff("{\"hits\":{\"hits\":[{\"_index\":\"i\",\"_source\":{\"message\":\"a\"}}]}}"));
     }
+
+    #[test]
+    fn the_reference_log_wrapped_reads_back_line_for_line() {
+        json_records::check_reference_fixture(&GcloudJson, "gcloud-logging-read.json", true);
+    }
 }

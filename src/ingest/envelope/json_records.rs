@@ -652,6 +652,60 @@ impl Scanner {
     }
 }
 
+/// For the envelopes' tests: `fixtures/envelopes/<file>` is the reference incident's
+/// `server.log` wrapped whole. Each line of the log is one record, in the log's order or
+/// reversed (`newest_first`), every line of the export is in one piece, and each envelope time
+/// is the line's own time (naive, in Asia/Seoul) plus 0 to 30 ms, the shipper's read.
+#[cfg(test)]
+pub fn check_reference_fixture(envelope: &dyn super::Envelope, file: &str, newest_first: bool) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let log = std::fs::read_to_string(root.join("fixtures/incident-2026-10-07/server.log")).unwrap();
+    let path = root.join("fixtures/envelopes").join(file);
+    let export = std::fs::read_to_string(&path).unwrap();
+    let head = &export[..export.len().min(64 << 10)];
+    assert!(envelope.sniff(head), "{file} sniffs as {}", envelope.name());
+    for other in super::ENVELOPES.iter().filter(|other| other.name() != envelope.name()) {
+        if ["cloudwatch-json", "elasticsearch-json", "gcloud-json"].contains(&other.name()) {
+            assert!(!other.sniff(head), "{file} does not sniff as {}", other.name());
+        }
+    }
+    let context = Context { path: &path, max_line_bytes: 1 << 20 };
+    let pieces: Vec<Piece> =
+        envelope.pieces(Box::new(std::io::Cursor::new(export.clone())), context).map(|piece| piece.unwrap()).collect();
+    let lines: u64 = pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Record(record) => record.lines,
+            Piece::Ignored { lines, .. } | Piece::Rejected { lines, .. } => *lines,
+        })
+        .sum();
+    assert_eq!(lines, export.lines().count() as u64, "every line of {file} in one piece");
+    assert!(!pieces.iter().any(|piece| matches!(piece, Piece::Rejected { .. })), "{file}: nothing rejected");
+    let mut records: Vec<&Record> = pieces
+        .iter()
+        .filter_map(|piece| match piece {
+            Piece::Record(record) => Some(record),
+            _ => None,
+        })
+        .collect();
+    if newest_first {
+        records.reverse();
+    }
+    let log: Vec<&str> = log.lines().collect();
+    assert_eq!(records.iter().map(|record| record.message.as_str()).collect::<Vec<_>>(), log);
+    let seoul = chrono::FixedOffset::east_opt(9 * 3600).unwrap();
+    for record in records {
+        let naive = chrono::NaiveDateTime::parse_from_str(&record.message[..23], "%Y-%m-%d %H:%M:%S%.3f").unwrap();
+        let written = naive.and_local_timezone(seoul).unwrap().to_utc();
+        let lag = record.at.expect("an envelope time").utc() - written;
+        assert!(
+            lag > chrono::TimeDelta::zero() && lag <= chrono::TimeDelta::milliseconds(30),
+            "{lag} on line {}",
+            record.line
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
