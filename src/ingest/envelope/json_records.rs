@@ -17,8 +17,9 @@
 //! from the one its first byte is on to the one its last byte is on; a line it shares with the
 //! record before it (`}, {` or a whole document on one line, as Elasticsearch answers without
 //! `?pretty`) stays the earlier record's, so the later record's `lines` counts only the lines it
-//! adds (0 when it begins and ends on the earlier record's last line). Lines no record touches
-//! are ignored, in runs.
+//! adds (0 when it begins and ends on the earlier record's last line). A rejected piece holds at
+//! least one line, counting its first again when it shares it: a rejection counts as a line of
+//! its own. Lines no record touches are ignored, in runs.
 
 use std::collections::VecDeque;
 use std::io::BufRead;
@@ -195,17 +196,28 @@ const MAX_KEY: usize = 64;
 #[derive(Debug, PartialEq)]
 enum Out {
     Piece(Piece),
-    Element { line: u64, lines: u64, bytes: Vec<u8> },
-    Fatal { line: u64, message: String },
+    /// `first_new`: the first line it adds, where it is cited if it is rejected.
+    Element {
+        line: u64,
+        lines: u64,
+        first_new: u64,
+        bytes: Vec<u8>,
+    },
+    Fatal {
+        line: u64,
+        message: String,
+    },
 }
 
 impl Out {
     fn into_piece(self, path: &Path, shape: &Shape, read: ReadRecord) -> Result<Piece> {
         match self {
             Out::Piece(piece) => Ok(piece),
-            Out::Element { line, lines, bytes } => Ok(match element(&bytes, shape, read) {
+            Out::Element { line, lines, first_new, bytes } => Ok(match element(&bytes, shape, read) {
                 Ok(Read { at, labels, message }) => Piece::Record(Record { line, lines, at, labels, message }),
-                Err(reason) => Piece::Rejected { line, lines, reason },
+                // As `Scanner::claim_rejected`.
+                Err(reason) if lines == 0 => Piece::Rejected { line, lines: 1, reason },
+                Err(reason) => Piece::Rejected { line: first_new, lines, reason },
             }),
             Out::Fatal { line, message } => Err(Error::input(path, Some(line), message)),
         }
@@ -564,12 +576,15 @@ impl Scanner {
     fn value_done(&mut self) {
         if self.capture.as_ref().is_some_and(|capture| capture.depth == self.stack.len()) {
             let capture = self.capture.take().expect("checked just above");
-            let (line, lines) = self.claim(capture.start, self.line);
-            self.out.push_back(if capture.over {
+            let first_new = capture.start.max(self.unclaimed);
+            let out = if capture.over {
+                let (line, lines) = self.claim_rejected(capture.start, self.line);
                 Out::Piece(Piece::Rejected { line, lines, reason: too_long(self.cap) })
             } else {
-                Out::Element { line, lines, bytes: capture.bytes }
-            });
+                let (line, lines) = self.claim(capture.start, self.line);
+                Out::Element { line, lines, first_new, bytes: capture.bytes }
+            };
+            self.out.push_back(out);
         }
         if let Some(frame) = self.stack.last_mut() {
             frame.expect = Expect::CommaOrEnd;
@@ -592,6 +607,15 @@ impl Scanner {
         (start, lines)
     }
 
+    /// `claim` for a rejected piece: it holds at least one line, since a rejection is counted
+    /// as a line of its own (`unwrap`). It starts on the first line it adds; when it adds none
+    /// (it begins and ends on the line the piece before holds), it counts that line again.
+    fn claim_rejected(&mut self, start: u64, end: u64) -> (u64, u64) {
+        let first_new = start.max(self.unclaimed);
+        let (line, lines) = self.claim(start, end);
+        if lines == 0 { (line, 1) } else { (first_new, lines) }
+    }
+
     fn ignored(&mut self, line: u64, lines: u64, text: bool) {
         let reason = if text { self.shape.outside } else { "blank line" };
         self.out.push_back(Out::Piece(Piece::Ignored { line, lines, reason }));
@@ -609,7 +633,7 @@ impl Scanner {
             ));
         }
         let start = self.top_value.unwrap_or(self.line).min(self.line);
-        let (line, lines) = self.claim(start, self.line);
+        let (line, lines) = self.claim_rejected(start, self.line);
         let reason = format!("not JSON ({what}): expected a record like {}", self.shape.example);
         self.out.push_back(Out::Piece(Piece::Rejected { line, lines, reason }));
         self.stack.clear();
@@ -633,11 +657,11 @@ impl Scanner {
         let total = if self.at_line_start { self.line - 1 } else { self.line };
         if self.top_value.is_some() && self.lex != Lex::SkipLine {
             if let Some(capture) = self.capture.take() {
-                let (line, lines) = self.claim(capture.start, total);
+                let (line, lines) = self.claim_rejected(capture.start, total);
                 let reason = "the file ends inside this record: is the export truncated?".to_string();
                 self.out.push_back(Out::Piece(Piece::Rejected { line, lines, reason }));
             } else {
-                let (line, lines) = self.claim(total.max(1), total);
+                let (line, lines) = self.claim_rejected(total.max(1), total);
                 let reason = "the file ends before the document's closing brackets: is the export truncated? \
                               (the records before this line were read)"
                     .to_string();
@@ -664,7 +688,7 @@ pub fn check_reference_fixture(envelope: &dyn super::Envelope, file: &str, newes
     let export = std::fs::read_to_string(&path).unwrap();
     let head = &export[..export.len().min(64 << 10)];
     assert!(envelope.sniff(head), "{file} sniffs as {}", envelope.name());
-    for other in super::ENVELOPES.iter().filter(|other| other.name() != envelope.name()) {
+    for other in super::ENVELOPES.iter().map(|other| other.0).filter(|other| other.name() != envelope.name()) {
         if ["cloudwatch-json", "elasticsearch-json", "gcloud-json"].contains(&other.name()) {
             assert!(!other.sniff(head), "{file} does not sniff as {}", other.name());
         }
@@ -742,13 +766,24 @@ mod tests {
     }
 
     /// Every line in exactly one piece, in order: a piece starts on the first line no piece
-    /// holds, or on the last one held (a line it shares with the piece before).
+    /// holds, or (a record) on the last one held, a line it shares with the piece before; a
+    /// rejected piece may count that last line again (`claim_rejected`), and then holds no other.
     fn assert_accounted(text: &[u8], pieces: &[Piece]) {
         let mut next = 1;
         for piece in pieces {
             let (line, lines) = lines_of(piece);
-            assert!(line == next || line + 1 == next, "{piece:?} does not follow line {}: {pieces:#?}", next - 1);
-            next += lines;
+            let shares = line + 1 == next;
+            match piece {
+                Piece::Rejected { .. } if shares => assert_eq!(lines, 1, "{piece:?}: {pieces:#?}"),
+                Piece::Rejected { .. } | Piece::Ignored { .. } => {
+                    assert!(line == next && lines > 0, "{piece:?} does not start line {next}: {pieces:#?}");
+                    next += lines;
+                }
+                Piece::Record(_) => {
+                    assert!(line == next || shares, "{piece:?} does not follow line {}: {pieces:#?}", next - 1);
+                    next += lines;
+                }
+            }
         }
         assert_eq!(next - 1, line_count(text), "{pieces:#?}");
     }
@@ -862,12 +897,12 @@ mod tests {
             matches!(pieces.last(), Some(Piece::Rejected { line: 7, lines: 2, reason }) if reason.contains("truncated"))
         );
         assert_accounted(cut.as_bytes(), &pieces);
-        // Cut between records: the last line is the record's, the rejection adds none.
+        // Cut between records: the last line is the record's, the rejection counts it again.
         let cut = &PRETTY[..PRETTY.find("        {\n            \"message\": \"two").unwrap()];
         let pieces = run(&EVENTS, cut);
         assert_eq!(messages(&pieces), vec![(3, 4, "one")]);
         assert!(
-            matches!(pieces.last(), Some(Piece::Rejected { line: 6, lines: 0, reason }) if reason.contains("closing brackets"))
+            matches!(pieces.last(), Some(Piece::Rejected { line: 6, lines: 1, reason }) if reason.contains("closing brackets"))
         );
         assert_accounted(cut.as_bytes(), &pieces);
     }

@@ -10,16 +10,17 @@
 //! the log readers (text, pino, winston, NestJS) as the lines of a log, and puts the envelope's
 //! file line, time and labels back on the events they make. `ENVELOPES` is the only list of them.
 
-pub mod cloudwatch_json;
-pub mod elasticsearch_json;
-pub mod gcloud_json;
-pub mod json_records;
-
 use std::io::BufRead;
 use std::path::Path;
 
 use crate::error::Result;
 use crate::model::Moment;
+
+pub mod cloudwatch_json;
+pub mod elasticsearch_json;
+pub mod gcloud_json;
+pub mod json_records;
+pub mod unwrap;
 
 /// One record of an export: a line the application wrote, as the platform kept it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,11 +128,11 @@ pub trait Envelope: Sync {
     ) -> Box<dyn Iterator<Item = Result<Piece>> + Send + 'a>;
 }
 
-/// Every envelope leasetrace reads. Adding one: a file here, a line in this list and a line in
-/// `ingest::FORMATS` (`unwrap::Unwrap(&name::Name)`).
+/// Every envelope leasetrace reads, each as the log format it is read as. Adding one: a file
+/// here and a line in this list.
 #[rustfmt::skip]
-pub static ENVELOPES: &[&dyn Envelope] = &[
-    &cloudwatch_json::CloudwatchJson,
-    &elasticsearch_json::ElasticsearchJson,
-    &gcloud_json::GcloudJson,
+pub static ENVELOPES: &[unwrap::Unwrap] = &[
+    unwrap::Unwrap(&cloudwatch_json::CloudwatchJson),
+    unwrap::Unwrap(&elasticsearch_json::ElasticsearchJson),
+    unwrap::Unwrap(&gcloud_json::GcloudJson),
 ];
