@@ -1009,3 +1009,38 @@ mod tests {
         assert_eq!(field(&object, "host.hostname"), None);
     }
 }
+
+#[cfg(test)]
+mod sniffing {
+    use super::super::{
+        Envelope, cloudwatch_json::CloudwatchJson, elasticsearch_json::ElasticsearchJson, gcloud_json::GcloudJson,
+    };
+
+    /// The other envelopes' shapes, as their tools write them: none is a log store's JSON export.
+    const OTHERS: &[&str] = &[
+        // kubectl logs --timestamps, with a JSON app line inside
+        "2026-10-06T23:50:00.004123456Z {\"level\":30,\"time\":1791330600000,\"msg\":\"started\",\"timestamp\":1,\"ingestionTime\":2,\"message\":\"m\"}\n",
+        // the kubelet's CRI file
+        "2026-10-06T23:50:00.004123456Z stdout F 2026-10-07 08:50:00.000 INFO  [main] started\n",
+        // journalctl -o json
+        "{\"__CURSOR\":\"s=1\",\"__REALTIME_TIMESTAMP\":\"1791330600004123\",\"_HOSTNAME\":\"web-1\",\"_PID\":\"41877\",\"MESSAGE\":\"2026-10-07 08:50:00.000 INFO  [main] started\"}\n",
+        // logcli query --output=jsonl
+        "{\"labels\":{\"app\":\"review\",\"pod\":\"web-1\"},\"line\":\"2026-10-07 08:50:00.000 INFO  [main] started\",\"timestamp\":\"2026-10-06T23:50:00.004123456Z\"}\n",
+        // a Logs Insights CSV and aws logs tail
+        "@timestamp,@message\n2026-10-06 23:50:00.004,2026-10-07 08:50:00.000 INFO  [main] started\n",
+        "2026-10-06T23:50:00.004000+00:00 i-0abc 2026-10-07 08:50:00.000 INFO  [main] started\n",
+        // pino and winston app logs
+        "{\"level\":30,\"time\":1791330600000,\"pid\":41877,\"hostname\":\"web-1\",\"msg\":\"started\"}\n",
+        "{\"level\":\"info\",\"message\":\"started\",\"timestamp\":\"2026-10-06T23:50:00.004Z\"}\n",
+    ];
+
+    #[test]
+    fn no_other_envelope_or_app_log_sniffs_as_a_log_stores_json() {
+        let ours: [&dyn Envelope; 3] = [&CloudwatchJson, &ElasticsearchJson, &GcloudJson];
+        for envelope in ours {
+            for other in OTHERS {
+                assert!(!envelope.sniff(other), "{} sniffs {other}", envelope.name());
+            }
+        }
+    }
+}
