@@ -29,17 +29,19 @@ while IFS= read -r file; do
   esac
   name=$(label "$file")
   base=$(basename "$file")
+  # A log envelope, chosen from the content (format byte 4, after the plain log formats), its
+  # lines read in Seoul time and in none. By its folder: the case below sees only the base name.
+  if [[ $file == */envelopes/* && $base != *.sh && $base != *.md ]]; then
+    seed server_log "$name" '\x04\x02\x00' '' "$file"
+    seed server_log "$name.nozone" '\x04\x00\x00' '' "$file"
+    continue
+  fi
   case "$base" in
     *.md | *.sh | *.mjs | leasetrace.toml) ;;
     ledger*.csv | psql-*.csv | *ledger*.tsv)
       seed ledger "$name" '\x00\x01\x00' '' "$file"
       seed ledger "$name.seoul" '\x00\x02\x01' 'c run_id=run_id' "$file" ;;
     ledger*.jsonl) seed ledger "$name" '\x01\x01\x00' '' "$file" ;;
-    */envelopes/*)
-      # A log envelope, chosen from the content (format byte 4, after the plain log formats), its
-      # lines read in Seoul time and in none.
-      seed server_log "$name" '\x04\x02\x00' '' "$file"
-      seed server_log "$name.nozone" '\x04\x00\x00' '' "$file" ;;
     pino*.log) seed server_log "$name" '\x01\x02\x00' '' "$file" ;;
     winston*.log) seed server_log "$name" '\x02\x02\x00' '' "$file" ;;
     nestjs*.log) seed server_log "$name" '\x03\x02\x00' '' "$file" ;;

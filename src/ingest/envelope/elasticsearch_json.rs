@@ -257,8 +257,9 @@ mod tests {
         assert_eq!(records[0].message, "2026-10-07 08:50:02.334 DEBUG [Redis] ping ok");
         assert_eq!(
             records[0].labels.instance().as_deref(),
-            Some("host=review-1 namespace=prod pod=review-7c9d-x2x container=app pid=41877")
+            Some("host=review-1 namespace=prod pod=review-7c9d-x2x container=app")
         );
+        assert_eq!(records[0].labels.get("pid"), Some("41877"));
         assert_eq!(records[0].labels.get("log_file"), Some("/var/log/server.log"));
         assert_eq!(records[1].message, "2026-10-07 08:50:00.000 INFO  [main] started");
         assert_eq!(records[1].at.unwrap().utc().to_rfc3339(), "2026-10-06T23:50:00.004+00:00");
