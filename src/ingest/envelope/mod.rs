@@ -10,7 +10,9 @@
 //! the log readers (text, pino, winston, NestJS) as the lines of a log, and puts the envelope's
 //! file line, time and labels back on the events they make. `ENVELOPES` is the only list of them.
 
-
+pub mod cloudwatch_tail;
+pub mod export_csv;
+pub mod export_lines;
 
 use std::io::BufRead;
 use std::path::Path;
@@ -63,10 +65,8 @@ impl Labels {
     /// The process that wrote the record, as `pod=web-1 container=app` (the labels of
     /// `INSTANCE_LABELS` it has, in that order), or `None` when it has none.
     pub fn instance(&self) -> Option<String> {
-        let parts: Vec<String> = INSTANCE_LABELS
-            .iter()
-            .filter_map(|name| self.get(name).map(|value| format!("{name}={value}")))
-            .collect();
+        let parts: Vec<String> =
+            INSTANCE_LABELS.iter().filter_map(|name| self.get(name).map(|value| format!("{name}={value}"))).collect();
         (!parts.is_empty()).then(|| parts.join(" "))
     }
 }
@@ -77,10 +77,18 @@ pub enum Piece {
     Record(Record),
     /// Lines of the export that hold no record (a CSV header, a JSON array's brackets, a blank
     /// line, a `-- Boot ... --` marker), with why.
-    Ignored { line: u64, lines: u64, reason: &'static str },
+    Ignored {
+        line: u64,
+        lines: u64,
+        reason: &'static str,
+    },
     /// Lines that should have been a record and cannot be read as one, with why (the envelope's
     /// expected shape).
-    Rejected { line: u64, lines: u64, reason: String },
+    Rejected {
+        line: u64,
+        lines: u64,
+        reason: String,
+    },
 }
 
 /// What an envelope needs from the source besides its bytes.
@@ -122,4 +130,6 @@ pub trait Envelope: Sync {
 /// `ingest::FORMATS` (`unwrap::Unwrap(&name::Name)`).
 #[rustfmt::skip]
 pub static ENVELOPES: &[&dyn Envelope] = &[
+    &cloudwatch_tail::DETAILED,
+    &cloudwatch_tail::SHORT,
 ];
