@@ -17,8 +17,9 @@ use super::export_lines::{ExportLines, Line};
 /// One row of the export.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Row {
-    /// A row's cells, unquoted, starting on line `line` and spanning `lines` lines.
-    Cells { line: u64, lines: u64, cells: Vec<String> },
+    /// A row's text as written (quotes and all, its line ends as `\n`), starting on line `line`
+    /// and spanning `lines` lines: `split` gives its cells.
+    Text { line: u64, lines: u64, text: String },
     /// A row longer than the cap (or holding a line longer than it), passed over.
     TooLong { line: u64, lines: u64 },
     /// An empty line between rows.
@@ -34,6 +35,11 @@ pub struct CsvRows<'a> {
 impl<'a> CsvRows<'a> {
     pub fn new(input: Box<dyn BufRead + Send>, context: Context<'a>, delimiter: u8) -> Self {
         CsvRows { lines: ExportLines::new(input, context), context, delimiter }
+    }
+
+    /// The delimiter from here on, once the header has told it.
+    pub fn set_delimiter(&mut self, delimiter: u8) {
+        self.delimiter = delimiter;
     }
 
     /// The next row, or `None` at the end. A quoted field still open at the end of the input is
@@ -80,7 +86,7 @@ impl<'a> CsvRows<'a> {
         }
         let lines = last - line + 1;
         Ok(Some(match record {
-            Some(record) => Row::Cells { line, lines, cells: split(&record, self.delimiter) },
+            Some(text) => Row::Text { line, lines, text },
             None => Row::TooLong { line, lines },
         }))
     }
@@ -136,7 +142,7 @@ impl Quotes {
 }
 
 /// A row's cells, unquoted.
-fn split(record: &str, delimiter: u8) -> Vec<String> {
+pub fn split(record: &str, delimiter: u8) -> Vec<String> {
     let input = record.as_bytes();
     let mut reader = csv_core::ReaderBuilder::new().delimiter(delimiter).build();
     // Unquoting only shortens: the row fits in its own length, and it has at most one cell more
@@ -184,6 +190,199 @@ pub fn delimiter_for(first_line: &str, needed: &[&str]) -> Option<u8> {
     })
 }
 
+/// What one CSV export's envelope says of its columns; `pieces` does the rest.
+pub trait CsvExport: Sync {
+    /// The export, for messages: `a CloudWatch Logs Insights CSV export`.
+    fn what(&self) -> &'static str;
+    /// The header and a row as the tool writes them (`Envelope::example`).
+    fn example(&self) -> &'static str;
+    fn time_column(&self) -> &'static str;
+    fn message_column(&self) -> &'static str;
+    /// Columns kept as labels: (column, label), the first present one winning for a label.
+    fn label_columns(&self) -> &'static [(&'static str, &'static str)];
+    /// The time a row's time cell says, UTC: `Ok(None)` when the cell is empty or its time names
+    /// no zone (a wall-clock time in a zone the file does not say is no evidence of the instant),
+    /// `Err` with what was expected when it cannot be read.
+    fn time(&self, cell: &str) -> std::result::Result<Option<chrono::DateTime<chrono::Utc>>, String>;
+}
+
+/// An export's header, as its columns' places.
+struct Columns {
+    width: usize,
+    time: usize,
+    message: usize,
+    labels: Vec<(usize, &'static str)>,
+}
+
+/// The pieces of a CSV export: the header (ignored once it has named the columns), then a record
+/// per row.
+pub fn pieces<'a>(
+    shape: &'a dyn CsvExport,
+    input: Box<dyn BufRead + Send>,
+    context: Context<'a>,
+) -> Box<dyn Iterator<Item = Result<super::Piece>> + Send + 'a> {
+    Box::new(CsvPieces {
+        shape,
+        rows: CsvRows::new(input, context, b','),
+        context,
+        columns: None,
+        delimiter: b',',
+        done: false,
+    })
+}
+
+struct CsvPieces<'a> {
+    shape: &'a dyn CsvExport,
+    rows: CsvRows<'a>,
+    context: Context<'a>,
+    columns: Option<Columns>,
+    delimiter: u8,
+    done: bool,
+}
+
+impl CsvPieces<'_> {
+    fn header(&mut self, line: u64, text: &str) -> Result<Columns> {
+        let (time, message) = (self.shape.time_column(), self.shape.message_column());
+        let Some(delimiter) = delimiter_for(text, &[time, message]) else {
+            return Err(Error::input(
+                self.context.path,
+                Some(line),
+                format!(
+                    "expected a header naming the columns `{time}` and `{message}`: {} starts like\n{}",
+                    self.shape.what(),
+                    self.shape.example()
+                ),
+            ));
+        };
+        self.delimiter = delimiter;
+        self.rows.set_delimiter(delimiter);
+        let names = header_cells(text, delimiter);
+        let place = |name: &str| names.iter().position(|cell| cell == name);
+        let mut labels: Vec<(usize, &'static str)> = Vec::new();
+        for &(column, label) in self.shape.label_columns() {
+            if let Some(at) = place(column)
+                && !labels.iter().any(|&(_, held)| held == label)
+            {
+                labels.push((at, label));
+            }
+        }
+        Ok(Columns {
+            width: names.len(),
+            time: place(time).unwrap_or_default(),
+            message: place(message).unwrap_or_default(),
+            labels,
+        })
+    }
+
+    fn record(&self, columns: &Columns, line: u64, lines: u64, text: &str) -> super::Piece {
+        use super::{Labels, Piece, Record};
+        let cells = split(text, self.delimiter);
+        let rejected = |reason: String| Piece::Rejected { line, lines, reason };
+        if cells.len() != columns.width {
+            return rejected(format!(
+                "expected {} cells, as the header names, found {}: {} rows look like\n{}",
+                columns.width,
+                cells.len(),
+                self.shape.what(),
+                self.shape.example()
+            ));
+        }
+        let message = &cells[columns.message];
+        if message.is_empty() {
+            return Piece::Ignored { line, lines, reason: "a row with an empty message" };
+        }
+        let at = match self.shape.time(cells[columns.time].trim()) {
+            Err(expected) => return rejected(expected),
+            Ok(None) => None,
+            Ok(Some(at)) => match crate::model::Moment::new(at) {
+                Ok(at) => Some(at),
+                Err(_) => {
+                    return rejected(format!(
+                        "time {} is outside the years 1677-2262 a timeline holds",
+                        at.to_rfc3339()
+                    ));
+                }
+            },
+        };
+        let mut labels = Labels::default();
+        for &(at, label) in &columns.labels {
+            labels.push(label, cells[at].trim());
+        }
+        Piece::Record(Record { line, lines, at, labels, message: message.clone() })
+    }
+}
+
+impl Iterator for CsvPieces<'_> {
+    type Item = Result<super::Piece>;
+
+    fn next(&mut self) -> Option<Result<super::Piece>> {
+        use super::Piece;
+        if self.done {
+            return None;
+        }
+        let row = match self.rows.next_row() {
+            Ok(Some(row)) => row,
+            Ok(None) => {
+                self.done = true;
+                return None;
+            }
+            Err(error) => {
+                self.done = true;
+                return Some(Err(error));
+            }
+        };
+        Some(Ok(match row {
+            Row::Blank { line } => Piece::Ignored { line, lines: 1, reason: "blank" },
+            Row::TooLong { line, lines } => {
+                Piece::Rejected { line, lines, reason: crate::ingest::lines::too_long(self.context.max_line_bytes) }
+            }
+            Row::Text { line, lines, text } => match self.columns.take() {
+                None => match self.header(line, &text) {
+                    Ok(columns) => {
+                        self.columns = Some(columns);
+                        Piece::Ignored { line, lines, reason: "the header" }
+                    }
+                    Err(error) => {
+                        self.done = true;
+                        return Some(Err(error));
+                    }
+                },
+                Some(columns) => {
+                    let piece = self.record(&columns, line, lines, &text);
+                    self.columns = Some(columns);
+                    piece
+                }
+            },
+        }))
+    }
+}
+
+/// Whether the head's first line is a header naming all of `names` (split at `,`, `;` or a
+/// tab) and none of `not`.
+pub fn sniff_header(head: &str, names: &[&str], not: &[&str]) -> bool {
+    let first = head.trim_start_matches('\u{feff}').lines().next().unwrap_or("");
+    delimiter_for(first, names).is_some_and(|delimiter| {
+        let cells = header_cells(first, delimiter);
+        !not.iter().any(|name| cells.iter().any(|cell| cell == name))
+    })
+}
+
+/// A cell's time when it carries its offset (`2026-10-07T00:33:00.123Z`, `...+09:00`, `+0900`,
+/// a space for the `T`): then it is an instant whatever zone the export was made in.
+pub fn time_with_offset(cell: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    let parsed = chrono::DateTime::parse_from_rfc3339(cell)
+        .or_else(|_| chrono::DateTime::parse_from_str(cell, "%Y-%m-%dT%H:%M:%S%.f%z"))
+        .or_else(|_| chrono::DateTime::parse_from_str(cell, "%Y-%m-%d %H:%M:%S%.f%z"));
+    parsed.ok().map(|at| at.with_timezone(&chrono::Utc))
+}
+
+/// A cell as a message quotes it: its first 80 characters.
+pub fn quote(cell: &str) -> String {
+    let mut chars = cell.chars();
+    let head: String = chars.by_ref().take(80).collect();
+    if chars.next().is_some() { format!("{head}...") } else { head }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,38 +398,51 @@ mod tests {
         Ok(out)
     }
 
-    fn cells(line: u64, lines: u64, cells: &[&str]) -> Row {
-        Row::Cells { line, lines, cells: cells.iter().map(ToString::to_string).collect() }
+    /// The row, with its text split, for comparing.
+    fn cells(line: u64, lines: u64, cells: &[&str]) -> (u64, u64, Vec<String>) {
+        (line, lines, cells.iter().map(ToString::to_string).collect())
+    }
+
+    fn split_rows(text: &'static str, cap: usize) -> Vec<(u64, u64, Vec<String>)> {
+        rows(text, cap)
+            .unwrap()
+            .into_iter()
+            .map(|row| match row {
+                Row::Text { line, lines, text } => (line, lines, split(&text, b',')),
+                Row::TooLong { line, lines } => (line, lines, vec!["<too long>".to_string()]),
+                Row::Blank { line } => (line, 1, vec!["<blank>".to_string()]),
+            })
+            .collect()
     }
 
     #[test]
     fn a_quoted_cell_with_line_ends_makes_one_row_of_several_lines() {
-        let got = rows("a,b\n1,\"x\ny \"\"q\"\"\nz\"\n2,w\n", 1024).unwrap();
+        let got = split_rows("a,b\n1,\"x\ny \"\"q\"\"\nz\"\n2,w\n", 1024);
         assert_eq!(got, vec![cells(1, 1, &["a", "b"]), cells(2, 3, &["1", "x\ny \"q\"\nz"]), cells(5, 1, &["2", "w"])]);
     }
 
     #[test]
     fn a_quote_inside_an_unquoted_cell_opens_nothing() {
-        let got = rows("a,b\"c\n2,w\n", 1024).unwrap();
+        let got = split_rows("a,b\"c\n2,w\n", 1024);
         assert_eq!(got, vec![cells(1, 1, &["a", "b\"c"]), cells(2, 1, &["2", "w"])]);
     }
 
     #[test]
     fn a_quote_closed_at_a_line_end_ends_the_row() {
-        let got = rows("\"a\nb\"\n\"c\"\n", 1024).unwrap();
+        let got = split_rows("\"a\nb\"\n\"c\"\n", 1024);
         assert_eq!(got, vec![cells(1, 2, &["a\nb"]), cells(3, 1, &["c"])]);
     }
 
     #[test]
     fn blank_lines_and_crlf() {
-        let got = rows("a,b\r\n\r\n1,2\r\n", 1024).unwrap();
-        assert_eq!(got, vec![cells(1, 1, &["a", "b"]), Row::Blank { line: 2 }, cells(3, 1, &["1", "2"])]);
+        let got = split_rows("a,b\r\n\r\n1,2\r\n", 1024);
+        assert_eq!(got, vec![cells(1, 1, &["a", "b"]), cells(2, 1, &["<blank>"]), cells(3, 1, &["1", "2"])]);
     }
 
     #[test]
     fn a_row_past_the_cap_is_passed_over_with_its_lines() {
-        let got = rows("a,b\n1,\"xxxx\nxxxx\nxxxx\"\n2,w\n", 10).unwrap();
-        assert_eq!(got, vec![cells(1, 1, &["a", "b"]), Row::TooLong { line: 2, lines: 3 }, cells(5, 1, &["2", "w"])]);
+        let got = split_rows("a,b\n1,\"xxxx\nxxxx\nxxxx\"\n2,w\n", 10);
+        assert_eq!(got, vec![cells(1, 1, &["a", "b"]), cells(2, 3, &["<too long>"]), cells(5, 1, &["2", "w"])]);
     }
 
     #[test]

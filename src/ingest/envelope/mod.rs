@@ -10,6 +10,7 @@
 //! the log readers (text, pino, winston, NestJS) as the lines of a log, and puts the envelope's
 //! file line, time and labels back on the events they make. `ENVELOPES` is the only list of them.
 
+pub mod cloudwatch_insights_csv;
 pub mod cloudwatch_tail;
 pub mod export_csv;
 pub mod export_lines;
@@ -132,4 +133,6 @@ pub trait Envelope: Sync {
 pub static ENVELOPES: &[&dyn Envelope] = &[
     &cloudwatch_tail::DETAILED,
     &cloudwatch_tail::SHORT,
+    &cloudwatch_insights_csv::INSIGHTS_CSV,
+    &cloudwatch_insights_csv::INSIGHTS_CSV_UTC,
 ];
