@@ -40,10 +40,6 @@ impl Envelope for InsightsCsv {
         if self.utc { "cloudwatch-insights-csv-utc" } else { "cloudwatch-insights-csv" }
     }
 
-    fn extensions(&self) -> &'static [&'static str] {
-        &[]
-    }
-
     /// A header that names `@timestamp` and `@message`: Logs Insights' own field names.
     fn sniff(&self, head: &str) -> bool {
         !self.utc && export_csv::sniff_header(head, &["@timestamp", "@message"], &[])

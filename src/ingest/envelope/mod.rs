@@ -14,6 +14,7 @@ pub mod cloudwatch_insights_csv;
 pub mod cloudwatch_tail;
 pub mod export_csv;
 pub mod export_lines;
+pub mod kibana_csv;
 
 use std::io::BufRead;
 use std::path::Path;
@@ -135,4 +136,6 @@ pub static ENVELOPES: &[&dyn Envelope] = &[
     &cloudwatch_tail::SHORT,
     &cloudwatch_insights_csv::INSIGHTS_CSV,
     &cloudwatch_insights_csv::INSIGHTS_CSV_UTC,
+    &kibana_csv::KIBANA_CSV,
+    &kibana_csv::KIBANA_CSV_UTC,
 ];
