@@ -444,13 +444,11 @@ mod tests {
         assert!(!DETAILED.sniff("2026-10-06T23:50:00.123000+00:00 host app[4242]: started\n"));
         assert!(!DETAILED.sniff("2026-10-07T08:50:00 web started\n"));
         assert!(!DETAILED.sniff("2026-10-06T23:50:00.004000+00:00 s ok\n2026-10-06T23:50:00.123456+00:00 s ok\n"));
-        for fixture in std::fs::read_dir("fixtures/formats")
-            .unwrap()
-            .chain(std::fs::read_dir("fixtures/incident-2026-10-07").unwrap())
-        {
+        let dirs = ["fixtures/formats", "fixtures/incident-2026-10-07", "fixtures/envelopes"];
+        for fixture in dirs.iter().flat_map(|dir| std::fs::read_dir(dir).unwrap()) {
             let path = fixture.unwrap().path();
-            if path.extension().is_some_and(|e| e == "log") {
-                let head = std::fs::read_to_string(&path).unwrap();
+            if !path.ends_with("aws-logs-tail.txt") {
+                let Ok(head) = std::fs::read_to_string(&path) else { continue };
                 assert!(!DETAILED.sniff(&head), "{} sniffed as aws logs tail", path.display());
             }
         }
