@@ -20,6 +20,14 @@ and with --split also
      one source into events, without sorting, detectors or a report; the issue's ingest targets
      are measured on H and I)
 
+and with --envelope also
+  K  leasetrace analyze CASE-kubectl --format json  the same case with its log as `kubectl logs
+                                                 --timestamps` writes it (CASE-kubectl, beside
+                                                 CASE, made once: each line after the UTC time
+                                                 the kubelet would stamp, 2 ms after the line's
+                                                 own KST time), whose findings and evidence must
+                                                 be those of A's
+
 and with --gzip also
   G  leasetrace analyze CASE-gz --format json    the same case gzipped (CASE-gz, beside CASE, is
                                                  made once: both files gzipped at level 1, the
@@ -230,6 +238,56 @@ def gzip_copy(case: Path) -> Path:
     return out
 
 
+def kubectl_copy(case: Path) -> Path:
+    """CASE-kubectl beside CASE: its log as `kubectl logs --timestamps` writes it, the rest the same.
+
+    The kubelet stamps each line with the time it read it, RFC 3339 in UTC with nine fraction
+    digits (pkg/kubelet/kuberuntime/logs/logs.go, timeFormatOut); a line here gets its own KST
+    time less 9 hours plus 2 ms, and a line without a time of its own (a stack trace) the time of
+    the line before it."""
+    out = case.parent / (case.name + "-kubectl")
+    stamp = " ".join(str((case / name).stat().st_mtime_ns) for name in ("server.log", "ledger.csv", "leasetrace.toml"))
+    if (out / ".stamp").is_file() and (out / ".stamp").read_text() == stamp:
+        return out
+    out.mkdir(exist_ok=True)
+    import datetime as dt
+    kst = dt.timedelta(hours=9)
+    lag = dt.timedelta(milliseconds=2)
+    last = None
+    with open(case / "server.log", encoding="utf-8") as src, open(out / "pods.log", "w", encoding="utf-8") as dst:
+        for line in src:
+            head = line[:23]
+            if len(head) == 23 and head[4] == "-" and head[10] == " ":
+                try:
+                    last = dt.datetime.strptime(head, "%Y-%m-%d %H:%M:%S.%f") - kst + lag
+                except ValueError:
+                    pass
+            at = last.strftime("%Y-%m-%dT%H:%M:%S.%f") + "000Z" if last else "1970-01-01T00:00:00.000000000Z"
+            dst.write(f"{at} {line}")
+    for name in ("ledger.csv", "bullmq.json"):
+        target = out / name
+        if not target.exists():
+            os.symlink(case / name, target)
+    manifest = (case / "leasetrace.toml").read_text().replace('"server.log"', '"pods.log"')
+    (out / "leasetrace.toml").write_text(manifest)
+    (out / ".stamp").write_text(stamp)
+    return out
+
+
+def check_leasetrace_kubectl(r: dict, exp: dict, plain: dict | None) -> list[str]:
+    errs = check_leasetrace(r, exp, None)
+    if errs or plain is None:
+        return errs
+    renamed = json.loads(r["stdout"])["findings"]
+    for finding in renamed:
+        for event in finding["evidence"]:
+            if event["source"]["path"].endswith("pods.log"):
+                event["source"]["path"] = "server.log"
+    if without_paths(renamed) != without_paths(plain["findings"]):
+        errs.append("findings or evidence differ from the plain log's (lines, raw text, metrics)")
+    return errs
+
+
 def without_paths(findings: list) -> list:
     """Findings with each evidence event's file name taken off (the gzipped copy's end in .gz)."""
     out = json.loads(json.dumps(findings))
@@ -323,6 +381,8 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--split", action="store_true", help="also time leasetrace on the log alone and on the ledger alone")
     ap.add_argument("--gzip", action="store_true", help="also time leasetrace on the case gzipped (made once beside it)")
+    ap.add_argument("--envelope", action="store_true",
+                    help="also time leasetrace on the case with its log as kubectl logs --timestamps writes it (made once beside it)")
     ap.add_argument("--check-ratios", action="store_true",
                     help=f"fail unless leasetrace/rg <= {CI_MAX_LEASETRACE_OVER_RG:g} and python/leasetrace >= {CI_MIN_PYTHON_OVER_LEASETRACE:g}")
     ap.add_argument("--timeout", type=float, default=None, help="kill a command after this many seconds (a failure)")
@@ -365,6 +425,9 @@ def main() -> int:
     if args.gzip:
         gz_case = gzip_copy(case)
         commands += [("leasetrace gzipped", [str(binary), "analyze", str(gz_case), "--format", "json"], True)]
+    if args.envelope:
+        kubectl_case = kubectl_copy(case)
+        commands += [("leasetrace kubectl", [str(binary), "analyze", str(kubectl_case), "--format", "json"], True)]
     # MB each command reads (for the ingest figures): the log, the ledger, or both.
     reads_mb = {"rg -c": log_bytes / 1e6, "leasetrace log only": log_bytes / 1e6, "leasetrace ledger only": ledger_bytes / 1e6,
                 "log ingest": log_bytes / 1e6, "ledger ingest": ledger_bytes / 1e6}
@@ -401,6 +464,8 @@ def main() -> int:
                 errs = check_leasetrace_log_only(r, exp)
             elif name == "leasetrace gzipped":
                 errs = check_leasetrace_gzip(r, exp, plain_report)
+            elif name == "leasetrace kubectl":
+                errs = check_leasetrace_kubectl(r, exp, plain_report)
             elif name in ("log ingest", "ledger ingest"):
                 errs = check_ingest(r, exp, name.split()[0])
             else:
@@ -428,6 +493,8 @@ def main() -> int:
         "python_over_leasetrace": per_round_ratio("python", "leasetrace"),
         "leasetrace_over_cat": per_round_ratio("leasetrace", "cat"),
     }
+    if args.envelope:
+        ratios["kubectl_over_plain"] = per_round_ratio("leasetrace kubectl", "leasetrace")
     medians = {k: statistics.median(v) if v else None for k, v in ratios.items()}
     summary = {}
     for name, _, _ in commands:
@@ -456,6 +523,8 @@ def main() -> int:
     print(f"(MB/s: log + ledger = {total_mb:.1f} MB over the median; own MB/s: over the bytes the command reads; "
           f"CPU s: user + system, all threads, median; "
           f"ratios: median of the per-round ratios; leasetrace/cat {fmt_ratio(medians['leasetrace_over_cat'])})")
+    if args.envelope:
+        print(f"(the log in kubectl's envelope / the plain log: {fmt_ratio(medians['kubectl_over_plain'])} wall, median of the rounds)")
 
     lt = summary["leasetrace"]
     target_rows = [

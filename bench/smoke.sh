@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # CI smoke check of the performance benchmark (docs/performance.md): generate the 100 MB log +
 # 200 k ledger rows case (cached under target/bench/ while bench/gen_case.py is unchanged), then run
-# bench/run.py for 5 rounds with --gzip --check-ratios: every answer must be right (leasetrace, rg,
-# the Python script, and leasetrace on the case gzipped, whose findings and evidence must be the
-# plain files'), and the ratios must stay within the generous CI thresholds stated in
-# bench/run.py. Never compares absolute seconds.
+# bench/run.py for 5 rounds with --gzip --envelope --check-ratios: every answer must be right
+# (leasetrace, rg, the Python script, and leasetrace on the case gzipped and on the case with its
+# log in kubectl's envelope, whose findings and evidence must be the plain files'), and the ratios
+# must stay within the generous CI thresholds stated in bench/run.py. Never compares absolute
+# seconds.
 #
 # Environment: LEASETRACE_BIN=path skips `cargo build --release` and benchmarks that binary;
 # BENCH_DIR=dir puts the case and the JSON results elsewhere (default target/bench).
@@ -49,4 +50,4 @@ if [ "$(cat "$case_dir/.stamp" 2>/dev/null)" != "$stamp" ]; then
     echo "$stamp" > "$case_dir/.stamp"
 fi
 
-python3 bench/run.py "$case_dir" --rounds 5 --binary "$bin" --gzip --check-ratios --json "$bench_dir/smoke.json"
+python3 bench/run.py "$case_dir" --rounds 5 --binary "$bin" --gzip --envelope --check-ratios --json "$bench_dir/smoke.json"

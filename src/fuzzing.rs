@@ -98,7 +98,7 @@ impl<'a> Parts<'a> {
 /// The formats of `kind`, and `None` (chosen from the content) after them.
 fn format_of(kind: SourceKind, select: u8) -> Option<&'static str> {
     let names: Vec<&'static str> =
-        ingest::FORMATS.iter().filter(|format| format.kind() == kind).map(|format| format.name()).collect();
+        ingest::formats().filter(|format| format.kind() == kind).map(ingest::EventFormat::name).collect();
     names.get(usize::from(select) % (names.len() + 1)).copied()
 }
 

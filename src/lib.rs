@@ -67,7 +67,9 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     let paths = config.sources.iter().map(|source| model::Text::from(source.display_path().as_str())).collect();
     // The sources' summaries come first, in source order.
     let line_texts = inputs.iter_mut().map(|input| std::mem::take(&mut input.texts)).collect();
-    let timeline = Timeline::new(events).with_paths(paths).with_line_texts(line_texts);
+    let envelope_times = inputs.iter_mut().map(|input| std::mem::take(&mut input.envelope_times)).collect();
+    let timeline =
+        Timeline::new(events).with_paths(paths).with_line_texts(line_texts).with_envelope_times(envelope_times);
     // The worker settings the logs gave are evidence for the parameters no flag or file gives.
     let logged = model::params::Logged::from_timeline(&timeline);
     let activations = if model::params::Logged::values_differ(&logged) {

@@ -668,6 +668,57 @@ impl Bound {
     }
 }
 
+/// Zones people mean, by offset, to name in suggestions before any other zone with that offset.
+const WELL_KNOWN: &[&str] = &[
+    "UTC",
+    "Asia/Seoul",
+    "Asia/Tokyo",
+    "Asia/Shanghai",
+    "Asia/Singapore",
+    "Asia/Kolkata",
+    "Asia/Dubai",
+    "Europe/London",
+    "Europe/Berlin",
+    "Europe/Paris",
+    "Europe/Helsinki",
+    "Europe/Moscow",
+    "America/New_York",
+    "America/Chicago",
+    "America/Denver",
+    "America/Los_Angeles",
+    "America/Anchorage",
+    "Pacific/Honolulu",
+    "America/Sao_Paulo",
+    "Australia/Sydney",
+    "Australia/Perth",
+    "Pacific/Auckland",
+];
+
+/// IANA zones at `offset` seconds east of UTC at `at`: well-known ones first, at most four.
+pub fn zones_with_offset(at: DateTime<Utc>, offset: i32) -> Vec<String> {
+    let matches = |tz: &Tz| {
+        use chrono::{Offset, TimeZone};
+        tz.offset_from_utc_datetime(&at.naive_utc()).fix().local_minus_utc() == offset
+    };
+    let mut names: Vec<String> = WELL_KNOWN
+        .iter()
+        .filter_map(|n| n.parse::<Tz>().ok())
+        .filter(matches)
+        .map(|tz| tz.name().to_string())
+        .collect();
+    if names.is_empty() {
+        names.extend(
+            chrono_tz::TZ_VARIANTS
+                .iter()
+                .filter(|tz| tz.name().contains('/') && !tz.name().starts_with("Etc/") && matches(tz))
+                .take(3)
+                .map(|tz| tz.name().to_string()),
+        );
+    }
+    names.truncate(4);
+    names
+}
+
 #[cfg(test)]
 mod bound_tests {
     use super::*;

@@ -8,12 +8,11 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Offset, TimeZone, Utc};
-use chrono_tz::Tz;
+use chrono::{Offset, TimeZone};
 
 use crate::model::timeline::EventId;
 use crate::model::{Channel, EventKind, Finding, Severity, Value};
-use crate::time::{format_duration, seconds_between};
+use crate::time::{format_duration, seconds_between, zones_with_offset};
 
 use super::{Context, Detector};
 
@@ -30,32 +29,6 @@ const TOLERANCE_S: f64 = 120.0;
 /// Pairs further apart than this are not the same moment: the widest gap two zones' offsets
 /// can have (UTC−12:00 to UTC+14:00), so that a Los Angeles log read as Seoul (17 h) is caught.
 const MAX_PAIR_S: f64 = 26.0 * 3600.0;
-
-/// Zones people mean, by offset, to name in suggestions before any other zone with that offset.
-const WELL_KNOWN: &[&str] = &[
-    "UTC",
-    "Asia/Seoul",
-    "Asia/Tokyo",
-    "Asia/Shanghai",
-    "Asia/Singapore",
-    "Asia/Kolkata",
-    "Asia/Dubai",
-    "Europe/London",
-    "Europe/Berlin",
-    "Europe/Paris",
-    "Europe/Helsinki",
-    "Europe/Moscow",
-    "America/New_York",
-    "America/Chicago",
-    "America/Denver",
-    "America/Los_Angeles",
-    "America/Anchorage",
-    "Pacific/Honolulu",
-    "America/Sao_Paulo",
-    "Australia/Sydney",
-    "Australia/Perth",
-    "Pacific/Auckland",
-];
 
 /// The activation a ledger row or log line reports: events that stand for "job X became active".
 fn activation_like(kind: EventKind, channel: Channel) -> bool {
@@ -112,8 +85,83 @@ impl Detector for ClockOffsetSuspected {
                 }
             }
         }
-        pairs.into_iter().filter_map(|((a, b), offsets)| judge(context, a, b, &offsets)).collect()
+        let mut findings: Vec<Finding> =
+            pairs.into_iter().filter_map(|((a, b), offsets)| judge(context, a, b, &offsets)).collect();
+        findings.extend(timeline.enveloped_sources().filter_map(|source| judge_envelope(context, source)));
+        findings
     }
+}
+
+/// A log read inside an envelope (`kubectl logs --timestamps`, journald, a log store's export)
+/// whose lines carry their own times: each line that became an event is seen twice, by the
+/// application's clock as read in the declared zone and by the envelope's UTC time a moment
+/// later. A whole number of hours between them is the declared zone, not lag.
+fn judge_envelope(context: &Context, source: u16) -> Option<Finding> {
+    let timeline = context.timeline;
+    let seen: Vec<(f64, EventId)> = timeline
+        .ids()
+        .filter(|(_, e)| e.origin().source == source)
+        .filter_map(|(id, e)| timeline.envelope_at(e).map(|envelope| (e.moment().seconds_to(envelope), id)))
+        .collect();
+    let mut deltas: Vec<f64> = seen.iter().map(|(d, _)| *d).collect();
+    if deltas.is_empty() {
+        return None;
+    }
+    let measured = median(&mut deltas);
+    let whole = (measured / 900.0).round() * 900.0;
+    if measured.abs() < MIN_OFFSET_S || (measured - whole).abs() > TOLERANCE_S {
+        return None;
+    }
+    // Most lines must agree: a few lines quoting another clock are not the log's zone.
+    let agreeing = seen.iter().filter(|(d, _)| (d - measured).abs() <= TOLERANCE_S).count();
+    if agreeing * 2 <= seen.len() {
+        return None;
+    }
+    let first = seen[0].1;
+    let path = timeline.path(timeline.get(first)).to_string();
+    let at = timeline.get(first).at();
+    let mut finding = Finding::new("clock-offset-suspected", Severity::Warning, at);
+    finding.metric("source_a", Value::Text(path.clone()));
+    finding.metric("source_b", Value::Text(format!("{path} (envelope, UTC)")));
+    finding.metric("offset_s", Value::Seconds(measured));
+    #[allow(clippy::cast_possible_truncation)]
+    let minutes = (whole / 60.0) as i64;
+    finding.metric(
+        "offset_hours",
+        Value::Text(format!("{}{}:{:02}", if minutes < 0 { "-" } else { "+" }, minutes.abs() / 60, minutes.abs() % 60)),
+    );
+    finding.metric("matched_pairs", Value::Count(seen.len() as u64));
+    finding.derive(
+        "offset_s",
+        "median over the log's events of (its record's envelope time − the line's own time as read in the declared zone)",
+    );
+    finding.evidence.extend(seen.iter().take(3).map(|(_, id)| *id));
+    let mut fix = String::new();
+    if let Some(Some(declared)) = context.settings.source_zones.get(usize::from(source)) {
+        #[allow(clippy::cast_possible_truncation)]
+        let wanted = declared.offset_from_utc_datetime(&at.naive_utc()).fix().local_minus_utc() - whole as i32;
+        let names = zones_with_offset(at, wanted);
+        if !names.is_empty() {
+            fix = format!(
+                "{path} was read as {declared}; if its lines were written in UTC{} ({}) they agree with their envelope's times",
+                offset_label(wanted),
+                names.join(", ")
+            );
+            finding.metric("zone_for_a", Value::Text(names[0].clone()));
+        }
+    }
+    if fix.is_empty() {
+        finding.note("the lines carry their own offsets: the clock of the application or of the platform was off");
+    } else {
+        finding.note(fix.clone());
+    }
+    finding.note("matched: each event's line against the envelope's UTC time of the same record (the platform's read of the line, normally milliseconds later)");
+    let fix_text = if fix.is_empty() { String::new() } else { format!(": {fix}") };
+    finding.summary = format!(
+        "The lines of {{source_a}} and their envelope's UTC times disagree by {} ({{matched_pairs}} events, median {{offset_s}}): the declared zone is likely wrong{fix_text}.",
+        format_duration(whole.abs())
+    );
+    Some(finding)
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -194,33 +242,13 @@ fn offset_label(seconds: i32) -> String {
     format!("{sign}{:02}:{:02}", minutes / 60, minutes % 60)
 }
 
-/// IANA zones at `offset` seconds east of UTC at `at`: well-known ones first, at most four.
-fn zones_with_offset(at: DateTime<Utc>, offset: i32) -> Vec<String> {
-    let matches = |tz: &Tz| tz.offset_from_utc_datetime(&at.naive_utc()).fix().local_minus_utc() == offset;
-    let mut names: Vec<String> = WELL_KNOWN
-        .iter()
-        .filter_map(|n| n.parse::<Tz>().ok())
-        .filter(matches)
-        .map(|tz| tz.name().to_string())
-        .collect();
-    if names.is_empty() {
-        names.extend(
-            chrono_tz::TZ_VARIANTS
-                .iter()
-                .filter(|tz| tz.name().contains('/') && !tz.name().starts_with("Etc/") && matches(tz))
-                .take(3)
-                .map(|tz| tz.name().to_string()),
-        );
-    }
-    names.truncate(4);
-    names
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::detect::Settings;
     use crate::model::{Event, LockParams, Origin, Timeline};
+    use chrono::{DateTime, Utc};
+    use chrono_tz::Tz;
 
     fn event(source: u16, channel: Channel, when: &str, kind: EventKind, job: &str) -> Event {
         let origin = Origin { channel, source, line: 1 };
@@ -293,6 +321,46 @@ mod tests {
         let f = &findings[0];
         assert_eq!(f.get("offset_hours"), Some(&Value::Text("-17:00".into())));
         assert_eq!(f.get("zone_for_b"), Some(&Value::Text("America/Los_Angeles".into())));
+    }
+
+    /// A log whose lines are read in `declared` and whose envelope says they happened at
+    /// `written_offset_h` hours from the line's wall time.
+    fn enveloped(declared: Tz, lag_s: i64) -> Vec<Finding> {
+        let mut events = Vec::new();
+        let mut times = Vec::new();
+        for (i, minute) in [12u32, 33, 54].iter().enumerate() {
+            let mut e = event(0, Channel::Log, &format!("2026-10-07T09:{minute}:00Z"), EventKind::JobActive, "j");
+            let line = u32::try_from(i + 1).unwrap();
+            e.set_origin(Origin { line, ..e.origin() });
+            times.push((line, crate::model::Moment::from(e.at() + chrono::TimeDelta::seconds(lag_s))));
+            events.push(e);
+        }
+        let timeline = Timeline::new(events).with_paths(vec!["pods.log".into()]).with_envelope_times(vec![times]);
+        let params = LockParams::default();
+        let settings = Settings { duplicate_window_s: None, source_zones: vec![Some(declared)] };
+        ClockOffsetSuspected.detect(&Context::new(&timeline, &params, &settings))
+    }
+
+    #[test]
+    fn a_kst_log_in_an_envelope_read_as_utc_is_caught_by_its_envelope() {
+        // KST lines read as UTC: the envelope's UTC times are 9 h (less 20 ms of lag) earlier.
+        let findings = enveloped(chrono_tz::UTC, -9 * 3600);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        let f = &findings[0];
+        assert_eq!(f.get("offset_hours"), Some(&Value::Text("-9:00".into())));
+        assert_eq!(f.get("matched_pairs"), Some(&Value::Count(3)));
+        assert_eq!(f.get("zone_for_a"), Some(&Value::Text("Asia/Seoul".into())));
+        assert_eq!(f.evidence.len(), 3);
+        assert!(
+            f.notes[0].contains("pods.log was read as UTC; if its lines were written in UTC+09:00"),
+            "{:?}",
+            f.notes
+        );
+    }
+
+    #[test]
+    fn an_envelope_a_moment_after_its_lines_is_lag_not_a_zone_problem() {
+        assert!(enveloped(chrono_tz::Asia::Seoul, 2).is_empty());
     }
 
     #[test]

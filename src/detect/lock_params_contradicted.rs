@@ -271,11 +271,7 @@ fn early_recoveries(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound
                     activation.at() < restart.at() + late && restart.at() <= rerun.at()
                 })
                 .collect();
-            let restart = restarts
-                .iter()
-                .copied()
-                .find(|&id| timeline.get(id).origin().source == activation.origin().source)
-                .or_else(|| restarts.first().copied());
+            let restart = context.restart_of(activation, &restarts);
             let Some(restart) = restart else { continue };
             let restart_resolution_ms = resolution.of(timeline.get(restart));
             for param in [Param::LockDuration, Param::StalledInterval] {

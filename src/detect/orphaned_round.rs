@@ -208,12 +208,10 @@ fn orphan(
         .copied()
         .filter(|&id| after < timeline.get(id).moment() && timeline.get(id).moment() <= rerun_event.moment())
         .collect();
-    let near = last_seen.map(|id| timeline.get(id).origin().source);
-    let restart = restarts
-        .iter()
-        .copied()
-        .find(|&id| Some(timeline.get(id).origin().source) == near)
-        .or_else(|| restarts.first().copied());
+    let restart = match last_seen {
+        Some(id) => context.restart_of(timeline.get(id), &restarts),
+        None => restarts.first().copied(),
+    };
     let restart_text = if let Some(id) = restart {
         finding.metric("restart_at", Value::Time(timeline.get(id).at()));
         finding.evidence.push(id);

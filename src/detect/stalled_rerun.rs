@@ -160,18 +160,17 @@ fn rerun(
     // log has one (replicas usually log to their own files), else any. A log of whole seconds
     // (NestJS) writes a restart in the second it happened in: a line stamped before the
     // activation, in the same second, may still be the restart after it.
-    let restarts: Vec<(EventId, &Event)> = context
+    let restarts: Vec<EventId> = context
         .restarts
         .iter()
-        .map(|&id| (id, timeline.get(id)))
-        .filter(|(_, e)| e.moment() <= rerun_moment)
-        .filter(|(_, e)| activated < e.moment() || activated_at < e.at() + resolution(timeline, e, resolutions))
+        .copied()
+        .filter(|&id| {
+            let e = timeline.get(id);
+            e.moment() <= rerun_moment
+                && (activated < e.moment() || activated_at < e.at() + resolution(timeline, e, resolutions))
+        })
         .collect();
-    let restart = restarts
-        .iter()
-        .find(|(_, e)| e.origin().source == activation.origin().source)
-        .or_else(|| restarts.first())
-        .map(|(id, _)| *id);
+    let restart = context.restart_of(activation, &restarts);
     let model = RenewalModel::for_version(params.version.as_deref());
     let (renew_earliest_ms, renew_due_ms) = model.first_renewal_window(params);
     let lock_ms = to_i64(params.lock_duration);
@@ -660,6 +659,51 @@ mod tests {
         assert_eq!(f.get("rerun_in_stalled_window"), Some(&Value::Flag(true)));
         assert_eq!(f.get("stalled_logged"), Some(&Value::Flag(false)));
         assert_eq!(f.evidence, vec![0, 1, 2]);
+    }
+
+    fn from_instance(mut event: Event, instance: &str) -> Event {
+        event.edit().instance = Some(crate::model::Text::from(instance));
+        event
+    }
+
+    #[test]
+    fn a_restart_of_another_pod_is_not_the_restart_that_ended_the_job() {
+        // One export of two pods (kubectl logs --prefix): web-2 restarts, the job ran on web-1.
+        let events = |restarted: &str| {
+            vec![
+                from_instance(event(1, "2026-10-07T00:33:00Z", EventKind::JobActive, Some("j")), "pod=web-1"),
+                from_instance(event(2, "2026-10-07T00:37:26Z", EventKind::ProcessStart, None), restarted),
+                from_instance(event(3, "2026-10-07T00:53:00Z", EventKind::JobActive, Some("j")), "pod=web-2"),
+            ]
+        };
+        let other = run(events("pod=web-2"), &params(1_178_000));
+        assert_eq!(other.len(), 1);
+        assert_eq!(other[0].get("restart_at"), None, "web-2's restart did not end web-1's process");
+        assert!(other[0].evidence.iter().all(|&id| id != 1));
+        let own = run(events("pod=web-1"), &params(1_178_000));
+        assert_eq!(own[0].get("restart_at"), Some(&Value::Time(at("2026-10-07T00:37:26Z"))));
+        assert_eq!(own[0].get("lock_expired_at"), Some(&Value::Time(at("2026-10-07T00:52:38Z"))));
+    }
+
+    #[test]
+    fn an_activation_from_the_events_stream_takes_the_instance_of_its_log_line() {
+        // The stream's `active` names no worker; the log line of the same activation does.
+        let stream = |line, when| {
+            let mut e = event(line, when, EventKind::JobActive, Some("j"));
+            e.set_origin(Origin { channel: crate::model::Channel::EventsStream, source: 1, line });
+            e
+        };
+        let findings = run(
+            vec![
+                stream(1, "2026-10-07T00:33:00Z"),
+                from_instance(event(1, "2026-10-07T00:33:00.004Z", EventKind::JobActive, Some("j")), "pod=web-1"),
+                from_instance(event(2, "2026-10-07T00:37:26Z", EventKind::ProcessStart, None), "pod=web-2"),
+                stream(2, "2026-10-07T00:53:00Z"),
+            ],
+            &params(1_178_000),
+        );
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].get("restart_at"), None);
     }
 
     fn in_source(mut event: Event, source: u16) -> Event {

@@ -141,11 +141,7 @@ fn lock_expiry(context: &Context, activated_at: DateTime<Utc>, restart: &Event) 
 fn restart_after(context: &Context, after: DateTime<Utc>, near: &Event) -> Option<EventId> {
     let restarts: Vec<EventId> =
         context.restarts.iter().copied().filter(|&id| context.timeline.get(id).at() > after).collect();
-    restarts
-        .iter()
-        .copied()
-        .find(|&id| context.timeline.get(id).origin().source == near.origin().source)
-        .or_else(|| restarts.first().copied())
+    context.restart_of(near, &restarts)
 }
 
 /// Whether the owner wrote anything after the restart: then it was not the process that died (a

@@ -337,6 +337,7 @@ pub fn record_to_event<'r>(
             job_name: text(&sweep),
             queue: text(&queue),
             slot,
+            instance: None,
         })
     })?;
     event.item = field(FieldId::Item).map(|value| recent.item(&value));

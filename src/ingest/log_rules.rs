@@ -126,6 +126,7 @@ impl Classified {
             run_id: self.run_id.as_deref().map(Text::from),
             slot: event.slot,
             worker: self.worker.as_deref().map(Text::from),
+            instance: event.instance,
         };
         event.set_scope(scope.interned());
         event.item = self.item.as_deref().map(crate::model::Item::from);

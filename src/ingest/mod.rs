@@ -1,7 +1,7 @@
 //! Sources → events.
 //!
-//! Each input format is one file with one `EventFormat`; `FORMATS` is the only place that lists
-//! them, and format selection, docs checks and `--help` read it. A parser turns lines into typed
+//! Each input format is one file with one `EventFormat`; `FORMATS` lists them (and
+//! `envelope::ENVELOPES` the log envelopes), and format selection reads both (`formats`). A parser turns lines into typed
 //! events with their origin and accounts for every line (used, ignored with a reason, or
 //! rejected with a reason); it never judges what the events mean. Sources are read as streams:
 //! memory follows the events kept, not the bytes read.
@@ -233,6 +233,18 @@ pub trait EventFormat: Sync {
     fn extensions(&self) -> &'static [&'static str];
     /// Whether the first non-blank line looks like this format (used when the name says nothing).
     fn sniff(&self, first_line: &str) -> bool;
+    /// Whether the start of the input (its first 64 KiB or so, as text) looks like this format:
+    /// the first non-blank line's `sniff`, but for formats whose first line says too little (a
+    /// pretty-printed JSON document starts with `{`).
+    fn sniff_head(&self, head: &str) -> bool {
+        let first = head.split(['\n', '\r']).map(str::trim).find(|line| !line.is_empty());
+        self.sniff(first.unwrap_or_default())
+    }
+    /// Whether this is a log envelope (`envelope::unwrap::Unwrap`): its records' lines are read
+    /// by one of the other log formats.
+    fn is_envelope(&self) -> bool {
+        false
+    }
     /// Reads the whole input, pushing events and accounting for every line in `summary`.
     fn read(
         &self,
@@ -353,7 +365,8 @@ pub(crate) fn shifted(error: Error, before: u64) -> Error {
     }
 }
 
-/// Every event format leasetrace reads. Adding a format: one file and one line here.
+/// Every event format leasetrace reads but the log envelopes (`formats` gives all). Adding a
+/// format: one file and one line here.
 #[rustfmt::skip]
 pub static FORMATS: &[&dyn EventFormat] = &[
     &ledger_csv::LedgerCsv,
@@ -367,6 +380,11 @@ pub static FORMATS: &[&dyn EventFormat] = &[
     &log_winston::Winston,
     &log_nestjs::NestJs,
 ];
+
+/// Every format, the log envelopes' (`envelope::ENVELOPES`) after `FORMATS`.
+pub fn formats() -> impl Iterator<Item = &'static dyn EventFormat> + Clone {
+    FORMATS.iter().copied().chain(envelope::ENVELOPES.iter().map(|format| format as &dyn EventFormat))
+}
 
 /// Opens a source: a file or `-` for standard input, gzip-compressed or not (by content).
 pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
@@ -411,17 +429,39 @@ pub fn open_labelled(
 }
 
 /// Picks the parser for a source: the declared format, else the file ending, else the content.
-pub fn choose_format(spec: &SourceSpec, first_line: &str) -> Result<&'static dyn EventFormat> {
-    let candidates = FORMATS.iter().copied().filter(|f| f.kind() == spec.kind);
+/// `head` is the start of the input as text (its first line is enough for most formats). A log
+/// envelope's name may say the format of the lines inside: `kubectl+pino`.
+pub fn choose_format(spec: &SourceSpec, head: &str) -> Result<&'static dyn EventFormat> {
+    let first_line = head.split(['\n', '\r']).map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
+    let candidates = formats().filter(|f| f.kind() == spec.kind);
     if let Some(name) = &spec.format {
         let names: Vec<&str> = candidates.clone().map(EventFormat::name).collect();
-        return candidates.into_iter().find(|f| f.name() == name).ok_or_else(|| {
+        let (outer, inner) = match name.split_once('+') {
+            Some((outer, inner)) => (outer, Some(inner)),
+            None => (name.as_str(), None),
+        };
+        let format = candidates.into_iter().find(|f| f.name() == outer).ok_or_else(|| {
             Error::input(
                 &spec.path,
                 None,
                 format!("unknown {} format '{name}': expected one of {}", spec.kind.name(), names.join(", ")),
             )
-        });
+        })?;
+        if inner.is_some() && !format.is_envelope() {
+            return Err(Error::input(
+                &spec.path,
+                None,
+                format!(
+                    "format '{name}': only a log envelope (kubectl, journald-json, loki-jsonl, ...) names a format inside it after '+'"
+                ),
+            ));
+        }
+        return Ok(format);
+    }
+    // Envelopes first: their lines hold a log format's lines (a kubectl line of pino is a time,
+    // then pino), and their sniffing asks for marks a plain log does not have.
+    if let Some(format) = candidates.clone().find(|f| f.is_envelope() && f.sniff_head(head)) {
+        return Ok(format);
     }
     // Formats without file endings (pino, winston, nestjs) are known only by their content, which
     // is distinctive: they are tried first, so that a `.log` file of pino lines is read as pino.
@@ -435,7 +475,7 @@ pub fn choose_format(spec: &SourceSpec, first_line: &str) -> Result<&'static dyn
     {
         return Ok(format);
     }
-    if let Some(format) = candidates.clone().find(|f| f.sniff(first_line)) {
+    if let Some(format) = candidates.clone().find(|f| f.sniff_head(head)) {
         return Ok(format);
     }
     let names: Vec<&str> = candidates.map(EventFormat::name).collect();
@@ -537,13 +577,13 @@ pub(crate) fn read_opened(
     mut input: Box<dyn BufRead + Send>,
     bar: Option<&SourceBar>,
 ) -> Result<(Vec<Event>, InputSummary)> {
-    let first_line = peek_first_line(&mut input, &spec.path)?;
+    let head = peek_head(&mut input, &spec.path)?;
     // Said before the format is chosen: an empty input has no format to tell, and stdin has no
     // file name to tell it by ("cannot tell the format" would send the user to the wrong fix).
     if input.fill_buf().map_err(|source| Error::Io { path: spec.path.clone(), source })?.is_empty() {
         return Err(empty(spec));
     }
-    let format = choose_format(spec, &first_line)?;
+    let format = choose_format(spec, &head)?;
     let lone_cr = !format.reads_lone_cr();
     if lone_cr {
         input = Box::new(lines::LineEnds::new(input));
@@ -605,12 +645,10 @@ fn bom_length(path: &Path) -> u64 {
     if starts_with_bom { lines::BOM.len() as u64 } else { 0 }
 }
 
-fn peek_first_line(input: &mut Box<dyn BufRead + Send>, path: &Path) -> Result<String> {
+/// The start of the input as text: what its reader has buffered (64 KiB from a file).
+fn peek_head(input: &mut Box<dyn BufRead + Send>, path: &Path) -> Result<String> {
     let buffer = input.fill_buf().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-    let text = String::from_utf8_lossy(buffer);
-    // A line ends at `\n`, `\r\n` or a lone `\r`, as the readers split them.
-    let first = text.split(['\n', '\r']).map(str::trim).find(|line| !line.is_empty());
-    Ok(first.unwrap_or_default().to_string())
+    Ok(String::from_utf8_lossy(buffer).into_owned())
 }
 
 #[cfg(test)]

@@ -37,6 +37,10 @@ pub struct Found {
     pub first_naive: Option<(u64, String)>,
     /// Every sampled time is a whole second (NestJS always): the log's time resolution.
     pub whole_seconds: bool,
+    /// Read inside a log envelope (`kubectl`, `journald-json`, ...): the envelope's UTC time of
+    /// each sampled record that has one, by the record's line. Each is the same moment as the
+    /// line's own time, so a naive line measures its zone against its own envelope.
+    pub envelope: Vec<(u64, DateTime<Utc>)>,
 }
 
 const NEST: &str = "[Nest] ";
@@ -65,7 +69,8 @@ pub fn recognise(sample: &Sample) -> Option<Found> {
         }
         "text"
     };
-    let mut found = Found { format, lines: Vec::new(), naive: 0, first_naive: None, whole_seconds: true };
+    let mut found =
+        Found { format, lines: Vec::new(), naive: 0, first_naive: None, whole_seconds: true, envelope: Vec::new() };
     for (line, text) in sample.lines() {
         let parsed = match format {
             "text" => text_line(text),
@@ -81,6 +86,59 @@ pub fn recognise(sample: &Sample) -> Option<Found> {
         }
         found.lines.push(LogLine { line, stamp, message, fields });
     }
+    Some(found)
+}
+
+/// A log inside an envelope: the envelope that knows the sample, and the application's lines in
+/// its records read as `recognise` reads a log, each numbered by its record's line.
+pub fn recognise_enveloped(sample: &Sample) -> Option<Found> {
+    let envelope = ingest::envelope::ENVELOPES.iter().map(|format| format.0).find(|e| e.sniff(&sample.text))?;
+    let context = ingest::envelope::Context {
+        path: std::path::Path::new("sample"),
+        max_line_bytes: ingest::lines::MAX_LINE_BYTES,
+    };
+    let input = Box::new(std::io::Cursor::new(sample.text.clone().into_bytes()));
+    // A sample ends mid-record when the file goes on: the records before it are enough.
+    let records: Vec<ingest::envelope::Record> = envelope
+        .pieces(input, context)
+        .map_while(std::result::Result::ok)
+        .filter_map(|piece| match piece {
+            ingest::envelope::Piece::Record(record) => Some(record),
+            _ => None,
+        })
+        .collect();
+    let messages: Vec<&str> =
+        records.iter().map(|r| r.message.split(['\n', '\r']).next().unwrap_or_default()).collect();
+    let inner = Sample { text: messages.join("\n"), truncated: false, lossy: sample.lossy };
+    let mut found = recognise(&inner).unwrap_or(Found {
+        format: "text",
+        lines: Vec::new(),
+        naive: 0,
+        first_naive: None,
+        whole_seconds: false,
+        envelope: Vec::new(),
+    });
+    for line in &mut found.lines {
+        line.line =
+            usize::try_from(line.line).ok().and_then(|l| records.get(l.checked_sub(1)?)).map_or(line.line, |r| r.line);
+    }
+    if let Some((line, _)) = &mut found.first_naive {
+        *line = usize::try_from(*line).ok().and_then(|l| records.get(l.checked_sub(1)?)).map_or(*line, |r| r.line);
+    }
+    found.envelope = records.iter().filter_map(|r| Some((r.line, r.at?.utc()))).collect();
+    if found.lines.is_empty() {
+        // The lines carry no time of their own: each record's is the envelope's, with an offset.
+        found.lines = records
+            .iter()
+            .filter_map(|r| {
+                let at = r.at?.utc();
+                let message = r.message.split(['\n', '\r']).next().unwrap_or_default().to_string();
+                Some(LogLine { line: r.line, stamp: Stamp::Absolute(at), message, fields: Classified::default() })
+            })
+            .collect();
+        found.envelope.clear();
+    }
+    found.format = envelope.name();
     Some(found)
 }
 

@@ -285,7 +285,11 @@ fn mentions(file: &File, known: &HashSet<&str>) -> Vec<zone::Mention> {
             .iter()
             .filter_map(|line| {
                 let Stamp::Local(naive) = line.stamp else { return None };
-                let ids = ids::ids_in(&line.message, &line.fields, known);
+                let mut ids = ids::ids_in(&line.message, &line.fields, known);
+                let own = envelope_id(line.line);
+                if known.contains(own.as_str()) {
+                    ids.push(own);
+                }
                 (!ids.is_empty()).then_some(zone::Mention { line: line.line, naive, ids })
             })
             .collect(),
@@ -301,9 +305,16 @@ fn mentions(file: &File, known: &HashSet<&str>) -> Vec<zone::Mention> {
     }
 }
 
+/// The id that pairs a record's line with its own envelope time (`zone::Mention`): no real id
+/// has a NUL in it.
+fn envelope_id(line: u64) -> String {
+    format!("\0envelope:{line}")
+}
+
 fn together(files: Vec<File>) -> Vec<Proposal> {
     let all = references(&files);
-    let names: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
+    let mut names: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
+    names.extend(files.iter().map(|f| format!("{} (its envelope's UTC times)", f.name)));
     let queues: BTreeSet<String> = files
         .iter()
         .filter_map(|f| match &f.found {
@@ -316,7 +327,18 @@ fn together(files: Vec<File>) -> Vec<Proposal> {
     for (index, file) in files.iter().enumerate() {
         // A file is measured against the others, never itself.
         let others: Vec<(rules::Channel, Reference)> = all.iter().filter(|(_, r)| r.file != index).cloned().collect();
-        let plain: Vec<Reference> = others.iter().map(|(_, r)| r.clone()).collect();
+        let mut plain: Vec<Reference> = others.iter().map(|(_, r)| r.clone()).collect();
+        // A log in an envelope is measured against its own envelope's UTC times too, each the
+        // same moment as its record's line (a file of its own in `names`, after the real ones).
+        if let Found::Log(found) = &file.found {
+            plain.extend(found.envelope.iter().map(|&(line, at)| Reference {
+                id: envelope_id(line),
+                at,
+                what: What::Other,
+                file: files.len() + index,
+                line,
+            }));
+        }
         let known: HashSet<&str> = plain.iter().map(|r| r.id.as_str()).collect();
         let zone = zone_of(file, &mentions(file, &known), &plain, &names);
         let tz = match &zone {

@@ -64,7 +64,10 @@ pub fn recognise(path: &Path, name: &str) -> Result<File, String> {
         return Ok(File { check: Some(checked), ..file(Found::Events(found)) });
     }
     // Before job hashes: a JSON log line may carry a job's fields (`attemptsMade`, `failedReason`).
-    if let Some(found) = logs::recognise(&sample).filter(|found| !found.lines.is_empty()) {
+    // Before plain logs: an envelope's line starts with a time too (`kubectl logs --timestamps`).
+    if let Some(found) =
+        logs::recognise_enveloped(&sample).or_else(|| logs::recognise(&sample)).filter(|found| !found.lines.is_empty())
+    {
         let checked = check_with(SourceKind::Log, found.format);
         return Ok(File { check: Some(checked), ..file(Found::Log(found)) });
     }

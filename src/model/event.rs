@@ -197,6 +197,10 @@ pub struct Scope {
     pub slot: Option<DateTime<Utc>>,
     /// Who acted: worker name, host or pid, as the source wrote it.
     pub worker: Option<Text>,
+    /// The process whose output the line is, as a log envelope labels it (`pod=web-1
+    /// container=app`, `host=api-1 pid=4242`: `envelope::Labels::instance`): a restart in one
+    /// instance is that instance's process start, not every instance's.
+    pub instance: Option<Text>,
 }
 
 /// A process-wide set of interned values, each with a 32-bit number: an event holds the number,
@@ -360,7 +364,8 @@ impl<T: Internable + std::fmt::Debug> std::fmt::Debug for Handle<T> {
 
 static SCOPES: Interned<Scope> = Interned::new();
 
-static NO_SCOPE: Scope = Scope { job_id: None, job_name: None, queue: None, run_id: None, slot: None, worker: None };
+static NO_SCOPE: Scope =
+    Scope { job_id: None, job_name: None, queue: None, run_id: None, slot: None, worker: None, instance: None };
 
 impl Internable for Scope {
     const EMPTY: &'static Scope = &NO_SCOPE;

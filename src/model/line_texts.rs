@@ -71,6 +71,11 @@ impl LineTexts {
         Some(&self.kept[at].1)
     }
 
+    /// The kept texts, by line, in line order.
+    pub fn into_kept(self) -> Vec<(u32, Box<str>)> {
+        self.kept
+    }
+
     /// Adds the texts of a later part of the same file, whose lines were counted from 1 at its
     /// start: `before` lines come before it.
     pub fn append_later(&mut self, later: LineTexts, before: u32) {

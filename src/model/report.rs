@@ -60,6 +60,11 @@ pub struct InputSummary {
     /// (`warnings::crowded_lines`).
     #[serde(skip)]
     pub crowded: Option<Crowded>,
+    /// A log read inside an envelope (`ingest::envelope`) whose lines carry their own times: the
+    /// envelope's UTC time of each line that became an event, by line, in line order. Evidence
+    /// about the zone the lines' own times were read in (`clock-offset-suspected`).
+    #[serde(skip)]
+    pub envelope_times: Vec<(u32, crate::model::Moment)>,
 }
 
 /// A plain-text log's lines that hold many timestamps (`InputSummary::crowded`).
@@ -126,6 +131,7 @@ impl InputSummary {
             naive_times: 0,
             meta_versions: Vec::new(),
             crowded: None,
+            envelope_times: Vec::new(),
         }
     }
 

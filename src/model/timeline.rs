@@ -17,6 +17,9 @@ pub struct Timeline {
     paths: Vec<Text>,
     /// Where the texts of each source's lines are, by source position.
     line_texts: Vec<super::LineTexts>,
+    /// For a log read inside an envelope, the envelope's UTC time of each line that became an
+    /// event, by line (`InputSummary::envelope_times`), by source position.
+    envelope_times: Vec<Vec<(u32, super::Moment)>>,
 }
 
 /// The order of the timeline: time, then source position and line (then kind, for a job hash's
@@ -75,7 +78,7 @@ impl Timeline {
             events.sort_unstable_by_key(key);
         }
         let kinds = events.iter().map(|event| event.kind).collect();
-        Timeline { events, kinds, paths: Vec::new(), line_texts: Vec::new() }
+        Timeline { events, kinds, paths: Vec::new(), line_texts: Vec::new(), envelope_times: Vec::new() }
     }
 
     /// The timeline with the paths of its sources, in source order.
@@ -88,6 +91,27 @@ impl Timeline {
     #[must_use]
     pub fn with_line_texts(self, line_texts: Vec<super::LineTexts>) -> Self {
         Timeline { line_texts, ..self }
+    }
+
+    /// The timeline with its sources' envelope times (`InputSummary::envelope_times`), in source
+    /// order.
+    #[must_use]
+    pub fn with_envelope_times(self, envelope_times: Vec<Vec<(u32, super::Moment)>>) -> Self {
+        Timeline { envelope_times, ..self }
+    }
+
+    /// The sources that have envelope times of their lines.
+    pub fn enveloped_sources(&self) -> impl Iterator<Item = u16> + '_ {
+        (0..).zip(&self.envelope_times).filter(|(_, times)| !times.is_empty()).map(|(source, _)| source)
+    }
+
+    /// The envelope's UTC time of `event`'s line, when its source was read inside an envelope
+    /// whose lines carry their own times.
+    pub fn envelope_at(&self, event: &Event) -> Option<super::Moment> {
+        let origin = event.origin();
+        let times = self.envelope_times.get(usize::from(origin.source))?;
+        let at = times.binary_search_by_key(&origin.line, |&(line, _)| line).ok()?;
+        Some(times[at].1)
     }
 
     /// Where the texts of the lines of source `source` are (`None` when the timeline was given

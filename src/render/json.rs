@@ -145,6 +145,9 @@ pub(crate) struct Check {
 struct Source<'a> {
     path: &'a str,
     line: u64,
+    /// The instance that wrote the line, as its log envelope labels it (`pod=web-1 container=app`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instance: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -217,7 +220,11 @@ pub fn wire_event<'a>(report: &'a Report, id: EventId, raw: &'a str) -> WireEven
     WireEvent {
         at: format_rfc3339(event.at()),
         kind: event.kind.name(),
-        source: Source { path: report.timeline.path(event), line: u64::from(event.origin().line) },
+        source: Source {
+            path: report.timeline.path(event),
+            line: u64::from(event.origin().line),
+            instance: event.instance.as_deref(),
+        },
         channel: event.origin().channel,
         job_id: event.job_id.as_deref(),
         job_name: event.job_name.as_deref(),

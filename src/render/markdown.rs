@@ -510,7 +510,11 @@ fn kind_words(kind: EventKind) -> &'static str {
 }
 
 fn source(report: &Report, event: &Event) -> String {
-    cell_code(&format!("{}:{}", report.timeline.path(event), event.origin().line))
+    let at = cell_code(&format!("{}:{}", report.timeline.path(event), event.origin().line));
+    match event.instance {
+        Some(instance) => format!("{at} ({})", cell_code(&instance)),
+        None => at,
+    }
 }
 
 /// One row of the incident timeline: a cited event, or a moment only the arithmetic gives.

@@ -263,6 +263,9 @@ impl Renderer for Table {
                 cells[1].push_str(event.kind.name());
                 write_ids(&mut cells[2], event);
                 let _ = write!(cells[3], "{}:{}", report.timeline.path(event), event.origin().line);
+                if let Some(instance) = event.instance {
+                    let _ = write!(cells[3], " ({instance})");
+                }
             };
             let header = ["time", "kind", "ids", "source"];
             if style.wrap.is_some() {

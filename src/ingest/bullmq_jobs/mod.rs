@@ -661,6 +661,7 @@ fn job_events(
         run_id: None,
         slot: repeat_slot(job_id),
         worker: field(fields, &["pb", "processedBy"]).map(Text::from),
+        instance: None,
     }
     .interned();
     let make = |at: Moment, kind: EventKind, detail: Option<String>| {

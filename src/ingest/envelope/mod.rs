@@ -10,17 +10,18 @@
 //! the log readers (text, pino, winston, NestJS) as the lines of a log, and puts the envelope's
 //! file line, time and labels back on the events they make. `ENVELOPES` is the only list of them.
 
-pub mod cloudwatch_insights_csv;
-pub mod cloudwatch_tail;
-pub mod export_csv;
-pub mod export_lines;
-pub mod kibana_csv;
-
 use std::io::BufRead;
 use std::path::Path;
 
 use crate::error::Result;
 use crate::model::Moment;
+
+pub mod cloudwatch_insights_csv;
+pub mod cloudwatch_tail;
+pub mod export_csv;
+pub mod export_lines;
+pub mod kibana_csv;
+pub mod unwrap;
 
 /// One record of an export: a line the application wrote, as the platform kept it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,14 +129,14 @@ pub trait Envelope: Sync {
     ) -> Box<dyn Iterator<Item = Result<Piece>> + Send + 'a>;
 }
 
-/// Every envelope leasetrace reads. Adding one: a file here, a line in this list and a line in
-/// `ingest::FORMATS` (`unwrap::Unwrap(&name::Name)`).
+/// Every envelope leasetrace reads, each as the log format it is read as. Adding one: a file
+/// here and a line in this list.
 #[rustfmt::skip]
-pub static ENVELOPES: &[&dyn Envelope] = &[
-    &cloudwatch_tail::DETAILED,
-    &cloudwatch_tail::SHORT,
-    &cloudwatch_insights_csv::INSIGHTS_CSV,
-    &cloudwatch_insights_csv::INSIGHTS_CSV_UTC,
-    &kibana_csv::KIBANA_CSV,
-    &kibana_csv::KIBANA_CSV_UTC,
+pub static ENVELOPES: &[unwrap::Unwrap] = &[
+    unwrap::Unwrap(&cloudwatch_tail::DETAILED),
+    unwrap::Unwrap(&cloudwatch_tail::SHORT),
+    unwrap::Unwrap(&cloudwatch_insights_csv::INSIGHTS_CSV),
+    unwrap::Unwrap(&cloudwatch_insights_csv::INSIGHTS_CSV_UTC),
+    unwrap::Unwrap(&kibana_csv::KIBANA_CSV),
+    unwrap::Unwrap(&kibana_csv::KIBANA_CSV_UTC),
 ];
