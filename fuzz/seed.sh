@@ -4,7 +4,8 @@
 # fuzz/seeds/. Deterministic: the same fixtures give the same seeds.
 #
 # A source target's input is 3 selector bytes (format, zone, options), settings lines, a NUL and
-# the file. Format bytes: ledger csv 0, jsonl 1; log text 0, pino 1, winston 2, nestjs 3;
+# the file. Format bytes: ledger csv 0, jsonl 1; log text 0, pino 1, winston 2, nestjs 3, chosen
+# from the content 4 (a log envelope's fixture), then each envelope;
 # events xrange-json 0, xrange-text 1; jobs hgetall-json 0x81, hgetall-text 0x82. Zone bytes:
 # 0 none declared, 1 UTC, 2 Asia/Seoul (src/fuzzing.rs ZONES).
 set -euo pipefail
@@ -28,8 +29,15 @@ while IFS= read -r file; do
   esac
   name=$(label "$file")
   base=$(basename "$file")
+  # A log envelope, chosen from the content (format byte 4, after the plain log formats), its
+  # lines read in Seoul time and in none. By its folder: the case below sees only the base name.
+  if [[ $file == */envelopes/* && $base != *.sh && $base != *.md ]]; then
+    seed server_log "$name" '\x04\x02\x00' '' "$file"
+    seed server_log "$name.nozone" '\x04\x00\x00' '' "$file"
+    continue
+  fi
   case "$base" in
-    *.md | leasetrace.toml) ;;
+    *.md | *.sh | *.mjs | leasetrace.toml) ;;
     ledger*.csv | psql-*.csv | *ledger*.tsv)
       seed ledger "$name" '\x00\x01\x00' '' "$file"
       seed ledger "$name.seoul" '\x00\x02\x01' 'c run_id=run_id' "$file" ;;

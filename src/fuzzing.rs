@@ -95,11 +95,19 @@ impl<'a> Parts<'a> {
     }
 }
 
-/// The formats of `kind`, and `None` (chosen from the content) after them.
+/// The formats of `kind`, then `None` (chosen from the content), then the log envelopes: the
+/// seeds' selector bytes of the formats before the envelopes keep their meaning as envelopes are
+/// added.
 fn format_of(kind: SourceKind, select: u8) -> Option<&'static str> {
-    let names: Vec<&'static str> =
-        ingest::formats().filter(|format| format.kind() == kind).map(ingest::EventFormat::name).collect();
-    names.get(usize::from(select) % (names.len() + 1)).copied()
+    let names: Vec<Option<&'static str>> = ingest::FORMATS
+        .iter()
+        .copied()
+        .filter(|format| format.kind() == kind)
+        .map(|format| Some(format.name()))
+        .chain([None])
+        .chain(ingest::formats().filter(|f| f.is_envelope() && f.kind() == kind).map(|f| Some(f.name())))
+        .collect();
+    names[usize::from(select) % names.len()]
 }
 
 /// The spec of a fuzzed source of `kind`: its format, zone, ambiguity choice and settings.

@@ -611,6 +611,51 @@ fn flags_without_a_manifest_give_the_same_findings() {
     assert_eq!(findings_without_inputs(&flags.json()), findings_without_inputs(&manifest));
 }
 
+/// The reference log as journalctl and logcli print it (fixtures/envelopes, made by
+/// journald.sh with systemd's own tools and by loki.sh in logcli's shapes): each is recognised
+/// from its content, every line is accounted for, and the findings are the plain log's. The
+/// restart (a new PID in the journal, the container's restart in its pod in Loki) is the
+/// restart of the instance that held the job.
+#[test]
+fn the_reference_log_in_journald_and_loki_envelopes_gives_the_plain_logs_findings() {
+    let essence = |report: &Value| -> Vec<Value> {
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| serde_json::json!([f["kind"], f["at"], f["summary"], f["metrics"]]))
+            .collect()
+    };
+    let ledger = format!("{INCIDENT}/ledger.csv");
+    let plain = analyze_incident_by_flags(&ledger, &format!("{INCIDENT}/server.log"), &["--tz", "Asia/Seoul"]).run();
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    let plain = essence(&plain.json());
+    assert!(plain.iter().any(|f| f[0] == "stalled-rerun"));
+    for (file, format, instance) in [
+        ("journald.json", "journald-json", Some("host=api-1 unit=review-api.service identifier=review-api")),
+        ("journald-seoul.short-iso", "journald-short-iso", Some("host=api-1 identifier=review-api")),
+        ("journald-utc.short-iso", "journald-short-iso", Some("host=api-1 identifier=review-api")),
+        ("journald-seoul.short-iso-precise", "journald-short-iso-precise", Some("host=api-1 identifier=review-api")),
+        ("loki-backward-utc.jsonl", "loki-jsonl", Some("pod=review-api-7d9f8b6c4-x2k9p")),
+        ("loki-forward-seoul.default", "loki-default", Some("pod=review-api-7d9f8b6c4-x2k9p")),
+        ("loki-forward.raw", "text", None),
+    ] {
+        let log = format!("fixtures/envelopes/{file}");
+        let run = analyze_incident_by_flags(&ledger, &log, &["--tz", "Asia/Seoul"]).run();
+        assert_eq!(run.code, 0, "{file}: {}", run.stderr);
+        let report = run.json();
+        let input = report["inputs"].as_array().unwrap().iter().find(|i| i["kind"] == "log").unwrap().clone();
+        assert_eq!(input["format"], format, "{file}");
+        let count = |key: &str| input[key].as_u64().unwrap();
+        assert_eq!((count("lines"), count("used") + count("ignored") + count("rejected")), (684, 684), "{file}");
+        assert_eq!(count("rejected"), 0, "{file}");
+        assert_eq!(essence(&report), plain, "{file}");
+        let stalled = finding(&report, "stalled-rerun");
+        let cited = stalled["evidence"].as_array().unwrap().iter().find(|e| e["kind"] == "job-active").unwrap();
+        assert_eq!(cited["source"]["instance"].as_str(), instance, "{file}");
+    }
+}
+
 #[test]
 fn lock_flags_override_the_parameters_file() {
     // With a 30 s lock the restart at +266 s comes long after the first renewal could happen:

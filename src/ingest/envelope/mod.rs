@@ -10,6 +10,14 @@
 //! the log readers (text, pino, winston, NestJS) as the lines of a log, and puts the envelope's
 //! file line, time and labels back on the events they make. `ENVELOPES` is the only list of them.
 
+pub mod by_line;
+pub mod journald_json;
+pub mod journald_short;
+pub mod loki;
+pub mod loki_default;
+pub mod loki_jsonl;
+pub mod loki_raw;
+
 use std::io::BufRead;
 use std::path::Path;
 
@@ -50,8 +58,12 @@ pub struct Record {
 pub struct Labels(pub Vec<(&'static str, String)>);
 
 /// Label names that say which process wrote a line, most specific last: a restart of one of them
-/// is that one's process start, not every instance's.
-pub const INSTANCE_LABELS: &[&str] = &["host", "namespace", "pod", "container", "task", "log_stream", "pid"];
+/// is that one's process start, not every instance's. A PID is not one: a restart gives the
+/// service a new PID by definition, so with it the restart line (new PID) could never be the
+/// restart of the process that held the job (old PID). A systemd service is its host, unit and
+/// identifier (journald), as a container is its pod and container name.
+pub const INSTANCE_LABELS: &[&str] =
+    &["host", "namespace", "pod", "container", "task", "unit", "identifier", "log_stream"];
 
 impl Labels {
     pub fn push(&mut self, name: &'static str, value: impl Into<String>) {
@@ -133,6 +145,12 @@ pub trait Envelope: Sync {
 /// here and a line in this list.
 #[rustfmt::skip]
 pub static ENVELOPES: &[unwrap::Unwrap] = &[
+    unwrap::Unwrap(&journald_json::JournaldJson),
+    unwrap::Unwrap(&journald_short::SHORT_ISO),
+    unwrap::Unwrap(&journald_short::SHORT_ISO_PRECISE),
+    unwrap::Unwrap(&loki_jsonl::LokiJsonl),
+    unwrap::Unwrap(&loki_default::LokiDefault),
+    unwrap::Unwrap(&loki_raw::LokiRaw),
     unwrap::Unwrap(&cloudwatch_tail::DETAILED),
     unwrap::Unwrap(&cloudwatch_tail::SHORT),
     unwrap::Unwrap(&cloudwatch_insights_csv::INSIGHTS_CSV),
