@@ -656,6 +656,52 @@ fn the_reference_log_in_journald_and_loki_envelopes_gives_the_plain_logs_finding
     }
 }
 
+/// The reference log as the log stores export it (fixtures/envelopes: the real aws CLI's
+/// filter-log-events, a `_search?pretty` response and gcloud's JSON, the last two newest first):
+/// each is recognised from its content, every line of the document is accounted for, and the
+/// findings are the plain log's, their evidence naming the instance the store labelled.
+#[test]
+fn the_reference_log_in_log_store_json_exports_gives_the_plain_logs_findings() {
+    let essence = |report: &Value| -> Vec<Value> {
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| serde_json::json!([f["kind"], f["at"], f["summary"], f["metrics"]]))
+            .collect()
+    };
+    let ledger = format!("{INCIDENT}/ledger.csv");
+    let plain = analyze_incident_by_flags(&ledger, &format!("{INCIDENT}/server.log"), &["--tz", "Asia/Seoul"]).run();
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    let plain = essence(&plain.json());
+    assert!(plain.iter().any(|f| f[0] == "stalled-rerun"));
+    for (file, format, instance) in [
+        ("cloudwatch-filter-log-events.json", "cloudwatch-json", "log_stream=i-0a1b2c3d4e5f60718"),
+        ("elasticsearch-search.json", "elasticsearch-json", "host=review-server-1"),
+        (
+            "gcloud-logging-read.json",
+            "gcloud-json",
+            "host=gke-prod-pool-1-3f2a9c1e-k8vd namespace=review pod=review-server-7c9d5b8f4-x2x4q container=review-server",
+        ),
+    ] {
+        let log = format!("fixtures/envelopes/{file}");
+        let lines = std::fs::read_to_string(format!("{}/{log}", env!("CARGO_MANIFEST_DIR"))).unwrap().lines().count();
+        let run = analyze_incident_by_flags(&ledger, &log, &["--tz", "Asia/Seoul"]).run();
+        assert_eq!(run.code, 0, "{file}: {}", run.stderr);
+        let report = run.json();
+        let input = report["inputs"].as_array().unwrap().iter().find(|i| i["kind"] == "log").unwrap().clone();
+        assert_eq!(input["format"], format, "{file}");
+        let count = |key: &str| input[key].as_u64().unwrap();
+        assert_eq!(count("lines"), lines as u64, "{file}");
+        assert_eq!(count("used") + count("ignored") + count("rejected"), lines as u64, "{file}");
+        assert_eq!(count("rejected"), 0, "{file}");
+        assert_eq!(essence(&report), plain, "{file}");
+        let stalled = finding(&report, "stalled-rerun");
+        let cited = stalled["evidence"].as_array().unwrap().iter().find(|e| e["kind"] == "job-active").unwrap();
+        assert_eq!(cited["source"]["instance"].as_str(), Some(instance), "{file}");
+    }
+}
+
 #[test]
 fn lock_flags_override_the_parameters_file() {
     // With a 30 s lock the restart at +266 s comes long after the first renewal could happen:

@@ -308,3 +308,26 @@ fn a_manifest_larger_than_a_mebibyte_is_refused_unread() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("leasetrace.toml: larger than 1024 KiB: expected a leasetrace manifest"), "{stderr}");
 }
+
+/// A CloudWatch export (one JSON document) whose first event's message is 128 MiB: that event is
+/// rejected, passed over in bounded memory, and the event after it is read.
+#[test]
+fn an_endless_record_in_a_json_export_is_rejected_in_bounded_memory() {
+    const BEFORE: &str = "{\n    \"events\": [\n        {\n            \"logStreamName\": \"i-0abc\",\n            \"timestamp\": 1791330600001,\n            \"message\": \"";
+    const AFTER_EVENT: &str = "\",\n            \"ingestionTime\": 1791330600061,\n            \"eventId\": \"1\"\n        },\n        {\n            \"logStreamName\": \"i-0abc\",\n            \"timestamp\": 1791334380013,\n            \"message\": \"2026-10-07 09:33:00.012 INFO server starting\",\n            \"ingestionTime\": 1791334380061,\n            \"eventId\": \"2\"\n        }\n    ],\n    \"searchedLogStreams\": []\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("leasetrace.toml"),
+        "[[sources]]\nkind = \"log\"\npath = \"-\"\ntz = \"Asia/Seoul\"\nformat = \"cloudwatch-json\"\n",
+    )
+    .unwrap();
+    let run = measured(
+        &["timeline", dir.path().to_str().unwrap(), "--max-line-bytes", CAP, "--format", "json"],
+        Some(long_line(BEFORE, LONG, AFTER_EVENT)),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_bounded(&run);
+    let (lines, used, rejected, rejections) = account(&run.stdout);
+    assert_eq!((lines, used, rejected), (19, 1, 1), "{}", run.stdout);
+    assert_eq!(rejections, vec![(3, TOO_LONG.to_string())]);
+}

@@ -11,8 +11,12 @@
 //! file line, time and labels back on the events they make. `ENVELOPES` is the only list of them.
 
 pub mod by_line;
+pub mod cloudwatch_json;
+pub mod elasticsearch_json;
+pub mod gcloud_json;
 pub mod journald_json;
 pub mod journald_short;
+pub mod json_records;
 pub mod loki;
 pub mod loki_default;
 pub mod loki_jsonl;
@@ -151,6 +155,9 @@ pub static ENVELOPES: &[unwrap::Unwrap] = &[
     unwrap::Unwrap(&loki_jsonl::LokiJsonl),
     unwrap::Unwrap(&loki_default::LokiDefault),
     unwrap::Unwrap(&loki_raw::LokiRaw),
+    unwrap::Unwrap(&cloudwatch_json::CloudwatchJson),
+    unwrap::Unwrap(&elasticsearch_json::ElasticsearchJson),
+    unwrap::Unwrap(&gcloud_json::GcloudJson),
     unwrap::Unwrap(&cloudwatch_tail::DETAILED),
     unwrap::Unwrap(&cloudwatch_tail::SHORT),
     unwrap::Unwrap(&cloudwatch_insights_csv::INSIGHTS_CSV),

@@ -82,7 +82,9 @@ impl Account {
     }
 
     fn reject(&mut self, line: u64, lines: u64, reason: String) {
-        self.lines += lines;
+        // Counted as one line at least: it is one rejection (a record sharing its line with the
+        // one before, in a JSON document on one line, spans no line of its own).
+        self.lines += lines.max(1);
         self.rejected.push((line, lines, reason));
     }
 }
@@ -224,9 +226,11 @@ impl EventFormat for Unwrap {
             .collect();
         for (line, lines, reason) in account.rejected {
             summary.rejected += 1;
-            summary.ignored += lines - 1;
-            if lines > 1 {
-                *summary.ignored_by_reason.entry("record's other lines".to_string()).or_default() += lines - 1;
+            // A rejected record counts as one line, rejected; its other lines as ignored.
+            let other = lines.saturating_sub(1);
+            summary.ignored += other;
+            if other > 0 {
+                *summary.ignored_by_reason.entry("record's other lines".to_string()).or_default() += other;
             }
             rejections.push((line, reason));
         }
