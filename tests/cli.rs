@@ -1949,3 +1949,74 @@ fn a_regex_that_compiles_too_big_is_refused_with_the_size_limit_reason() {
     assert!(run.stderr.contains("compiles to more than 16777216 bytes"), "{}", run.stderr);
     assert!(run.stdout.is_empty());
 }
+
+/// The findings of a case, as (kind, severity, time): what a log's envelope must not change.
+fn findings_of(dir: &std::path::Path) -> Vec<(String, String, String)> {
+    let run = leasetrace(&["analyze", dir.to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut findings: Vec<_> = run.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["kind"].to_string(), f["severity"].to_string(), f["at"].to_string()))
+        .collect();
+    findings.sort();
+    findings
+}
+
+#[test]
+fn the_reference_log_from_cloudwatch_and_kibana_exports_gives_the_same_findings() {
+    let reference = format!("{}/fixtures/incident-2026-10-07", env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(format!("{reference}/leasetrace.toml")).unwrap();
+    let ledger = std::fs::read(format!("{reference}/ledger.csv")).unwrap();
+    let params = std::fs::read(format!("{reference}/bullmq.json")).unwrap();
+    let log = std::fs::read(format!("{reference}/server.log")).unwrap();
+    let plain = case_with(&[("ledger.csv", &ledger), ("bullmq.json", &params), ("server.log", &log)], &manifest);
+    let expected = findings_of(plain.path());
+    assert!(expected.iter().any(|(kind, ..)| kind == "\"stalled-rerun\""), "{expected:?}");
+    // (fixture, format named in the manifest: `None` when sniffing must find it)
+    for (fixture, format) in [
+        ("aws-logs-tail.txt", None),
+        ("aws-logs-tail-short.txt", Some("aws-logs-tail-short")),
+        ("cloudwatch-insights.csv", None),
+        ("cloudwatch-insights.csv", Some("cloudwatch-insights-csv-utc")),
+        ("kibana.csv", None),
+    ] {
+        let export = std::fs::read(format!("{}/fixtures/envelopes/{fixture}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let manifest = match format {
+            Some(format) => {
+                manifest.replace("path = \"server.log\"", &format!("path = \"server.log\"\nformat = \"{format}\""))
+            }
+            None => manifest.clone(),
+        };
+        let dir = case_with(&[("ledger.csv", &ledger), ("bullmq.json", &params), ("server.log", &export)], &manifest);
+        assert_eq!(findings_of(dir.path()), expected, "{fixture} as {format:?}");
+        let run = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]).run();
+        let report = run.json();
+        let input = report["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["path"].as_str().unwrap().ends_with("server.log"))
+            .unwrap()
+            .clone();
+        let name = format.unwrap_or(match fixture {
+            "aws-logs-tail.txt" => "aws-logs-tail",
+            "cloudwatch-insights.csv" => "cloudwatch-insights-csv",
+            _ => "kibana-csv",
+        });
+        assert_eq!(input["format"], name, "{fixture}");
+        let lines = String::from_utf8_lossy(&export).lines().count() as u64;
+        assert_eq!(input["lines"].as_u64(), Some(lines), "{fixture}: every line counted");
+        assert_eq!(input["rejected"].as_u64(), Some(0), "{fixture}");
+        // Only a time that says its zone is the envelope's evidence: Kibana's and (unless named
+        // -utc) Logs Insights' wall-clock times give no lag.
+        let assumptions = report["assumptions"].to_string();
+        let measured = assumptions.contains("the envelope's times are");
+        assert_eq!(
+            measured,
+            !matches!((fixture, format), ("kibana.csv" | "cloudwatch-insights.csv", None)),
+            "{fixture}: {assumptions}"
+        );
+    }
+}

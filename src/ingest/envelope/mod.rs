@@ -28,7 +28,12 @@ use std::path::Path;
 use crate::error::Result;
 use crate::model::Moment;
 
+pub mod cloudwatch_insights_csv;
+pub mod cloudwatch_tail;
 pub mod cri;
+pub mod export_csv;
+pub mod export_lines;
+pub mod kibana_csv;
 pub mod kubectl;
 pub mod kubectl_prefix;
 mod runtime;
@@ -157,6 +162,12 @@ pub static ENVELOPES: &[unwrap::Unwrap] = &[
     unwrap::Unwrap(&cloudwatch_json::CloudwatchJson),
     unwrap::Unwrap(&elasticsearch_json::ElasticsearchJson),
     unwrap::Unwrap(&gcloud_json::GcloudJson),
+    unwrap::Unwrap(&cloudwatch_tail::DETAILED),
+    unwrap::Unwrap(&cloudwatch_tail::SHORT),
+    unwrap::Unwrap(&cloudwatch_insights_csv::INSIGHTS_CSV),
+    unwrap::Unwrap(&cloudwatch_insights_csv::INSIGHTS_CSV_UTC),
+    unwrap::Unwrap(&kibana_csv::KIBANA_CSV),
+    unwrap::Unwrap(&kibana_csv::KIBANA_CSV_UTC),
     unwrap::Unwrap(&kubectl::Kubectl),
     unwrap::Unwrap(&kubectl_prefix::KubectlPrefix),
     unwrap::Unwrap(&cri::Cri),

@@ -70,6 +70,8 @@ struct Account {
     rejected: Vec<(u64, u64, String)>,
     /// Records whose envelope time goes against the order the export was read in.
     out_of_order: u64,
+    /// Records with an envelope time.
+    timed: u64,
 }
 
 impl Account {
@@ -264,6 +266,12 @@ impl EventFormat for Unwrap {
                 self.0.name()
             ),
         });
+        if account.timed == 0 && !rows.is_empty() {
+            summary.notes.push(format!(
+                "the {} records give no time leasetrace can place (none, or one without a zone): the lines' own times only, nothing checks the declared zone, and the export is read in its own order",
+                self.0.name()
+            ));
+        }
         if newest_first {
             summary.notes.push(format!(
                 "the export is sorted newest first (its first {} records' times go down): read from its last record to its first",
@@ -422,11 +430,13 @@ fn feed(
             batch.extend_from_slice(at.utc().to_rfc3339_opts(chrono::SecondsFormat::Nanos, true).as_bytes());
             batch.push(b' ');
         }
+        // In the order the log reader gets them: a newest-first export's records come reversed.
         if let (Some(at), Some(last)) = (record.at, last_at)
-            && (if newest_first { at > last } else { at < last })
+            && at < last
         {
             account.out_of_order += 1;
         }
+        account.timed += u64::from(record.at.is_some());
         last_at = record.at.or(last_at);
         batch.extend_from_slice(message.as_bytes());
         batch.push(b'\n');
@@ -672,6 +682,22 @@ mod tests {
         assert_eq!(lines, [(EventKind::JobActive, 4), (EventKind::Error, 3), (EventKind::ProcessStart, 1)]);
         assert_eq!(summary.ignored_by_reason.get("continuation"), Some(&1), "{:?}", summary.ignored_by_reason);
         assert!(summary.notes.iter().any(|n| n.contains("sorted newest first")), "{:?}", summary.notes);
+        assert!(
+            !summary.notes.iter().any(|n| n.contains("out of time order")),
+            "reversed, it is in order: {:?}",
+            summary.notes
+        );
+    }
+
+    #[test]
+    fn records_without_a_time_say_that_nothing_checks_the_zone() {
+        let export = "\
+2026-10-07 00:33:00\tweb-1\t2026-10-07 09:33:00.004 INFO  [BullWorker] job active queue=q id=7
+";
+        let (events, summary) = read(export, SEOUL).unwrap();
+        assert_eq!(events[0].at(), at("2026-10-07T00:33:00.004Z"));
+        assert!(summary.notes.iter().any(|n| n.contains("give no time leasetrace can place")), "{:?}", summary.notes);
+        assert!(summary.envelope_times.is_empty());
     }
 
     #[test]
