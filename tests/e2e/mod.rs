@@ -25,6 +25,7 @@ use chrono::{DateTime, Utc};
 use super::*;
 
 mod capture;
+mod envelopes;
 
 /// The scenarios share the machine's two cores and depend on timing: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -301,6 +302,7 @@ fn e2e_stalled_sweep_rerun_overlaps_the_next_round() {
     let report = staged.analyze();
     assert_stalled_sweep(&staged, &report);
     capture::assert_captured_the_stalled_sweep(&staged, &report);
+    envelopes::assert_enveloped_logs_give_the_same_findings(&staged, &report);
     let check = leasetrace(&["check", staged.path()]).run();
     assert_eq!(check.code, 1, "check must fail on the staged incident:\n{}{}", check.stdout, check.stderr);
 }
