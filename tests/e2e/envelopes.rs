@@ -12,6 +12,8 @@
 //! moment after it is written); a line without a time of its own (a continuation) gets the time
 //! of the line before it.
 
+use std::fmt::Write as _;
+
 use chrono::{NaiveDateTime, TimeDelta};
 
 use super::*;
@@ -66,22 +68,22 @@ pub fn assert_enveloped_logs_give_the_same_findings(staged: &Staged, report: &Va
     let log = std::fs::read_to_string(staged.dir.path().join("server.log")).unwrap();
     let lines = stamped_lines(&log);
 
-    let kubectl: String = lines
-        .iter()
-        .map(|(at, line)| format!("{} {line}\n", at.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)))
-        .collect();
+    let mut kubectl = String::new();
+    for (at, line) in &lines {
+        kubectl.push_str(&at.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true));
+        kubectl.push(' ');
+        kubectl.push_str(line);
+        kubectl.push('\n');
+    }
     let in_kubectl = analyze_with_log(staged, "pods.log", &kubectl, "leasetrace-kubectl.toml");
 
     // Newest first, as logcli prints by default.
-    let loki: String = lines
-        .iter()
-        .rev()
-        .map(|(at, line)| {
-            let line = serde_json::to_string(line).unwrap();
-            let at = at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
-            format!("{{\"labels\":{POD_LABELS},\"line\":{line},\"timestamp\":\"{at}\"}}\n")
-        })
-        .collect();
+    let mut loki = String::new();
+    for (at, line) in lines.iter().rev() {
+        let line = serde_json::to_string(line).unwrap();
+        let at = at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
+        let _ = writeln!(loki, "{{\"labels\":{POD_LABELS},\"line\":{line},\"timestamp\":\"{at}\"}}");
+    }
     let in_loki = analyze_with_log(staged, "loki.jsonl", &loki, "leasetrace-loki.toml");
 
     let expected = summary(report);
