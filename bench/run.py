@@ -264,10 +264,9 @@ def kubectl_copy(case: Path) -> Path:
                     pass
             at = last.strftime("%Y-%m-%dT%H:%M:%S.%f") + "000Z" if last else "1970-01-01T00:00:00.000000000Z"
             dst.write(f"{at} {line}")
+    # Copied, not linked: a case folder's sources must lie inside it (a link out is refused).
     for name in ("ledger.csv", "bullmq.json"):
-        target = out / name
-        if not target.exists():
-            os.symlink(case / name, target)
+        shutil.copy(case / name, out / name)
     manifest = (case / "leasetrace.toml").read_text().replace('"server.log"', '"pods.log"')
     (out / "leasetrace.toml").write_text(manifest)
     (out / ".stamp").write_text(stamp)
