@@ -2020,3 +2020,31 @@ fn the_reference_log_from_cloudwatch_and_kibana_exports_gives_the_same_findings(
         );
     }
 }
+
+#[test]
+fn a_kst_log_in_kubectls_envelope_declared_utc_is_caught_by_its_own_envelope() {
+    let run = leasetrace(&[
+        "analyze",
+        "--log",
+        "fixtures/envelopes/kubectl.log",
+        "--log-tz",
+        "UTC",
+        "--params",
+        "fixtures/incident-2026-10-07/bullmq.json",
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    let offsets: Vec<&Value> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "clock-offset-suspected").collect();
+    assert_eq!(offsets.len(), 1, "{:#}", report["findings"]);
+    let metrics = &offsets[0]["metrics"];
+    assert_eq!(metrics["source_b"], "fixtures/envelopes/kubectl.log (envelope, UTC)");
+    assert_eq!(metrics["offset_hours"], "-9:00");
+    assert_eq!(metrics["zone_for_a"], "Asia/Seoul");
+    let warnings: Vec<&str> =
+        report["warnings"].as_array().unwrap().iter().filter_map(|w| w["kind"].as_str()).collect();
+    assert!(warnings.contains(&"zone-mixup-suspected"), "{warnings:?}");
+}

@@ -688,3 +688,36 @@ fn init_proposes_no_rule_for_a_log_whose_zone_it_could_not_measure() {
     );
     assert!(!manifest.contains("the app logs none"), "{manifest}");
 }
+
+#[test]
+fn init_measures_a_kubectl_logs_zone_against_its_own_envelope_and_the_case_reads_as_the_plain_log() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    // No other source with offsets: only the envelope's UTC times can measure the zone.
+    std::fs::copy(format!("{root}/fixtures/envelopes/kubectl.log"), dir.path().join("pods.log")).unwrap();
+    std::fs::copy(format!("{root}/{INCIDENT}/bullmq.json"), dir.path().join("bullmq.json")).unwrap();
+    let (stdout, manifest) = init(dir.path());
+    assert!(stdout.contains("measured +09:00"), "{stdout}");
+    assert!(manifest.contains("format = \"kubectl\""), "{manifest}");
+    assert!(manifest.contains("against pods.log (its envelope's UTC times)"), "{manifest}");
+    uncomment(&dir.path().join("leasetrace.toml"), "tz = \"Asia/Seoul\"");
+    let from_init = analyze_json(dir.path().to_str().unwrap());
+    let plain = leasetrace(&[
+        "analyze",
+        "--log",
+        &format!("{root}/{INCIDENT}/server.log"),
+        "--log-tz",
+        "Asia/Seoul",
+        "--params",
+        &format!("{root}/{INCIDENT}/bullmq.json"),
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    let metrics = |r: &Value| -> Vec<(Value, Value)> {
+        r["findings"].as_array().unwrap().iter().map(|f| (f["kind"].clone(), f["metrics"].clone())).collect()
+    };
+    assert_eq!(metrics(&from_init), metrics(&plain.json()));
+    assert!(!metrics(&from_init).is_empty());
+}
