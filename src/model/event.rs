@@ -198,7 +198,7 @@ pub struct Scope {
     /// Who acted: worker name, host or pid, as the source wrote it.
     pub worker: Option<Text>,
     /// The process whose output the line is, as a log envelope labels it (`pod=web-1
-    /// container=app`, `host=api-1 pid=4242`: `envelope::Labels::instance`): a restart in one
+    /// container=app`, `host=api-1 unit=api.service`: `envelope::Labels::instance`): a restart in one
     /// instance is that instance's process start, not every instance's.
     pub instance: Option<Text>,
 }
