@@ -264,16 +264,7 @@ impl Shape for Join {
 mod tests {
     use super::super::runtime::tests::{accounted, fixture, other_logs, read, read_at};
     use super::*;
-
-    fn records(pieces: &[Piece]) -> Vec<&Record> {
-        pieces
-            .iter()
-            .filter_map(|piece| match piece {
-                Piece::Record(record) => Some(record),
-                _ => None,
-            })
-            .collect()
-    }
+    use crate::ingest::envelope::testing::records;
 
     #[test]
     fn a_full_line_has_its_stream_time_and_message() {

@@ -153,7 +153,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::ingest::envelope::Record;
+    use crate::ingest::envelope::testing::{lines, records};
 
     fn pieces(text: &str) -> Vec<Piece> {
         let context = Context { path: Path::new("search.json"), max_line_bytes: 1 << 20 };
@@ -161,26 +161,6 @@ mod tests {
             .pieces(Box::new(std::io::Cursor::new(text.to_string())), context)
             .map(|p| p.unwrap())
             .collect()
-    }
-
-    fn records(pieces: &[Piece]) -> Vec<&Record> {
-        pieces
-            .iter()
-            .filter_map(|piece| match piece {
-                Piece::Record(record) => Some(record),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn lines(pieces: &[Piece]) -> u64 {
-        pieces
-            .iter()
-            .map(|piece| match piece {
-                Piece::Record(record) => record.lines,
-                Piece::Ignored { lines, .. } | Piece::Rejected { lines, .. } => *lines,
-            })
-            .sum()
     }
 
     /// As `?pretty` prints it (Jackson's printer: `" : "`, arrays one value a line).

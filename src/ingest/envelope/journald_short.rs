@@ -298,6 +298,7 @@ mod tests {
     use chrono::{TimeZone, Utc};
 
     use super::*;
+    use crate::ingest::envelope::testing::lines;
 
     fn pieces(text: &str) -> Vec<Piece> {
         let context = Context { path: Path::new("journal.txt"), max_line_bytes: 1 << 20 };
@@ -312,16 +313,6 @@ mod tests {
             Piece::Record(record) => record,
             other => panic!("not a record: {other:?}"),
         }
-    }
-
-    fn lines(pieces: &[Piece]) -> u64 {
-        pieces
-            .iter()
-            .map(|piece| match piece {
-                Piece::Record(record) => record.lines,
-                Piece::Ignored { lines, .. } | Piece::Rejected { lines, .. } => *lines,
-            })
-            .sum()
     }
 
     fn utc(text: &str) -> Moment {

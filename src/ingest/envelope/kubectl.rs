@@ -98,16 +98,7 @@ fn piece(line: u64, text: &str) -> Piece {
 mod tests {
     use super::super::runtime::tests::{accounted, fixture, other_logs, read, read_at};
     use super::*;
-
-    fn records(pieces: &[Piece]) -> Vec<&Record> {
-        pieces
-            .iter()
-            .filter_map(|piece| match piece {
-                Piece::Record(record) => Some(record),
-                _ => None,
-            })
-            .collect()
-    }
+    use crate::ingest::envelope::testing::records;
 
     #[test]
     fn a_line_is_the_time_to_the_nanosecond_and_the_application_line_as_written() {

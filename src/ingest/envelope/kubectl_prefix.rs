@@ -112,16 +112,7 @@ fn piece(line: u64, text: &str) -> Piece {
 mod tests {
     use super::super::runtime::tests::{accounted, fixture, other_logs, read};
     use super::*;
-
-    fn records(pieces: &[Piece]) -> Vec<&Record> {
-        pieces
-            .iter()
-            .filter_map(|piece| match piece {
-                Piece::Record(record) => Some(record),
-                _ => None,
-            })
-            .collect()
-    }
+    use crate::ingest::envelope::testing::records;
 
     #[test]
     fn the_prefix_gives_pod_and_container_and_the_time_follows_it() {

@@ -114,6 +114,38 @@ pub enum Piece {
     },
 }
 
+impl Piece {
+    /// The export's lines this piece spans.
+    pub fn lines(&self) -> u64 {
+        match self {
+            Piece::Record(record) => record.lines,
+            Piece::Ignored { lines, .. } | Piece::Rejected { lines, .. } => *lines,
+        }
+    }
+
+    pub fn record(&self) -> Option<&Record> {
+        match self {
+            Piece::Record(record) => Some(record),
+            _ => None,
+        }
+    }
+}
+
+/// What the envelopes' tests ask of the pieces they get.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Piece, Record};
+
+    pub fn records(pieces: &[Piece]) -> Vec<&Record> {
+        pieces.iter().filter_map(Piece::record).collect()
+    }
+
+    /// The export's lines the pieces span: every line of a test's input, once.
+    pub fn lines(pieces: &[Piece]) -> u64 {
+        pieces.iter().map(Piece::lines).sum()
+    }
+}
+
 /// What an envelope needs from the source besides its bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {
