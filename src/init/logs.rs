@@ -107,8 +107,11 @@ pub fn recognise_enveloped(sample: &Sample) -> Option<Found> {
             _ => None,
         })
         .collect();
-    let messages: Vec<&str> =
-        records.iter().map(|r| r.message.split(['\n', '\r']).next().unwrap_or_default()).collect();
+    // As the reader gets them (`envelope::unwrap`): each message's first line, colour codes left out.
+    let messages: Vec<String> = records
+        .iter()
+        .map(|r| strip_ansi(r.message.split(['\n', '\r']).next().unwrap_or_default()).into_owned())
+        .collect();
     let inner = Sample { text: messages.join("\n"), truncated: false, lossy: sample.lossy };
     let mut found = recognise(&inner).unwrap_or(Found {
         format: "text",

@@ -304,12 +304,14 @@ impl Unwrap {
     fn inner_format(&self, spec: &SourceSpec, head: &[Piece]) -> Result<(&'static dyn EventFormat, Stamps)> {
         let logs =
             || crate::ingest::FORMATS.iter().copied().filter(|f| f.kind() == SourceKind::Log && !f.is_envelope());
-        let messages = || {
-            head.iter().filter_map(|piece| match piece {
-                Piece::Record(record) => Some(first_line(&record.message)),
+        let lines: Vec<String> = head
+            .iter()
+            .filter_map(|piece| match piece {
+                Piece::Record(record) => Some(shown_line(&record.message).into_owned()),
                 _ => None,
             })
-        };
+            .collect();
+        let messages = || lines.iter().map(String::as_str);
         let stamped = || messages().any(|m| matches!(time::leading_stamp(m), Leading::Found(..)));
         if let Some(name) = spec.format.as_deref().and_then(|f| f.split_once('+')).map(|(_, inner)| inner) {
             let format = logs().find(|f| f.name() == name).ok_or_else(|| {
@@ -342,6 +344,13 @@ fn first_line(message: &str) -> &str {
     message.split(['\n', '\r']).next().unwrap_or_default()
 }
 
+/// A message's first line as the log reader gets it: without the colour codes a runtime or a
+/// JSON store kept (`\u001b[33m`), which would hide its leading timestamp, and which a terminal
+/// would not show either.
+fn shown_line(message: &str) -> std::borrow::Cow<'_, str> {
+    crate::ingest::log_nestjs::strip_ansi(first_line(message))
+}
+
 /// Whether the head's records are sorted newest first: more of their envelope times go down than
 /// up.
 fn newest_first(head: &[Piece]) -> bool {
@@ -364,7 +373,7 @@ fn offsets(head: &[Piece]) -> Vec<(i64, DateTime<Utc>)> {
         .filter_map(|piece| {
             let Piece::Record(record) = piece else { return None };
             let at = record.at?.utc();
-            match time::leading_stamp(first_line(&record.message)) {
+            match time::leading_stamp(&shown_line(&record.message)) {
                 Leading::Found(time::Stamp::Local(naive), _) => Some(((naive.and_utc() - at).num_seconds(), at)),
                 _ => None,
             }
@@ -413,7 +422,8 @@ fn feed(
     let mut batch = Vec::with_capacity(BATCH_BYTES + 1024);
     let mut last_at: Option<Moment> = None;
     let mut take = |record: Record, batch: &mut Vec<u8>, rows: &mut Vec<Row>, account: &mut Account| {
-        let message = first_line(&record.message);
+        let message = shown_line(&record.message);
+        let message = message.as_ref();
         if message.contains('\0') {
             account.reject(record.line, record.lines, "the record's message holds a NUL byte: not a log line".into());
             return;
@@ -687,6 +697,15 @@ mod tests {
             "reversed, it is in order: {:?}",
             summary.notes
         );
+    }
+
+    #[test]
+    fn colour_codes_kept_in_a_record_do_not_hide_the_lines_own_time() {
+        let export = "2026-10-07T00:33:00.010Z\tweb-1\t\u{1b}[32m2026-10-07 09:33:00.004 INFO\u{1b}[0m  [BullWorker] job active queue=q id=7\n";
+        let (events, summary) = read(export, SEOUL).unwrap();
+        assert_eq!(events.len(), 1, "{summary:?}");
+        assert_eq!(events[0].at(), at("2026-10-07T00:33:00.004Z"));
+        assert_eq!(summary.texts.kept(1), Some("2026-10-07 09:33:00.004 INFO  [BullWorker] job active queue=q id=7"));
     }
 
     #[test]
