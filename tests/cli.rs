@@ -2048,3 +2048,40 @@ fn a_kst_log_in_kubectls_envelope_declared_utc_is_caught_by_its_own_envelope() {
         report["warnings"].as_array().unwrap().iter().filter_map(|w| w["kind"].as_str()).collect();
     assert!(warnings.contains(&"zone-mixup-suspected"), "{warnings:?}");
 }
+
+#[test]
+fn an_envelope_names_the_log_format_inside_it_after_a_plus() {
+    let dir = tempfile::tempdir().unwrap();
+    // pino inside kubectl's envelope: recognised, or named.
+    let line = r#"2026-10-07T00:33:00.009000000Z {"level":30,"time":1791333180004,"pid":41877,"hostname":"api-1","jobId":"7","msg":"job active"}"#;
+    std::fs::write(dir.path().join("p.log"), format!("{line}\n")).unwrap();
+    for (format, expected) in
+        [(None, 0), (Some("kubectl+pino"), 0), (Some("kubectl+nosuch"), 2), (Some("text+pino"), 2)]
+    {
+        let declared = format.map_or(String::new(), |f| format!("format = \"{f}\"\n"));
+        std::fs::write(
+            dir.path().join("leasetrace.toml"),
+            format!("[[sources]]\nkind = \"log\"\npath = \"p.log\"\n{declared}"),
+        )
+        .unwrap();
+        let run = leasetrace(&["timeline", dir.path().to_str().unwrap(), "--format", "json"]).run();
+        assert_eq!(run.code, expected, "{format:?}: {}", run.stderr);
+        if expected == 0 {
+            let report = run.json();
+            assert_eq!(report["inputs"][0]["format"], "kubectl");
+            let event = &report["timeline"][0];
+            assert_eq!(
+                (event["kind"].as_str(), event["at"].as_str()),
+                (Some("job-active"), Some("2026-10-07T00:33:00.004Z"))
+            );
+        } else if format == Some("kubectl+nosuch") {
+            assert!(
+                run.stderr.contains("unknown log format 'nosuch' inside kubectl: expected one of text, pino"),
+                "{}",
+                run.stderr
+            );
+        } else {
+            assert!(run.stderr.contains("only a log envelope"), "{}", run.stderr);
+        }
+    }
+}

@@ -159,7 +159,7 @@ pub struct Context<'a> {
 
 /// One envelope format.
 pub trait Envelope: Sync {
-    /// The name used in `format = "..."` and `--log-format`.
+    /// The name used in `format = "..."` (a log source's manifest entry).
     fn name(&self) -> &'static str;
     /// File name endings (after removing `.gz`) this envelope is chosen for by default: mostly
     /// none, since exports are named anything and the content tells.
