@@ -50,6 +50,9 @@ struct Row<'a> {
     source_file: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     source_line: Option<u64>,
+    /// Who wrote the line, as its log envelope labels it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source_instance: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     job_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -117,6 +120,7 @@ impl Row<'_> {
             channel: None,
             source_file: None,
             source_line: None,
+            source_instance: None,
             job_id: None,
             job_name: None,
             queue: None,
@@ -213,6 +217,7 @@ fn event_row<'a>(report: &'a Report, id: EventId, raw: &'a str, tag: Vec<&'a str
         channel: Some(event.origin().channel),
         source_file: Some(report.timeline.path(event)),
         source_line: Some(u64::from(event.origin().line)),
+        source_instance: event.instance.as_deref(),
         job_id: event.job_id.as_deref(),
         job_name: event.job_name.as_deref(),
         queue: event.queue.as_deref(),
