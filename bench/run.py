@@ -2,7 +2,7 @@
 """leasetrace benchmark runner.
 
     python3 bench/run.py CASE --rounds 5 [--binary target/release/leasetrace] [--json OUT]
-                         [--split] [--gzip] [--check-ratios]
+                         [--split] [--gzip] [--envelope] [--duckdb] [--floor] [--check-ratios]
 
 CASE is a folder written by bench/gen_case.py. Each round runs, in this order (A B C D A B C D ...):
 
@@ -10,6 +10,21 @@ CASE is a folder written by bench/gen_case.py. Each round runs, in this order (A
   B  rg -c PATTERN CASE/server.log               the speed of light for "find the lines that matter"
   C  python3 bench/responder.py CASE             what a responder would hand-write
   D  cat CASE/server.log CASE/ledger.csv         the I/O ceiling (page cache to user space)
+
+and with --duckdb also
+  J  python3 bench/duckdb_responder.py CASE      the same question in SQL with DuckDB (the `duckdb`
+                                                 Python package: `python3 -m pip install duckdb`;
+                                                 plain pip installs it on the development machine,
+                                                 an externally managed Python needs
+                                                 `--break-system-packages` or a venv), checked as
+                                                 the Python script is
+
+and with --floor also
+  L  floor CASE/server.log CASE/ledger.csv       the least the job takes (examples/floor.rs, built
+                                                 by cargo build --release --examples): the files
+                                                 read, line ends found, leasetrace's literal
+                                                 prefilter run, every ledger row split into cells,
+                                                 counted and nothing else
 
 and with --split also
   E  leasetrace analyze --log CASE/server.log --log-tz Asia/Seoul     the log alone
@@ -41,7 +56,8 @@ generator wrote). Wall time is time.perf_counter around the process; peak RSS is
 maximum resident set size (GNU time's %M, see run()). The page cache is warmed with one cat before the first round.
 
 Prints a table (median wall time, peak RSS, MB/s over the log + ledger bytes, the median of the
-per-round ratios) and the issue's targets, writes everything to --json, and exits 1 when an answer
+per-round ratios of wall time and of CPU time: user + system of all threads, which on a shared
+machine a two-threaded program's wall ratio against a one-threaded one's skews with the load) and the issue's targets, writes everything to --json, and exits 1 when an answer
 was wrong (or, with --check-ratios, when a ratio misses the CI thresholds below).
 """
 
@@ -78,6 +94,10 @@ TARGETS = {
     "log_ingest_min_mb_s": 2500.0,
     "ledger_ingest_min_mb_s": 500.0,
     "peak_rss_max_mb": 64.0,
+    # Issue 21 (reported with --duckdb / --floor).
+    "duckdb_over_leasetrace_min": 4.0,
+    "duckdb_rss_over_leasetrace_min": 8.0,
+    "leasetrace_over_floor_max": 2.5,
 }
 
 HERE = Path(__file__).resolve().parent
@@ -364,6 +384,25 @@ def check_python(r: dict, exp: dict) -> list[str]:
     return errs
 
 
+def check_floor(r: dict, exp: dict) -> list[str]:
+    """The floor's counts: every log line and every ledger record (the header too) and, since its
+    prefilter may accept more lines than the rules (never fewer), at least the relevant lines."""
+    if r["rc"] != 0:
+        return [f"floor: exit {r['rc']}: {r['stderr'].strip()[-300:]}"]
+    try:
+        got = json.loads(r["stdout"])
+    except ValueError:
+        return [f"floor: not JSON: {r['stdout'][:200]}"]
+    errs = []
+    if got.get("log_lines") != exp["server_log"]["lines"]:
+        errs.append(f"floor: log lines {got.get('log_lines')} != {exp['server_log']['lines']}")
+    if got.get("ledger_records") != exp["ledger"]["rows"] + 1:
+        errs.append(f"floor: ledger records {got.get('ledger_records')} != rows + header {exp['ledger']['rows'] + 1}")
+    if not isinstance(got.get("candidate_lines"), int) or got["candidate_lines"] < exp["relevant_lines"]:
+        errs.append(f"floor: prefilter lines {got.get('candidate_lines')} < relevant lines {exp['relevant_lines']}")
+    return errs
+
+
 def check_cat(r: dict, exp: dict) -> list[str]:
     return [] if r["rc"] == 0 else [f"exit {r['rc']}: {r['stderr'].strip()}"]
 
@@ -382,6 +421,12 @@ def main() -> int:
     ap.add_argument("--gzip", action="store_true", help="also time leasetrace on the case gzipped (made once beside it)")
     ap.add_argument("--envelope", action="store_true",
                     help="also time leasetrace on the case with its log as kubectl logs --timestamps writes it (made once beside it)")
+    ap.add_argument("--duckdb", action="store_true",
+                    help="also time the question in SQL with DuckDB (bench/duckdb_responder.py; pip install duckdb)")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time the floor program (examples/floor.rs; cargo build --release --examples)")
+    ap.add_argument("--floor-binary", type=Path, default=None,
+                    help="the floor program (default: examples/floor beside --binary, else this checkout's target/release)")
     ap.add_argument("--check-ratios", action="store_true",
                     help=f"fail unless leasetrace/rg <= {CI_MAX_LEASETRACE_OVER_RG:g} and python/leasetrace >= {CI_MIN_PYTHON_OVER_LEASETRACE:g}")
     ap.add_argument("--timeout", type=float, default=None, help="kill a command after this many seconds (a failure)")
@@ -403,6 +448,19 @@ def main() -> int:
     if args.split and not read_source.is_file():
         print(f"run.py: {read_source}: no such binary; cargo build --release --examples", file=sys.stderr)
         return 2
+    # The floor beside the binary (cargo build --release --examples), else this checkout's.
+    floor = args.floor_binary or next((p for p in (binary.parent / "examples" / "floor",
+                                                   REPO / "target" / "release" / "examples" / "floor") if p.is_file()),
+                                      binary.parent / "examples" / "floor")
+    if args.floor and not floor.is_file():
+        print(f"run.py: {floor}: no such binary; cargo build --release --examples", file=sys.stderr)
+        return 2
+    if args.duckdb:
+        probe = subprocess.run([sys.executable, "-c", "import duckdb; print(duckdb.__version__)"], capture_output=True, text=True)
+        if probe.returncode != 0:
+            print("run.py: --duckdb: the duckdb Python package is missing; python3 -m pip install duckdb", file=sys.stderr)
+            return 2
+        duckdb_version = probe.stdout.strip()
     log, ledger = case / "server.log", case / "ledger.csv"
     log_bytes, ledger_bytes = log.stat().st_size, ledger.stat().st_size
     total_mb = (log_bytes + ledger_bytes) / 1e6
@@ -421,6 +479,10 @@ def main() -> int:
             ("log ingest", [str(read_source), "log", str(log), "Asia/Seoul"], True),
             ("ledger ingest", [str(read_source), "ledger", str(ledger)], True),
         ]
+    if args.duckdb:
+        commands += [("duckdb", [sys.executable, str(HERE / "duckdb_responder.py"), str(case)], True)]
+    if args.floor:
+        commands += [("floor", [str(floor), str(log), str(ledger)], True)]
     if args.gzip:
         gz_case = gzip_copy(case)
         commands += [("leasetrace gzipped", [str(binary), "analyze", str(gz_case), "--format", "json"], True)]
@@ -432,6 +494,8 @@ def main() -> int:
                 "log ingest": log_bytes / 1e6, "ledger ingest": ledger_bytes / 1e6}
 
     info = machine()
+    if args.duckdb:
+        info["duckdb"] = duckdb_version
     print(f"case {case}: server.log {log_bytes / 1e6:.1f} MB ({exp['server_log']['lines']} lines, "
           f"{exp['relevant_lines']} relevant), ledger.csv {ledger_bytes / 1e6:.1f} MB ({exp['ledger']['rows']} rows)")
     print(f"machine: {info['nproc']} CPUs, {info['cpu']}, {info['mem_gib']} GiB; {info['rg']}; Python {info['python']}")
@@ -455,8 +519,10 @@ def main() -> int:
                     rg_count = int(r["stdout"].strip())
                 except ValueError:
                     pass
-            elif name == "python":
+            elif name in ("python", "duckdb"):
                 errs = check_python(r, exp)
+            elif name == "floor":
+                errs = check_floor(r, exp)
             elif name == "cat":
                 errs = check_cat(r, exp)
             elif name == "leasetrace log only":
@@ -484,17 +550,29 @@ def main() -> int:
             errors.append(f"round {rnd}: leasetrace counted {lt_events} log events, rg -c {rg_count} lines")
         print(f"round {rnd}/{args.rounds}: " + ", ".join(row), flush=True)
 
-    def per_round_ratio(a: str, b: str) -> list[float]:
-        return [x["wall_s"] / y["wall_s"] for x, y in zip(results[a], results[b]) if y["wall_s"] > 0]
+    def per_round_ratio(a: str, b: str, key: str = "wall_s") -> list[float]:
+        return [x[key] / y[key] for x, y in zip(results[a], results[b]) if y[key] and y[key] > 0]
 
     ratios = {
         "leasetrace_over_rg": per_round_ratio("leasetrace", "rg -c"),
         "python_over_leasetrace": per_round_ratio("python", "leasetrace"),
         "leasetrace_over_cat": per_round_ratio("leasetrace", "cat"),
     }
+    # Each pair of leasetrace and a peer, as (the name of the ratio, numerator, denominator): a
+    # ratio above 1 says leasetrace is faster for a peer slower than it (python, duckdb) and says
+    # how far above rg and the floor it is. Each in wall and in CPU time (user + system, all threads).
+    pairs = [("leasetrace_over_rg", "leasetrace", "rg -c"), ("python_over_leasetrace", "python", "leasetrace")]
+    if args.duckdb:
+        pairs.append(("duckdb_over_leasetrace", "duckdb", "leasetrace"))
+    if args.floor:
+        pairs.append(("leasetrace_over_floor", "leasetrace", "floor"))
+    for key, a, b in pairs:
+        ratios[key] = per_round_ratio(a, b)
+    cpu_ratios = {key: per_round_ratio(a, b, "cpu_s") for key, a, b in pairs}
     if args.envelope:
         ratios["kubectl_over_plain"] = per_round_ratio("leasetrace kubectl", "leasetrace")
     medians = {k: statistics.median(v) if v else None for k, v in ratios.items()}
+    cpu_medians = {k: statistics.median(v) if v else None for k, v in cpu_ratios.items()}
     summary = {}
     for name, _, _ in commands:
         walls = [x["wall_s"] for x in results[name]]
@@ -511,14 +589,17 @@ def main() -> int:
             "reads_mb_s": reads_mb.get(name, total_mb) / med if med > 0 else None,
         }
 
-    ratio_col = {"leasetrace": f"{fmt_ratio(medians['leasetrace_over_rg'])} rg -c",
-                 "python": f"{fmt_ratio(medians['python_over_leasetrace'])} leasetrace"}
+    # The ratio column, on the peer's row: leasetrace against it, in wall and in CPU time.
+    ratio_col = {}
+    for key, a, b in pairs:
+        ratio_col.setdefault(b if a == "leasetrace" else a, []).append(
+            f"{a} / {b} {fmt_ratio(medians[key])} wall, {fmt_ratio(cpu_medians[key])} CPU")
     print()
-    print(f"{'command':<24} {'median s':>9} {'min s':>9} {'CPU s':>7} {'peak RSS MB':>12} {'MB/s':>9} {'own MB/s':>9}  median ratio")
+    print(f"{'command':<24} {'median s':>9} {'min s':>9} {'CPU s':>7} {'peak RSS MB':>12} {'MB/s':>9} {'own MB/s':>9}  median ratios")
     for name, _, _ in commands:
         s = summary[name]
         print(f"{name:<24} {s['median_s']:>9.3f} {s['min_s']:>9.3f} {s['median_cpu_s']:>7.2f} {s['peak_rss_mb']:>12.1f} "
-              f"{s['mb_s']:>9.0f} {s['reads_mb_s']:>9.0f}  {ratio_col.get(name, '')}")
+              f"{s['mb_s']:>9.0f} {s['reads_mb_s']:>9.0f}  {'; '.join(ratio_col.get(name, []))}")
     print(f"(MB/s: log + ledger = {total_mb:.1f} MB over the median; own MB/s: over the bytes the command reads; "
           f"CPU s: user + system, all threads, median; "
           f"ratios: median of the per-round ratios; leasetrace/cat {fmt_ratio(medians['leasetrace_over_cat'])})")
@@ -531,6 +612,14 @@ def main() -> int:
         ("python / leasetrace", medians["python_over_leasetrace"], ">=", TARGETS["python_over_leasetrace_min"]),
         ("leasetrace peak RSS MB", lt["peak_rss_mb"], "<=", TARGETS["peak_rss_max_mb"]),
     ]
+    if args.duckdb:
+        target_rows += [
+            ("duckdb / leasetrace (wall)", medians["duckdb_over_leasetrace"], ">=", TARGETS["duckdb_over_leasetrace_min"]),
+            ("duckdb / leasetrace peak RSS", summary["duckdb"]["peak_rss_mb"] / lt["peak_rss_mb"] if lt["peak_rss_mb"] else None,
+             ">=", TARGETS["duckdb_rss_over_leasetrace_min"]),
+        ]
+    if args.floor:
+        target_rows += [("leasetrace / floor (wall)", medians["leasetrace_over_floor"], "<=", TARGETS["leasetrace_over_floor_max"])]
     if args.split:
         target_rows += [
             # "On one core": the log's MB over the CPU seconds of all threads that read it.
@@ -542,7 +631,7 @@ def main() -> int:
     for label, got, op, want in target_rows:
         met = got is not None and (got <= want if op == "<=" else got >= want)
         targets_out.append({"what": label, "measured": got, "target": f"{op} {want:g}", "met": met})
-        print(f"  {label:<34} {got:>10.2f}  target {op} {want:g}  {'met' if met else 'NOT met'}")
+        print(f"  {label:<34} {'-' if got is None else format(got, '.2f'):>10}  target {op} {want:g}  {'met' if met else 'NOT met'}")
 
     ratio_failures = []
     if args.check_ratios:
@@ -567,7 +656,8 @@ def main() -> int:
             "rounds": args.rounds,
             "order": [name for name, _, _ in commands],
             "summary": summary,
-            "ratios": {"per_round": ratios, "median": medians},
+            "ratios": {"per_round": ratios, "median": medians,
+                       "cpu_per_round": cpu_ratios, "cpu_median": cpu_medians},
             "targets": targets_out,
             "ci_thresholds": {"leasetrace_over_rg_max": CI_MAX_LEASETRACE_OVER_RG,
                               "python_over_leasetrace_min": CI_MIN_PYTHON_OVER_LEASETRACE,
