@@ -374,13 +374,7 @@ fn one_count_per_line(shared: &[usize], events: &[Event], summary: &mut InputSum
     // 2 used, 1 rejected, 0 ignored, for the record at `place` (its line there is place + 1).
     let status = |place: usize| {
         let line = place as u64 + 1;
-        if used.contains(&line) {
-            2
-        } else if rejected.contains(&line) {
-            1
-        } else {
-            0
-        }
+        if used.contains(&line) { 2 } else { usize::from(rejected.contains(&line)) }
     };
     let mut taken = [0u64; 3];
     let mut index = 0;
@@ -395,13 +389,8 @@ fn one_count_per_line(shared: &[usize], events: &[Event], summary: &mut InputSum
         for place in std::iter::once(host).chain(shared[index..=end].iter().copied()) {
             counts[status(place)] += 1;
         }
-        let kept = if counts[2] > 0 {
-            2
-        } else if counts[1] > 0 {
-            1
-        } else {
-            0
-        };
+        // The best status any of them has.
+        let kept = (0..3).rev().find(|&bucket| counts[bucket] > 0).unwrap_or(0);
         for bucket in 0..3 {
             taken[bucket] += if bucket == kept { counts[bucket] - 1 } else { counts[bucket] };
         }
