@@ -216,7 +216,7 @@ impl Out {
             Out::Element { line, lines, first_new, bytes } => Ok(match element(&bytes, shape, read) {
                 Ok(Read { at, labels, message }) => Piece::Record(Record { line, lines, at, labels, message }),
                 // As `Scanner::claim_rejected`.
-                Err(reason) if lines == 0 => Piece::Rejected { line, lines: 1, reason },
+                Err(reason) if lines == 0 => Piece::Rejected { line, lines: 0, reason },
                 Err(reason) => Piece::Rejected { line: first_new, lines, reason },
             }),
             Out::Fatal { line, message } => Err(Error::input(path, Some(line), message)),
@@ -607,13 +607,13 @@ impl Scanner {
         (start, lines)
     }
 
-    /// `claim` for a rejected piece: it holds at least one line, since a rejection is counted
-    /// as a line of its own (`unwrap`). It starts on the first line it adds; when it adds none
-    /// (it begins and ends on the line the piece before holds), it counts that line again.
+    /// `claim` for a rejected piece. It starts on the first line it adds; when it adds none (it
+    /// begins and ends on the line the piece before holds), it holds no line of its own and is
+    /// named at that line (`unwrap` lists it without counting the line again).
     fn claim_rejected(&mut self, start: u64, end: u64) -> (u64, u64) {
         let first_new = start.max(self.unclaimed);
         let (line, lines) = self.claim(start, end);
-        if lines == 0 { (line, 1) } else { (first_new, lines) }
+        if lines == 0 { (line, 0) } else { (first_new, lines) }
     }
 
     fn ignored(&mut self, line: u64, lines: u64, text: bool) {
@@ -767,14 +767,14 @@ mod tests {
 
     /// Every line in exactly one piece, in order: a piece starts on the first line no piece
     /// holds, or (a record) on the last one held, a line it shares with the piece before; a
-    /// rejected piece may count that last line again (`claim_rejected`), and then holds no other.
+    /// rejected piece may share that last line (`claim_rejected`), and then holds no line of its own.
     fn assert_accounted(text: &[u8], pieces: &[Piece]) {
         let mut next = 1;
         for piece in pieces {
             let (line, lines) = lines_of(piece);
             let shares = line + 1 == next;
             match piece {
-                Piece::Rejected { .. } if shares => assert_eq!(lines, 1, "{piece:?}: {pieces:#?}"),
+                Piece::Rejected { .. } if shares => assert_eq!(lines, 0, "{piece:?}: {pieces:#?}"),
                 Piece::Rejected { .. } | Piece::Ignored { .. } => {
                     assert!(line == next && lines > 0, "{piece:?} does not start line {next}: {pieces:#?}");
                     next += lines;
@@ -897,12 +897,12 @@ mod tests {
             matches!(pieces.last(), Some(Piece::Rejected { line: 7, lines: 2, reason }) if reason.contains("truncated"))
         );
         assert_accounted(cut.as_bytes(), &pieces);
-        // Cut between records: the last line is the record's, the rejection counts it again.
+        // Cut between records: the last line is the record's, the rejection holds none of its own.
         let cut = &PRETTY[..PRETTY.find("        {\n            \"message\": \"two").unwrap()];
         let pieces = run(&EVENTS, cut);
         assert_eq!(messages(&pieces), vec![(3, 4, "one")]);
         assert!(
-            matches!(pieces.last(), Some(Piece::Rejected { line: 6, lines: 1, reason }) if reason.contains("closing brackets"))
+            matches!(pieces.last(), Some(Piece::Rejected { line: 6, lines: 0, reason }) if reason.contains("closing brackets"))
         );
         assert_accounted(cut.as_bytes(), &pieces);
     }

@@ -45,7 +45,9 @@ pub struct Record {
     /// The export's 1-based line the record starts on (the evidence cites it).
     pub line: u64,
     /// The export's lines the record spans: 1 for a line-per-record export, more for a record
-    /// pretty-printed over several lines or a CRI line joined from partial (`P`) lines.
+    /// pretty-printed over several lines or a CRI line joined from partial (`P`) lines, 0 for one
+    /// that shares its line with the piece before (JSON on one line): every line of the export is
+    /// in exactly one piece's count.
     pub lines: u64,
     /// The envelope's time of the record, UTC (`None`: the envelope gives none, like `logcli
     /// --output=raw`). For a runtime, when the line was read from the process's output; for a log
@@ -106,7 +108,8 @@ pub enum Piece {
         reason: &'static str,
     },
     /// Lines that should have been a record and cannot be read as one, with why (the envelope's
-    /// expected shape).
+    /// expected shape). `lines` 0: it shares its line with the piece before, and is listed
+    /// without that line being counted again.
     Rejected {
         line: u64,
         lines: u64,

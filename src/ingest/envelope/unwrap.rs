@@ -72,6 +72,9 @@ struct Account {
     out_of_order: u64,
     /// Records with an envelope time.
     timed: u64,
+    /// The rows (places in the rows) of records that share their line with the record before
+    /// (JSON records on one line): the log reader counts each as a line.
+    shared: Vec<usize>,
 }
 
 impl Account {
@@ -83,10 +86,10 @@ impl Account {
         }
     }
 
+    /// A rejected piece of no line of its own (a JSON element sharing its line with the piece
+    /// before) is listed but not counted: its line is the other piece's.
     fn reject(&mut self, line: u64, lines: u64, reason: String) {
-        // Counted as one line at least: it is one rejection (a record sharing its line with the
-        // one before, in a JSON document on one line, spans no line of its own).
-        self.lines += lines.max(1);
+        self.lines += lines;
         self.rejected.push((line, lines, reason));
     }
 }
@@ -185,6 +188,9 @@ impl EventFormat for Unwrap {
             other => other,
         })?;
 
+        if !account.shared.is_empty() {
+            one_count_per_line(&account.shared, &inner_events, &mut inner_summary);
+        }
         let mut envelope_times = Vec::new();
         let mut lags = Vec::new();
         let mut replaced = 0u64;
@@ -226,7 +232,15 @@ impl EventFormat for Unwrap {
             .into_iter()
             .map(|rejection| (line_of(rejection.line), rejection.reason))
             .collect();
+        let mut sharing: Option<(u64, String)> = None;
+        let mut sharing_count = 0u64;
         for (line, lines, reason) in account.rejected {
+            if lines == 0 {
+                // Its line is counted with the piece it shares it with: said, not listed.
+                sharing_count += 1;
+                sharing.get_or_insert((line, reason));
+                continue;
+            }
             summary.rejected += 1;
             // A rejected record counts as one line, rejected; its other lines as ignored.
             let other = lines.saturating_sub(1);
@@ -266,6 +280,11 @@ impl EventFormat for Unwrap {
                 self.0.name()
             ),
         });
+        if let Some((line, reason)) = sharing {
+            summary.notes.push(format!(
+                "{sharing_count} element(s) on lines that hold a record too could not be read, the first at line {line}: {reason}"
+            ));
+        }
         if account.timed == 0 && !rows.is_empty() {
             summary.notes.push(format!(
                 "the {} records give no time leasetrace can place (none, or one without a zone): the lines' own times only, nothing checks the declared zone, and the export is read in its own order",
@@ -342,6 +361,57 @@ impl Unwrap {
 /// would have on its continuation lines, which no event comes from.
 fn first_line(message: &str) -> &str {
     message.split(['\n', '\r']).next().unwrap_or_default()
+}
+
+/// Counts the records on one line of the export as that line, once: the log reader counted each
+/// record as a line. The line is used when one of its records is, else rejected when one is,
+/// else ignored; the other records' counts are taken back (`shared`: the places of the records
+/// that share the line of the record before them; a rejection past the listed ones is taken for
+/// an ignored line).
+fn one_count_per_line(shared: &[usize], events: &[Event], summary: &mut InputSummary) {
+    let used: std::collections::HashSet<u64> = events.iter().map(|e| u64::from(e.origin().line)).collect();
+    let rejected: std::collections::HashSet<u64> = summary.rejections.iter().map(|r| r.line).collect();
+    // 2 used, 1 rejected, 0 ignored, for the record at `place` (its line there is place + 1).
+    let status = |place: usize| {
+        let line = place as u64 + 1;
+        if used.contains(&line) { 2 } else { usize::from(rejected.contains(&line)) }
+    };
+    let mut taken = [0u64; 3];
+    let mut index = 0;
+    while index < shared.len() {
+        // A group: the host record before the first shared one, and the shared ones after it.
+        let host = shared[index] - 1;
+        let mut end = index;
+        while end + 1 < shared.len() && shared[end + 1] == shared[end] + 1 {
+            end += 1;
+        }
+        let mut counts = [0u64; 3];
+        for place in std::iter::once(host).chain(shared[index..=end].iter().copied()) {
+            counts[status(place)] += 1;
+        }
+        // The best status any of them has.
+        let kept = (0..3).rev().find(|&bucket| counts[bucket] > 0).unwrap_or(0);
+        for bucket in 0..3 {
+            taken[bucket] += if bucket == kept { counts[bucket] - 1 } else { counts[bucket] };
+        }
+        index = end + 1;
+    }
+    summary.lines = summary.lines.saturating_sub(taken.iter().sum::<u64>());
+    summary.used = summary.used.saturating_sub(taken[2]);
+    summary.rejected = summary.rejected.saturating_sub(taken[1]);
+    summary.ignored = summary.ignored.saturating_sub(taken[0]);
+    // The reasons follow: taken from the most common.
+    let mut left = taken[0];
+    while left > 0 {
+        let Some((_, count)) = summary.ignored_by_reason.iter_mut().filter(|(_, c)| **c > 0).max_by_key(|(_, c)| **c)
+        else {
+            break;
+        };
+        let step = left.min(*count);
+        *count -= step;
+        left -= step;
+    }
+    summary.ignored_by_reason.retain(|_, count| *count > 0);
 }
 
 /// A message's first line as the log reader gets it: without the colour codes a runtime or a
@@ -452,6 +522,9 @@ fn feed(
         batch.push(b'\n');
         account.extra_lines += record.lines.saturating_sub(1);
         let instance = record.labels.instance().map(|instance| Text::from(instance.as_str()));
+        if record.lines == 0 && !rows.is_empty() {
+            account.shared.push(rows.len());
+        }
         rows.push(Row { line: record.line, at: record.at, instance });
     };
     let pieces = head.into_iter().map(Ok).chain(rest);
@@ -706,6 +779,31 @@ mod tests {
         assert_eq!(events.len(), 1, "{summary:?}");
         assert_eq!(events[0].at(), at("2026-10-07T00:33:00.004Z"));
         assert_eq!(summary.texts.kept(1), Some("2026-10-07 09:33:00.004 INFO  [BullWorker] job active queue=q id=7"));
+    }
+
+    #[test]
+    fn records_on_one_line_count_it_once_used_if_one_is() {
+        // `aws logs filter-log-events --output json | jq -c .`: every event on line 1.
+        let export = r#"{"events":[{"logStreamName":"s","timestamp":1791333180010,"message":"2026-10-07 09:33:00.004 INFO  [BullWorker] job active queue=q id=7","ingestionTime":1791333180100,"eventId":"1"},{"logStreamName":"s","timestamp":1791333181010,"message":"2026-10-07 09:33:01.004 DEBUG [Redis] ping ok","ingestionTime":1791333181100,"eventId":"2"},7]}
+"#;
+        let spec = SourceSpec::new(SourceKind::Log, PathBuf::from("events.json"), SEOUL, "--log-tz".into());
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("events.json", "log", "cloudwatch-json", SEOUL);
+        Unwrap(&super::super::cloudwatch_json::CloudwatchJson)
+            .read(&spec, 0, Box::new(std::io::Cursor::new(export.to_string())), &mut events, &mut summary)
+            .unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!(
+            (summary.lines, summary.used, summary.ignored, summary.rejected),
+            (1, 1, 0, 0),
+            "{:?}",
+            summary.ignored_by_reason
+        );
+        assert!(
+            summary.notes.iter().any(|n| n.contains("1 element(s) on lines that hold a record too")),
+            "{:?}",
+            summary.notes
+        );
     }
 
     #[test]
