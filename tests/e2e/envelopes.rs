@@ -3,7 +3,7 @@
 //! prints it (newest first, logcli's default), the same case must give the same findings with
 //! the same figures, and the evidence must cite the export's lines with the pod that wrote them.
 //!
-//! The envelopes' shapes are those of the tools' own sources (docs/inputs/envelopes.md): the
+//! The envelopes' shapes are those of the tools' own sources (docs/inputs/envelopes/): the
 //! kubelet stamps a line with the time it read it, RFC 3339 in UTC with nine fraction digits
 //! (kubernetes pkg/kubelet/kuberuntime/logs/logs.go, `timeFormatOut`); logcli's JSON Lines are Go's
 //! `json.Marshal` of `{timestamp, line, labels}` (grafana/loki pkg/logcli/output/jsonl.go), keys in
