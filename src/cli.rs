@@ -235,13 +235,20 @@ pub struct CaseArgs {
 
     /// Show only events at or after TIME (and the findings citing them): RFC 3339 with an offset
     /// (2026-10-07T09:50:00+09:00), a local date and time (2026-10-07 09:50) or a clock time
-    /// (09:50, on the case's date), both read in the display zone (--tz). The analysis reads everything.
+    /// (09:50, on the case's date), both read in the display zone (--tz). Ledgers and logs are
+    /// read from TIME minus --read-margin on (a clock time reads everything).
     #[arg(long, value_name = "TIME", help_heading = "What to show")]
     pub since: Option<String>,
 
     /// Show only events at or before TIME (inclusive; same forms as --since).
     #[arg(long, value_name = "TIME", help_heading = "What to show")]
     pub until: Option<String>,
+
+    /// How far before --since and after --until ledgers and logs are read, in seconds (default
+    /// 3600), so that the shown findings' causes are seen; rows and lines further out are counted,
+    /// not kept. `all` reads everything and only the report is cut.
+    #[arg(long, value_name = "SECONDS|all", help_heading = "What to show")]
+    pub read_margin: Option<String>,
 
     /// Show only events of this job id (as the source wrote it), and the findings citing them. Repeatable: any of them. (Not --jobs, which reads job hashes.)
     #[arg(long = "job", value_name = "ID", help_heading = "What to show")]

@@ -497,7 +497,20 @@ fn filter_spec(args: &CaseArgs, display_tz: Tz, zone_declared: bool) -> Result<F
             return Err(Error::usage(format!("{flag} needs a value (an id as the source wrote it)")));
         }
     }
+    let read_margin = match args.read_margin.as_deref().map(str::trim) {
+        None => Some(chrono::TimeDelta::seconds(crate::model::filter::DEFAULT_READ_MARGIN_S)),
+        Some("all") => None,
+        Some(text) => {
+            let seconds = text.parse::<u32>().map_err(|_| {
+                Error::usage(format!(
+                    "--read-margin '{text}': expected a whole number of seconds (3600 is an hour) or all"
+                ))
+            })?;
+            Some(chrono::TimeDelta::seconds(i64::from(seconds)))
+        }
+    };
     Ok(FilterSpec {
+        read_margin,
         since: bound("--since", &args.since)?,
         until: bound("--until", &args.until)?,
         jobs: args.job_ids.clone(),

@@ -41,7 +41,7 @@ pub fn build_report(config: &Config, view: View) -> Result<Report> {
 fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<String>)> {
     // A whole timeline with its lines would decompress a compressed source again for every chunk
     // of events it writes: its events keep their lines' texts instead.
-    let sources: Vec<ingest::SourceSpec> = config
+    let mut sources: Vec<ingest::SourceSpec> = config
         .sources
         .iter()
         .map(|source| ingest::SourceSpec {
@@ -49,6 +49,16 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
             ..source.clone()
         })
         .collect();
+    // Standard input and FIFOs are copied while they are read, and read back from the copy.
+    ingest::spool::attach(&mut sources)?;
+    // The ledgers and logs are read in the window asked about (widened by the read margin): the
+    // Redis dumps are bounded by Redis's own retention, and are read whole.
+    let read_plan = config.filter.read_plan();
+    for source in &mut sources {
+        if matches!(source.kind, ingest::SourceKind::Ledger | ingest::SourceKind::Log) {
+            source.window = read_plan.window();
+        }
+    }
     let (events, mut inputs) = ingest::read_sources(&sources, &config.progress)?;
     let mut params_notes = Vec::new();
     let file_params = match &config.params_path {
@@ -89,6 +99,9 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         }
     };
     let mut assumptions = config.assumptions.clone();
+    let outside =
+        inputs.iter().filter_map(|input| input.ignored_by_reason.get(model::filter::OUTSIDE_READ_WINDOW)).sum::<u64>();
+    assumptions.extend(read_plan.note(config.display_tz, outside));
     // The sources' summaries come first, in source order (the lock parameters file's after them).
     for (source, input) in config.sources.iter().zip(&inputs) {
         assumptions.extend(ledger_zone_note(source, input));
@@ -151,7 +164,12 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         shown: None,
     };
     // What the user asked to see, once everything is found (the warnings above see every finding).
-    if let Some(filter) = config.filter.place(&report.timeline).map_err(error::Error::usage)? {
+    let filter = config.filter.place(&report.timeline).map_err(error::Error::usage)?;
+    let outside: model::filter::OutsideIds =
+        report.inputs.iter().flat_map(|input| input.outside_ids.iter().copied()).collect();
+    let shows = |event: &model::Event| filter.as_ref().is_none_or(|filter| filter.shows(event));
+    report.warnings.extend(model::warnings::window_cut(&report.timeline, shows, &outside));
+    if let Some(filter) = filter {
         report.retain_shown(filter);
     }
     if read_back {

@@ -21,6 +21,7 @@ mod markdown;
 mod params;
 mod pictures;
 mod programs;
+mod read_window;
 mod resolution;
 mod retry;
 mod shell;
@@ -67,6 +68,11 @@ fn leasetrace(args: &[&str]) -> Leasetrace {
 impl Leasetrace {
     fn stdin(mut self, bytes: &[u8]) -> Self {
         self.stdin = Some(bytes.to_vec());
+        self
+    }
+
+    fn env(mut self, name: &str, value: &str) -> Self {
+        self.command.env(name, value);
         self
     }
 

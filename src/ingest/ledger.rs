@@ -236,6 +236,9 @@ pub enum Outcome {
     // Not boxed: a ledger is millions of rows, and a heap allocation per row showed in profiles.
     Event(Event),
     Rejected(String),
+    /// Its time is outside the source's read window (`SourceSpec::window`): counted, not kept,
+    /// with the keys of its job and run (`filter::outside_key`).
+    OutsideWindow([Option<u64>; 2]),
 }
 
 /// A ledger field by its position in `FIELDS`.
@@ -310,6 +313,12 @@ pub fn record_to_event<'r>(
             known.join(", ")
         )));
     };
+    // Before any of its texts are kept: interned texts stay for the whole run.
+    if spec.window.is_some_and(|window| !window.holds(at)) {
+        use crate::model::filter::{IdKind, outside_key};
+        let key = |kind, id| field(id).map(|text| outside_key(kind, &text));
+        return Ok(Outcome::OutsideWindow([key(IdKind::Job, FieldId::Job), key(IdKind::Run, FieldId::Run)]));
+    }
     let mut event = Event::new(at, kind, origin);
     // A row of a recent round takes its scope from its cells as written (a malformed slot is an
     // error here, before the lease columns are read, as it always was).

@@ -24,6 +24,7 @@ pub mod read_ahead;
 pub mod read_back;
 pub mod recent;
 pub mod server_log;
+pub mod spool;
 pub mod worker_settings;
 
 use std::collections::BTreeMap;
@@ -137,6 +138,12 @@ pub struct SourceSpec {
     /// The longest line (a CSV ledger: record) read, in bytes: a longer one is rejected and passed
     /// over in bounded memory (`lines::MAX_LINE_BYTES` unless `--max-line-bytes` says otherwise).
     pub max_line_bytes: usize,
+    /// The temporary copy a source read once (standard input, a FIFO) is written to while it is
+    /// read, and read back from (`spool`). Set before the sources are read (`spool::attach`).
+    pub spool: Option<std::sync::Arc<spool::Spool>>,
+    /// Ledgers and logs: the time range kept (`--since`/`--until` widened by `--read-margin`);
+    /// an event outside it is counted and not kept.
+    pub window: Option<crate::model::filter::ReadWindow>,
 }
 
 /// How the lines of a source are read again for the report.
@@ -184,11 +191,19 @@ impl SourceSpec {
             reread_compressed: true,
             text_start: 0,
             max_line_bytes: lines::MAX_LINE_BYTES,
+            spool: None,
+            window: None,
         }
     }
 
     pub fn display_path(&self) -> String {
         self.path.display().to_string()
+    }
+
+    /// The file the source's text is read again from: its temporary copy when it is read once
+    /// (`spool`), else its path.
+    pub fn file(&self) -> &Path {
+        self.spool.as_deref().map_or(&self.path, spool::Spool::path)
     }
 
     /// Why a time of this source cannot be placed, with the setting that fixes it.
@@ -411,21 +426,50 @@ pub fn open_labelled(
         let size = file.metadata().ok().filter(std::fs::Metadata::is_file).map(|m| m.len());
         (Box::new(file), progress.source(label, size))
     };
+    let (input, _) = open_text(raw, bar.as_ref(), path)?;
+    Ok((input, bar))
+}
+
+/// The bytes read from a source before its format is chosen, and the reader's buffer.
+const HEAD_BYTES: usize = 1 << 16;
+
+/// What the first bytes of a source said.
+#[derive(Debug, Clone, Copy)]
+struct TextStart {
+    gzip: bool,
+    /// A UTF-8 byte-order mark before the text (of a plain source).
+    bom: bool,
+}
+
+/// The text of `raw`: decompressed when it is gzip (by its first bytes), the byte-order mark
+/// skipped. `bar` counts the bytes read.
+fn open_text(
+    raw: Box<dyn Read + Send>,
+    bar: Option<&SourceBar>,
+    path: &Path,
+) -> Result<(Box<dyn BufRead + Send>, TextStart)> {
     // Counted before the gzip decoder, so that a compressed file's bar ends at its size on disk.
-    let raw: Box<dyn Read + Send> = match &bar {
+    let mut raw: Box<dyn Read + Send> = match bar {
         Some(bar) => Box::new(bar.count(raw)),
         None => raw,
     };
-    let mut reader = BufReader::with_capacity(1 << 16, raw);
-    let magic = reader.fill_buf().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    // The first block read whole, as the first read of a file gives it: a pipe's first read may
+    // give a few bytes, fewer than a gzip's magic or the lines a format is told by (`peek_head`).
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    (&mut raw)
+        .take(HEAD_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let start = TextStart { gzip: head.starts_with(&GZIP_MAGIC), bom: head.starts_with(lines::BOM) };
+    let reader = BufReader::with_capacity(HEAD_BYTES, std::io::Cursor::new(head).chain(raw));
     // A byte-order mark is skipped where the text starts: after decompression for a gzip.
-    let input: Box<dyn BufRead + Send> = if magic.starts_with(&GZIP_MAGIC) {
+    let input: Box<dyn BufRead + Send> = if start.gzip {
         // Decompressed on its own thread, ahead of the parsing.
         Box::new(lines::Text::new(read_ahead::ReadAhead::new(gzip::Members::new(reader))))
     } else {
         Box::new(lines::Text::new(reader))
     };
-    Ok((input, bar))
+    Ok((input, start))
 }
 
 /// Picks the parser for a source: the declared format, else the file ending, else the content.
@@ -560,10 +604,39 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
 }
 
 fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Vec<Event>, InputSummary)> {
+    if let Some(spool) = &spec.spool {
+        return read_spooled(index, spec, spool, progress);
+    }
     // `bar` lives to the end of the function: its bar is cleared when this source is done.
     let (input, bar) = open_counted(&spec.path, progress)?;
     let reread = reread(spec);
     let text_start = if reread == Reread::Seek { bom_length(&spec.path) } else { 0 };
+    let spec = &SourceSpec { reread, text_start, ..spec.clone() };
+    read_opened(index, spec, input, bar.as_ref())
+}
+
+/// A source read once, copied to its spool while it is read and then read back from there as a
+/// file is: by offset, plain (`Reread::Seek`) or compressed (`Reread::Decompress`).
+fn read_spooled(
+    index: u16,
+    spec: &SourceSpec,
+    spool: &spool::Spool,
+    progress: &Progress,
+) -> Result<(Vec<Event>, InputSummary)> {
+    let io = |source| Error::Io { path: spec.path.clone(), source };
+    let (raw, bar): (Box<dyn Read + Send>, _) = if spec.path == Path::new("-") {
+        (Box::new(std::io::stdin()), progress.source("stdin", None))
+    } else {
+        (Box::new(File::open(&spec.path).map_err(io)?), progress.source(&spec.display_path(), None))
+    };
+    let raw = Box::new(spool::Tee::new(raw, spool).map_err(io)?);
+    let (input, start) = open_text(raw, bar.as_ref(), &spec.path)?;
+    let reread = match (start.gzip, spec.reread_compressed) {
+        (false, _) => Reread::Seek,
+        (true, true) => Reread::Decompress,
+        (true, false) => Reread::No,
+    };
+    let text_start = if reread == Reread::Seek && start.bom { lines::BOM.len() as u64 } else { 0 };
     let spec = &SourceSpec { reread, text_start, ..spec.clone() };
     read_opened(index, spec, input, bar.as_ref())
 }
@@ -590,11 +663,15 @@ pub(crate) fn read_opened(
     }
     let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
     let mut events = Vec::new();
-    if spec.reread == Reread::Seek {
+    // A spooled source is still being copied while it is read: read in one pass, never reopened.
+    if spec.reread == Reread::Seek && spec.spool.is_none() {
         let reopen = Reopen { path: &spec.path, bar, lone_cr };
         format.read_file(spec, index, input, &reopen, &mut events, &mut summary)?;
     } else {
         format.read(spec, index, input, &mut events, &mut summary)?;
+    }
+    if let Some(window) = spec.window {
+        drop_outside(window, &mut events, &mut summary);
     }
     summary.events = events.len() as u64;
     summary.first_at = events.iter().map(Event::moment).min().map(Moment::utc);
@@ -603,6 +680,39 @@ pub(crate) fn read_opened(
         return Err(empty(spec));
     }
     Ok((events, summary))
+}
+
+/// Drops the events outside `window` that a reader kept (the ledgers drop theirs as they read a
+/// row, before its texts are kept): a line whose every event is dropped moves from `used` to
+/// ignored as `OUTSIDE_READ_WINDOW`. Worker settings stay wherever they are: they say what the
+/// workers ran with, which a window does not change.
+fn drop_outside(window: crate::model::filter::ReadWindow, events: &mut Vec<Event>, summary: &mut InputSummary) {
+    if events.iter().all(|event| window.holds(event.moment())) {
+        return;
+    }
+    let (mut kept_lines, mut dropped_lines) = (Vec::new(), Vec::new());
+    events.retain(|event| {
+        let keep = window.holds(event.moment()) || event.kind == crate::model::EventKind::WorkerSettings;
+        if keep {
+            kept_lines.push(event.origin().line);
+        } else {
+            use crate::model::filter::{IdKind, outside_key};
+            dropped_lines.push(event.origin().line);
+            let job = event.job_id.as_deref().map(|id| outside_key(IdKind::Job, id));
+            let run = event.run_id.as_deref().map(|id| outside_key(IdKind::Run, id));
+            summary.outside_ids.extend(job.into_iter().chain(run));
+        }
+        keep
+    });
+    kept_lines.sort_unstable();
+    dropped_lines.sort_unstable();
+    dropped_lines.dedup();
+    for line in dropped_lines {
+        if kept_lines.binary_search(&line).is_err() {
+            summary.used = summary.used.saturating_sub(1);
+            summary.ignore(crate::model::filter::OUTSIDE_READ_WINDOW);
+        }
+    }
 }
 
 /// A source with no line: a file that is empty, or standard input that gave nothing.

@@ -214,7 +214,7 @@ enum SourceText {
 impl SourceText {
     fn open(spec: &SourceSpec, progress: &Progress) -> Result<SourceText> {
         let io = |source| Error::Io { path: spec.path.clone(), source };
-        let mut file = File::open(&spec.path).map_err(io)?;
+        let mut file = File::open(spec.file()).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
         if super::is_gzip(&mut file) {
             let (input, bar) = Self::decompress(spec, progress)?;
@@ -226,7 +226,7 @@ impl SourceText {
 
     /// A compressed file's text from its start, with its bar.
     fn decompress(spec: &SourceSpec, progress: &Progress) -> Result<(Box<dyn BufRead + Send>, Option<SourceBar>)> {
-        super::open_labelled(&spec.path, &format!("{} (cited lines)", spec.display_path()), progress)
+        super::open_labelled(spec.file(), &format!("{} (cited lines)", spec.display_path()), progress)
     }
 
     fn reader(&mut self) -> &mut dyn BufRead {

@@ -20,7 +20,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 
-use super::{Event, Finding, Timeline};
+use super::{Event, Finding, Moment, Timeline};
 use crate::time::{Bound, format_datetime};
 
 /// The filter as the user gave it, validated (`config.rs`): bounds read, not yet placed, since a
@@ -38,6 +38,99 @@ pub struct FilterSpec {
     pub zone: Option<Tz>,
     /// The zone the report shows times in (`zone`, else UTC): the notice is written in it.
     pub display_tz: Tz,
+    /// How far past `since` and `until` the ledgers and logs are read (`--read-margin`): `None`
+    /// reads everything, and so does a bound that is a clock time (`read_window`).
+    pub read_margin: Option<chrono::TimeDelta>,
+}
+
+/// The margin read on each side of `--since`/`--until` unless `--read-margin` says otherwise.
+pub const DEFAULT_READ_MARGIN_S: i64 = 3600;
+
+/// Why a ledger row or log line was counted and not kept (`InputSummary::ignored_by_reason`).
+pub const OUTSIDE_READ_WINDOW: &str = "outside the read window";
+
+/// The keys of the jobs and runs of rows and lines outside the read window (`outside_key`): a
+/// hash each, so that a month of rows outside costs a few MB, not their texts.
+pub type OutsideIds = rustc_hash::FxHashSet<u64>;
+
+/// Which id `outside_key` is of.
+#[derive(Debug, Clone, Copy)]
+pub enum IdKind {
+    Job,
+    Run,
+}
+
+/// The key of a job or run id in `OutsideIds`. Two ids may share a key: a finding is then said to
+/// be cut when it is not, never the other way.
+pub fn outside_key(kind: IdKind, id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = rustc_hash::FxHasher::default();
+    (kind as u8).hash(&mut hasher);
+    id.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Whether `event`'s job or run is among the `outside` ones.
+pub fn touches_outside(event: &Event, outside: &OutsideIds) -> bool {
+    event.job_id.as_deref().is_some_and(|id| outside.contains(&outside_key(IdKind::Job, id)))
+        || event.run_id.as_deref().is_some_and(|id| outside.contains(&outside_key(IdKind::Run, id)))
+}
+
+/// The time range ledgers and logs are read in: `--since`/`--until` widened by the read margin.
+/// An event outside it is counted (`OUTSIDE_READ_WINDOW`) and not kept, so memory follows the
+/// window asked about, not the export; the margin holds what the shown findings' evidence reaches
+/// back and forward to (an activation before a stall, the round that overlaps another).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadWindow {
+    pub from: Option<Moment>,
+    pub to: Option<Moment>,
+}
+
+impl ReadWindow {
+    pub fn holds(&self, at: Moment) -> bool {
+        self.from.is_none_or(|from| at >= from) && self.to.is_none_or(|to| at <= to)
+    }
+}
+
+/// Where the ledgers and logs are read: everything (with why, when a window was asked), or a window.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReadPlan {
+    Everything(Option<String>),
+    Window { window: ReadWindow, margin: chrono::TimeDelta, from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>> },
+}
+
+impl ReadPlan {
+    pub fn window(&self) -> Option<ReadWindow> {
+        match self {
+            ReadPlan::Everything(_) => None,
+            ReadPlan::Window { window, .. } => Some(*window),
+        }
+    }
+
+    /// What the report's assumptions say: the window, its margin, and what it left out
+    /// (`outside`: ledger rows and log lines counted and not kept).
+    pub fn note(&self, tz: Tz, outside: u64) -> Option<String> {
+        match self {
+            ReadPlan::Everything(why) => why.clone(),
+            ReadPlan::Window { margin, from, to, .. } => {
+                let bound = |at: &Option<DateTime<Utc>>, open: &str| {
+                    at.map_or_else(|| open.to_string(), |at| format_datetime(at, tz))
+                };
+                let left_out = match outside {
+                    0 => "nothing was outside it".to_string(),
+                    1 => "1 ledger row or log line outside it was counted, not kept".to_string(),
+                    n => format!("{n} ledger rows and log lines outside it were counted, not kept"),
+                };
+                Some(format!(
+                    "ledgers and logs read from {} to {} ({}): --since/--until widened by {} s on each side (--read-margin); {left_out}; a finding whose evidence lies further out is not seen (--read-margin all reads everything)",
+                    bound(from, "their start"),
+                    bound(to, "their end"),
+                    tz.name(),
+                    margin.num_seconds(),
+                ))
+            }
+        }
+    }
 }
 
 /// The placed filter a report applies.
@@ -59,6 +152,36 @@ impl FilterSpec {
             && self.jobs.is_empty()
             && self.runs.is_empty()
             && self.items.is_empty()
+    }
+
+    /// Where ledgers and logs are read: `since - margin ..= until + margin` when the bounds given
+    /// are instants. A clock time's date comes from the events, so it reads everything (and says
+    /// so); a bound that cannot be placed reads everything too, and `place` reports it.
+    pub fn read_plan(&self) -> ReadPlan {
+        if self.since.is_none() && self.until.is_none() {
+            return ReadPlan::Everything(None);
+        }
+        let Some(margin) = self.read_margin else { return ReadPlan::Everything(None) };
+        let mut clock = None;
+        let mut place = |flag: &str, given: &Option<(String, Bound)>| -> Result<Option<DateTime<Utc>>, ()> {
+            match given {
+                None => Ok(None),
+                Some((text, Bound::Clock(_))) => {
+                    clock.get_or_insert_with(|| format!(
+                        "{flag} {text} is a clock time, on the date the events give: every line was read, then the window shown; give the date too ({flag} '2026-10-07 {text}') to read only the window"
+                    ));
+                    Err(())
+                }
+                Some((_, bound)) => bound.place(self.zone, None).map(Some).map_err(|_| ()),
+            }
+        };
+        let (since, until) = (place("--since", &self.since), place("--until", &self.until));
+        let (Ok(since), Ok(until)) = (since, until) else { return ReadPlan::Everything(clock) };
+        // A bound past what a timeline holds leaves that side open: nothing there is dropped.
+        let from = since.and_then(|at| at.checked_sub_signed(margin));
+        let to = until.and_then(|at| at.checked_add_signed(margin));
+        let moment = |at: Option<DateTime<Utc>>| at.and_then(|at| Moment::new(at).ok());
+        ReadPlan::Window { window: ReadWindow { from: moment(from), to: moment(to) }, margin, from, to }
     }
 
     /// The filter placed on `timeline`: a clock time alone is on the date every event of the case

@@ -65,6 +65,11 @@ pub struct InputSummary {
     /// about the zone the lines' own times were read in (`clock-offset-suspected`).
     #[serde(skip)]
     pub envelope_times: Vec<(u32, crate::model::Moment)>,
+    /// The jobs and runs of the rows and lines left outside the read window
+    /// (`filter::outside_key`): a finding about one of them may lack part of its story, and the
+    /// report says so (`warnings::window_cut`).
+    #[serde(skip)]
+    pub outside_ids: super::filter::OutsideIds,
 }
 
 /// A plain-text log's lines that hold many timestamps (`InputSummary::crowded`).
@@ -131,6 +136,7 @@ impl InputSummary {
             naive_times: 0,
             meta_versions: Vec::new(),
             crowded: None,
+            outside_ids: super::filter::OutsideIds::default(),
             envelope_times: Vec::new(),
         }
     }
@@ -142,7 +148,13 @@ impl InputSummary {
 
     pub fn ignore(&mut self, reason: &str) {
         self.ignored += 1;
-        *self.ignored_by_reason.entry(reason.to_string()).or_default() += 1;
+        // Looked up before inserting: a reason is counted for millions of lines, allocated once.
+        match self.ignored_by_reason.get_mut(reason) {
+            Some(count) => *count += 1,
+            None => {
+                self.ignored_by_reason.insert(reason.to_string(), 1);
+            }
+        }
     }
 
     pub fn reject(&mut self, line: u64, reason: impl Into<String>) {
@@ -163,6 +175,7 @@ impl InputSummary {
         }
         self.notes.extend(later.notes);
         self.naive_times += later.naive_times;
+        self.outside_ids.extend(later.outside_ids);
         let room = MAX_LISTED_REJECTIONS.saturating_sub(self.rejections.len());
         self.rejections.extend(later.rejections.into_iter().take(room));
         crate::time::fold::merge(&mut self.folds, later.folds);
@@ -311,7 +324,7 @@ impl Report {
         } else {
             let _ = write!(
                 notice,
-                ", the findings citing any of them and the findings they follow from (each with all its evidence): {} of {found}; the analysis read all {events} events",
+                ", the findings citing any of them and the findings they follow from (each with all its evidence): {} of {found}; the analysis read all {events} events of the timeline",
                 self.findings.len()
             );
         }

@@ -331,6 +331,51 @@ fn join_and(parts: &[String]) -> String {
     }
 }
 
+/// Jobs and runs the shown events belong to that also have rows or lines outside the read window
+/// (`filter::ReadWindow`): their stories are cut at its edges, so a finding about them may be
+/// missing (an activation before the window, which a stall is found from) or say less than the
+/// whole story would (a rerun read as a regular round). `shows` tells the events shown.
+pub fn window_cut(
+    timeline: &super::Timeline,
+    shows: impl Fn(&super::Event) -> bool,
+    outside: &super::filter::OutsideIds,
+) -> Option<Warning> {
+    const LISTED: usize = 4;
+    if outside.is_empty() {
+        return None;
+    }
+    let mut cut: Vec<String> = Vec::new();
+    for event in timeline.events().iter().filter(|event| shows(event)) {
+        use super::filter::{IdKind, outside_key};
+        let ids = [(IdKind::Job, "job", event.job_id.as_deref()), (IdKind::Run, "run", event.run_id.as_deref())];
+        for (kind, label, id) in ids {
+            if let Some(id) = id
+                && outside.contains(&outside_key(kind, id))
+            {
+                let name = format!("{label} {id}");
+                if !cut.contains(&name) {
+                    cut.push(name);
+                }
+            }
+        }
+    }
+    if cut.is_empty() {
+        return None;
+    }
+    let more = cut.len().saturating_sub(LISTED);
+    cut.truncate(LISTED);
+    let listed = if more > 0 { format!("{}, and {more} more", cut.join(", ")) } else { join_and(&cut) };
+    Some(Warning {
+        kind: "read-window-cut",
+        message: format!(
+            "{listed} also {} rows or lines outside the read window (--since/--until widened by --read-margin): {} story is cut at its edges, so a finding about {} may be missing or say less than the whole story would (a rerun read as a regular round); widen --read-margin, or --read-margin all to read everything",
+            if cut.len() + more == 1 { "has" } else { "have" },
+            if cut.len() + more == 1 { "its" } else { "their" },
+            if cut.len() + more == 1 { "it" } else { "them" },
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -15,11 +15,6 @@ fn without_sgr(text: &str) -> String {
 }
 
 impl Leasetrace {
-    fn env(mut self, name: &str, value: &str) -> Self {
-        self.command.env(name, value);
-        self
-    }
-
     fn dir(mut self, dir: &Path) -> Self {
         self.command.current_dir(dir);
         self

@@ -1,0 +1,176 @@
+//! `--since`/`--until` read only the window asked about, widened by `--read-margin`
+//! (docs/outputs/filters.md), and a source read once (standard input) is copied while it is read
+//! and read back as a file (docs/inputs.md). Run on the real binary.
+
+use super::*;
+
+/// `analyze --format json` of the incident's case with extra flags.
+fn analyze(extra: &[&str]) -> Value {
+    let run = leasetrace(&[&["analyze", INCIDENT, "--format", "json"], extra].concat()).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.json()
+}
+
+fn warning_kinds(report: &Value) -> Vec<String> {
+    report["warnings"].as_array().unwrap().iter().map(|w| w["kind"].as_str().unwrap().to_string()).collect()
+}
+
+fn assumptions(report: &Value) -> String {
+    report["assumptions"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect::<Vec<_>>().join("\n")
+}
+
+fn outside(input: &Value) -> u64 {
+    input["ignored_by_reason"].get("outside the read window").map_or(0, |n| n.as_u64().unwrap())
+}
+
+/// The ledger rows of the incident whose time (UTC, the first column) is outside `from ..= to`,
+/// counted from the file itself.
+fn ledger_rows_outside(from: &str, to: &str) -> u64 {
+    let csv = std::fs::read_to_string(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let at = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap();
+    let (from, to) = (at(from), at(to));
+    csv.lines()
+        .skip(1)
+        .filter(|row| {
+            let time = at(row.split(',').next().unwrap());
+            time < from || time > to
+        })
+        .count() as u64
+}
+
+#[test]
+fn with_the_default_margin_the_window_gives_the_findings_of_reading_everything() {
+    let window = ["--since", "2026-10-07 09:50", "--until", "2026-10-07 09:56"];
+    let windowed = analyze(&window);
+    let everything = analyze(&[&window[..], &["--read-margin", "all"]].concat());
+    assert_eq!(windowed["findings"], everything["findings"]);
+    assert!(!warning_kinds(&windowed).contains(&"read-window-cut".to_string()), "{:#}", windowed["warnings"]);
+    // 08:50 to 10:56 KST holds the whole incident (08:54 to 10:15): nothing was left out.
+    assert!(
+        assumptions(&windowed).contains(
+            "ledgers and logs read from 2026-10-07 08:50:00 to 2026-10-07 10:56:00 (Asia/Seoul): --since/--until widened by 3600 s on each side (--read-margin); nothing was outside it"
+        ),
+        "{}",
+        assumptions(&windowed)
+    );
+    assert!(!assumptions(&everything).contains("ledgers and logs read from"), "{}", assumptions(&everything));
+}
+
+#[test]
+fn rows_and_lines_outside_the_window_are_counted_not_kept_and_a_cut_story_is_warned_about() {
+    // 09:49 to 09:57 KST: the 09:33 activation, the restart and the first round are left out.
+    let report = analyze(&["--since", "2026-10-07 09:50", "--until", "2026-10-07 09:56", "--read-margin", "60"]);
+    let (ledger, log) = (&report["inputs"][0], &report["inputs"][1]);
+    assert_eq!(outside(ledger), ledger_rows_outside("2026-10-07T00:49:00Z", "2026-10-07T00:57:00Z"));
+    assert!(outside(log) > 0, "{log:#}");
+    for input in [ledger, log] {
+        let (lines, used, ignored, rejected) =
+            (input["lines"].as_u64(), input["used"].as_u64(), input["ignored"].as_u64(), input["rejected"].as_u64());
+        assert_eq!(lines.unwrap(), used.unwrap() + ignored.unwrap() + rejected.unwrap(), "{input:#}");
+        // What was kept is inside the window read.
+        for bound in ["first_at", "last_at"] {
+            let at = input[bound].as_str().unwrap();
+            assert!(("2026-10-07T00:49:00.000Z"..="2026-10-07T00:57:00.000Z").contains(&at), "{bound} {at}");
+        }
+    }
+    let total = outside(ledger) + outside(log);
+    assert!(
+        assumptions(&report).contains(&format!(
+            "ledgers and logs read from 2026-10-07 09:49:00 to 2026-10-07 09:57:00 (Asia/Seoul): --since/--until widened by 60 s on each side (--read-margin); {total} ledger rows and log lines outside it were counted, not kept"
+        )),
+        "{}",
+        assumptions(&report)
+    );
+    // The stall that made run-0933-b a rerun is outside: the warning names the job whose story
+    // is cut, first, since the sweep-overlap below now reads the rerun as a regular round.
+    let cut = report["warnings"].as_array().unwrap().iter().find(|w| w["kind"] == "read-window-cut").unwrap();
+    assert!(
+        cut["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("job repeat:pr-review-sweep:1791333180000 also has rows or lines outside the read window"),
+        "{cut:#}"
+    );
+    assert!(report["findings"].as_array().unwrap().iter().all(|f| f["kind"] != "stalled-rerun"));
+}
+
+#[test]
+fn a_clock_time_reads_everything_and_says_how_to_read_only_the_window() {
+    let report = analyze(&["--since", "09:50", "--until", "09:56"]);
+    let ledger = &report["inputs"][0];
+    assert_eq!(outside(ledger), 0);
+    assert!(
+        assumptions(&report).contains("--since 09:50 is a clock time, on the date the events give: every line was read, then the window shown; give the date too (--since '2026-10-07 09:50') to read only the window"),
+        "{}",
+        assumptions(&report)
+    );
+    // The same findings as the dated window with the default margin.
+    assert_eq!(
+        report["findings"],
+        analyze(&["--since", "2026-10-07 09:50", "--until", "2026-10-07 09:56"])["findings"]
+    );
+}
+
+#[test]
+fn a_read_margin_that_is_not_seconds_is_refused_naming_the_forms() {
+    let run = leasetrace(&["analyze", INCIDENT, "--since", "2026-10-07 09:50", "--read-margin", "1h"]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--read-margin '1h': expected a whole number of seconds (3600 is an hour) or all"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A ledger whose cited rows have a quoted cell: read back as written, from stdin as from a file.
+fn quoted_ledger() -> String {
+    let csv = std::fs::read_to_string(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    csv.lines().map(|row| row.replacen(",PR-4412,", ",\"PR-4412\",", 1) + "\n").collect()
+}
+
+#[test]
+fn standard_input_is_read_back_from_its_copy_as_written_and_the_copy_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ledger, tmp) = (dir.path().join("ledger.csv"), dir.path().join("tmp"));
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::write(&ledger, quoted_ledger()).unwrap();
+    let log = format!("{INCIDENT}/server.log");
+    let raws = |run: Run| -> Vec<(u64, String)> {
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let report = run.json();
+        report["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["source"]["path"] != log.as_str())
+            .map(|e| (e["source"]["line"].as_u64().unwrap(), e["raw"].as_str().unwrap().to_string()))
+            .collect()
+    };
+    let from_file = raws(analyze_incident_by_flags(ledger.to_str().unwrap(), &log, &[]).run());
+    let from_stdin = raws(
+        analyze_incident_by_flags("-", &log, &[])
+            .env("TMPDIR", tmp.to_str().unwrap())
+            .stdin(quoted_ledger().as_bytes())
+            .run(),
+    );
+    assert!(from_file.iter().any(|(_, raw)| raw.contains(",\"PR-4412\",")), "{from_file:?}");
+    assert_eq!(from_stdin, from_file);
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "the copy of stdin outlived the run");
+}
+
+#[test]
+fn standard_input_without_a_folder_for_its_copy_is_an_error_naming_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-folder");
+    let run = analyze_incident_by_flags("-", &format!("{INCIDENT}/server.log"), &[])
+        .env("TMPDIR", missing.to_str().unwrap())
+        .stdin(quoted_ledger().as_bytes())
+        .run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("-: cannot make a temporary copy in {}", missing.display())),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("set TMPDIR to a writable folder"), "{}", run.stderr);
+}
