@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # CI smoke check of the performance benchmark (docs/performance.md): generate the 100 MB log +
 # 200 k ledger rows case (cached under target/bench/ while bench/gen_case.py is unchanged), then run
-# bench/run.py for 5 rounds with --gzip --envelope --check-ratios: every answer must be right
-# (leasetrace, rg, the Python script, and leasetrace on the case gzipped and on the case with its
-# log in kubectl's envelope, whose findings and evidence must be the plain files'), and the ratios
-# must stay within the generous CI thresholds stated in bench/run.py. Never compares absolute
-# seconds.
+# bench/run.py for 5 rounds with --gzip --envelope --duckdb --floor --stdin --window
+# --check-ratios: every answer must be right (leasetrace, rg, the Python script, DuckDB, the floor
+# program, and leasetrace on the case gzipped, with its log in kubectl's envelope and with each
+# source on standard input, whose findings and evidence must be the plain files', and on one day
+# of the case), and the ratios must stay within the generous CI thresholds stated in bench/run.py.
+# Never compares absolute seconds. Installs DuckDB's Python package when it is missing.
 #
 # Environment: LEASETRACE_BIN=path skips `cargo build --release` and benchmarks that binary;
 # BENCH_DIR=dir puts the case and the JSON results elsewhere (default target/bench).
@@ -35,8 +36,14 @@ bench_dir=${BENCH_DIR:-target/bench}
 case_dir="$bench_dir/smoke-100mb-200k-seed1"
 gen_args=(--log-mb 100 --ledger-rows 200000 --seed 1)
 
+if ! python3 -c 'import duckdb' >/dev/null 2>&1; then
+    echo "bench/smoke.sh: installing the duckdb Python package" >&2
+    python3 -m pip install -q duckdb 2>/dev/null || python3 -m pip install -q --break-system-packages duckdb
+fi
+
 if [ -z "${LEASETRACE_BIN:-}" ]; then
-    cargo build --release --locked --quiet
+    # The floor program (examples/floor.rs) beside the binary.
+    cargo build --release --locked --quiet --bin leasetrace --example floor
     bin=target/release/leasetrace
 else
     bin=$LEASETRACE_BIN
@@ -50,4 +57,5 @@ if [ "$(cat "$case_dir/.stamp" 2>/dev/null)" != "$stamp" ]; then
     echo "$stamp" > "$case_dir/.stamp"
 fi
 
-python3 bench/run.py "$case_dir" --rounds 5 --binary "$bin" --gzip --envelope --check-ratios --json "$bench_dir/smoke.json"
+python3 bench/run.py "$case_dir" --rounds 5 --binary "$bin" --gzip --envelope --duckdb --floor --stdin --window \
+    --check-ratios --json "$bench_dir/smoke.json"

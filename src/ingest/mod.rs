@@ -367,6 +367,9 @@ pub(crate) fn join_later_part(
     }
     let texts = std::mem::take(&mut account.texts);
     summary.texts.append_later(texts, line_of(spec, before)?);
+    // Exactly what the second part needs: `append` alone would grow the first part's capacity to
+    // twice its own, 17 MB of nothing for the main case's 2 M ledger rows (measured with massif).
+    events.reserve_exact(more.len());
     events.append(&mut more);
     summary.absorb(account);
     Ok(())
