@@ -323,18 +323,24 @@ def kubectl_copy(case: Path) -> Path:
     return out
 
 
-def check_leasetrace_kubectl(r: dict, exp: dict, plain: dict | None) -> list[str]:
+def check_same_findings(r: dict, exp: dict, plain: dict | None, rename, differ: str) -> list[str]:
+    """leasetrace's answer, and its findings and evidence equal to the plain case's once each
+    evidence path is passed through `rename` (the copy's name back to the plain file's)."""
     errs = check_leasetrace(r, exp, None)
     if errs or plain is None:
         return errs
-    renamed = json.loads(r["stdout"])["findings"]
-    for finding in renamed:
+    findings = json.loads(r["stdout"])["findings"]
+    for finding in findings:
         for event in finding["evidence"]:
-            if event["source"]["path"].endswith("pods.log"):
-                event["source"]["path"] = "server.log"
-    if without_paths(renamed) != without_paths(plain["findings"]):
-        errs.append("findings or evidence differ from the plain log's (lines, raw text, metrics)")
+            event["source"]["path"] = rename(event["source"]["path"])
+    if without_paths(findings) != without_paths(plain["findings"]):
+        errs.append(f"findings or evidence differ from the {differ}")
     return errs
+
+
+def check_leasetrace_kubectl(r: dict, exp: dict, plain: dict | None) -> list[str]:
+    return check_same_findings(r, exp, plain, lambda path: "server.log" if path.endswith("pods.log") else path,
+                               "plain log's (lines, raw text, metrics)")
 
 
 def without_paths(findings: list) -> list:
@@ -347,28 +353,15 @@ def without_paths(findings: list) -> list:
 
 
 def check_leasetrace_gzip(r: dict, exp: dict, plain: dict | None) -> list[str]:
-    errs = check_leasetrace(r, exp, None)
-    if errs or plain is None:
-        return errs
-    if without_paths(json.loads(r["stdout"])["findings"]) != without_paths(plain["findings"]):
-        errs.append("findings or evidence differ from the plain files' (raw lines read back, lines, metrics)")
-    return errs
+    return check_same_findings(r, exp, plain, lambda path: path,
+                               "plain files' (raw lines read back, lines, metrics)")
 
 
 def check_leasetrace_stdin(r: dict, exp: dict, plain: dict | None, file_name: str) -> list[str]:
     """A source read from standard input: the plain case's findings and evidence, raw lines included
     (read back from the copy made while it was read), its path `-`."""
-    errs = check_leasetrace(r, exp, None)
-    if errs or plain is None:
-        return errs
-    findings = json.loads(r["stdout"])["findings"]
-    for finding in findings:
-        for event in finding["evidence"]:
-            if event["source"]["path"] == "-":
-                event["source"]["path"] = file_name
-    if without_paths(findings) != without_paths(plain["findings"]):
-        errs.append("findings or evidence differ from the plain files' (raw lines read back, lines, metrics)")
-    return errs
+    return check_same_findings(r, exp, plain, lambda path: file_name if path == "-" else path,
+                               "plain files' (raw lines read back, lines, metrics)")
 
 
 def check_leasetrace_window(r: dict, exp: dict, plain: dict | None) -> list[str]:
