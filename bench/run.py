@@ -39,10 +39,11 @@ and with --split also
 
 and with --stdin also
   M  leasetrace analyze --ledger CASE/ledger.csv --log CASE/server.log ...   the case by flags
-  N  the same with --ledger - (the ledger on standard input)
-  O  the same with --log - (the log on standard input)
-     (N and O must give M's findings and evidence, raw lines included: standard input is copied
-     while it is read and read back from the copy; their peak RSS against M's is the target)
+  N  the same with --ledger - (the ledger on standard input, piped from cat)
+  O  the same with --log - (the log on standard input, piped from cat)
+     (N and O must give M's findings and evidence, raw lines included: standard input through a
+     pipe is copied while it is read and read back from the copy; their peak RSS against M's is
+     the target. A file given as `< file` is read in place, as the file is.)
 
 and with --window also
   P  leasetrace analyze CASE --since DAY --until DAY+1   the incident's day of the month-long case:
@@ -182,15 +183,20 @@ def run(argv: list[str], capture: bool, timeout: float | None, stdin: Path | Non
             tempfile.NamedTemporaryFile(mode="r", suffix=".rss") as rss:
         full = [TIME, "-f", "%M %U %S", "-o", rss.name, *argv] if TIME else argv
         t0 = time.perf_counter()
-        source = open(stdin, "rb") if stdin else subprocess.DEVNULL
-        p = subprocess.Popen(full, stdin=source, stdout=out if capture else subprocess.DEVNULL, stderr=err)
-        if stdin:
-            source.close()
+        # Standard input through a pipe from cat, as `cat file | leasetrace --ledger -` (a file
+        # given as `< file` is read in place, as the file is, and measures nothing new).
+        feeder = subprocess.Popen(["cat", str(stdin)], stdout=subprocess.PIPE) if stdin else None
+        p = subprocess.Popen(full, stdin=feeder.stdout if feeder else subprocess.DEVNULL,
+                             stdout=out if capture else subprocess.DEVNULL, stderr=err)
+        if feeder:
+            feeder.stdout.close()
         timer = threading.Timer(timeout, p.kill) if timeout else None
         if timer:
             timer.start()
         _, status, usage = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
+        if feeder:
+            feeder.wait()
         if timer:
             timer.cancel()
         p.returncode = os.waitstatus_to_exitcode(status)

@@ -53,6 +53,8 @@ impl Run {
 struct Leasetrace {
     command: Command,
     stdin: Option<Vec<u8>>,
+    /// A file given as standard input itself (`< file`), not through a pipe.
+    stdin_file: Option<std::fs::File>,
 }
 
 fn leasetrace(args: &[&str]) -> Leasetrace {
@@ -62,12 +64,17 @@ fn leasetrace(args: &[&str]) -> Leasetrace {
     for name in ["NO_COLOR", "CLICOLOR_FORCE", "CLICOLOR"] {
         command.env_remove(name);
     }
-    Leasetrace { command, stdin: None }
+    Leasetrace { command, stdin: None, stdin_file: None }
 }
 
 impl Leasetrace {
     fn stdin(mut self, bytes: &[u8]) -> Self {
         self.stdin = Some(bytes.to_vec());
+        self
+    }
+
+    fn stdin_file(mut self, file: std::fs::File) -> Self {
+        self.stdin_file = Some(file);
         self
     }
 
@@ -77,7 +84,10 @@ impl Leasetrace {
     }
 
     fn run(mut self) -> Run {
-        self.command.stdin(if self.stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+        match self.stdin_file.take() {
+            Some(file) => self.command.stdin(Stdio::from(file)),
+            None => self.command.stdin(if self.stdin.is_some() { Stdio::piped() } else { Stdio::null() }),
+        };
         self.command.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = self.command.spawn().expect("the binary runs");
         if let Some(bytes) = self.stdin.take() {

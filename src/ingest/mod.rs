@@ -572,7 +572,7 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
             crate::model::event::MAX_SOURCES
         )));
     }
-    let size = |spec: &SourceSpec| std::fs::metadata(&spec.path).map_or(0, |m| m.len());
+    let size = |spec: &SourceSpec| std::fs::metadata(spec.file()).map_or(0, |m| m.len());
     let mut largest_first: Vec<usize> = (0..specs.len()).collect();
     largest_first.sort_by_key(|&index| std::cmp::Reverse(size(&specs[index])));
     let results = crate::parallel::map_in_order(&largest_first, crate::parallel::cores(), |index| {
@@ -607,13 +607,15 @@ pub fn read_sources(specs: &[SourceSpec], progress: &Progress) -> Result<(Vec<Ev
 }
 
 fn read_source(index: u16, spec: &SourceSpec, progress: &Progress) -> Result<(Vec<Event>, InputSummary)> {
-    if let Some(spool) = &spec.spool {
+    if let Some(spool) = &spec.spool
+        && spool.is_copy()
+    {
         return read_spooled(index, spec, spool, progress);
     }
     // `bar` lives to the end of the function: its bar is cleared when this source is done.
-    let (input, bar) = open_counted(&spec.path, progress)?;
+    let (input, bar) = open_labelled(spec.file(), &spec.display_path(), progress)?;
     let reread = reread(spec);
-    let text_start = if reread == Reread::Seek { bom_length(&spec.path) } else { 0 };
+    let text_start = if reread == Reread::Seek { bom_length(spec.file()) } else { 0 };
     let spec = &SourceSpec { reread, text_start, ..spec.clone() };
     read_opened(index, spec, input, bar.as_ref())
 }
@@ -666,9 +668,9 @@ pub(crate) fn read_opened(
     }
     let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
     let mut events = Vec::new();
-    // A spooled source is still being copied while it is read: read in one pass, never reopened.
-    if spec.reread == Reread::Seek && spec.spool.is_none() {
-        let reopen = Reopen { path: &spec.path, bar, lone_cr };
+    // A source being copied while it is read is read in one pass, never reopened.
+    if spec.reread == Reread::Seek && spec.spool.as_ref().is_none_or(|spool| !spool.is_copy()) {
+        let reopen = Reopen { path: spec.file(), bar, lone_cr };
         format.read_file(spec, index, input, &reopen, &mut events, &mut summary)?;
     } else {
         format.read(spec, index, input, &mut events, &mut summary)?;
@@ -737,10 +739,11 @@ pub(crate) fn is_gzip(file: &mut File) -> bool {
 fn reread(spec: &SourceSpec) -> Reread {
     // Asked before opening: a second open of a FIFO whose writer has finished would wait for
     // another writer for ever (the source itself is already open, and read once).
-    if spec.path == Path::new("-") || !std::fs::metadata(&spec.path).is_ok_and(|m| m.is_file()) {
+    let path = spec.file();
+    if path == Path::new("-") || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return Reread::No;
     }
-    let Ok(mut file) = File::open(&spec.path) else { return Reread::No };
+    let Ok(mut file) = File::open(path) else { return Reread::No };
     if !is_gzip(&mut file) {
         Reread::Seek
     } else if spec.reread_compressed {

@@ -15,17 +15,28 @@ use std::sync::Arc;
 use super::SourceSpec;
 use crate::error::{Error, Result};
 
-/// The temporary copy of a source read once: removed when the last spec holding it is dropped.
+/// Where a source read once is read again from: its temporary copy (removed when the last spec
+/// holding it is dropped), or, for standard input that is a regular file at its start (`< file`),
+/// that file itself, through `/proc/self/fd/0` (Linux): no copy, and read in two parts as a file
+/// is.
 #[derive(Debug)]
-pub struct Spool {
-    path: tempfile::TempPath,
-    dir: PathBuf,
+pub enum Spool {
+    Copy { path: tempfile::TempPath, dir: PathBuf },
+    InPlace { path: PathBuf },
 }
 
 impl Spool {
-    /// Where the copy is, for reading it back.
+    /// Where the text is read again from.
     pub fn path(&self) -> &Path {
-        &self.path
+        match self {
+            Spool::Copy { path, .. } => path,
+            Spool::InPlace { path } => path,
+        }
+    }
+
+    /// Whether the source is copied while it is read (not read in place).
+    pub fn is_copy(&self) -> bool {
+        matches!(self, Spool::Copy { .. })
     }
 }
 
@@ -34,14 +45,28 @@ pub fn is_read_once(path: &Path) -> bool {
     path == Path::new("-") || std::fs::metadata(path).is_ok_and(|m| !m.is_file())
 }
 
-/// Gives each source that is read once a temporary file to be copied to while it is read, in the
-/// system's temporary folder (`TMPDIR`).
+/// Gives each source that is read once where it is read again from: standard input that is a
+/// regular file at its start, in place; any other, a temporary file in the system's temporary
+/// folder (`TMPDIR`), to be copied to while it is read.
 pub fn attach(sources: &mut [SourceSpec]) -> Result<()> {
     for spec in sources.iter_mut().filter(|spec| spec.spool.is_none() && is_read_once(&spec.path)) {
-        let dir = std::env::temp_dir();
+        if spec.path == Path::new("-")
+            && let Some(path) = stdin_in_place()
+        {
+            spec.spool = Some(Arc::new(Spool::InPlace { path }));
+            continue;
+        }
+        spec.spool = Some(Arc::new(Spool::copy_in(&spec.path, std::env::temp_dir())?));
+    }
+    Ok(())
+}
+
+impl Spool {
+    /// An empty temporary file in `dir` for the copy of the source at `path` (for its errors).
+    fn copy_in(path: &Path, dir: PathBuf) -> Result<Spool> {
         let file = tempfile::Builder::new().prefix("leasetrace-input-").tempfile_in(&dir).map_err(|source| {
             Error::input(
-                &spec.path,
+                path,
                 None,
                 format!(
                     "cannot make a temporary copy in {} ({source}): a source read once is copied there so that the lines a report cites can be read back; set TMPDIR to a writable folder",
@@ -49,9 +74,33 @@ pub fn attach(sources: &mut [SourceSpec]) -> Result<()> {
                 ),
             )
         })?;
-        spec.spool = Some(Arc::new(Spool { path: file.into_temp_path(), dir }));
+        Ok(Spool::Copy { path: file.into_temp_path(), dir })
     }
-    Ok(())
+}
+
+/// `/proc/self/fd/0` when standard input is a regular file not yet read from (`< file`) and that
+/// path opens the same file: it can then be opened again at any offset, as the file. Where stdin
+/// was read from already (`(head -1; leasetrace --ledger -) < file`), opening it again would start
+/// at the file's start, not where stdin is: it is copied instead.
+#[cfg(target_os = "linux")]
+fn stdin_in_place() -> Option<PathBuf> {
+    use std::io::Seek;
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    // A second descriptor of stdin's open file: its position is stdin's.
+    let mut stdin = File::from(std::io::stdin().as_fd().try_clone_to_owned().ok()?);
+    let meta = stdin.metadata().ok()?;
+    if !meta.is_file() || stdin.stream_position().ok()? != 0 {
+        return None;
+    }
+    let path = PathBuf::from("/proc/self/fd/0");
+    let again = std::fs::metadata(&path).ok()?;
+    (again.dev() == meta.dev() && again.ino() == meta.ino()).then_some(path)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn stdin_in_place() -> Option<PathBuf> {
+    None
 }
 
 /// Reads `inner`, writing every byte it gives to the spool's file.
@@ -63,8 +112,12 @@ pub struct Tee<R> {
 
 impl<R: Read> Tee<R> {
     pub fn new(inner: R, spool: &Spool) -> std::io::Result<Self> {
-        let copy = std::fs::OpenOptions::new().write(true).truncate(true).open(spool.path())?;
-        Ok(Tee { inner, copy, dir: spool.dir.clone() })
+        // Only a copy is written: a source read in place is the user's own file.
+        let Spool::Copy { path, dir } = spool else {
+            return Err(std::io::Error::other("internal: a source read in place is not copied"));
+        };
+        let copy = std::fs::OpenOptions::new().write(true).truncate(true).open(path)?;
+        Ok(Tee { inner, copy, dir: dir.clone() })
     }
 }
 
@@ -92,15 +145,17 @@ mod tests {
 
     #[test]
     fn the_copy_holds_exactly_the_bytes_read_and_goes_with_the_last_spec() {
-        let mut specs = vec![SourceSpec::new(
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Arc::new(Spool::copy_in(Path::new("-"), dir.path().to_path_buf()).unwrap());
+        let mut spec = SourceSpec::new(
             crate::ingest::SourceKind::Log,
             PathBuf::from("-"),
             Some(chrono_tz::UTC),
             "--log-tz".into(),
-        )];
-        attach(&mut specs).unwrap();
-        let spool = Arc::clone(specs[0].spool.as_ref().unwrap());
+        );
+        spec.spool = Some(Arc::clone(&spool));
         let path = spool.path().to_path_buf();
+        assert_eq!(spec.file(), path, "the copy is what the source is read again from");
         let mut tee = Tee::new(std::io::Cursor::new(b"one\ntwo\nthree".to_vec()), &spool).unwrap();
         let mut first = [0u8; 5];
         tee.read_exact(&mut first).unwrap();
@@ -108,8 +163,18 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"one\nt");
         std::io::copy(&mut tee, &mut std::io::sink()).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"one\ntwo\nthree");
-        drop((tee, spool, specs));
+        drop((tee, spool, spec));
         assert!(!path.exists(), "the copy outlived its specs");
+    }
+
+    #[test]
+    fn a_source_read_in_place_is_never_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.csv");
+        std::fs::write(&path, "at,event\n").unwrap();
+        let spool = Spool::InPlace { path: path.clone() };
+        assert!(Tee::new(std::io::Cursor::new(b"x".to_vec()), &spool).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"at,event\n");
     }
 
     #[test]

@@ -174,3 +174,54 @@ fn standard_input_without_a_folder_for_its_copy_is_an_error_naming_the_fix() {
     );
     assert!(run.stderr.contains("set TMPDIR to a writable folder"), "{}", run.stderr);
 }
+
+/// The raw lines of the ledger's cited rows, by line.
+fn ledger_raws(run: &Run) -> Vec<(u64, String)> {
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    report["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["channel"] == "ledger")
+        .map(|e| (e["source"]["line"].as_u64().unwrap(), e["raw"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn standard_input_that_is_a_file_is_read_in_place_without_a_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.csv");
+    std::fs::write(&ledger, quoted_ledger()).unwrap();
+    let log = format!("{INCIDENT}/server.log");
+    let from_file = ledger_raws(&analyze_incident_by_flags(ledger.to_str().unwrap(), &log, &[]).run());
+    // No folder for a copy: only a source read in place gets through.
+    let missing = dir.path().join("no-such-folder");
+    let in_place = analyze_incident_by_flags("-", &log, &[])
+        .env("TMPDIR", missing.to_str().unwrap())
+        .stdin_file(std::fs::File::open(&ledger).unwrap())
+        .run();
+    assert_eq!(ledger_raws(&in_place), from_file);
+    assert!(!from_file.is_empty());
+}
+
+#[test]
+fn standard_input_that_is_a_file_read_from_already_is_copied_from_where_it_is() {
+    use std::io::{Seek, SeekFrom};
+    let dir = tempfile::tempdir().unwrap();
+    let (ledger, tmp) = (dir.path().join("ledger.csv"), dir.path().join("tmp"));
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::write(&ledger, quoted_ledger()).unwrap();
+    // The file with a line before the ledger, which the reader of stdin has passed already (as
+    // `(head -1; leasetrace --ledger -) < file` leaves it): read again from the file's start, that
+    // line would be taken for the header.
+    let junk = "a line someone else read,,,\n";
+    let shifted = dir.path().join("shifted.csv");
+    std::fs::write(&shifted, format!("{junk}{}", quoted_ledger())).unwrap();
+    let mut stdin = std::fs::File::open(&shifted).unwrap();
+    stdin.seek(SeekFrom::Start(junk.len() as u64)).unwrap();
+    let log = format!("{INCIDENT}/server.log");
+    let from_file = ledger_raws(&analyze_incident_by_flags(ledger.to_str().unwrap(), &log, &[]).run());
+    let copied = analyze_incident_by_flags("-", &log, &[]).env("TMPDIR", tmp.to_str().unwrap()).stdin_file(stdin).run();
+    assert_eq!(ledger_raws(&copied), from_file);
+}
