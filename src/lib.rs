@@ -49,7 +49,8 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
             ..source.clone()
         })
         .collect();
-    // Standard input and FIFOs are copied while they are read, and read back from the copy.
+    // Standard input and FIFOs are read back from a copy made while they are read (stdin that
+    // is a regular file, from that file).
     ingest::spool::attach(&mut sources)?;
     // The ledgers and logs are read in the window asked about (widened by the read margin): the
     // Redis dumps are bounded by Redis's own retention, and are read whole.
@@ -101,7 +102,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     let mut assumptions = config.assumptions.clone();
     let outside =
         inputs.iter().filter_map(|input| input.ignored_by_reason.get(model::filter::OUTSIDE_READ_WINDOW)).sum::<u64>();
-    assumptions.extend(read_plan.note(config.display_tz, outside));
+    assumptions.extend(read_plan.note(config.display_tz, outside, config.filter.clock_date(&timeline)));
     // The sources' summaries come first, in source order (the lock parameters file's after them).
     for (source, input) in config.sources.iter().zip(&inputs) {
         assumptions.extend(ledger_zone_note(source, input));

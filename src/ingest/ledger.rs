@@ -315,9 +315,8 @@ pub fn record_to_event<'r>(
     };
     // Before any of its texts are kept: interned texts stay for the whole run.
     if spec.window.is_some_and(|window| !window.holds(at)) {
-        use crate::model::filter::{IdKind, outside_key};
-        let key = |kind, id| field(id).map(|text| outside_key(kind, &text));
-        return Ok(Outcome::OutsideWindow([key(IdKind::Job, FieldId::Job), key(IdKind::Run, FieldId::Run)]));
+        let (job, run) = (field(FieldId::Job), field(FieldId::Run));
+        return Ok(Outcome::OutsideWindow(crate::model::filter::outside_keys(job.as_deref(), run.as_deref())));
     }
     let mut event = Event::new(at, kind, origin);
     // A row of a recent round takes its scope from its cells as written (a malformed slot is an

@@ -138,8 +138,9 @@ pub struct SourceSpec {
     /// The longest line (a CSV ledger: record) read, in bytes: a longer one is rejected and passed
     /// over in bounded memory (`lines::MAX_LINE_BYTES` unless `--max-line-bytes` says otherwise).
     pub max_line_bytes: usize,
-    /// The temporary copy a source read once (standard input, a FIFO) is written to while it is
-    /// read, and read back from (`spool`). Set before the sources are read (`spool::attach`).
+    /// Where a source read once (standard input, a FIFO) is read back from: the temporary copy
+    /// written while it is read, or stdin's own file (`spool::Spool`). Set before the sources are
+    /// read (`spool::attach`).
     pub spool: Option<std::sync::Arc<spool::Spool>>,
     /// Ledgers and logs: the time range kept (`--since`/`--until` widened by `--read-margin`);
     /// an event outside it is counted and not kept.
@@ -200,8 +201,8 @@ impl SourceSpec {
         self.path.display().to_string()
     }
 
-    /// The file the source's text is read again from: its temporary copy when it is read once
-    /// (`spool`), else its path.
+    /// The file the source's text is read again from: its spool's when it is read once (`spool`),
+    /// else its path.
     pub fn file(&self) -> &Path {
         self.spool.as_deref().map_or(&self.path, spool::Spool::path)
     }
@@ -701,11 +702,9 @@ fn drop_outside(window: crate::model::filter::ReadWindow, events: &mut Vec<Event
         if keep {
             kept_lines.push(event.origin().line);
         } else {
-            use crate::model::filter::{IdKind, outside_key};
             dropped_lines.push(event.origin().line);
-            let job = event.job_id.as_deref().map(|id| outside_key(IdKind::Job, id));
-            let run = event.run_id.as_deref().map(|id| outside_key(IdKind::Run, id));
-            summary.outside_ids.extend(job.into_iter().chain(run));
+            let keys = crate::model::filter::outside_keys(event.job_id.as_deref(), event.run_id.as_deref());
+            summary.outside_ids.extend(keys.into_iter().flatten());
         }
         keep
     });

@@ -5,7 +5,8 @@
 //!
 //! The copy is made while reading, not before: it holds exactly the bytes the reader took, so an
 //! input without end (`/dev/zero` through a FIFO) fills the disk no more than it fills memory, and
-//! stops where the reader stops (a line past `--max-line-bytes` that holds a NUL byte).
+//! stops where the reader stops (a line past `--max-line-bytes` that holds a NUL byte). Standard
+//! input that is a regular file not yet read from is read in place instead (`Spool::InPlace`).
 
 use std::fs::File;
 use std::io::{Read, Write};

@@ -39,7 +39,7 @@ pub struct FilterSpec {
     /// The zone the report shows times in (`zone`, else UTC): the notice is written in it.
     pub display_tz: Tz,
     /// How far past `since` and `until` the ledgers and logs are read (`--read-margin`): `None`
-    /// reads everything, and so does a bound that is a clock time (`read_window`).
+    /// reads everything, and so does a bound that is a clock time (`read_plan`).
     pub read_margin: Option<chrono::TimeDelta>,
 }
 
@@ -70,10 +70,9 @@ pub fn outside_key(kind: IdKind, id: &str) -> u64 {
     hasher.finish()
 }
 
-/// Whether `event`'s job or run is among the `outside` ones.
-pub fn touches_outside(event: &Event, outside: &OutsideIds) -> bool {
-    event.job_id.as_deref().is_some_and(|id| outside.contains(&outside_key(IdKind::Job, id)))
-        || event.run_id.as_deref().is_some_and(|id| outside.contains(&outside_key(IdKind::Run, id)))
+/// The keys of a row's or event's job and run, those it has.
+pub fn outside_keys(job: Option<&str>, run: Option<&str>) -> [Option<u64>; 2] {
+    [job.map(|id| outside_key(IdKind::Job, id)), run.map(|id| outside_key(IdKind::Run, id))]
 }
 
 /// The time range ledgers and logs are read in: `--since`/`--until` widened by the read margin.
@@ -95,8 +94,14 @@ impl ReadWindow {
 /// Where the ledgers and logs are read: everything (with why, when a window was asked), or a window.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReadPlan {
-    Everything(Option<String>),
-    Window { window: ReadWindow, margin: chrono::TimeDelta, from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>> },
+    /// With the clock-time bound (flag, as written) that made it read everything, if one did.
+    Everything(Option<(&'static str, String)>),
+    Window {
+        window: ReadWindow,
+        margin: chrono::TimeDelta,
+        from: Option<DateTime<Utc>>,
+        to: Option<DateTime<Utc>>,
+    },
 }
 
 impl ReadPlan {
@@ -108,10 +113,16 @@ impl ReadPlan {
     }
 
     /// What the report's assumptions say: the window, its margin, and what it left out
-    /// (`outside`: ledger rows and log lines counted and not kept).
-    pub fn note(&self, tz: Tz, outside: u64) -> Option<String> {
+    /// (`outside`: ledger rows and log lines counted and not kept); or why everything was read,
+    /// with the case's `date` (in the display zone) to write the bound with.
+    pub fn note(&self, tz: Tz, outside: u64, date: Option<NaiveDate>) -> Option<String> {
         match self {
-            ReadPlan::Everything(why) => why.clone(),
+            ReadPlan::Everything(clock) => clock.as_ref().map(|(flag, text)| {
+                let date = date.map_or_else(|| "YYYY-MM-DD".to_string(), |date| date.to_string());
+                format!(
+                    "{flag} {text} is a clock time, on the date the events give: every line was read, then the window shown; give the date too ({flag} '{date} {text}') to read only the window"
+                )
+            }),
             ReadPlan::Window { margin, from, to, .. } => {
                 let bound = |at: &Option<DateTime<Utc>>, open: &str| {
                     at.map_or_else(|| open.to_string(), |at| format_datetime(at, tz))
@@ -163,13 +174,11 @@ impl FilterSpec {
         }
         let Some(margin) = self.read_margin else { return ReadPlan::Everything(None) };
         let mut clock = None;
-        let mut place = |flag: &str, given: &Option<(String, Bound)>| -> Result<Option<DateTime<Utc>>, ()> {
+        let mut place = |flag: &'static str, given: &Option<(String, Bound)>| -> Result<Option<DateTime<Utc>>, ()> {
             match given {
                 None => Ok(None),
                 Some((text, Bound::Clock(_))) => {
-                    clock.get_or_insert_with(|| format!(
-                        "{flag} {text} is a clock time, on the date the events give: every line was read, then the window shown; give the date too ({flag} '2026-10-07 {text}') to read only the window"
-                    ));
+                    clock.get_or_insert_with(|| (flag, text.clone()));
                     Err(())
                 }
                 Some((_, bound)) => bound.place(self.zone, None).map(Some).map_err(|_| ()),
@@ -230,6 +239,15 @@ impl FilterSpec {
             items: self.items.clone(),
             readings,
         }))
+    }
+
+    /// The date a clock-time bound is placed on (`case_date`), when one is given and the case has
+    /// one date.
+    pub fn clock_date(&self, timeline: &Timeline) -> Option<NaiveDate> {
+        [("--since", &self.since), ("--until", &self.until)].into_iter().find_map(|(flag, given)| match given {
+            Some((text, Bound::Clock(_))) => self.case_date(timeline, flag, text).ok(),
+            _ => None,
+        })
     }
 
     /// The one date, in the display zone, of every event of `timeline`.

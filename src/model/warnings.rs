@@ -344,18 +344,18 @@ pub fn window_cut(
     if outside.is_empty() {
         return None;
     }
+    // In the order first shown; each once (a day's window can show thousands of cut runs).
     let mut cut: Vec<String> = Vec::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     for event in timeline.events().iter().filter(|event| shows(event)) {
-        use super::filter::{IdKind, outside_key};
-        let ids = [(IdKind::Job, "job", event.job_id.as_deref()), (IdKind::Run, "run", event.run_id.as_deref())];
-        for (kind, label, id) in ids {
-            if let Some(id) = id
-                && outside.contains(&outside_key(kind, id))
+        let keys = super::filter::outside_keys(event.job_id.as_deref(), event.run_id.as_deref());
+        let ids = [("job", event.job_id.as_deref()), ("run", event.run_id.as_deref())];
+        for (key, (label, id)) in keys.into_iter().zip(ids) {
+            if let (Some(key), Some(id)) = (key, id)
+                && outside.contains(&key)
+                && seen.insert(key)
             {
-                let name = format!("{label} {id}");
-                if !cut.contains(&name) {
-                    cut.push(name);
-                }
+                cut.push(format!("{label} {id}"));
             }
         }
     }

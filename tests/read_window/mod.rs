@@ -128,53 +128,6 @@ fn quoted_ledger() -> String {
     csv.lines().map(|row| row.replacen(",PR-4412,", ",\"PR-4412\",", 1) + "\n").collect()
 }
 
-#[test]
-fn standard_input_is_read_back_from_its_copy_as_written_and_the_copy_is_removed() {
-    let dir = tempfile::tempdir().unwrap();
-    let (ledger, tmp) = (dir.path().join("ledger.csv"), dir.path().join("tmp"));
-    std::fs::create_dir(&tmp).unwrap();
-    std::fs::write(&ledger, quoted_ledger()).unwrap();
-    let log = format!("{INCIDENT}/server.log");
-    let raws = |run: Run| -> Vec<(u64, String)> {
-        assert_eq!(run.code, 0, "{}", run.stderr);
-        let report = run.json();
-        report["timeline"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|e| e["source"]["path"] != log.as_str())
-            .map(|e| (e["source"]["line"].as_u64().unwrap(), e["raw"].as_str().unwrap().to_string()))
-            .collect()
-    };
-    let from_file = raws(analyze_incident_by_flags(ledger.to_str().unwrap(), &log, &[]).run());
-    let from_stdin = raws(
-        analyze_incident_by_flags("-", &log, &[])
-            .env("TMPDIR", tmp.to_str().unwrap())
-            .stdin(quoted_ledger().as_bytes())
-            .run(),
-    );
-    assert!(from_file.iter().any(|(_, raw)| raw.contains(",\"PR-4412\",")), "{from_file:?}");
-    assert_eq!(from_stdin, from_file);
-    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "the copy of stdin outlived the run");
-}
-
-#[test]
-fn standard_input_without_a_folder_for_its_copy_is_an_error_naming_the_fix() {
-    let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("no-such-folder");
-    let run = analyze_incident_by_flags("-", &format!("{INCIDENT}/server.log"), &[])
-        .env("TMPDIR", missing.to_str().unwrap())
-        .stdin(quoted_ledger().as_bytes())
-        .run();
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains(&format!("-: cannot make a temporary copy in {}", missing.display())),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("set TMPDIR to a writable folder"), "{}", run.stderr);
-}
-
 /// The raw lines of the ledger's cited rows, by line.
 fn ledger_raws(run: &Run) -> Vec<(u64, String)> {
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -188,16 +141,58 @@ fn ledger_raws(run: &Run) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// A temporary folder holding `quoted_ledger()` as `ledger.csv` and an empty `tmp` folder for
+/// copies; the folder, the ledger's path, `tmp`, and the ledger's cited rows read from the file.
+fn quoted_ledger_case() -> (tempfile::TempDir, PathBuf, PathBuf, Vec<(u64, String)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (ledger, tmp) = (dir.path().join("ledger.csv"), dir.path().join("tmp"));
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::write(&ledger, quoted_ledger()).unwrap();
+    let from_file = ledger_raws(&analyze_incident_by_flags(ledger.to_str().unwrap(), &incident_log(), &[]).run());
+    (dir, ledger, tmp, from_file)
+}
+
+fn incident_log() -> String {
+    format!("{INCIDENT}/server.log")
+}
+
+#[test]
+fn standard_input_is_read_back_from_its_copy_as_written_and_the_copy_is_removed() {
+    let (_dir, _, tmp, from_file) = quoted_ledger_case();
+    let from_stdin = ledger_raws(
+        &analyze_incident_by_flags("-", &incident_log(), &[])
+            .env("TMPDIR", tmp.to_str().unwrap())
+            .stdin(quoted_ledger().as_bytes())
+            .run(),
+    );
+    assert!(from_file.iter().any(|(_, raw)| raw.contains(",\"PR-4412\",")), "{from_file:?}");
+    assert_eq!(from_stdin, from_file);
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "the copy of stdin outlived the run");
+}
+
+#[test]
+fn standard_input_without_a_folder_for_its_copy_is_an_error_naming_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-folder");
+    let run = analyze_incident_by_flags("-", &incident_log(), &[])
+        .env("TMPDIR", missing.to_str().unwrap())
+        .stdin(quoted_ledger().as_bytes())
+        .run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("-: cannot make a temporary copy in {}", missing.display())),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("set TMPDIR to a writable folder"), "{}", run.stderr);
+}
+
 #[test]
 fn standard_input_that_is_a_file_is_read_in_place_without_a_copy() {
-    let dir = tempfile::tempdir().unwrap();
-    let ledger = dir.path().join("ledger.csv");
-    std::fs::write(&ledger, quoted_ledger()).unwrap();
-    let log = format!("{INCIDENT}/server.log");
-    let from_file = ledger_raws(&analyze_incident_by_flags(ledger.to_str().unwrap(), &log, &[]).run());
+    let (dir, ledger, _, from_file) = quoted_ledger_case();
     // No folder for a copy: only a source read in place gets through.
     let missing = dir.path().join("no-such-folder");
-    let in_place = analyze_incident_by_flags("-", &log, &[])
+    let in_place = analyze_incident_by_flags("-", &incident_log(), &[])
         .env("TMPDIR", missing.to_str().unwrap())
         .stdin_file(std::fs::File::open(&ledger).unwrap())
         .run();
@@ -208,10 +203,7 @@ fn standard_input_that_is_a_file_is_read_in_place_without_a_copy() {
 #[test]
 fn standard_input_that_is_a_file_read_from_already_is_copied_from_where_it_is() {
     use std::io::{Seek, SeekFrom};
-    let dir = tempfile::tempdir().unwrap();
-    let (ledger, tmp) = (dir.path().join("ledger.csv"), dir.path().join("tmp"));
-    std::fs::create_dir(&tmp).unwrap();
-    std::fs::write(&ledger, quoted_ledger()).unwrap();
+    let (dir, _, tmp, from_file) = quoted_ledger_case();
     // The file with a line before the ledger, which the reader of stdin has passed already (as
     // `(head -1; leasetrace --ledger -) < file` leaves it): read again from the file's start, that
     // line would be taken for the header.
@@ -220,8 +212,9 @@ fn standard_input_that_is_a_file_read_from_already_is_copied_from_where_it_is() 
     std::fs::write(&shifted, format!("{junk}{}", quoted_ledger())).unwrap();
     let mut stdin = std::fs::File::open(&shifted).unwrap();
     stdin.seek(SeekFrom::Start(junk.len() as u64)).unwrap();
-    let log = format!("{INCIDENT}/server.log");
-    let from_file = ledger_raws(&analyze_incident_by_flags(ledger.to_str().unwrap(), &log, &[]).run());
-    let copied = analyze_incident_by_flags("-", &log, &[]).env("TMPDIR", tmp.to_str().unwrap()).stdin_file(stdin).run();
+    let copied = analyze_incident_by_flags("-", &incident_log(), &[])
+        .env("TMPDIR", tmp.to_str().unwrap())
+        .stdin_file(stdin)
+        .run();
     assert_eq!(ledger_raws(&copied), from_file);
 }
