@@ -18,6 +18,7 @@ pub mod init;
 pub mod lock_plan;
 pub mod model;
 pub mod parallel;
+pub mod phases;
 pub mod progress;
 pub mod render;
 pub mod terminal;
@@ -60,7 +61,9 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
             source.window = read_plan.window();
         }
     }
+    let phases = phases::Phases::from_env();
     let (events, mut inputs) = ingest::read_sources(&sources, &config.progress)?;
+    phases.end("read");
     let mut params_notes = Vec::new();
     let file_params = match &config.params_path {
         Some(path) => {
@@ -81,6 +84,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     let envelope_times = inputs.iter_mut().map(|input| std::mem::take(&mut input.envelope_times)).collect();
     let timeline =
         Timeline::new(events).with_paths(paths).with_line_texts(line_texts).with_envelope_times(envelope_times);
+    phases.end("sorted");
     // The worker settings the logs gave are evidence for the parameters no flag or file gives.
     let logged = model::params::Logged::from_timeline(&timeline);
     let activations = if model::params::Logged::values_differ(&logged) {
@@ -96,7 +100,10 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         View::Timeline => (Vec::new(), Vec::new()),
         View::Analyze | View::Check(_) => {
             let context = detect::Context::new(&timeline, &params, &config.settings);
-            detect::analyze(&context)
+            phases.end("context");
+            let found = detect::analyze(&context);
+            phases.end("detectors");
+            found
         }
     };
     let mut assumptions = config.assumptions.clone();
@@ -186,6 +193,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
             )?),
         };
     }
+    phases.end("report");
     Ok((report, params_notes))
 }
 

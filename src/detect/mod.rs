@@ -119,7 +119,10 @@ fn kind_bit(kind: EventKind) -> u32 {
 #[derive(Debug, Default)]
 pub struct JobEvents {
     ids: Vec<EventId>,
-    groups: UstrMap<Group>,
+    /// Each job's group, in the order jobs were first met, and where each job's group is: the
+    /// table of places is two thirds the size of a table of groups.
+    groups: Vec<Group>,
+    places: UstrMap<u32>,
 }
 
 /// Where one job's events are in `JobEvents::ids`, and their kinds.
@@ -138,27 +141,26 @@ struct Group {
 impl JobEvents {
     /// The events that name `job_id`, in time order (none: empty).
     pub fn get(&self, job_id: Text) -> &[EventId] {
-        self.groups.get(&job_id).map_or(&[], |&group| self.group(group))
+        self.group_of(job_id).map_or(&[], |group| self.group(group))
     }
 
     /// Whether any event of `job_id` is of one of `kinds`.
     pub fn has(&self, job_id: Text, kinds: &[EventKind]) -> bool {
-        self.groups.get(&job_id).is_some_and(|group| kinds.iter().any(|&kind| group.kinds & kind_bit(kind) != 0))
+        self.group_of(job_id).is_some_and(|group| kinds.iter().any(|&kind| group.kinds & kind_bit(kind) != 0))
     }
 
     /// Every job with its events.
     pub fn iter(&self) -> impl Iterator<Item = (Text, &[EventId])> {
-        self.groups.iter().map(|(&job_id, &group)| (job_id, self.group(group)))
+        self.in_table_order().map(|(job_id, group)| (job_id, self.group(group)))
     }
 
     /// Every job that has an event of one of `kinds`, with its events: the others are skipped
     /// without a look at their events or a lookup of their id.
     pub fn iter_having(&self, kinds: &[EventKind]) -> impl Iterator<Item = (Text, &[EventId])> {
         let bits = kinds.iter().fold(0, |bits, &kind| bits | kind_bit(kind));
-        self.groups
-            .iter()
+        self.in_table_order()
             .filter(move |(_, group)| group.kinds & bits != 0)
-            .map(|(&job_id, &group)| (job_id, self.group(group)))
+            .map(|(job_id, group)| (job_id, self.group(group)))
     }
 
     /// Every job with two or more events that may be activations (`job-active`,
@@ -166,10 +168,19 @@ impl JobEvents {
     /// skipped without a look at their events or a lookup of their id.
     pub fn iter_reactivated_or_having(&self, kinds: &[EventKind]) -> impl Iterator<Item = (Text, &[EventId])> {
         let bits = kinds.iter().fold(0, |bits, &kind| bits | kind_bit(kind));
-        self.groups
-            .iter()
+        self.in_table_order()
             .filter(move |(_, group)| group.activations >= 2 || group.kinds & bits != 0)
-            .map(|(&job_id, &group)| (job_id, self.group(group)))
+            .map(|(job_id, group)| (job_id, self.group(group)))
+    }
+
+    fn group_of(&self, job_id: Text) -> Option<Group> {
+        self.places.get(&job_id).map(|&place| self.groups[place as usize])
+    }
+
+    /// Every job with its group, in the order of the table by job id (the order the ids are laid
+    /// out in, see `JobIndex::build`).
+    fn in_table_order(&self) -> impl Iterator<Item = (Text, Group)> + '_ {
+        self.places.iter().map(|(&job_id, &place)| (job_id, self.groups[place as usize]))
     }
 
     fn group(&self, group: Group) -> &[EventId] {
@@ -208,8 +219,8 @@ impl JobIndex {
         };
         // Each event's group, worked out once per scope (the rows of a round share theirs), not
         // looked up by job id for each of millions of events.
-        // The groups are built in a list, each job's place in it found once; the table by job id
-        // that detectors ask is made at the end (a detector's lookup is then one table probe).
+        // The groups are built in a list, each job's place in it found once; detectors ask the
+        // same table of places (a lookup is one probe and one read of the list).
         let mut place_of_scope: ByHandle<Scope, Option<u32>> = ByHandle::new();
         let mut jobs = Jobs::default();
         for (id, event) in timeline.ids() {
@@ -244,8 +255,8 @@ impl JobIndex {
             }
         }
         let mut start = 0;
-        // In the order the table by job id will list them: detectors that go through every job
-        // then read the list of ids from start to end.
+        // In the order the table of places lists them: detectors that go through every job then
+        // read the list of ids from start to end.
         for &place in jobs.places.values() {
             let group = &mut jobs.groups[place as usize];
             let len = group.len;
@@ -263,8 +274,7 @@ impl JobIndex {
                 group.len += 1;
             }
         }
-        let groups = jobs.places.iter().map(|(&job_id, &place)| (job_id, jobs.groups[place as usize])).collect();
-        index.job_events = JobEvents { ids, groups };
+        index.job_events = JobEvents { ids, groups: jobs.groups, places: jobs.places };
         index
     }
 }
