@@ -87,6 +87,8 @@ impl<'a> Context<'a> {
             let attempts = attempts.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (rounds, attempts, jobs)
         });
+        let mut jobs = jobs;
+        jobs.job_events.place_attempts(&attempts);
         Context {
             timeline,
             params,
@@ -126,7 +128,7 @@ pub struct JobEvents {
 }
 
 /// Where one job's events are in `JobEvents::ids`, and their kinds.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct Group {
     start: u32,
     len: u32,
@@ -136,6 +138,17 @@ struct Group {
     /// How many of its events may be activations (`job-active`, `round-started`): nearly every
     /// round's job has one, and a detector that compares activations has nothing to compare.
     activations: u32,
+    /// Where the job's attempts are (`JobAttempts::at`; `NO_ATTEMPTS`: it has none): one number
+    /// here instead of a second table by job id, 4 MB of the main benchmark case's peak.
+    attempts: u32,
+}
+
+const NO_ATTEMPTS: u32 = u32::MAX;
+
+impl Default for Group {
+    fn default() -> Self {
+        Group { start: 0, len: 0, kinds: 0, activations: 0, attempts: NO_ATTEMPTS }
+    }
 }
 
 impl JobEvents {
@@ -171,6 +184,16 @@ impl JobEvents {
         self.in_table_order()
             .filter(move |(_, group)| group.activations >= 2 || group.kinds & bits != 0)
             .map(|(job_id, group)| (job_id, self.group(group)))
+    }
+
+    /// Notes where each job's attempts are: every job attempted has events (its activation
+    /// names it).
+    fn place_attempts(&mut self, attempts: &rounds::JobAttempts) {
+        for (job_id, place) in attempts.places() {
+            if let Some(&group) = self.places.get(&job_id) {
+                self.groups[group as usize].attempts = place;
+            }
+        }
     }
 
     fn group_of(&self, job_id: Text) -> Option<Group> {
@@ -341,7 +364,10 @@ impl Context<'_> {
 
     /// The job's activations from its best channel (see `rounds::attempts`), in time order.
     pub fn attempts_of_job(&self, job_id: Text) -> &[Attempt] {
-        self.attempts.of(job_id)
+        match self.job_events.group_of(job_id) {
+            Some(group) if group.attempts != NO_ATTEMPTS => self.attempts.at(group.attempts),
+            _ => &[],
+        }
     }
 
     /// When the events stream that would have recorded `job_id`'s events begins, as far as the

@@ -242,10 +242,9 @@ pub struct Attempt {
 #[derive(Debug, Default)]
 pub struct JobAttempts {
     all: Vec<Attempt>,
-    /// Each job, with where its attempts are in `all`, in job id order.
+    /// Each job, with where its attempts are in `all`, in job id order. A job's place in this
+    /// list is kept with its events (`detect::JobEvents`), not in a table of its own.
     jobs: Vec<(Text, u32, u32)>,
-    /// Where each job is in `jobs`.
-    index: UstrMap<u32>,
 }
 
 impl JobAttempts {
@@ -254,12 +253,21 @@ impl JobAttempts {
         self.jobs.iter().map(|&(job_id, start, len)| (job_id, &self.all[start as usize..(start + len) as usize]))
     }
 
-    /// The job's attempts (none: empty).
+    /// Every job with its place in the list (`at`), in job id order.
+    pub fn places(&self) -> impl Iterator<Item = (Text, u32)> + '_ {
+        (0..).zip(&self.jobs).map(|(place, &(job_id, _, _))| (job_id, place))
+    }
+
+    /// The attempts of the job at `place` (see `places`; none: empty).
+    pub fn at(&self, place: u32) -> &[Attempt] {
+        self.jobs.get(place as usize).map_or(&[], |&(_, start, len)| &self.all[start as usize..(start + len) as usize])
+    }
+
+    /// The job's attempts (none: empty), by a search of the list by id: `Context::attempts_of_job`
+    /// is the lookup that detectors use.
     pub fn of(&self, job_id: Text) -> &[Attempt] {
-        self.index.get(&job_id).map_or(&[], |&place| {
-            let (_, start, len) = self.jobs[place as usize];
-            &self.all[start as usize..(start + len) as usize]
-        })
+        let place = self.jobs.binary_search_by(|&(job, _, _)| job.as_str().cmp(job_id.as_str()));
+        place.map_or(&[], |place| self.at(u32::try_from(place).unwrap_or(u32::MAX)))
     }
 }
 
@@ -297,8 +305,7 @@ pub fn attempts(timeline: &Timeline) -> JobAttempts {
         jobs.push((group[0].0, start, len));
     }
     jobs.sort_unstable_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
-    let index = (0..).zip(&jobs).map(|(place, &(job_id, _, _))| (job_id, place)).collect();
-    JobAttempts { all, jobs, index }
+    JobAttempts { all, jobs }
 }
 
 #[cfg(test)]
