@@ -35,12 +35,8 @@ pub fn runs(context: &Context) -> Vec<Run> {
     let mut out = Vec::new();
     let unnamed = Text::from("(unnamed)");
     // Jobs in the order their events are laid out (`JobEvents`): the walk reads those lists from
-    // start to end, and looks up the attempts, a smaller table, instead.
-    for (job_id, events) in context.job_events.iter() {
-        let attempts = context.attempts_of_job(job_id);
-        if attempts.is_empty() {
-            continue;
-        }
+    // start to end, and finds each job's attempts through its group, without a lookup by id.
+    for (job_id, events, attempts) in context.job_events.iter_attempted(&context.attempts) {
         let group = events
             .iter()
             .find_map(|&id| timeline.get(id).job_name)
