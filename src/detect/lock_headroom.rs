@@ -31,8 +31,14 @@ pub struct Run {
 /// Every run whose end was seen, from the job's activations (see `rounds::attempts`) to the first
 /// completion, failure or finished round of the same job before its next activation.
 pub fn runs(context: &Context) -> Vec<Run> {
-    let timeline = context.timeline;
     let mut out = Vec::new();
+    each_run(context, |run| out.push(run));
+    out
+}
+
+/// `runs`, one at a time, without a list of them.
+fn each_run(context: &Context, mut found: impl FnMut(Run)) {
+    let timeline = context.timeline;
     let unnamed = Text::from("(unnamed)");
     // Jobs in the order their events are laid out (`JobEvents`): the walk reads those lists from
     // start to end, and finds each job's attempts through its group, without a lookup by id.
@@ -70,7 +76,7 @@ pub fn runs(context: &Context) -> Vec<Run> {
             }
             let end = end.or(first_end);
             if let Some(end) = end {
-                out.push(Run {
+                found(Run {
                     job_id,
                     group,
                     started: attempt.activated,
@@ -80,7 +86,21 @@ pub fn runs(context: &Context) -> Vec<Run> {
             }
         }
     }
-    out
+}
+
+/// What a group's runs come to: their durations, the longest run, and whether a job of the group
+/// was recovered from a stall.
+struct GroupRuns {
+    seconds: Vec<f64>,
+    longest: Run,
+    stalled_here: bool,
+}
+
+/// Of equally long runs, the job last in id order, then the later one of that job.
+fn longer(a: &Run, b: &Run) -> std::cmp::Ordering {
+    (a.seconds.total_cmp(&b.seconds))
+        .then_with(|| a.job_id.as_str().cmp(b.job_id.as_str()))
+        .then(a.started.cmp(&b.started))
 }
 
 /// Nearest-rank percentile of sorted values.
@@ -102,38 +122,44 @@ impl Detector for LockHeadroom {
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
         let stalled_jobs: UstrSet = context.recoveries().into_iter().map(|(job, _, _)| job).collect();
-        // Grouped in place (a list per group would copy the runs of a big ledger, at the
-        // detectors' peak of memory), by an unstable sort: a stable one takes a scratch copy of
-        // half the runs, 5 MB of the main benchmark case's peak, and nothing below depends on the
-        // order within a group. Groups in name order (`Text` orders by its text).
-        let mut runs = runs(context);
-        runs.sort_unstable_by_key(|run| run.group.as_char_ptr());
-        let mut groups: Vec<&[Run]> = runs.chunk_by(|a, b| a.group == b.group).collect();
-        groups.sort_by_key(|runs| runs[0].group);
+        // Each group's figures are gathered as the runs are found: a list of every run of a big
+        // ledger (150 k of 32 bytes, sorted with a scratch copy) was most of the detectors' peak
+        // of memory. Groups in name order (`Text` orders by its text).
+        let mut by_group: std::collections::HashMap<Text, GroupRuns, rustc_hash::FxBuildHasher> =
+            std::collections::HashMap::default();
+        each_run(context, |run| {
+            let stalled = stalled_jobs.contains(&run.job_id);
+            match by_group.get_mut(&run.group) {
+                Some(group) => {
+                    group.seconds.push(run.seconds);
+                    group.stalled_here |= stalled;
+                    if longer(&run, &group.longest).is_gt() {
+                        group.longest = run;
+                    }
+                }
+                None => {
+                    by_group.insert(
+                        run.group,
+                        GroupRuns { seconds: vec![run.seconds], longest: run, stalled_here: stalled },
+                    );
+                }
+            }
+        });
+        let mut groups: Vec<(Text, GroupRuns)> = by_group.into_iter().collect();
+        groups.sort_by_key(|(group, _)| *group);
         #[allow(clippy::cast_precision_loss)]
         let lock_s = context.params.lock_duration as f64 / 1000.0;
         #[allow(clippy::cast_precision_loss)]
         let renew_s = context.params.lock_renew_time as f64 / 1000.0;
         let blocking_limit_s = lock_s - renew_s / 2.0;
         let mut findings = Vec::new();
-        for runs in groups {
-            let group = runs[0].group;
-            let mut seconds: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
+        for (group, GroupRuns { mut seconds, longest, stalled_here }) in groups {
             seconds.sort_by(f64::total_cmp);
             let max = *seconds.last().expect("groups are not empty");
-            let stalled_here = runs.iter().any(|r| stalled_jobs.contains(&r.job_id));
             if max / lock_s < REPORT_RATIO && !stalled_here {
                 continue;
             }
-            // Of equally long runs, the job last in id order, then the later one of that job.
-            let longest = runs
-                .iter()
-                .max_by(|a, b| {
-                    (a.seconds.total_cmp(&b.seconds))
-                        .then_with(|| a.job_id.as_str().cmp(b.job_id.as_str()))
-                        .then(a.started.cmp(&b.started))
-                })
-                .expect("not empty");
+            let longest = &longest;
             let could_outlive = max > blocking_limit_s;
             let severity = if could_outlive { Severity::Warning } else { Severity::Info };
             let mut finding = Finding::new("lock-headroom", severity, timeline.get(longest.ended).at());

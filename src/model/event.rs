@@ -313,6 +313,11 @@ impl<T: Internable, V: Copy> ByHandle<T, V> {
         ByHandle { known: vec![None; T::set().values.count() + 1], marker: std::marker::PhantomData }
     }
 
+    /// What was worked out for `handle` already (`None`: nothing yet).
+    pub fn known(&self, handle: Handle<T>) -> Option<V> {
+        self.known.get(handle.number()).copied().flatten()
+    }
+
     /// What was worked out for `handle`, else `work(value)`, kept for the next event.
     pub fn get_or(&mut self, handle: Handle<T>, work: impl FnOnce(&'static T) -> V) -> V {
         match self.known.get_mut(handle.number()) {

@@ -120,12 +120,11 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
     let mut all: Vec<Round> = Vec::with_capacity(expected);
     let mut place_of: UstrMap<u32> =
         UstrMap::with_capacity_and_hasher(expected, std::hash::BuildHasherDefault::default());
-    // Each selection and effect's round place (`NO_ROUND`: none), in time order: counted per
-    // round first, placed in one list below. The ids are not kept with them: the second pass
-    // finds them again in the timeline's list of kinds, a byte each.
+    // Each round's selections and effects are counted first and placed in one list below, by a
+    // second pass that finds each one's round again from its scope (a list of every member's round
+    // between the passes was the largest part of building the detectors' context, 7 MB of the
+    // main benchmark case's peak).
     let is_member = |kind: EventKind| matches!(kind, EventKind::ItemSelected | EventKind::EffectPosted);
-    let mut member_rounds: Vec<u32> =
-        Vec::with_capacity(timeline.count_of(EventKind::ItemSelected) + timeline.count_of(EventKind::EffectPosted));
     // Each event's round, worked out once per scope (the rows of a round share theirs), not looked
     // up by run id for each of millions of rows.
     let mut place_of_scope: ByHandle<Scope, Option<u32>> = ByHandle::new();
@@ -172,9 +171,6 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
             }
             Some(place)
         }) else {
-            if is_member(timeline.kind(id)) {
-                member_rounds.push(NO_ROUND);
-            }
             continue;
         };
         let round = &mut all[place as usize];
@@ -184,14 +180,8 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
             EventKind::RoundFinished | EventKind::RoundFailed if round.ended.is_none() => {
                 round.ended = Some(id);
             }
-            EventKind::ItemSelected => {
-                round.selections.len += 1;
-                member_rounds.push(place);
-            }
-            EventKind::EffectPosted => {
-                round.effects.len += 1;
-                member_rounds.push(place);
-            }
+            EventKind::ItemSelected => round.selections.len += 1,
+            EventKind::EffectPosted => round.effects.len += 1,
             _ => {}
         }
     }
@@ -207,10 +197,11 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
     }
     let mut ids = vec![0; start as usize];
     let members = (0..).zip(timeline.kinds_in_order()).filter(|&(_, &kind)| is_member(kind));
-    for ((id, &kind), place) in members.zip(member_rounds) {
-        if place == NO_ROUND {
-            continue;
-        }
+    for (id, &kind) in members {
+        // The first pass worked out every member's scope, and kept it: `ByHandle` has room for
+        // every scope made before it, as all of the timeline's were.
+        let worked_out = place_of_scope.known(timeline.get(id).scope());
+        let Some(place) = worked_out.expect("the first pass worked out every member's scope") else { continue };
         let round = &mut all[place as usize];
         let place = if kind == EventKind::EffectPosted { &mut round.effects } else { &mut round.selections };
         ids[(place.start + place.len) as usize] = id;
@@ -221,9 +212,6 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
     all.sort_by_cached_key(|a| (a.start_moment(timeline), a.run_id));
     Rounds { all, ids }
 }
-
-/// In `rounds`: a selection or effect row that names no run.
-const NO_ROUND: u32 = u32::MAX;
 
 /// One activation of a job.
 #[derive(Debug, Clone, PartialEq)]
