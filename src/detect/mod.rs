@@ -79,7 +79,7 @@ impl<'a> Context<'a> {
     pub fn new(timeline: &'a Timeline, params: &'a LockParams, settings: &'a Settings) -> Self {
         // Three independent passes over millions of events, on as many cores as there are: the
         // rounds, the attempts, and everything else keyed by job.
-        let (rounds, attempts, jobs) = std::thread::scope(|scope| {
+        let (rounds, attempts, mut jobs) = std::thread::scope(|scope| {
             let rounds = scope.spawn(|| rounds::rounds(timeline));
             let attempts = scope.spawn(|| rounds::attempts(timeline));
             let jobs = JobIndex::build(timeline);
@@ -87,7 +87,6 @@ impl<'a> Context<'a> {
             let attempts = attempts.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (rounds, attempts, jobs)
         });
-        let mut jobs = jobs;
         jobs.job_events.place_attempts(&attempts);
         Context {
             timeline,

@@ -111,7 +111,7 @@ fn lost_rounds<'a>(context: &Context, stall: &'a Stall, rounds: &[&'a Round]) ->
     rounds
         .iter()
         .copied()
-        .filter(|round| round.started.is_some() && round.ended.is_none())
+        .filter(|round| round.started().is_some() && round.ended().is_none())
         .filter(|round| activation_of(context, job_id, round) == Some(first))
         .map(|round| Candidate { stall, round, replacement, owners: owners(context, job_id, round, first) })
         .collect()
@@ -127,7 +127,7 @@ fn owners(context: &Context, job_id: Text, round: &Round, first: EventId) -> Vec
         event.kind == EventKind::JobActive && seconds_between(activation.at(), event.at()).abs() <= 1.0
     });
     let mut owners: Vec<Text> = Vec::new();
-    let named = round.started.map(|id| timeline.get(id).worker).into_iter().chain([activation.worker]);
+    let named = round.started().map(|id| timeline.get(id).worker).into_iter().chain([activation.worker]);
     for owner in named.chain(same_activation.map(|event| event.worker)).flatten() {
         if !owners.contains(&owner) {
             owners.push(owner);
@@ -147,7 +147,7 @@ fn orphan(
     let (first, rerun) = stall.recovery.expect("a recovered stall");
     let job_id = stall.job_id;
     let rerun_event = timeline.get(rerun);
-    let started = round.started.expect("a round with a start row");
+    let started = round.started().expect("a round with a start row");
     let start = timeline.get(started);
 
     // The owner's last sign of life: its latest event, up to a process start that reuses one of
@@ -257,13 +257,13 @@ fn orphan(
 fn replaced_by(context: &Context, other: &Round, finding: &mut Finding) -> String {
     let timeline = context.timeline;
     finding.metric("replaced_by_run_id", Value::Text(other.run_id.to_string()));
-    finding.evidence.extend(other.started);
-    let owner = other.started.and_then(|id| timeline.get(id).worker);
+    finding.evidence.extend(other.started());
+    let owner = other.started().and_then(|id| timeline.get(id).worker);
     if let Some(owner) = owner {
         finding.metric("replacement_owner", Value::Text(owner.to_string()));
     }
-    finding.evidence.extend(other.ended);
-    let status = match other.ended.map(|id| timeline.kind(id)) {
+    finding.evidence.extend(other.ended());
+    let status = match other.ended().map(|id| timeline.kind(id)) {
         Some(EventKind::RoundFailed) => "failed",
         Some(_) => "finished",
         None => "running",

@@ -587,9 +587,9 @@ fn attach_rounds(
     let again = of_job.clone().find(|r| r.start_at(timeline) >= rerun_at);
     if let Some(round) = lost {
         finding.metric("run_id", Value::Text(round.run_id.to_string()));
-        finding.evidence.extend(round.started);
-        finding.evidence.extend(round.ended);
-        if let Some(ended) = round.ended {
+        finding.evidence.extend(round.started());
+        finding.evidence.extend(round.ended());
+        if let Some(ended) = round.ended() {
             let event = timeline.get(ended);
             if event.kind == EventKind::RoundFailed {
                 finding.note("the ledger marked the lost run failed, but that does not release BullMQ's lock: only its expiry does");
@@ -598,7 +598,7 @@ fn attach_rounds(
     }
     if let Some(round) = again {
         finding.metric("rerun_run_id", Value::Text(round.run_id.to_string()));
-        finding.evidence.extend(round.started);
+        finding.evidence.extend(round.started());
     }
     finding.evidence.sort_unstable();
     finding.evidence.dedup();

@@ -214,7 +214,7 @@ fn rounds(context: &Context) -> Vec<Running> {
     let timeline = context.timeline;
     let mut found = Vec::new();
     for round in &context.rounds {
-        let (Some(started), None) = (round.started, round.ended) else {
+        let (Some(started), None) = (round.started(), round.ended()) else {
             continue;
         };
         if let Some(job_id) = round.job_id {

@@ -85,9 +85,9 @@ fn overlap(timeline: &Timeline, rounds: &[Round], earlier: &Round, later: &Round
     let rerun = is_rerun(timeline, rounds, earlier);
     finding.metric("a_is_rerun", Value::Flag(rerun));
     for round in [earlier, later] {
-        finding.evidence.extend(round.started);
-        finding.evidence.extend(round.ended);
-        if round.ended.is_none() {
+        finding.evidence.extend(round.started());
+        finding.evidence.extend(round.ended());
+        if round.ended().is_none() {
             finding.evidence.push(round.last_event);
             finding.note(format!(
                 "run {} has no finished or failed row: it is taken to run until its last row",

@@ -19,23 +19,22 @@ pub struct Round {
     pub sweep: Option<Text>,
     pub job_id: Option<Text>,
     pub slot: Option<DateTime<Utc>>,
-    pub started: Option<EventId>,
-    /// The earliest `round-finished` or `round-failed` row.
-    pub ended: Option<EventId>,
+    // `started` and `ended` are read through their methods: `NO_EVENT` for none keeps a round at
+    // 64 bytes (an `Option` is 8), and a ledger has hundreds of thousands of rounds.
+    started: EventId,
+    ended: EventId,
     pub first_event: EventId,
     pub last_event: EventId,
-    /// Where the round's `item-selected` and `effect-posted` rows are in `Rounds` (see
-    /// `Rounds::selections` and `Rounds::effects`).
-    selections: Place,
-    effects: Place,
+    /// Where the round's `item-selected` rows start in `Rounds::ids`, its `effect-posted` rows
+    /// right after them (see `Rounds::selections` and `Rounds::effects`).
+    members_start: u32,
+    selection_count: u32,
+    effect_count: u32,
 }
 
-/// A stretch of `Rounds::ids`: its start and length.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-struct Place {
-    start: u32,
-    len: u32,
-}
+/// `Round::started` or `Round::ended` when the round has no such row: never an event's id, as a
+/// timeline holds fewer than `MAX_EVENTS` (`EventId::MAX`) events.
+const NO_EVENT: EventId = EventId::MAX;
 
 /// Every round, ordered by start time (then run id, for stable output), and the ids of their
 /// selections and effects in one flat list: a list per round would cost two allocations, and
@@ -66,25 +65,33 @@ impl<'a> IntoIterator for &'a Rounds {
 impl Rounds {
     /// The round's `item-selected` rows, in time order.
     pub fn selections(&self, round: &Round) -> &[EventId] {
-        self.placed(round.selections)
+        let start = round.members_start as usize;
+        &self.ids[start..start + round.selection_count as usize]
     }
 
     /// The round's `effect-posted` rows, in time order.
     pub fn effects(&self, round: &Round) -> &[EventId] {
-        self.placed(round.effects)
+        let start = (round.members_start + round.selection_count) as usize;
+        &self.ids[start..start + round.effect_count as usize]
     }
 
     /// How many `item-selected` rows all rounds have together.
     pub fn selection_count(&self) -> usize {
-        self.all.iter().map(|round| round.selections.len as usize).sum()
-    }
-
-    fn placed(&self, place: Place) -> &[EventId] {
-        &self.ids[place.start as usize..(place.start + place.len) as usize]
+        self.all.iter().map(|round| round.selection_count as usize).sum()
     }
 }
 
 impl Round {
+    /// The round's first `round-started` row.
+    pub fn started(&self) -> Option<EventId> {
+        (self.started != NO_EVENT).then_some(self.started)
+    }
+
+    /// The earliest `round-finished` or `round-failed` row.
+    pub fn ended(&self) -> Option<EventId> {
+        (self.ended != NO_EVENT).then_some(self.ended)
+    }
+
     /// When the round began: its `round-started` row, else its first row.
     pub fn start_at(&self, timeline: &Timeline) -> DateTime<Utc> {
         self.start_moment(timeline).utc()
@@ -98,12 +105,12 @@ impl Round {
 
     /// `start_at` as the timeline orders it.
     pub fn start_moment(&self, timeline: &Timeline) -> Moment {
-        timeline.get(self.started.unwrap_or(self.first_event)).moment()
+        timeline.get(self.started().unwrap_or(self.first_event)).moment()
     }
 
     /// `end_at` as the timeline orders it.
     pub fn end_moment(&self, timeline: &Timeline) -> Moment {
-        timeline.get(self.ended.unwrap_or(self.last_event)).moment()
+        timeline.get(self.ended().unwrap_or(self.last_event)).moment()
     }
 
     pub fn is_running_at(&self, timeline: &Timeline, at: DateTime<Utc>) -> bool {
@@ -147,12 +154,13 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
                     sweep: None,
                     job_id: None,
                     slot: None,
-                    started: None,
-                    ended: None,
+                    started: NO_EVENT,
+                    ended: NO_EVENT,
                     first_event: id,
                     last_event: id,
-                    selections: Place::default(),
-                    effects: Place::default(),
+                    members_start: 0,
+                    selection_count: 0,
+                    effect_count: 0,
                 });
                 // Fewer rounds than events, and `read_sources` bounds those to 32 bits.
                 u32::try_from(all.len() - 1).expect("fewer rounds than events")
@@ -176,24 +184,22 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
         let round = &mut all[place as usize];
         round.last_event = id;
         match event.kind {
-            EventKind::RoundStarted if round.started.is_none() => round.started = Some(id),
-            EventKind::RoundFinished | EventKind::RoundFailed if round.ended.is_none() => {
-                round.ended = Some(id);
-            }
-            EventKind::ItemSelected => round.selections.len += 1,
-            EventKind::EffectPosted => round.effects.len += 1,
+            EventKind::RoundStarted if round.started == NO_EVENT => round.started = id,
+            EventKind::RoundFinished | EventKind::RoundFailed if round.ended == NO_EVENT => round.ended = id,
+            EventKind::ItemSelected => round.selection_count += 1,
+            EventKind::EffectPosted => round.effect_count += 1,
             _ => {}
         }
     }
     drop(place_of);
-    // Each round's stretch of the flat list; from here on a length counts the ids placed so far.
+    // Each round's stretch of the flat list, and how many of its selections and effects are
+    // placed so far (the counts are the lengths again once all are).
     let mut start = 0;
+    let mut placed: Vec<[u32; 2]> = Vec::with_capacity(all.len());
     for round in &mut all {
-        for place in [&mut round.selections, &mut round.effects] {
-            let len = place.len;
-            (place.start, place.len) = (start, 0);
-            start += len;
-        }
+        round.members_start = start;
+        start += round.selection_count + round.effect_count;
+        placed.push([0, 0]);
     }
     let mut ids = vec![0; start as usize];
     let members = (0..).zip(timeline.kinds_in_order()).filter(|&(_, &kind)| is_member(kind));
@@ -202,11 +208,13 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
         // every scope made before it, as all of the timeline's were.
         let worked_out = place_of_scope.known(timeline.get(id).scope());
         let Some(place) = worked_out.expect("the first pass worked out every member's scope") else { continue };
-        let round = &mut all[place as usize];
-        let place = if kind == EventKind::EffectPosted { &mut round.effects } else { &mut round.selections };
-        ids[(place.start + place.len) as usize] = id;
-        place.len += 1;
+        let (round, placed) = (&all[place as usize], &mut placed[place as usize]);
+        let (offset, count) =
+            if kind == EventKind::EffectPosted { (round.selection_count, &mut placed[1]) } else { (0, &mut placed[0]) };
+        ids[(round.members_start + offset + *count) as usize] = id;
+        *count += 1;
     }
+    drop(placed);
     // Each start time is looked up once: the comparisons would otherwise read events all over
     // the timeline.
     all.sort_by_cached_key(|a| (a.start_moment(timeline), a.run_id));
@@ -251,8 +259,9 @@ impl JobAttempts {
         self.jobs.get(place as usize).map_or(&[], |&(_, start, len)| &self.all[start as usize..(start + len) as usize])
     }
 
-    /// The job's attempts (none: empty), by a search of the list by id: `Context::attempts_of_job`
-    /// is the lookup that detectors use.
+    /// The job's attempts (none: empty), by a search of the list by id: detectors use
+    /// `Context::attempts_of_job`, which needs no search.
+    #[cfg(test)]
     pub fn of(&self, job_id: Text) -> &[Attempt] {
         let place = self.jobs.binary_search_by(|&(job, _, _)| job.as_str().cmp(job_id.as_str()));
         place.map_or(&[], |place| self.at(u32::try_from(place).unwrap_or(u32::MAX)))
@@ -356,7 +365,27 @@ mod tests {
                 ("run-c", vec![], vec![]),
             ]
         );
-        assert_eq!(rounds[0].ended.map(|id| timeline.get(id).at()), Some(timeline.get(8).at()));
+        assert_eq!(rounds[0].ended().map(|id| timeline.get(id).at()), Some(timeline.get(8).at()));
+    }
+
+    #[test]
+    fn a_round_stays_small() {
+        // A ledger has a round per run of its sweep, hundreds of thousands of them, all kept while
+        // the detectors run (docs/performance.md): 16 bytes more is megabytes of peak memory.
+        let size = std::mem::size_of::<Round>();
+        assert!(size <= 64, "Round is {size} bytes");
+    }
+
+    #[test]
+    fn a_round_without_start_or_end_rows_says_so() {
+        let timeline = Timeline::new(vec![
+            row(0, EventKind::ItemSelected, "run-a", Some("PR-1")),
+            row(1, EventKind::RoundStarted, "run-b", None),
+            row(2, EventKind::RoundFailed, "run-b", None),
+        ]);
+        let rounds = rounds(&timeline);
+        let seen: Vec<_> = rounds.iter().map(|round| (round.run_id.as_str(), round.started(), round.ended())).collect();
+        assert_eq!(seen, [("run-a", None, None), ("run-b", Some(1), Some(2))]);
     }
 
     #[test]
