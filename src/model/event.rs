@@ -417,6 +417,16 @@ impl Moment {
         DateTime::from_timestamp_nanos(self.0)
     }
 
+    /// Nanoseconds since 1970-01-01 UTC, as kept.
+    pub fn nanos(self) -> i64 {
+        self.0
+    }
+
+    /// The moment `nanos` after 1970-01-01 UTC (every 64-bit value is one).
+    pub fn from_nanos(nanos: i64) -> Moment {
+        Moment(nanos)
+    }
+
     /// The nanoseconds past the whole second (`at().timestamp_subsec_nanos()`, without the
     /// calendar).
     pub fn subsec_nanos(self) -> u32 {

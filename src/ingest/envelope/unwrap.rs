@@ -31,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::model::{Event, InputSummary, Moment, Text};
 use crate::time::{self, Leading};
 
+use super::rows::{Row, Rows};
 use super::{Context, Envelope, Piece, Record};
 use crate::ingest::{EventFormat, SourceKind, SourceSpec};
 
@@ -42,14 +43,6 @@ const HEAD_RECORDS: usize = 256;
 
 /// Bytes of messages sent to the log reader at a time.
 const BATCH_BYTES: usize = 1 << 16;
-
-/// What a line handed to the log reader came from (its line number there is its place here + 1).
-#[derive(Debug, Clone, Copy)]
-struct Row {
-    line: u64,
-    at: Option<Moment>,
-    instance: Option<Text>,
-}
 
 /// Where the events' times come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,7 +254,7 @@ impl EventFormat for Unwrap {
         summary.crowded = inner_summary
             .crowded
             .map(|crowded| crate::model::report::Crowded { first_line: line_of(crowded.first_line), ..crowded });
-        if !by_envelope && rows.iter().enumerate().all(|(i, row)| row.line == i as u64 + 1) {
+        if !by_envelope && rows.in_place() {
             // The lines are the export's own, one to one: the folds' line numbers stand.
             summary.folds = inner_summary.folds;
         }
@@ -486,12 +479,12 @@ fn feed(
     newest_first: bool,
     stamps: Stamps,
     sender: &SyncSender<Vec<u8>>,
-) -> Result<(Vec<Row>, Account)> {
-    let mut rows = Vec::new();
+) -> Result<(Rows, Account)> {
+    let mut rows = Rows::new();
     let mut account = Account::default();
     let mut batch = Vec::with_capacity(BATCH_BYTES + 1024);
     let mut last_at: Option<Moment> = None;
-    let mut take = |record: Record, batch: &mut Vec<u8>, rows: &mut Vec<Row>, account: &mut Account| {
+    let mut take = |record: Record, batch: &mut Vec<u8>, rows: &mut Rows, account: &mut Account| {
         let message = shown_line(&record.message);
         let message = message.as_ref();
         if message.contains('\0') {
@@ -598,7 +591,7 @@ fn place_in_fold(event: &mut Event, envelope: Moment, tz: Tz) -> bool {
 
 /// The kept texts of the log reader's lines, by the export's lines; the envelope's time written
 /// before a message for the text reader is not the line's, and is left out.
-fn renumbered(texts: crate::model::LineTexts, rows: &[Row], stamps: Stamps) -> crate::model::LineTexts {
+fn renumbered(texts: crate::model::LineTexts, rows: &Rows, stamps: Stamps) -> crate::model::LineTexts {
     let mut out = crate::model::LineTexts::default();
     let mut kept: Vec<(u32, String)> = texts
         .into_kept()
