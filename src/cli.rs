@@ -230,7 +230,7 @@ pub struct CaseArgs {
 
     /// Longest line (or CSV record) read, in bytes (default 16777216, 16 MiB): a longer one is
     /// rejected with its line number and passed over without being held in memory.
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=crate::ingest::lines::MAX_LINE_BYTES_CEILING))]
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=crate::ingest::io::lines::MAX_LINE_BYTES_CEILING))]
     pub max_line_bytes: Option<u64>,
 
     /// Show only events at or after TIME (and the findings citing them): RFC 3339 with an offset

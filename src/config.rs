@@ -158,7 +158,7 @@ impl Config {
                         case.display()
                     )));
                 }
-                let text = crate::ingest::lines::read_small_text(
+                let text = crate::ingest::io::lines::read_small_text(
                     &path,
                     MANIFEST_MAX_BYTES,
                     "a leasetrace manifest, a TOML file of a few KiB (docs/inputs.md)",
@@ -376,14 +376,14 @@ impl Config {
         }
         let max_line_bytes = match (args.max_line_bytes, manifest.analysis.max_line_bytes) {
             (Some(bytes), _) => bytes,
-            (None, Some(bytes)) if (1..=crate::ingest::lines::MAX_LINE_BYTES_CEILING).contains(&bytes) => bytes,
+            (None, Some(bytes)) if (1..=crate::ingest::io::lines::MAX_LINE_BYTES_CEILING).contains(&bytes) => bytes,
             (None, Some(bytes)) => {
                 return Err(Error::usage(format!(
                     "{manifest_name}: [analysis] max_line_bytes must be a number of bytes from 1 to {}, found {bytes}",
-                    crate::ingest::lines::MAX_LINE_BYTES_CEILING
+                    crate::ingest::io::lines::MAX_LINE_BYTES_CEILING
                 )));
             }
-            (None, None) => crate::ingest::lines::MAX_LINE_BYTES as u64,
+            (None, None) => crate::ingest::io::lines::MAX_LINE_BYTES as u64,
         };
         for spec in &mut sources {
             // At most the ceiling (1 GiB), checked above.

@@ -147,10 +147,10 @@ impl Parts<'_> {
 /// skipped, decompressed when it is gzip, each line kept with its event (no file to read back).
 pub fn read_in_memory(spec: &SourceSpec, body: &[u8]) -> crate::error::Result<(Vec<Event>, InputSummary)> {
     let raw = Cursor::new(body.to_vec());
-    let input: Box<dyn BufRead + Send> = if body.starts_with(&ingest::gzip::MAGIC) {
-        Box::new(ingest::lines::Text::new(std::io::BufReader::new(ingest::gzip::Members::new(raw))))
+    let input: Box<dyn BufRead + Send> = if body.starts_with(&ingest::io::gzip::MAGIC) {
+        Box::new(ingest::io::lines::Text::new(std::io::BufReader::new(ingest::io::gzip::Members::new(raw))))
     } else {
-        Box::new(ingest::lines::Text::new(raw))
+        Box::new(ingest::io::lines::Text::new(raw))
     };
     ingest::read_opened(0, spec, input, None)
 }
@@ -158,7 +158,7 @@ pub fn read_in_memory(spec: &SourceSpec, body: &[u8]) -> crate::error::Result<(V
 /// Lines as the readers count them: a line ends at LF, CRLF or a lone CR, and a last line
 /// without an end counts.
 pub fn physical_lines(body: &[u8]) -> u64 {
-    let body = body.strip_prefix(ingest::lines::BOM).unwrap_or(body);
+    let body = body.strip_prefix(ingest::io::lines::BOM).unwrap_or(body);
     let ends = ingest::line_ends(body, &mut false);
     let unterminated = body.last().is_some_and(|&last| last != b'\n' && last != b'\r');
     ends + u64::from(unterminated)
@@ -202,7 +202,7 @@ pub fn check_source(
     body: &[u8],
     result: &crate::error::Result<(Vec<Event>, InputSummary)>,
 ) -> Option<()> {
-    let compressed = body.starts_with(&ingest::gzip::MAGIC);
+    let compressed = body.starts_with(&ingest::io::gzip::MAGIC);
     let lines = physical_lines(body);
     match result {
         Err(error) => {
@@ -317,7 +317,7 @@ pub fn bullmq_params(data: &[u8]) {
     std::fs::write(&path, parts.body).expect("the fuzz input written");
     let at = parts.settings("p").next();
     let selection = ingest::bullmq_params::Selection { at, version_given: parts.select[2] & 1 != 0 };
-    let lines = (!parts.body.starts_with(&ingest::gzip::MAGIC)).then(|| physical_lines(parts.body));
+    let lines = (!parts.body.starts_with(&ingest::io::gzip::MAGIC)).then(|| physical_lines(parts.body));
     match ingest::bullmq_params::read_selected(&path, selection) {
         Err(error) => check_error(&error, &path, lines),
         Ok(file) => {

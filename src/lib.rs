@@ -52,7 +52,7 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
         .collect();
     // Standard input and FIFOs are read back from a copy made while they are read (stdin that
     // is a regular file, from that file).
-    ingest::spool::attach(&mut sources)?;
+    ingest::io::spool::attach(&mut sources)?;
     // The ledgers and logs are read in the window asked about (widened by the read margin): the
     // Redis dumps are bounded by Redis's own retention, and are read whole.
     let read_plan = config.filter.read_plan();
@@ -183,8 +183,8 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     if read_back {
         report.raw_texts = match view {
             // Every event: its lines are read back while they are written, a chunk at a time.
-            View::Timeline => RawTexts::OnDemand(Box::new(ingest::read_back::SourceFiles(sources))),
-            View::Analyze | View::Check(_) => RawTexts::Read(ingest::read_back::read_back(
+            View::Timeline => RawTexts::OnDemand(Box::new(ingest::io::read_back::SourceFiles(sources))),
+            View::Analyze | View::Check(_) => RawTexts::Read(ingest::io::read_back::read_back(
                 &sources,
                 &report.timeline,
                 // The evidence of every finding shown, which a filter does not cut.

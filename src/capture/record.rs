@@ -24,7 +24,7 @@ fn stream_time(id: &str) -> Option<String> {
 
 /// The report's notes from the record at `path`.
 pub fn notes(path: &Path) -> Result<Vec<String>> {
-    let text = crate::ingest::lines::read_small_text(
+    let text = crate::ingest::io::lines::read_small_text(
         path,
         RECORD_MAX_BYTES,
         "a capture record written by `leasetrace capture` (docs/capture.md)",

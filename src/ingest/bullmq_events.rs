@@ -15,8 +15,8 @@ use crate::error::{Error, Result};
 use crate::model::{Channel, Event, EventKind, InputSummary, Moment, Origin, Text};
 use crate::time;
 
-use super::lines::Lines;
 use super::{EventFormat, SourceKind, SourceSpec};
+use crate::ingest::io::lines::Lines;
 
 /// BullMQ stream event names and the timeline kinds they become.
 pub const EVENT_NAMES: &[(&str, EventKind)] = &[

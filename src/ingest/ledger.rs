@@ -16,7 +16,7 @@ use crate::time;
 use crate::time::fold::FoldLines;
 
 use super::SourceSpec;
-use super::recent::RecentTexts;
+use crate::ingest::io::recent::RecentTexts;
 
 /// A ledger field, the default column names tried for it, and whether it is required.
 pub struct Field {

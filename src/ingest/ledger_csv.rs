@@ -11,8 +11,8 @@ use std::borrow::Cow;
 use crate::model::{Event, InputSummary, Origin};
 
 use super::ledger::{self, Columns, FIELDS, FieldId, Outcome};
-use super::recent::RecentTexts;
 use super::{EventFormat, Reopen, SourceKind, SourceSpec};
+use crate::ingest::io::recent::RecentTexts;
 
 pub struct LedgerCsv;
 
@@ -192,7 +192,7 @@ impl<'s> Rows<'s> {
                 Some(record.line),
                 format!(
                     "the header is a {}: expected a header row naming the columns",
-                    super::lines::too_long(spec.max_line_bytes)
+                    crate::ingest::io::lines::too_long(spec.max_line_bytes)
                 ),
             ));
         }
@@ -227,7 +227,7 @@ impl<'s> Rows<'s> {
         let (spec, line) = (self.spec, record.line);
         summary.lines += 1;
         if record.too_long {
-            summary.reject(line, super::lines::too_long(spec.max_line_bytes));
+            summary.reject(line, crate::ingest::io::lines::too_long(spec.max_line_bytes));
             return Ok(());
         }
         let in_file = spec.reread.by_offset();
@@ -463,8 +463,8 @@ impl Records {
         let (mut written, mut ended) = (0, 0);
         self.quotes.start(line);
         // `csv_core` drops a byte-order mark before the header: the walk passes over it too.
-        if self.expected.is_none() && self.buffer[self.start..self.end].starts_with(super::lines::BOM) {
-            self.quotes.skip = super::lines::BOM.len();
+        if self.expected.is_none() && self.buffer[self.start..self.end].starts_with(crate::ingest::io::lines::BOM) {
+            self.quotes.skip = crate::ingest::io::lines::BOM.len();
         }
         loop {
             // An empty input tells `csv_core` that the input has ended.
@@ -729,7 +729,7 @@ mod tests {
         let lines = physical_lines(text);
         let texts = std::mem::take(&mut summary.texts);
         assert!(texts.is_in_file() || events.is_empty());
-        for (line, read) in crate::ingest::read_back::every_event_read_back(&spec, &events, texts)? {
+        for (line, read) in crate::ingest::io::read_back::every_event_read_back(&spec, &events, texts)? {
             let first = lines[line as usize - 1];
             assert!(read.starts_with(first), "line {line}: {read:?}");
             assert!(first.contains('"') || read == first, "line {line}: {read:?}");
@@ -1323,7 +1323,7 @@ mod tests {
             let (events, summary) = read_capped(&text, 200, block).unwrap();
             let rejected: Vec<u64> = summary.rejections.iter().map(|r| r.line).collect();
             assert_eq!(rejected, [3, 5, 8], "block {block}");
-            assert_eq!(summary.rejections[0].reason, crate::ingest::lines::too_long(200));
+            assert_eq!(summary.rejections[0].reason, crate::ingest::io::lines::too_long(200));
             assert_eq!((summary.lines, summary.used, events.len()), (8, 4, 4), "block {block}");
         }
         // Under the cap, the long records are rows again, and line 5's first cell is no time.

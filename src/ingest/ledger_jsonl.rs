@@ -9,9 +9,9 @@ use crate::error::Result;
 use crate::model::{Event, InputSummary, Origin};
 
 use super::ledger::{self, Columns, FieldId, Outcome};
-use super::lines::Lines;
-use super::recent::RecentTexts;
 use super::{EventFormat, SourceKind, SourceSpec};
+use crate::ingest::io::lines::Lines;
+use crate::ingest::io::recent::RecentTexts;
 
 pub struct LedgerJsonl;
 
@@ -49,7 +49,7 @@ impl EventFormat for LedgerJsonl {
                 summary.ignore("blank");
                 continue;
             }
-            let object = super::lines::json_object(&spec.path, line, text, "one ledger record per line")?;
+            let object = crate::ingest::io::lines::json_object(&spec.path, line, text, "one ledger record per line")?;
             let keys: Vec<String> = object.keys().cloned().collect();
             if !validated {
                 // The first record shows whether the mapping fits at all: a missing required

@@ -28,11 +28,11 @@ use crate::model::{Channel, Event, InputSummary, Origin};
 use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Stamp};
 
-use super::lines::Lines;
 use super::log_pino::{Entry, emit, json_fields, placed_at};
 use super::log_rules::{Classified, RuleSet};
 use super::worker_settings::{Settled, parse_text, settle};
 use super::{EventFormat, SourceKind, SourceSpec};
+use crate::ingest::io::lines::Lines;
 
 pub struct NestJs;
 

@@ -27,10 +27,10 @@ use crate::model::{Channel, Event, EventKind, InputSummary, Origin};
 use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Stamp};
 
-use super::lines::Lines;
 use super::log_rules::{Classified, FIELD_KEYS, RuleSet};
 use super::worker_settings::{Settled, settle};
 use super::{EventFormat, SourceKind, SourceSpec};
+use crate::ingest::io::lines::Lines;
 
 pub struct Pino;
 
@@ -135,7 +135,7 @@ pub fn read_json_lines(
             summary.ignore("blank");
             continue;
         }
-        let object = super::lines::json_object(
+        let object = crate::ingest::io::lines::json_object(
             &spec.path,
             line,
             text,

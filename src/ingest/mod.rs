@@ -11,20 +11,15 @@ pub mod bullmq_jobs;
 pub mod bullmq_params;
 pub mod document;
 pub mod envelope;
-pub mod gzip;
+pub mod io;
 pub mod ledger;
 pub mod ledger_csv;
 pub mod ledger_jsonl;
-pub mod lines;
 pub mod log_nestjs;
 pub mod log_pino;
 pub mod log_rules;
 pub mod log_winston;
-pub mod read_ahead;
-pub mod read_back;
-pub mod recent;
 pub mod server_log;
-pub mod spool;
 pub mod worker_settings;
 
 use std::collections::BTreeMap;
@@ -33,6 +28,8 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use chrono_tz::Tz;
+
+use io::{gzip, lines, read_ahead, spool};
 
 use crate::error::{Error, Result};
 use crate::model::{Event, InputSummary, Moment};

@@ -309,7 +309,7 @@ impl Chunks {
     fn read(&mut self, at: usize, path: &std::path::Path, lines_before: u64) -> Result<usize> {
         let end = (at + CHUNK).min(self.buffer.len());
         self.input.read(&mut self.buffer[at..end]).map_err(|source| {
-            let Some(problem) = super::gzip::GzipProblem::of(&source) else {
+            let Some(problem) = crate::ingest::io::gzip::GzipProblem::of(&source) else {
                 return Error::Io { path: path.to_path_buf(), source };
             };
             // The whole lines read so far are intact: say after which one the file stops.
@@ -374,7 +374,7 @@ impl Scan<'_> {
                     // Not an entry a continuation after it can take its time from.
                     self.last_entry = None;
                     self.line += 1;
-                    summary.reject(self.line, super::lines::too_long(self.spec.max_line_bytes));
+                    summary.reject(self.line, crate::ingest::io::lines::too_long(self.spec.max_line_bytes));
                     self.region_offset += bytes;
                     continue;
                 }
@@ -516,7 +516,7 @@ impl Scan<'_> {
         let cap = self.spec.max_line_bytes;
         let past = text.len() > cap && text.strip_suffix(b"\r").unwrap_or(text).len() > cap;
         if past {
-            summary.reject(self.line, super::lines::too_long(cap));
+            summary.reject(self.line, crate::ingest::io::lines::too_long(cap));
         }
         past
     }
@@ -760,7 +760,7 @@ mod tests {
         input.extend_from_slice(b"the last line");
         for step in [1_000, 65_536, 3 * CHUNK] {
             let reader = std::io::BufReader::new(Trickle(std::io::Cursor::new(input.clone()), step));
-            let mut chunks = Chunks::new(Box::new(reader), super::super::lines::MAX_LINE_BYTES);
+            let mut chunks = Chunks::new(Box::new(reader), crate::ingest::io::lines::MAX_LINE_BYTES);
             let (mut joined, mut regions) = (Vec::new(), 0);
             while let Some(region) = chunks.next_region(std::path::Path::new("server.log"), 0).unwrap() {
                 let Region::Lines(region) = region else { panic!("no line is past the cap") };
@@ -858,7 +858,7 @@ mod tests {
         let lines: Vec<&str> = text.split('\n').collect();
         let texts = std::mem::take(&mut summary.texts);
         assert!(texts.is_in_file() || events.is_empty());
-        for (line, read) in crate::ingest::read_back::every_event_read_back(&spec, &events, texts)? {
+        for (line, read) in crate::ingest::io::read_back::every_event_read_back(&spec, &events, texts)? {
             assert_eq!(read, lines[line as usize - 1].trim_end_matches('\r'), "line {line}");
         }
         Ok((events, summary))

@@ -95,7 +95,7 @@ pub fn recognise_enveloped(sample: &Sample) -> Option<Found> {
     let envelope = ingest::envelope::ENVELOPES.iter().map(|format| format.0).find(|e| e.sniff(&sample.text))?;
     let context = ingest::envelope::Context {
         path: std::path::Path::new("sample"),
-        max_line_bytes: ingest::lines::MAX_LINE_BYTES,
+        max_line_bytes: ingest::io::lines::MAX_LINE_BYTES,
     };
     let input = Box::new(std::io::Cursor::new(sample.text.clone().into_bytes()));
     // A sample ends mid-record when the file goes on: the records before it are enough.

@@ -61,7 +61,7 @@ impl Sample {
 /// Reads the sample of a file: plain or gzip, at most `SAMPLE_BYTES`.
 pub fn read(path: &Path) -> Result<Sample, String> {
     // Lines split as the readers split them: a lone `\r` ends one.
-    let input = crate::ingest::lines::LineEnds::new(crate::ingest::open(path).map_err(|e| e.to_string())?);
+    let input = crate::ingest::io::lines::LineEnds::new(crate::ingest::open(path).map_err(|e| e.to_string())?);
     let mut bytes = Vec::new();
     input.take(SAMPLE_BYTES as u64 + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read: {e}"))?;
     from_bytes(bytes)

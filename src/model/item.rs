@@ -7,7 +7,7 @@
 //! has evicted. So items are not interned. An item is where its text is (4 bytes; the text is
 //! kept once per row that named it) and a hash of the text (4 bytes), and two items are equal when
 //! their texts are; a reader's recent items
-//! answer the rows of the same round (`ItemTexts::keep` through `ingest::recent`), so a round's
+//! answer the rows of the same round (`ItemTexts::keep` through `ingest::io::recent`), so a round's
 //! effect row shares its selection row's text.
 //!
 //! A reader writes its items one after another into blocks of text of its own, without a lock or

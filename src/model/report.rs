@@ -247,7 +247,7 @@ pub enum RawTexts {
 }
 
 /// Reads the raw texts of events back from the sources they were read from (implemented where
-/// the sources are known, in `ingest::read_back`).
+/// the sources are known, in `ingest::io::read_back`).
 pub trait ReadBack: Send + Sync + std::fmt::Debug {
     /// The text of each of `ids`, in their order: `None` for an event whose text is kept in
     /// memory (`LineTexts::kept`).

@@ -8,7 +8,7 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::ingest::lines::Lines;
+use crate::ingest::io::lines::Lines;
 use crate::model::InputSummary;
 
 use super::{Context, Piece};

@@ -21,7 +21,7 @@ use std::io::BufRead;
 use chrono::{DateTime, NaiveDateTime, Utc};
 
 use crate::error::Result;
-use crate::ingest::lines;
+use crate::ingest::io::lines;
 use crate::model::Moment;
 
 use super::export_lines::{ExportLines, Line};

@@ -26,7 +26,7 @@ use std::path::Path;
 use super::runtime::{self, Shape};
 use super::{Context, Envelope, Labels, Piece, Record};
 use crate::error::Result;
-use crate::ingest::lines;
+use crate::ingest::io::lines;
 use crate::model::Moment;
 
 pub struct Cri;

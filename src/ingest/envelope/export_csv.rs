@@ -334,7 +334,7 @@ impl Iterator for CsvPieces<'_> {
         Some(Ok(match row {
             Row::Blank { line } => Piece::Ignored { line, lines: 1, reason: "blank" },
             Row::TooLong { line, lines } => {
-                Piece::Rejected { line, lines, reason: crate::ingest::lines::too_long(self.context.max_line_bytes) }
+                Piece::Rejected { line, lines, reason: crate::ingest::io::lines::too_long(self.context.max_line_bytes) }
             }
             Row::Text { line, lines, text } => match self.columns.take() {
                 None => match self.header(line, &text) {

@@ -9,7 +9,7 @@
 use std::io::BufRead;
 
 use crate::error::Result;
-use crate::ingest::lines::Lines;
+use crate::ingest::io::lines::Lines;
 use crate::model::InputSummary;
 
 use super::Context;

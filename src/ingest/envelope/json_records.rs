@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 use super::{Context, Labels, Piece, Record};
 use crate::error::{Error, Result};
-use crate::ingest::lines::too_long;
+use crate::ingest::io::lines::too_long;
 use crate::model::Moment;
 
 /// What an envelope tells the scanner about its document.

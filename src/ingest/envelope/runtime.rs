@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 
 use super::{Context, Piece};
 use crate::error::Result;
-use crate::ingest::lines::{self, Lines};
+use crate::ingest::io::lines::{self, Lines};
 use crate::model::{InputSummary, Moment};
 
 /// A runtime's time before a line: the instant and how many fraction digits it was written with

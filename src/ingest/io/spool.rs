@@ -13,8 +13,8 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::SourceSpec;
 use crate::error::{Error, Result};
+use crate::ingest::SourceSpec;
 
 /// Where a source read once is read again from: its temporary copy (removed when the last spec
 /// holding it is dropped), or, for standard input that is a regular file at its start (`< file`),

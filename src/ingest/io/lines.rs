@@ -311,7 +311,7 @@ impl<R: BufRead> Read for LineEnds<R> {
 /// A failed read after `line` lines: a gzip stream's problem says after which line it stopped,
 /// so that the user knows how much of the file was read (and the report would have held).
 fn read_error(path: &Path, line: u64, source: std::io::Error) -> Error {
-    match super::gzip::GzipProblem::of(&source) {
+    match crate::ingest::io::gzip::GzipProblem::of(&source) {
         Some(problem) if line == 0 => Error::input(path, None, problem.describe("before its first line")),
         Some(problem) => Error::input(path, None, problem.describe(&format!("after line {line}"))),
         None => Error::Io { path: path.to_path_buf(), source },

@@ -12,7 +12,7 @@ use crate::model::timeline::EventId;
 use crate::model::{LineTexts, Timeline};
 use crate::progress::{Progress, SourceBar};
 
-use super::{SourceKind, SourceSpec};
+use crate::ingest::{SourceKind, SourceSpec};
 
 /// The text of each of `ids` whose source's texts stayed in its file, by event id. The sources are
 /// the ones the timeline was read from, in the same order.
@@ -106,8 +106,8 @@ fn read_lines(
         )
     };
     let mut input = SourceText::open(spec, progress)?;
-    let delimiter =
-        (spec.kind == SourceKind::Ledger).then(|| super::ledger_csv::detect_delimiter(spec, &mut input.reader()));
+    let delimiter = (spec.kind == SourceKind::Ledger)
+        .then(|| crate::ingest::ledger_csv::detect_delimiter(spec, &mut input.reader()));
     lines.sort_unstable();
     // Where the reader is: the byte, the line that starts there, and whether the byte before it
     // was a `\r` (for a CSV ledger, whose line ends are `line_ends`').
@@ -151,11 +151,12 @@ fn read_lines(
             return Err(changed(wanted));
         }
         position += read;
-        let ends = super::line_ends(&buffer, &mut after_cr);
+        let ends = crate::ingest::line_ends(&buffer, &mut after_cr);
         // A source has at most `u32::MAX` lines (`Origin::line_number`).
         line = line.saturating_add(u32::try_from(ends).unwrap_or(u32::MAX));
         // A plain file's first line is read back with the byte-order mark its reader skipped.
-        let text = if from_start { buffer.strip_prefix(super::lines::BOM).unwrap_or(&buffer) } else { &buffer };
+        let text =
+            if from_start { buffer.strip_prefix(crate::ingest::io::lines::BOM).unwrap_or(&buffer) } else { &buffer };
         let text = String::from_utf8_lossy(text).trim_end_matches(['\n', '\r']).to_string();
         texts_read.push((place, text.clone()));
         last = Some((wanted, text));
@@ -216,7 +217,7 @@ impl SourceText {
         let io = |source| Error::Io { path: spec.path.clone(), source };
         let mut file = File::open(spec.file()).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
-        if super::is_gzip(&mut file) {
+        if crate::ingest::is_gzip(&mut file) {
             let (input, bar) = Self::decompress(spec, progress)?;
             return Ok(SourceText::Compressed { input, bar, progress: progress.clone() });
         }
@@ -226,7 +227,7 @@ impl SourceText {
 
     /// A compressed file's text from its start, with its bar.
     fn decompress(spec: &SourceSpec, progress: &Progress) -> Result<(Box<dyn BufRead + Send>, Option<SourceBar>)> {
-        super::open_labelled(spec.file(), &format!("{} (cited lines)", spec.display_path()), progress)
+        crate::ingest::open_labelled(spec.file(), &format!("{} (cited lines)", spec.display_path()), progress)
     }
 
     fn reader(&mut self) -> &mut dyn BufRead {

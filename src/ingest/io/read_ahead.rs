@@ -68,7 +68,7 @@ fn fill(input: &mut impl Read, block: &mut [u8]) -> (usize, Option<std::io::Erro
 
 impl Read for ReadAhead {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        super::lines::read_through_buffer(self, out)
+        crate::ingest::io::lines::read_through_buffer(self, out)
     }
 }
 
