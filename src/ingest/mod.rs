@@ -13,8 +13,6 @@ pub mod document;
 pub mod envelope;
 pub mod io;
 pub mod ledger;
-pub mod ledger_csv;
-pub mod ledger_jsonl;
 pub mod log_nestjs;
 pub mod log_pino;
 pub mod log_rules;
@@ -403,8 +401,8 @@ pub(crate) fn shifted(error: Error, before: u64) -> Error {
 /// format: one file and one line here.
 #[rustfmt::skip]
 pub static FORMATS: &[&dyn EventFormat] = &[
-    &ledger_csv::LedgerCsv,
-    &ledger_jsonl::LedgerJsonl,
+    &ledger::csv::LedgerCsv,
+    &ledger::jsonl::LedgerJsonl,
     &server_log::ServerLog,
     &bullmq_events::XrangeJson,
     &bullmq_events::XrangeText,

@@ -107,7 +107,7 @@ fn read_lines(
     };
     let mut input = SourceText::open(spec, progress)?;
     let delimiter = (spec.kind == SourceKind::Ledger)
-        .then(|| crate::ingest::ledger_csv::detect_delimiter(spec, &mut input.reader()));
+        .then(|| crate::ingest::ledger::csv::detect_delimiter(spec, &mut input.reader()));
     lines.sort_unstable();
     // Where the reader is: the byte, the line that starts there, and whether the byte before it
     // was a `\r` (for a CSV ledger, whose line ends are `line_ends`').

@@ -4,6 +4,9 @@
 //! effect, finished, failed. Columns are found by default names (first match, case-insensitive)
 //! unless the user maps them; the table below is documented in docs/inputs/ledger.md.
 
+pub mod csv;
+pub mod jsonl;
+
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -15,7 +18,7 @@ use crate::model::{Event, EventKind, Origin, Text};
 use crate::time;
 use crate::time::fold::FoldLines;
 
-use super::SourceSpec;
+use crate::ingest::SourceSpec;
 use crate::ingest::io::recent::RecentTexts;
 
 /// A ledger field, the default column names tried for it, and whether it is required.

@@ -10,9 +10,9 @@ use std::borrow::Cow;
 
 use crate::model::{Event, InputSummary, Origin};
 
-use super::ledger::{self, Columns, FIELDS, FieldId, Outcome};
-use super::{EventFormat, Reopen, SourceKind, SourceSpec};
 use crate::ingest::io::recent::RecentTexts;
+use crate::ingest::ledger::{self, Columns, FIELDS, FieldId, Outcome};
+use crate::ingest::{EventFormat, Reopen, SourceKind, SourceSpec};
 
 pub struct LedgerCsv;
 
@@ -62,7 +62,7 @@ impl EventFormat for LedgerCsv {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        read_in_parts(spec, source, input, Some((reopen, super::SPLIT_AT_LEAST)), events, summary)
+        read_in_parts(spec, source, input, Some((reopen, crate::ingest::SPLIT_AT_LEAST)), events, summary)
     }
 }
 
@@ -118,7 +118,7 @@ fn read_in_parts(
         if let Some(line) = met_middle {
             // The second part counted its lines from 1 at the middle.
             let later = later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            super::join_later_part(spec, line - 1, later, events, summary)?;
+            crate::ingest::join_later_part(spec, line - 1, later, events, summary)?;
         }
         Ok(())
     })
@@ -235,8 +235,11 @@ impl<'s> Rows<'s> {
             // Where some records start: the read-back finds a record from the last one before it.
             summary.texts.mark(line, record.offset);
         }
-        let origin =
-            Origin { channel: crate::model::Channel::Ledger, source: self.source, line: super::line_of(spec, line)? };
+        let origin = Origin {
+            channel: crate::model::Channel::Ledger,
+            source: self.source,
+            line: crate::ingest::line_of(spec, line)?,
+        };
         let index = &self.index;
         let get = |id: FieldId| index[id as usize].and_then(|i| record.cell(i)).map(Cow::Borrowed);
         match ledger::record_to_event(
@@ -267,7 +270,7 @@ impl<'s> Rows<'s> {
 
 /// The delimiter of a CSV source: a tab for `.tsv` files and for a first line with tabs and no
 /// comma, a comma otherwise.
-pub(super) fn detect_delimiter(spec: &SourceSpec, input: &mut impl BufRead) -> u8 {
+pub(crate) fn detect_delimiter(spec: &SourceSpec, input: &mut impl BufRead) -> u8 {
     let name = spec.path.to_string_lossy().to_lowercase();
     let name = name.strip_suffix(".gz").unwrap_or(&name);
     if std::path::Path::new(name).extension().is_some_and(|ext| ext == "tsv") {
@@ -392,7 +395,7 @@ impl Records {
         let first = loop {
             let skipped = self.buffer[self.start..self.end].iter().position(|&b| b != b'\n' && b != b'\r');
             let upto = skipped.map_or(self.end, |skipped| self.start + skipped);
-            self.line += super::line_ends(&self.buffer[self.start..upto], &mut self.after_cr);
+            self.line += crate::ingest::line_ends(&self.buffer[self.start..upto], &mut self.after_cr);
             self.start = upto;
             if skipped.is_some() {
                 break upto;
@@ -479,7 +482,7 @@ impl Records {
             );
             self.quotes.walk(&self.buffer[self.start..self.start + read], self.delimiter);
             // Counted here, not by `csv_core`, which ends lines at `\n` only.
-            self.line += super::line_ends(&self.buffer[self.start..self.start + read], &mut self.after_cr);
+            self.line += crate::ingest::line_ends(&self.buffer[self.start..self.start + read], &mut self.after_cr);
             self.start += read;
             written += wrote;
             ended += ends;
@@ -540,7 +543,7 @@ impl Records {
                 return Err(binary(spec, line));
             }
             self.quotes.walk(&self.buffer[self.start..self.start + read], self.delimiter);
-            self.line += super::line_ends(&self.buffer[self.start..self.start + read], &mut self.after_cr);
+            self.line += crate::ingest::line_ends(&self.buffer[self.start..self.start + read], &mut self.after_cr);
             self.start += read;
             if matches!(result, ReadRecordResult::Record | ReadRecordResult::End) {
                 break;
@@ -641,7 +644,7 @@ impl Quotes {
                 }
                 QuoteState::Quoted => {
                     let end = memchr::memchr(b'"', &bytes[at..]).map_or(bytes.len(), |found| at + found);
-                    self.line += super::line_ends(&bytes[at..end], &mut self.after_cr);
+                    self.line += crate::ingest::line_ends(&bytes[at..end], &mut self.after_cr);
                     if end < bytes.len() {
                         self.state = QuoteState::QuoteInQuoted;
                         self.after_cr = false;
@@ -899,10 +902,10 @@ mod tests {
         // fixtures/formats/psql-*.csv: one timestamptz table exported by psql's \copy under
         // SET timezone = 'UTC', 'Asia/Seoul' and 'Asia/Kolkata' (offsets +00, +09 and +05:30,
         // microseconds), its timestamp cast (naive, Seoul wall clock) and epoch counts.
-        let utc = include_str!("../../fixtures/formats/psql-utc.csv");
-        let seoul = include_str!("../../fixtures/formats/psql-seoul.csv");
-        let kolkata = include_str!("../../fixtures/formats/psql-kolkata.csv");
-        let epoch = include_str!("../../fixtures/formats/psql-epoch.csv");
+        let utc = include_str!("../../../fixtures/formats/psql-utc.csv");
+        let seoul = include_str!("../../../fixtures/formats/psql-seoul.csv");
+        let kolkata = include_str!("../../../fixtures/formats/psql-kolkata.csv");
+        let epoch = include_str!("../../../fixtures/formats/psql-epoch.csv");
         let instants = |(events, _): (Vec<Event>, InputSummary)| -> Vec<(i64, Option<chrono::DateTime<chrono::Utc>>)> {
             events.iter().map(|e| (e.moment().utc().timestamp_nanos_opt().unwrap(), e.slot)).collect()
         };
@@ -937,7 +940,7 @@ mod tests {
     fn naive_times_in_a_fall_back_stop_a_ledger_unless_it_says_which() {
         // fixtures/formats/psql-la-fall-back.csv: at (timestamptz) and at::timestamp under
         // SET timezone = 'America/Los_Angeles'; rows 3 and 4 are both 01:30:00.125 local.
-        let text = include_str!("../../fixtures/formats/psql-la-fall-back.csv");
+        let text = include_str!("../../../fixtures/formats/psql-la-fall-back.csv");
         let la = chrono_tz::America::Los_Angeles;
         let times = |(events, _): (Vec<Event>, InputSummary)| -> Vec<String> {
             events.iter().map(|e| crate::time::format_rfc3339(e.at())).collect()

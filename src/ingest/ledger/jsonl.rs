@@ -8,10 +8,10 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::model::{Event, InputSummary, Origin};
 
-use super::ledger::{self, Columns, FieldId, Outcome};
-use super::{EventFormat, SourceKind, SourceSpec};
 use crate::ingest::io::lines::Lines;
 use crate::ingest::io::recent::RecentTexts;
+use crate::ingest::ledger::{self, Columns, FieldId, Outcome};
+use crate::ingest::{EventFormat, SourceKind, SourceSpec};
 
 pub struct LedgerJsonl;
 
@@ -59,7 +59,8 @@ impl EventFormat for LedgerJsonl {
             }
             let columns = &Columns::present(spec, &keys);
             let get = |id: FieldId| columns.column(id.name()).and_then(|key| object.get(key)).and_then(scalar);
-            let origin = Origin { channel: crate::model::Channel::Ledger, source, line: super::line_of(spec, line)? };
+            let origin =
+                Origin { channel: crate::model::Channel::Ledger, source, line: crate::ingest::line_of(spec, line)? };
             match ledger::record_to_event(
                 spec,
                 columns,
