@@ -17,7 +17,7 @@
 
 use std::io::Read;
 
-use leasetrace::ingest::log_rules::RuleSet;
+use leasetrace::ingest::log::rules::RuleSet;
 
 const USAGE: &str = "usage: floor SERVER_LOG LEDGER_CSV";
 

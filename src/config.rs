@@ -274,11 +274,11 @@ impl Config {
             spec.event_values.clone_from(&source.events);
             // A huge pattern is refused here, naming the manifest, before anything compiles it.
             for (number, rule) in source.rules.iter().enumerate() {
-                crate::ingest::log_rules::check_pattern_length(&rule.pattern).map_err(|why| {
+                crate::ingest::log::rules::check_pattern_length(&rule.pattern).map_err(|why| {
                     Error::usage(format!(
                         "{place}: log rule {} ('{}'): {why}",
                         number + 1,
-                        crate::ingest::log_rules::quote_pattern(&rule.pattern)
+                        crate::ingest::log::rules::quote_pattern(&rule.pattern)
                     ))
                 })?;
             }

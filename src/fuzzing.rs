@@ -403,11 +403,11 @@ fn round_trip(at: DateTime<Utc>, zone: Tz) {
 
 /// The rule set every input of the `rules` target is classified by: the built-in rules after
 /// the reference incident's user rule, compiled once per process.
-fn fixed_rules() -> &'static crate::ingest::log_rules::RuleSet {
-    static RULES: std::sync::OnceLock<crate::ingest::log_rules::RuleSet> = std::sync::OnceLock::new();
+fn fixed_rules() -> &'static crate::ingest::log::rules::RuleSet {
+    static RULES: std::sync::OnceLock<crate::ingest::log::rules::RuleSet> = std::sync::OnceLock::new();
     RULES.get_or_init(|| {
         let user = [RuleSpec { event: "job-stalled".into(), pattern: r"moved (?P<job_id>\S+) back to wait".into() }];
-        crate::ingest::log_rules::RuleSet::new(&user, true, "fuzz").expect("the fixed rules compile")
+        crate::ingest::log::rules::RuleSet::new(&user, true, "fuzz").expect("the fixed rules compile")
     })
 }
 
@@ -429,7 +429,7 @@ pub fn rules(data: &[u8]) {
     let Some(pattern) = lines.next() else { return };
     let events = ["job-stalled", "job-active", "server-start", "error", "round-started", "no-such-event"];
     let spec = RuleSpec { event: events[usize::from(select >> 1) % events.len()].into(), pattern: pattern.into() };
-    match crate::ingest::log_rules::RuleSet::new(std::slice::from_ref(&spec), false, "fuzz") {
+    match crate::ingest::log::rules::RuleSet::new(std::slice::from_ref(&spec), false, "fuzz") {
         Err(error) => {
             let message = error.to_string();
             assert!(message.len() < 2048, "a rule error of {} bytes", message.len());
@@ -442,7 +442,7 @@ pub fn rules(data: &[u8]) {
     }
 }
 
-fn check_classified(rules: &crate::ingest::log_rules::RuleSet, line: &str) {
+fn check_classified(rules: &crate::ingest::log::rules::RuleSet, line: &str) {
     let found = rules.classify_candidate(line);
     if found.kind.is_some() {
         assert!(rules.is_candidate(line.as_bytes()), "a rule matches {line:?} but the candidate search misses it");
@@ -453,7 +453,7 @@ fn check_classified(rules: &crate::ingest::log_rules::RuleSet, line: &str) {
     } else {
         assert_eq!(
             classified,
-            crate::ingest::log_rules::Classified::default(),
+            crate::ingest::log::rules::Classified::default(),
             "a line that is no candidate classified: {line:?}"
         );
     }

@@ -13,12 +13,7 @@ pub mod document;
 pub mod envelope;
 pub mod io;
 pub mod ledger;
-pub mod log_nestjs;
-pub mod log_pino;
-pub mod log_rules;
-pub mod log_winston;
-pub mod server_log;
-pub mod worker_settings;
+pub mod log;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -403,14 +398,14 @@ pub(crate) fn shifted(error: Error, before: u64) -> Error {
 pub static FORMATS: &[&dyn EventFormat] = &[
     &ledger::csv::LedgerCsv,
     &ledger::jsonl::LedgerJsonl,
-    &server_log::ServerLog,
+    &log::text::ServerLog,
     &bullmq_events::XrangeJson,
     &bullmq_events::XrangeText,
     &bullmq_jobs::HgetallJson,
     &bullmq_jobs::HgetallText,
-    &log_pino::Pino,
-    &log_winston::Winston,
-    &log_nestjs::NestJs,
+    &log::pino::Pino,
+    &log::winston::Winston,
+    &log::nestjs::NestJs,
 ];
 
 /// Every format, the log envelopes' (`envelope::ENVELOPES`) after `FORMATS`.

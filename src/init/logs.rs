@@ -7,9 +7,9 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde_json::Value;
 
-use crate::ingest::log_nestjs::strip_ansi;
-use crate::ingest::log_pino::json_fields;
-use crate::ingest::log_rules::Classified;
+use crate::ingest::log::nestjs::strip_ansi;
+use crate::ingest::log::pino::json_fields;
+use crate::ingest::log::rules::Classified;
 use crate::ingest::{self, SourceKind};
 use crate::model::{Channel, Event, EventKind, Moment, Origin};
 use crate::time::fold::{LineOrder, Placed};

@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 
 use crate::ingest::RuleSpec;
-use crate::ingest::log_rules::RuleSet;
+use crate::ingest::log::rules::RuleSet;
 use crate::model::EventKind;
 
 use super::What;
@@ -344,7 +344,7 @@ fn piece(token: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::log_rules::Classified;
+    use crate::ingest::log::rules::Classified;
     use crate::time::Stamp;
 
     fn at(text: &str) -> DateTime<Utc> {

@@ -14,7 +14,7 @@
 //! were the second pass), a line before it (the first pass). A log all of whose lines are in the
 //! hour cannot be told: an error that names the setting, when an event depends on it.
 //!
-//! `LineOrder` follows one source (or one part of one, see `server_log`): each stamped line is
+//! `LineOrder` follows one source (or one part of one, see `ingest::log::text`): each stamped line is
 //! shown to it in order, it says where an event on that line goes, and at the end it moves the
 //! pending events it was told about and writes what it did as notes for the report.
 

@@ -144,7 +144,7 @@ pub mod testing {
 
     use crate::ingest::envelope::Envelope;
     use crate::ingest::envelope::unwrap::Unwrap;
-    use crate::ingest::{EventFormat, SourceKind, SourceSpec, server_log::ServerLog};
+    use crate::ingest::{EventFormat, SourceKind, SourceSpec, log::text::ServerLog};
     use crate::model::{Event, EventKind, InputSummary};
 
     pub fn fixture(name: &str) -> PathBuf {

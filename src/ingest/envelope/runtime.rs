@@ -259,7 +259,7 @@ pub mod tests {
     #[test]
     fn the_incident_wrapped_in_each_envelope_gives_the_plain_logs_events() {
         use super::super::{cri::Cri, kubectl::Kubectl, kubectl_prefix::KubectlPrefix, unwrap::Unwrap};
-        let plain = events_of(&crate::ingest::server_log::ServerLog, "fixtures/incident-2026-10-07/server.log");
+        let plain = events_of(&crate::ingest::log::text::ServerLog, "fixtures/incident-2026-10-07/server.log");
         assert!(plain.len() >= 10, "the incident's events are read: {}", plain.len());
         let bare = |events: Vec<(String, String, Option<String>, Option<String>)>| {
             events.into_iter().map(|(kind, at, job, _)| (kind, at, job, None)).collect::<Vec<_>>()

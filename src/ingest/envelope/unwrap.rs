@@ -411,7 +411,7 @@ fn one_count_per_line(shared: &[usize], events: &[Event], summary: &mut InputSum
 /// JSON store kept (`\u001b[33m`), which would hide its leading timestamp, and which a terminal
 /// would not show either.
 fn shown_line(message: &str) -> std::borrow::Cow<'_, str> {
-    crate::ingest::log_nestjs::strip_ansi(first_line(message))
+    crate::ingest::log::nestjs::strip_ansi(first_line(message))
 }
 
 /// Whether the head's records are sorted newest first: more of their envelope times go down than

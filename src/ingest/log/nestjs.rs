@@ -28,11 +28,11 @@ use crate::model::{Channel, Event, InputSummary, Origin};
 use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Stamp};
 
-use super::log_pino::{Entry, emit, json_fields, placed_at};
-use super::log_rules::{Classified, RuleSet};
-use super::worker_settings::{Settled, parse_text, settle};
-use super::{EventFormat, SourceKind, SourceSpec};
 use crate::ingest::io::lines::Lines;
+use crate::ingest::log::pino::{Entry, emit, json_fields, placed_at};
+use crate::ingest::log::rules::{Classified, RuleSet};
+use crate::ingest::log::worker_settings::{Settled, parse_text, settle};
+use crate::ingest::{EventFormat, SourceKind, SourceSpec};
 
 pub struct NestJs;
 
@@ -97,7 +97,7 @@ impl EventFormat for NestJs {
                 message: header.message,
                 fields,
                 // The whole line: the settings may be in the message or in its params object.
-                settings: super::worker_settings::parse_text(&clean),
+                settings: crate::ingest::log::worker_settings::parse_text(&clean),
             };
             let placed = emit(spec, source, &rules, entry, order.as_mut(), events, summary)?;
             last_entry = Some((header.stamp, header.pid.parse().ok(), placed));
@@ -148,9 +148,9 @@ fn continuation(
         return Err(Error::input(&spec.path, Some(line), time::ZoneProblem::Undeclared.explain(&spec.tz_fix)));
     }
     let Some(at) = placed_at(spec, line, placed, stamp, summary)? else { return Ok(()) };
-    let origin = Origin { channel: Channel::Log, source, line: super::line_of(spec, line)? };
+    let origin = Origin { channel: Channel::Log, source, line: crate::ingest::line_of(spec, line)? };
     let fields = Classified { worker: pid.map(|pid| pid.to_string()), ..Classified::default() };
-    events.push(super::worker_settings::event(at, origin, settings, &fields));
+    events.push(crate::ingest::log::worker_settings::event(at, origin, settings, &fields));
     // Its entry's time: moved with the entry's events if the entry's pass turns out the second.
     if let (Placed::In { pending: true, .. }, Some(order)) = (placed, order) {
         order.hold(events.len() - 1);
@@ -415,7 +415,7 @@ Error: Request failed with status code 502
     fn a_log_across_the_fall_back_is_placed_by_its_order_to_the_second() {
         // NestJS 12.5.1 under TZ=America/Los_Angeles (fixtures/formats/nestjs-dst.log): two sweeps
         // activated at "1:30:00 AM", one in PDT and one in PST.
-        let text = include_str!("../../fixtures/formats/nestjs-dst.log");
+        let text = include_str!("../../../fixtures/formats/nestjs-dst.log");
         let (events, summary) = read(text, Some(chrono_tz::America::Los_Angeles)).unwrap();
         let placed: Vec<(EventKind, String)> =
             events.iter().map(|e| (e.kind, crate::time::format_rfc3339(e.at()))).collect();

@@ -12,7 +12,7 @@
 //!
 //! NestJS's ConsoleLogger with `json: true` writes the same three keys
 //! (`{"level":"log","pid":41877,"timestamp":1791333180004,"message":"job active","context":"BullWorker"}`)
-//! and is read by this format too. Fields and classification work as for pino (log_pino.rs).
+//! and is read by this format too. Fields and classification work as for pino (pino.rs).
 
 use std::io::BufRead;
 
@@ -21,9 +21,9 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::model::{Event, InputSummary};
 
-use super::log_nestjs::strip_ansi;
-use super::log_pino::{JsonDialect, read_json_lines, sniff_json};
-use super::{EventFormat, SourceKind, SourceSpec};
+use crate::ingest::log::nestjs::strip_ansi;
+use crate::ingest::log::pino::{JsonDialect, read_json_lines, sniff_json};
+use crate::ingest::{EventFormat, SourceKind, SourceSpec};
 
 pub struct Winston;
 
@@ -104,7 +104,7 @@ mod tests {
     fn local_timestamps_across_the_fall_back_are_placed_by_their_order() {
         // winston 3.19.0, timestamp({ format: 'YYYY-MM-DD HH:mm:ss.SSS' }), TZ=America/Los_Angeles
         // (fixtures/formats/winston-dst.log): "01:30:00.004" twice, an hour apart.
-        let text = include_str!("../../fixtures/formats/winston-dst.log");
+        let text = include_str!("../../../fixtures/formats/winston-dst.log");
         let (events, summary) = read(text, Some(chrono_tz::America::Los_Angeles)).unwrap();
         let times: Vec<String> = events.iter().map(|e| crate::time::format_rfc3339(e.at())).collect();
         assert_eq!(

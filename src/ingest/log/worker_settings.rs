@@ -22,19 +22,19 @@
 //!   one line) are ambiguous and the line is rejected.
 //!
 //! In text logs the candidate search (`CANDIDATE`) finds the keys with each word in lower case,
-//! Capitalized or UPPER case, as the built-in rules match words (log_rules.rs): full case folding
+//! Capitalized or UPPER case, as the built-in rules match words (rules.rs): full case folding
 //! would turn the search's literal prefilter off.
 
 use serde_json::{Map, Value};
 
 use crate::model::{Event, EventKind, Moment, Origin, Param, Scope, Text, WorkerSettings};
 
-use super::log_rules::Classified;
+use crate::ingest::log::rules::Classified;
 
 /// The candidate search of text logs: a key as `parse_text` reads it, in the usual casings.
 /// `maxStalledCount` is found by its `StalledCount`: a `max` alternative would add twelve literal
 /// prefixes to the search of every log line, and past 32 the search is a fifth slower (a test in
-/// log_rules.rs keeps count).
+/// rules.rs keeps count).
 pub const CANDIDATE: &str = r"(?-u:\b)(?:lock|Lock|LOCK)[_-]?(?:duration|Duration|DURATION|renew|Renew|RENEW)|(?:stalled|Stalled|STALLED)[_-]?(?:interval|Interval|INTERVAL|count|Count|COUNT)";
 
 /// What a line says about the worker's settings: the values it gives (possibly none), or why they

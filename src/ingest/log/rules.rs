@@ -14,7 +14,7 @@ use regex_syntax::hir::{Hir, HirKind, Look};
 use crate::error::{Error, Result};
 use crate::model::{EventKind, Text};
 
-use super::RuleSpec;
+use crate::ingest::RuleSpec;
 
 /// How a rule decides the event kind.
 #[derive(Debug, Clone, Copy)]
@@ -451,7 +451,7 @@ impl RuleSet {
         // Worker settings are evidence whatever the rules say (worker_settings.rs): their keys are
         // candidates too.
         shapes.push(unanchored(
-            &regex_syntax::parse(super::worker_settings::CANDIDATE).expect("the settings search parses"),
+            &regex_syntax::parse(crate::ingest::log::worker_settings::CANDIDATE).expect("the settings search parses"),
         ));
         let candidates = Hir::alternation(shapes);
         let candidates = regex::bytes::RegexBuilder::new(&candidates.to_string())
@@ -935,7 +935,7 @@ mod tests {
             .filter(|rule| !rule.found_by_job_word)
             .map(|rule| unanchored(&regex_syntax::parse(rule.pattern).unwrap()))
             .collect();
-        shapes.push(unanchored(&regex_syntax::parse(super::super::worker_settings::CANDIDATE).unwrap()));
+        shapes.push(unanchored(&regex_syntax::parse(crate::ingest::log::worker_settings::CANDIDATE).unwrap()));
         let mut prefixes = Extractor::new().kind(ExtractKind::Prefix).extract(&Hir::alternation(shapes));
         prefixes.optimize_for_prefix_by_preference();
         let count = prefixes.len().expect("a finite set of prefixes");

@@ -9,14 +9,14 @@
 //! serialized as `"err":{"type":"Error","message":"...","stack":"..."}` on the same line.
 //!
 //! The message (`msg`) is classified by the log rules like a text log line; event fields come from
-//! the line's keys first (the names in `log_rules::FIELD_KEYS`, case-insensitive, dotted paths
+//! the line's keys first (the names in `rules::FIELD_KEYS`, case-insensitive, dotted paths
 //! such as `job.id` walk nested objects, an object value gives its `message`) and then from
 //! `key=value` pairs in the message. A line at level error or fatal that no rule classifies is an
 //! `error` event. A line that is not a JSON object is an error naming the line; a line without
 //! `time` cannot be placed on the timeline and is rejected.
 //!
 //! The part shared by the structured log formats lives here too: `JsonDialect` and
-//! `read_json_lines` (used by log_winston.rs) and `Entry` and `emit` (used by log_nestjs.rs).
+//! `read_json_lines` (used by winston.rs) and `Entry` and `emit` (used by nestjs.rs).
 
 use std::io::BufRead;
 
@@ -27,10 +27,10 @@ use crate::model::{Channel, Event, EventKind, InputSummary, Origin};
 use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Stamp};
 
-use super::log_rules::{Classified, FIELD_KEYS, RuleSet};
-use super::worker_settings::{Settled, settle};
-use super::{EventFormat, SourceKind, SourceSpec};
 use crate::ingest::io::lines::Lines;
+use crate::ingest::log::rules::{Classified, FIELD_KEYS, RuleSet};
+use crate::ingest::log::worker_settings::{Settled, settle};
+use crate::ingest::{EventFormat, SourceKind, SourceSpec};
 
 pub struct Pino;
 
@@ -164,7 +164,7 @@ pub fn read_json_lines(
             rules_text: &message,
             message: &message,
             fields: json_fields(&object),
-            settings: super::worker_settings::parse_json_object(&object),
+            settings: crate::ingest::log::worker_settings::parse_json_object(&object),
         };
         emit(spec, source, &rules, entry, order.as_mut(), events, summary)?;
     }
@@ -260,13 +260,13 @@ pub struct Entry<'a> {
     /// Fields the line carries outside its message; they win over `key=value` in the message.
     pub fields: Classified,
     /// The worker settings the line gives, anywhere in it (worker_settings.rs).
-    pub settings: super::worker_settings::Found,
+    pub settings: crate::ingest::log::worker_settings::Found,
 }
 
 /// Classifies one entry and pushes its events (its event, and its worker settings when it gives
 /// any), or accounts for it as noise or a rejection. A wall-clock stamp in a source without a
 /// declared zone is an error on every line, as in text logs. Returns where the order placed the
-/// entry, for the continuation lines after it (see log_nestjs.rs).
+/// entry, for the continuation lines after it (see nestjs.rs).
 pub fn emit(
     spec: &SourceSpec,
     source: u16,
@@ -324,10 +324,10 @@ pub fn emit(
             slot.clone_from(from_message);
         }
     }
-    let origin = Origin { channel: Channel::Log, source, line: super::line_of(spec, line)? };
+    let origin = Origin { channel: Channel::Log, source, line: crate::ingest::line_of(spec, line)? };
     let pushed_before = events.len();
     if let Some(settings) = settings {
-        events.push(super::worker_settings::event(at, origin, settings, &fields));
+        events.push(crate::ingest::log::worker_settings::event(at, origin, settings, &fields));
     }
     match kind {
         // A job line without its job is rejected, unless its settings are evidence.
@@ -524,7 +524,7 @@ mod tests {
     #[test]
     fn content_comes_before_the_log_ending() {
         let spec = SourceSpec::new(SourceKind::Log, PathBuf::from("api.log"), None, String::new());
-        let chosen = |first: &str| super::super::choose_format(&spec, first).unwrap().name();
+        let chosen = |first: &str| crate::ingest::choose_format(&spec, first).unwrap().name();
         assert_eq!(chosen(ACTIVE), "pino");
         assert_eq!(
             chosen(r#"{"level":"info","message":"job active","timestamp":"2026-10-07T00:33:00.000Z"}"#),

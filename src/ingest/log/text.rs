@@ -11,9 +11,9 @@ use crate::model::{Event, InputSummary, Moment, Origin};
 use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Leading, Shape};
 
-use super::log_rules::{RuleSet, key_value_fields};
-use super::worker_settings::{Settled, parse_text, settle};
-use super::{EventFormat, Reopen, SourceKind, SourceSpec};
+use crate::ingest::log::rules::{RuleSet, key_value_fields};
+use crate::ingest::log::worker_settings::{Settled, parse_text, settle};
+use crate::ingest::{EventFormat, Reopen, SourceKind, SourceSpec};
 
 pub struct ServerLog;
 
@@ -67,7 +67,7 @@ impl EventFormat for ServerLog {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
-        read_in_parts(spec, source, input, reopen, super::SPLIT_AT_LEAST, events, summary)
+        read_in_parts(spec, source, input, reopen, crate::ingest::SPLIT_AT_LEAST, events, summary)
     }
 }
 
@@ -131,15 +131,16 @@ fn read_in_parts(
     }
     // The second part counted its lines from 1 at the middle.
     let before = first.line;
-    let (mut later, mut more, mut account) = later.map_err(|error| super::shifted(error, before))?;
+    let (mut later, mut more, mut account) = later.map_err(|error| crate::ingest::shifted(error, before))?;
     if !first.first_stamp_checked
         && let Some(problem) = later.first_stamp_problem
     {
-        return Err(super::shifted(problem, before));
+        return Err(crate::ingest::shifted(problem, before));
     }
-    spec.finish_order(later.order.take(), &mut more, &mut account).map_err(|error| super::shifted(error, before))?;
+    spec.finish_order(later.order.take(), &mut more, &mut account)
+        .map_err(|error| crate::ingest::shifted(error, before))?;
     spec.finish_order(first.order.take(), events, summary)?;
-    super::join_later_part(spec, before, Ok((more, account)), events, summary)?;
+    crate::ingest::join_later_part(spec, before, Ok((more, account)), events, summary)?;
     first.add(&later);
     first.account(spec, summary)
 }
@@ -612,12 +613,15 @@ impl Scan<'_> {
             return Ok(false);
         }
         let Some(at) = self.placed_at(placed, stamp, summary)? else { return Ok(true) };
-        let origin =
-            Origin { channel: crate::model::Channel::Log, source: self.source, line: super::line_of(spec, line)? };
+        let origin = Origin {
+            channel: crate::model::Channel::Log,
+            source: self.source,
+            line: crate::ingest::line_of(spec, line)?,
+        };
         let pushed_before = events.len();
         if let Some(settings) = settings {
             let fields = if found.kind.is_some() { found.clone() } else { key_value_fields(message) };
-            events.push(super::worker_settings::event(at, origin, settings, &fields));
+            events.push(crate::ingest::log::worker_settings::event(at, origin, settings, &fields));
         }
         match found.kind {
             // A job line without its job is rejected, unless its settings are evidence.
@@ -644,9 +648,9 @@ impl Scan<'_> {
         Ok(true)
     }
 
-    /// The moment of the current line, placed at `placed` by the order (see `log_pino::placed_at`).
+    /// The moment of the current line, placed at `placed` by the order (see `pino::placed_at`).
     fn placed_at(&self, placed: Placed, stamp: time::Stamp, summary: &mut InputSummary) -> Result<Option<Moment>> {
-        super::log_pino::placed_at(self.spec, self.line, placed, stamp, summary)
+        crate::ingest::log::pino::placed_at(self.spec, self.line, placed, stamp, summary)
     }
 
     /// Gives the events just pushed for a line placed as pending to the order (`LineOrder::hold`).
@@ -693,13 +697,16 @@ impl Scan<'_> {
         // The entry was the last timestamped line the order placed.
         let placed = self.last_placed;
         let Some(at) = self.placed_at(placed, stamp, summary)? else { return Ok(true) };
-        let origin =
-            Origin { channel: crate::model::Channel::Log, source: self.source, line: super::line_of(spec, line)? };
+        let origin = Origin {
+            channel: crate::model::Channel::Log,
+            source: self.source,
+            line: crate::ingest::line_of(spec, line)?,
+        };
         let mut fields = key_value_fields(entry_message);
         let own = key_value_fields(text);
         fields.worker = fields.worker.or(own.worker);
         fields.queue = fields.queue.or(own.queue);
-        events.push(super::worker_settings::event(at, origin, settings, &fields));
+        events.push(crate::ingest::log::worker_settings::event(at, origin, settings, &fields));
         self.hold_if_pending(placed, events.len() - 1..events.len());
         summary.used();
         if !self.in_file {
