@@ -316,9 +316,9 @@ pub fn bullmq_params(data: &[u8]) {
     let path = scratch("params").join(name);
     std::fs::write(&path, parts.body).expect("the fuzz input written");
     let at = parts.settings("p").next();
-    let selection = ingest::bullmq_params::Selection { at, version_given: parts.select[2] & 1 != 0 };
+    let selection = ingest::bullmq::params::Selection { at, version_given: parts.select[2] & 1 != 0 };
     let lines = (!parts.body.starts_with(&ingest::io::gzip::MAGIC)).then(|| physical_lines(parts.body));
-    match ingest::bullmq_params::read_selected(&path, selection) {
+    match ingest::bullmq::params::read_selected(&path, selection) {
         Err(error) => check_error(&error, &path, lines),
         Ok(file) => {
             let given = &file.overrides;

@@ -67,11 +67,11 @@ fn build(config: &Config, view: View, read_back: bool) -> Result<(Report, Vec<St
     let mut params_notes = Vec::new();
     let file_params = match &config.params_path {
         Some(path) => {
-            let selection = ingest::bullmq_params::Selection {
+            let selection = ingest::bullmq::params::Selection {
                 at: config.params_at.as_deref(),
                 version_given: config.param_flags.version.is_some(),
             };
-            let file = ingest::bullmq_params::read_selected(path, selection)?;
+            let file = ingest::bullmq::params::read_selected(path, selection)?;
             inputs.push(file.summary);
             params_notes = file.notes;
             file.overrides
@@ -259,18 +259,18 @@ pub fn lock_report(
     } else {
         let file = match &args.params {
             Some(path) => {
-                let selection = ingest::bullmq_params::Selection {
+                let selection = ingest::bullmq::params::Selection {
                     at: args.params_at.as_deref(),
                     version_given: args.bullmq_version.is_some(),
                 };
-                ingest::bullmq_params::read_selected(path, selection)?
+                ingest::bullmq::params::read_selected(path, selection)?
             }
             None if args.params_at.is_some() => {
                 return Err(error::Error::usage(
                     "--params-at says where the lock parameters are in a parameters file: give the file with --params",
                 ));
             }
-            None => ingest::bullmq_params::ParamsFile::none(),
+            None => ingest::bullmq::params::ParamsFile::none(),
         };
         let flags = model::params::ParamOverrides {
             lock_duration: args.lock_duration,

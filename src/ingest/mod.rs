@@ -6,10 +6,7 @@
 //! rejected with a reason); it never judges what the events mean. Sources are read as streams:
 //! memory follows the events kept, not the bytes read.
 
-pub mod bullmq_events;
-pub mod bullmq_jobs;
-pub mod bullmq_params;
-pub mod document;
+pub mod bullmq;
 pub mod envelope;
 pub mod io;
 pub mod ledger;
@@ -399,10 +396,10 @@ pub static FORMATS: &[&dyn EventFormat] = &[
     &ledger::csv::LedgerCsv,
     &ledger::jsonl::LedgerJsonl,
     &log::text::ServerLog,
-    &bullmq_events::XrangeJson,
-    &bullmq_events::XrangeText,
-    &bullmq_jobs::HgetallJson,
-    &bullmq_jobs::HgetallText,
+    &bullmq::events::XrangeJson,
+    &bullmq::events::XrangeText,
+    &bullmq::jobs::HgetallJson,
+    &bullmq::jobs::HgetallText,
     &log::pino::Pino,
     &log::winston::Winston,
     &log::nestjs::NestJs,

@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::ingest::bullmq_jobs::repeat_slot;
+use crate::ingest::bullmq::jobs::repeat_slot;
 use crate::ingest::ledger::{FIELDS, OUTCOME_VALUES};
 use crate::model::EventKind;
 use chrono::Datelike;

@@ -12,8 +12,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::ingest::bullmq_params::{self, PARAM_KEYS};
-use crate::ingest::document::{self, Document, Syntax, pointer_token};
+use crate::ingest::bullmq::document::{self, Document, Syntax, pointer_token};
+use crate::ingest::bullmq::params::{self, PARAM_KEYS};
 
 use super::sample::{Json, Sample, shown};
 
@@ -93,7 +93,7 @@ fn near_misses(sample: &Sample, syntax: Syntax) -> Option<Found> {
     if !matches!(doc.node(doc.root()).value, document::Value::Mapping(_) | document::Value::Sequence(_)) {
         return None;
     }
-    let wanted: Vec<String> = PARAM_KEYS.iter().map(|k| bullmq_params::normalized(k)).collect();
+    let wanted: Vec<String> = PARAM_KEYS.iter().map(|k| params::normalized(k)).collect();
     let mut near = Vec::new();
     let mut named = Vec::new();
     // The nodes are in document order, each once.
@@ -103,7 +103,7 @@ fn near_misses(sample: &Sample, syntax: Syntax) -> Option<Found> {
             document::Value::Mapping(entries) => {
                 for entry in entries {
                     let Some(key) = &entry.key else { continue };
-                    let plain = bullmq_params::normalized(key);
+                    let plain = params::normalized(key);
                     if wanted.iter().any(|w| plain.starts_with(w.as_str()) || plain.ends_with(w.as_str())) {
                         near.push(format!("the key '{}' at line {}", shown(key, 40), entry.line));
                     }
@@ -176,7 +176,7 @@ pub fn read(path: &std::path::Path) -> Result<(Vec<String>, Vec<String>), String
     // The reader names the file as it was opened; the manifest names it by its name in the folder.
     let shown_path = path.display().to_string();
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    let file = crate::ingest::bullmq_params::read_selected(path, crate::ingest::bullmq_params::Selection::default())
+    let file = crate::ingest::bullmq::params::read_selected(path, crate::ingest::bullmq::params::Selection::default())
         .map_err(|e| e.to_string().replace(&shown_path, &name))?;
     let o = &file.overrides;
     let values: Vec<String> = [

@@ -160,7 +160,7 @@ fn timestamp_desc(event: &Event) -> &'static str {
         Channel::Ledger => "Ledger row time",
         Channel::Log => "Log line time",
         Channel::EventsStream => "Stream entry time (Redis clock)",
-        // The job hash field each event is read from (ingest/bullmq_jobs).
+        // The job hash field each event is read from (ingest/bullmq/jobs).
         Channel::JobHash => match event.kind {
             EventKind::JobAdded => "Job hash timestamp (added)",
             EventKind::JobActive => "Job hash processedOn (last activation)",

@@ -24,7 +24,9 @@ use std::io::BufRead;
 use crate::error::{Error, Result};
 use crate::model::{Event, InputSummary};
 
-use super::{Jobs, MAX_EVIDENCE_BYTES, MAX_RECORD_BYTES, Record, Reply, evidence, segments, size};
+use crate::ingest::bullmq::jobs::{
+    Jobs, MAX_EVIDENCE_BYTES, MAX_RECORD_BYTES, Record, Reply, evidence, segments, size,
+};
 use crate::ingest::{EventFormat, SourceKind, SourceSpec};
 
 pub struct HgetallText;

@@ -22,7 +22,7 @@ use std::path::Path;
 use std::sync::LazyLock;
 
 use crate::error::{Error, Result};
-use crate::ingest::document::{self, Document, NodeId, Syntax, Value};
+use crate::ingest::bullmq::document::{self, Document, NodeId, Syntax, Value};
 use crate::model::InputSummary;
 use crate::model::params::{
     DEFAULT_LOCK_DURATION_MS, DEFAULT_MAX_STALLED_COUNT, DEFAULT_STALLED_INTERVAL_MS, ParamOverrides,
@@ -156,7 +156,7 @@ pub fn read_selected(path: &Path, selection: Selection) -> Result<ParamsFile> {
 
 fn read_text(path: &Path) -> Result<String> {
     let mut bytes = Vec::new();
-    super::open(path)?
+    crate::ingest::open(path)?
         .take(MAX_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|source| Error::Io { path: path.to_path_buf(), source })?;

@@ -15,8 +15,8 @@ use crate::error::{Error, Result};
 use crate::model::{Channel, Event, EventKind, InputSummary, Moment, Origin, Text};
 use crate::time;
 
-use super::{EventFormat, SourceKind, SourceSpec};
 use crate::ingest::io::lines::Lines;
+use crate::ingest::{EventFormat, SourceKind, SourceSpec};
 
 /// BullMQ stream event names and the timeline kinds they become.
 pub const EVENT_NAMES: &[(&str, EventKind)] = &[
@@ -83,14 +83,14 @@ fn to_event(spec: &SourceSpec, source: u16, entry: &Entry) -> Result<Option<Even
     let Some(kind) = EVENT_NAMES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k) else {
         return Ok(None);
     };
-    let origin = Origin { channel: Channel::EventsStream, source, line: super::line_of(spec, entry.line)? };
+    let origin = Origin { channel: Channel::EventsStream, source, line: crate::ingest::line_of(spec, entry.line)? };
     let mut event = Event::new(at, kind, origin);
     let job_id = field(&entry.fields, "jobId").map(Text::from);
     let scope = crate::model::Scope {
         job_id,
         job_name: field(&entry.fields, "name").map(Text::from),
         queue: spec.queue.as_deref().map(Text::from),
-        slot: job_id.as_deref().and_then(super::bullmq_jobs::repeat_slot),
+        slot: job_id.as_deref().and_then(crate::ingest::bullmq::jobs::repeat_slot),
         ..Default::default()
     };
     event.set_scope(scope.interned());

@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::model::{Channel, Event, EventKind, InputSummary, Moment, Origin, Text};
 use crate::time;
 
-use super::SourceSpec;
+use crate::ingest::SourceSpec;
 
 pub use json::HgetallJson;
 pub use text::HgetallText;
@@ -546,7 +546,7 @@ impl<'a> Jobs<'a> {
 
     fn flush_text(&mut self) -> Result<()> {
         let Some((line, texts)) = self.held_text.take() else { return Ok(()) };
-        let line = super::line_of(self.spec, line)?;
+        let line = crate::ingest::line_of(self.spec, line)?;
         if let [one] = texts.as_slice() {
             self.summary.texts.keep(line, one);
         } else {
@@ -653,7 +653,7 @@ fn job_events(
     .filter_map(|(label, names)| field(fields, names).filter(|v| *v != "0").map(|v| format!("{label}={v}")))
     .collect();
     // One hash, one line: its events share their origin.
-    let origin = Origin { channel: Channel::JobHash, source, line: super::line_of(spec, line)? };
+    let origin = Origin { channel: Channel::JobHash, source, line: crate::ingest::line_of(spec, line)? };
     let scope = crate::model::Scope {
         job_id: Some(job_id.into()),
         job_name: field(fields, &["name"]).map(Text::from),

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::model::{Event, InputSummary};
 
-use super::{Jobs, MAX_RECORD_BYTES, Record, Reply, evidence};
+use crate::ingest::bullmq::jobs::{Jobs, MAX_RECORD_BYTES, Record, Reply, evidence};
 use crate::ingest::{EventFormat, SourceKind, SourceSpec};
 
 const EXPECTED: &str = "expected job records such as {\"key\": \"bull:<queue>:<id>\", \"fields\": {...HGETALL...}} (an array, or one per line), or one object keyed by Redis key";
@@ -398,7 +398,7 @@ impl<'a> Scanner<'a> {
                 start,
                 format!(
                     "the record starting here is larger than {}: leasetrace reads job hashes up to that size (drop large fields such as data and returnvalue from the export, e.g. with jq 'del(.fields.data, .fields.returnvalue)')",
-                    super::size(self.cap)
+                    crate::ingest::bullmq::jobs::size(self.cap)
                 ),
             ));
         }
@@ -630,7 +630,7 @@ mod tests {
         let big = format!("{FAILED}\n{{\"key\":\"bull:q:2\",\"fields\":{{\"data\":\"{}\"}}}}\n", "x".repeat(400));
         let error = read_capped(&big, None, 400).unwrap_err().to_string();
         assert!(error.starts_with("jobs.json:2: the record starting here is larger than 400 bytes"), "{error}");
-        assert_eq!(super::super::size(MAX_RECORD_BYTES), "64 MiB");
+        assert_eq!(crate::ingest::bullmq::jobs::size(MAX_RECORD_BYTES), "64 MiB");
     }
 
     #[test]
