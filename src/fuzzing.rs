@@ -99,9 +99,7 @@ impl<'a> Parts<'a> {
 /// seeds' selector bytes of the formats before the envelopes keep their meaning as envelopes are
 /// added.
 fn format_of(kind: SourceKind, select: u8) -> Option<&'static str> {
-    let names: Vec<Option<&'static str>> = ingest::FORMATS
-        .iter()
-        .copied()
+    let names: Vec<Option<&'static str>> = ingest::plain_formats()
         .filter(|format| format.kind() == kind)
         .map(|format| Some(format.name()))
         .chain([None])

@@ -1,6 +1,7 @@
 //! Sources → events.
 //!
-//! Each input format is one file with one `EventFormat`; `FORMATS` lists them (and
+//! Each input format is one file with one `EventFormat`, in the folder of its source family
+//! (`ledger`, `log`, `bullmq`), whose `FORMATS` lists them; `FAMILIES` lists the families (and
 //! `envelope::ENVELOPES` the log envelopes), and format selection reads both (`formats`). A parser turns lines into typed
 //! events with their origin and accounts for every line (used, ignored with a reason, or
 //! rejected with a reason); it never judges what the events mean. Sources are read as streams:
@@ -389,25 +390,19 @@ pub(crate) fn shifted(error: Error, before: u64) -> Error {
     }
 }
 
-/// Every event format leasetrace reads but the log envelopes (`formats` gives all). Adding a
-/// format: one file and one line here.
-#[rustfmt::skip]
-pub static FORMATS: &[&dyn EventFormat] = &[
-    &ledger::csv::LedgerCsv,
-    &ledger::jsonl::LedgerJsonl,
-    &log::text::ServerLog,
-    &bullmq::events::XrangeJson,
-    &bullmq::events::XrangeText,
-    &bullmq::jobs::HgetallJson,
-    &bullmq::jobs::HgetallText,
-    &log::pino::Pino,
-    &log::winston::Winston,
-    &log::nestjs::NestJs,
-];
+/// Every source family's event formats but the log envelopes (`formats` gives all), each
+/// family's list in its own `mod.rs`: adding a format is one file and one line there, adding a
+/// family one line here. Within a kind, a family's order is the order formats are tried in.
+pub static FAMILIES: &[&[&dyn EventFormat]] = &[ledger::FORMATS, log::FORMATS, bullmq::FORMATS];
 
-/// Every format, the log envelopes' (`envelope::ENVELOPES`) after `FORMATS`.
+/// Every format but the log envelopes, family by family.
+pub fn plain_formats() -> impl Iterator<Item = &'static dyn EventFormat> + Clone {
+    FAMILIES.iter().flat_map(|family| family.iter().copied())
+}
+
+/// Every format, the log envelopes' (`envelope::ENVELOPES`) after the families'.
 pub fn formats() -> impl Iterator<Item = &'static dyn EventFormat> + Clone {
-    FORMATS.iter().copied().chain(envelope::ENVELOPES.iter().map(|format| format as &dyn EventFormat))
+    plain_formats().chain(envelope::ENVELOPES.iter().map(|format| format as &dyn EventFormat))
 }
 
 /// Opens a source: a file or `-` for standard input, gzip-compressed or not (by content).

@@ -101,9 +101,9 @@ pub fn recognise(sample: &Sample, json: Option<&Json>, name: &str) -> Option<Fou
 fn by_reader(sample: &Sample, name: &str) -> (Option<Found>, Option<String>) {
     let Some(first) = sample.first_line() else { return (None, None) };
     let mut error = None;
-    for format in ingest::FORMATS.iter().filter(|f| f.kind() == SourceKind::BullmqJobs && f.sniff(first)) {
+    for format in ingest::plain_formats().filter(|f| f.kind() == SourceKind::BullmqJobs && f.sniff(first)) {
         let spec = SourceSpec::new(SourceKind::BullmqJobs, PathBuf::from(name), None, "tz".into());
-        match read_sample(&spec, *format, &sample.text) {
+        match read_sample(&spec, format, &sample.text) {
             Ok((events, _)) if !events.is_empty() => {
                 let mut found = Found {
                     format: Some(format.name()),

@@ -47,8 +47,7 @@ const NEST: &str = "[Nest] ";
 
 pub fn recognise(sample: &Sample) -> Option<Found> {
     let first = sample.first_line()?;
-    let structured = ingest::FORMATS
-        .iter()
+    let structured = ingest::plain_formats()
         .find(|f| f.kind() == SourceKind::Log && matches!(f.name(), "pino" | "winston" | "nestjs") && f.sniff(first));
     let format = if let Some(format) = structured {
         format.name()

@@ -7,3 +7,9 @@ pub mod document;
 pub mod events;
 pub mod jobs;
 pub mod params;
+
+use super::EventFormat;
+
+/// BullMQ's record formats, in the order they are tried (`ingest::FAMILIES`).
+pub const FORMATS: &[&dyn EventFormat] =
+    &[&events::XrangeJson, &events::XrangeText, &jobs::HgetallJson, &jobs::HgetallText];

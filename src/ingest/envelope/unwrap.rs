@@ -35,7 +35,7 @@ use super::rows::{Row, Rows};
 use super::{Context, Envelope, Piece, Record};
 use crate::ingest::{EventFormat, SourceKind, SourceSpec};
 
-/// An envelope as one of the formats a log source is read in (`ingest::FORMATS`).
+/// An envelope as one of the formats a log source is read in (`ingest::formats`).
 pub struct Unwrap(pub &'static dyn Envelope);
 
 /// Records looked at before reading: what the application's lines are, and the export's order.
@@ -314,8 +314,7 @@ impl Unwrap {
     /// knows the first message, else text (whose lines carry their own times when one of the
     /// first messages starts with a timestamp).
     fn inner_format(&self, spec: &SourceSpec, head: &[Piece]) -> Result<(&'static dyn EventFormat, Stamps)> {
-        let logs =
-            || crate::ingest::FORMATS.iter().copied().filter(|f| f.kind() == SourceKind::Log && !f.is_envelope());
+        let logs = || crate::ingest::plain_formats().filter(|f| f.kind() == SourceKind::Log && !f.is_envelope());
         let lines: Vec<String> = head
             .iter()
             .filter_map(|piece| match piece {

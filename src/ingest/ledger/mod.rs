@@ -7,6 +7,9 @@
 pub mod csv;
 pub mod jsonl;
 
+/// The ledger formats, in the order they are tried (`ingest::FAMILIES`).
+pub const FORMATS: &[&dyn super::EventFormat] = &[&csv::LedgerCsv, &jsonl::LedgerJsonl];
+
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 

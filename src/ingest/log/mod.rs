@@ -11,3 +11,9 @@ pub mod rules;
 pub mod text;
 pub mod winston;
 pub mod worker_settings;
+
+use super::EventFormat;
+
+/// The log formats, in the order they are tried (`ingest::FAMILIES`): the plain text reader
+/// first, the structured ones (known by their content alone) after it.
+pub const FORMATS: &[&dyn EventFormat] = &[&text::ServerLog, &pino::Pino, &winston::Winston, &nestjs::NestJs];
