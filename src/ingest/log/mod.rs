@@ -8,6 +8,7 @@
 pub mod nestjs;
 pub mod pino;
 pub mod rules;
+pub mod structured;
 pub mod text;
 pub mod winston;
 pub mod worker_settings;

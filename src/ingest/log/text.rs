@@ -648,9 +648,9 @@ impl Scan<'_> {
         Ok(true)
     }
 
-    /// The moment of the current line, placed at `placed` by the order (see `pino::placed_at`).
+    /// The moment of the current line, placed at `placed` by the order (see `structured::placed_at`).
     fn placed_at(&self, placed: Placed, stamp: time::Stamp, summary: &mut InputSummary) -> Result<Option<Moment>> {
-        crate::ingest::log::pino::placed_at(self.spec, self.line, placed, stamp, summary)
+        crate::ingest::log::structured::placed_at(self.spec, self.line, placed, stamp, summary)
     }
 
     /// Gives the events just pushed for a line placed as pending to the order (`LineOrder::hold`).

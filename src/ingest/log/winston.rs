@@ -12,7 +12,7 @@
 //!
 //! NestJS's ConsoleLogger with `json: true` writes the same three keys
 //! (`{"level":"log","pid":41877,"timestamp":1791333180004,"message":"job active","context":"BullWorker"}`)
-//! and is read by this format too. Fields and classification work as for pino (pino.rs).
+//! and is read by this format too. Fields and classification are the structured formats' (structured.rs).
 
 use std::io::BufRead;
 
@@ -22,7 +22,7 @@ use crate::error::Result;
 use crate::model::{Event, InputSummary};
 
 use crate::ingest::log::nestjs::strip_ansi;
-use crate::ingest::log::pino::{JsonDialect, read_json_lines, sniff_json};
+use crate::ingest::log::structured::{JsonDialect, read_json_lines, sniff_json};
 use crate::ingest::{EventFormat, SourceKind, SourceSpec};
 
 pub struct Winston;
