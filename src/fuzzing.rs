@@ -486,7 +486,7 @@ pub fn lock_plan(data: &[u8]) {
         version_at_least: None,
     };
     let params = crate::model::LockParams::resolve(&ParamOverrides::default(), &flags);
-    // Times `lock` accepts: those a timeline holds (1677-2262, `Moment`; `lock_report` refuses
+    // Times `lock` accepts: those a timeline holds (1677-2262, `Moment`; `commands::lock::report` refuses
     // the rest).
     let (first, last) = (-9_223_372_036_854_i64, 9_223_372_036_854_i64);
     let instant = |at: usize| {
@@ -509,9 +509,14 @@ pub fn lock_plan(data: &[u8]) {
         .take(8)
         .map(|i| u64_at(data, 49 + 8 * i) % (MAX_PARAM_VALUE + 1))
         .collect();
-    let question =
-        crate::lock_plan::Question { activated_at, died_at, params: params.clone(), what_if, runs: vec![1.0, 30.0] };
-    let plan = crate::lock_plan::plan(&question);
+    let question = crate::commands::lock::plan::Question {
+        activated_at,
+        died_at,
+        params: params.clone(),
+        what_if,
+        runs: vec![1.0, 30.0],
+    };
+    let plan = crate::commands::lock::plan::plan(&question);
     let at =
         |text: &str| DateTime::parse_from_rfc3339(text).unwrap_or_else(|e| panic!("{text}: {e}")).with_timezone(&Utc);
     let opt = |text: &Option<String>| text.as_deref().map(at);
@@ -536,9 +541,9 @@ pub fn lock_plan(data: &[u8]) {
         assert!(row.recovery_min_s <= row.recovery_max_s, "what-if recovery out of order: {row:?}");
         assert!(row.lock_renew_time_ms <= MAX_PARAM_VALUE, "what-if renew time past the ceiling: {row:?}");
     }
-    let json = crate::lock_plan::render_json(&plan);
+    let json = crate::commands::lock::plan::render_json(&plan);
     serde_json::from_str::<serde_json::Value>(&json).expect("the lock plan's JSON parses");
-    let _ = crate::lock_plan::render_table(&plan, &params, chrono_tz::Asia::Seoul, question.runs.len());
+    let _ = crate::commands::lock::plan::render_table(&plan, &params, chrono_tz::Asia::Seoul, question.runs.len());
 }
 
 /// A whole case: a manifest and files, through `build_report` and every renderer. The input is

@@ -1,0 +1,15 @@
+//! `leasetrace capture OUT --queue NAME [--redis URL]`: a read-only snapshot of what BullMQ keeps
+//! in Redis about one queue, written into the new or empty folder OUT as a case `analyze` reads.
+//! The server comes from `--redis` or LEASETRACE_REDIS_URL; `--prefix`, `--max-jobs`, `--since`
+//! and `--timeout` bound what is read (`capture::Options` validates them). The reading itself is
+//! the `capture` room (docs/capture.md); this prints its summary.
+
+use crate::capture::Options;
+use crate::error::Error;
+use crate::progress::Progress;
+
+pub fn run(options: &Options, progress: &Progress) -> Result<u8, Error> {
+    let outcome = crate::capture::run(options, progress)?;
+    super::write_stdout(false, |out| out.write_all(outcome.summary.as_bytes()))?;
+    Ok(0)
+}
