@@ -451,7 +451,7 @@ fn check_classified(rules: &crate::ingest::log::rules::RuleSet, line: &str) {
     } else {
         assert_eq!(
             classified,
-            crate::ingest::log::rules::Classified::default(),
+            crate::ingest::log::fields::Classified::default(),
             "a line that is no candidate classified: {line:?}"
         );
     }

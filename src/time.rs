@@ -9,11 +9,11 @@
 use chrono::{DateTime, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 use chrono_tz::Tz;
 
-use crate::model::Moment;
-
 pub mod fold;
+pub mod moment;
 
 pub use fold::Ambiguous;
+pub use moment::Moment;
 
 /// A timestamp as written, before any zone is applied.
 #[derive(Debug, Clone, Copy, PartialEq)]

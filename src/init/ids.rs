@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use crate::ingest::log::rules::Classified;
+use crate::ingest::log::fields::Classified;
 
 /// Keys whose value is a job or run id.
 const ID_KEYS: &[&str] =

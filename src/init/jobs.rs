@@ -16,8 +16,8 @@ use crate::ingest::{self, SourceKind, SourceSpec};
 use crate::model::EventKind;
 
 use super::redis_text;
+use super::sample::read_sample;
 use super::sample::{Json, Sample, shown};
-use super::sniff::read_sample;
 use super::{Reference, What};
 
 /// Fields only a BullMQ job hash has.

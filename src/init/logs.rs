@@ -7,8 +7,8 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde_json::Value;
 
+use crate::ingest::log::fields::Classified;
 use crate::ingest::log::nestjs::strip_ansi;
-use crate::ingest::log::rules::Classified;
 use crate::ingest::log::structured::json_fields;
 use crate::ingest::{self, SourceKind};
 use crate::model::{Channel, Event, EventKind, Moment, Origin};

@@ -344,7 +344,7 @@ fn piece(token: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::log::rules::Classified;
+    use crate::ingest::log::fields::Classified;
     use crate::time::Stamp;
 
     fn at(text: &str) -> DateTime<Utc> {

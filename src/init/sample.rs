@@ -254,6 +254,20 @@ pub fn toml_pattern(pattern: &str) -> String {
     }
 }
 
+/// A reader of leasetrace on the sampled text, as `analyze` will run it on the file.
+pub fn read_sample(
+    spec: &crate::ingest::SourceSpec,
+    format: &dyn crate::ingest::EventFormat,
+    text: &str,
+) -> Result<(Vec<crate::model::Event>, crate::model::InputSummary), String> {
+    let mut summary = crate::model::InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
+    let mut events = Vec::new();
+    let input = Box::new(std::io::Cursor::new(text.as_bytes().to_vec()));
+    format.read(spec, 0, input, &mut events, &mut summary).map_err(|e| e.to_string())?;
+    summary.events = events.len() as u64;
+    Ok((events, summary))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

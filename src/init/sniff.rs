@@ -6,7 +6,6 @@
 //! is the table left when nothing else fits.
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use chrono::NaiveDateTime;
@@ -16,7 +15,7 @@ use crate::model::{EventKind, InputSummary};
 use crate::time::Stamp;
 
 use super::ledger::{self, Proposal};
-use super::sample;
+use super::sample::{self, read_sample};
 use super::{File, Found, Reference, What, events, jobs, logs, params};
 
 /// A ledger recognised, with what its sampled rows give the other proposers.
@@ -171,20 +170,6 @@ fn check(name: &str, text: &str, proposal: &Proposal) -> Result<InputSummary, St
         .collect();
     let format = ingest::choose_format(&spec, "").map_err(|e| e.to_string())?;
     read_sample(&spec, format, text).map(|(_, summary)| summary)
-}
-
-/// A reader of leasetrace on the sampled text, as `analyze` will run it on the file.
-pub fn read_sample(
-    spec: &SourceSpec,
-    format: &dyn ingest::EventFormat,
-    text: &str,
-) -> Result<(Vec<crate::model::Event>, InputSummary), String> {
-    let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
-    let mut events = Vec::new();
-    let input = Box::new(Cursor::new(text.as_bytes().to_vec()));
-    format.read(spec, 0, input, &mut events, &mut summary).map_err(|e| e.to_string())?;
-    summary.events = events.len() as u64;
-    Ok((events, summary))
 }
 
 #[cfg(test)]

@@ -241,7 +241,7 @@ pub struct Given {
     /// The flag, the parameters file's path, or the first log line (`path:line`) with this value.
     pub place: String,
     /// Log: when that first line was written.
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::model::report::rfc3339_opt")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::model::input::rfc3339_opt")]
     pub at: Option<DateTime<Utc>>,
     /// Log: the worker that line names.
     #[serde(skip_serializing_if = "Option::is_none")]

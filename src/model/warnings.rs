@@ -176,7 +176,7 @@ pub fn crowded_lines(inputs: &[InputSummary]) -> Vec<Warning> {
                 format!(
                     "{} lines hold {} or more timestamps each (the first, line {}, holds {})",
                     crowded.lines,
-                    super::report::CROWDED_STAMPS,
+                    super::input::CROWDED_STAMPS,
                     crowded.first_line,
                     crowded.first_stamps
                 )

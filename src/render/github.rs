@@ -20,7 +20,8 @@ use crate::model::Report;
 use crate::model::report::View;
 use crate::time::format_datetime;
 
-use super::sarif::{message, primary_evidence};
+use super::annotation::{follows_from, message, primary_evidence};
+use super::headline::plain_lines;
 use super::{Renderer, fill_summary};
 
 pub struct Github;
@@ -45,7 +46,7 @@ impl Renderer for Github {
         // What happened, in one notice at the top of the run: the chains, as every human format
         // opens with them.
         let tz = report.display_tz;
-        let mut headline = headline_lines(report);
+        let mut headline = plain_lines(report);
         if !headline.is_empty() {
             headline.push(format!("(times in {})", tz.name()));
             writeln!(out, "{}", command("notice", &[("title", "leasetrace (what happened)")], &headline.join("\n")))?;
@@ -93,41 +94,6 @@ impl Renderer for Github {
         }
         Ok(())
     }
-}
-
-/// The report's headline (`headline::lines`) as plain lines: indented by depth, each finding with
-/// its severity, number and code, as the table prints it.
-pub fn headline_lines(report: &Report) -> Vec<String> {
-    use super::headline::Role;
-    super::headline::lines(report)
-        .iter()
-        .map(|line| {
-            let indent = "  ".repeat(line.depth);
-            let finding = match (line.severity, line.code, line.number) {
-                (Some(severity), Some(code), Some(number)) => {
-                    format!("{} [{number}] {code}: ", severity.name().to_uppercase())
-                }
-                _ => String::new(),
-            };
-            let lead = match line.role {
-                Role::Effect | Role::More => "",
-                Role::CausedBy => "← caused by ",
-                Role::RootCause => "← because ",
-                Role::Also => "also ",
-            };
-            format!("{indent}{lead}{finding}{}", line.text)
-        })
-        .collect()
-}
-
-/// The findings `finding` follows from, as `[3] sweep-overlap, [1] stalled-rerun`.
-pub fn follows_from(report: &Report, finding: &crate::model::Finding) -> Option<String> {
-    let causes: Vec<String> = finding
-        .caused_by
-        .iter()
-        .filter_map(|&index| report.findings.get(index).map(|cause| format!("[{}] {}", index + 1, cause.code)))
-        .collect();
-    (!causes.is_empty()).then(|| causes.join(", "))
 }
 
 /// One workflow command: `::name key=value,key=value::message`, properties in the given order.

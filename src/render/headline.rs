@@ -120,3 +120,27 @@ fn by_code(report: &Report, indices: &[usize]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// The report's headline (`lines`) as plain lines: indented by depth, each finding with
+/// its severity, number and code, as the table prints it.
+pub fn plain_lines(report: &Report) -> Vec<String> {
+    lines(report)
+        .iter()
+        .map(|line| {
+            let indent = "  ".repeat(line.depth);
+            let finding = match (line.severity, line.code, line.number) {
+                (Some(severity), Some(code), Some(number)) => {
+                    format!("{} [{number}] {code}: ", severity.name().to_uppercase())
+                }
+                _ => String::new(),
+            };
+            let lead = match line.role {
+                Role::Effect | Role::More => "",
+                Role::CausedBy => "← caused by ",
+                Role::RootCause => "← because ",
+                Role::Also => "also ",
+            };
+            format!("{indent}{lead}{finding}{}", line.text)
+        })
+        .collect()
+}

@@ -5,6 +5,7 @@
 //! computed by a detector. They fill a finding's summary template with its own metrics, in the
 //! display zone the user chose.
 
+pub mod annotation;
 pub mod chart;
 pub mod github;
 pub mod headline;

@@ -35,6 +35,7 @@ use crate::model::warnings::Warning;
 use crate::model::{Finding, Report, Severity, Value};
 use crate::time::{format_datetime, format_rfc3339};
 
+use super::annotation::{follows_from, message, primary_evidence};
 use super::{Renderer, fill_summary};
 
 /// The schema the output claims: the OASIS standard's, errata 01 (the one tests/schemas/ holds).
@@ -305,7 +306,7 @@ fn log(report: &Report) -> Log {
             results,
             properties: RunProperties {
                 display_tz: report.display_tz.name().to_string(),
-                headline: super::github::headline_lines(report),
+                headline: super::headline::plain_lines(report),
             },
         }],
     }
@@ -436,19 +437,6 @@ fn rule_index(code: &str) -> usize {
     DETECTORS.iter().position(|d| d.code() == code).unwrap_or(DETECTORS.len())
 }
 
-/// The evidence event a finding is located at: the one at the finding's own time (where the
-/// pattern became visible), else the last one before it, else the first.
-pub fn primary_evidence(report: &Report, finding: &Finding) -> Option<EventId> {
-    let at = |id: EventId| report.timeline.get(id).at();
-    finding
-        .evidence
-        .iter()
-        .copied()
-        .find(|&id| at(id) == finding.at)
-        .or_else(|| finding.evidence.iter().copied().filter(|&id| at(id) <= finding.at).max_by_key(|&id| at(id)))
-        .or_else(|| finding.evidence.first().copied())
-}
-
 fn finding_result(report: &Report, index: usize, finding: &Finding) -> SarifResult {
     let tz = report.display_tz;
     let primary = primary_evidence(report, finding);
@@ -503,17 +491,11 @@ fn finding_result(report: &Report, index: usize, finding: &Finding) -> SarifResu
     }
 }
 
-/// A finding's summary with the zone of its times: a result is read alone, away from the header
-/// that names the zone.
-pub fn message(summary: &str, tz: chrono_tz::Tz) -> String {
-    format!("{summary} (times in {})", tz.name())
-}
-
 /// A result's message: the summary, what it follows from (an alert is read alone, away from the
 /// headline that shows the chain), and the zone.
 fn finding_message(report: &Report, finding: &Finding) -> String {
     let mut summary = fill_summary(&finding.summary, &finding.metrics, report.display_tz);
-    if let Some(causes) = super::github::follows_from(report, finding) {
+    if let Some(causes) = follows_from(report, finding) {
         let _ = write!(summary, " Follows from {causes}.");
     }
     message(&summary, report.display_tz)

@@ -21,7 +21,7 @@
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeDelta, TimeZone, Utc};
 use chrono_tz::{OffsetName, Tz};
 
-use crate::model::{Event, Moment};
+use super::Moment;
 
 /// How a source places a local time that happens twice (`ambiguous` in the manifest).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -456,7 +456,7 @@ impl LineOrder {
     /// The end of the source: moves the events found to be in the second pass, and returns what
     /// became of the lines in each fold, or, when the log is all in a repeated hour and an event
     /// there has no way to be placed, what the error says (its first line, and the message).
-    pub fn finish(mut self, events: &mut [Event], fix: &str) -> Result<Vec<FoldLines>, (u64, String)> {
+    pub fn finish(mut self, events: &mut [impl Timed], fix: &str) -> Result<Vec<FoldLines>, (u64, String)> {
         if let Some(Track { lines, phase: Phase::Head(head) }) = &mut self.track {
             if !head.events.is_empty() {
                 let fold = lines.fold;
@@ -741,11 +741,30 @@ fn grouped(number: u64) -> String {
     text
 }
 
+/// What a line order moves when it finds lines in the second pass of a repeated hour: a log's
+/// events (`model::Event`), by their index.
+pub trait Timed {
+    fn at(&self) -> DateTime<Utc>;
+    fn set_at(&mut self, at: Moment);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Channel, EventKind, Origin};
     use chrono_tz::America::Los_Angeles;
+
+    /// A log line's time, as an event keeps it.
+    struct Line(Moment);
+
+    impl Timed for Line {
+        fn at(&self) -> DateTime<Utc> {
+            self.0.utc()
+        }
+
+        fn set_at(&mut self, at: Moment) {
+            self.0 = at;
+        }
+    }
 
     fn local(text: &str) -> NaiveDateTime {
         NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f").unwrap()
@@ -819,8 +838,7 @@ mod tests {
                 Placed::Outside => Los_Angeles.from_local_datetime(&local(text)).single().unwrap().with_timezone(&Utc),
                 Placed::In { at, .. } => at,
             };
-            let origin = Origin { channel: Channel::Log, source: 0, line: u32::try_from(line).unwrap() };
-            events.push(Event::new(Moment::new(at).unwrap(), EventKind::Error, origin));
+            events.push(Line(Moment::new(at).unwrap()));
             order.hold(events.len() - 1);
         }
         let folds = order.finish(&mut events, "ambiguous = \"earlier\" or ambiguous = \"later\"")?;
@@ -922,7 +940,7 @@ mod tests {
         let mut order = LineOrder::new(Some(Los_Angeles), Ambiguous::Order).unwrap();
         assert!(matches!(order.local(1, local("2026-11-01 01:10:00")), Placed::In { pending: true, .. }));
         assert!(order.pending() && order.began_in_fold());
-        let folds = order.finish(&mut [], "").unwrap();
+        let folds = order.finish(&mut [] as &mut [Line], "").unwrap();
         assert_eq!(
             notes_of(&folds, Ambiguous::Order),
             [

@@ -246,14 +246,14 @@ impl EventFormat for Unwrap {
         rejections.sort_by_key(|(line, _)| *line);
         summary.rejections = rejections
             .into_iter()
-            .take(crate::model::report::MAX_LISTED_REJECTIONS)
-            .map(|(line, reason)| crate::model::report::Rejection { line, reason })
+            .take(crate::model::input::MAX_LISTED_REJECTIONS)
+            .map(|(line, reason)| crate::model::input::Rejection { line, reason })
             .collect();
         summary.texts = renumbered(std::mem::take(&mut inner_summary.texts), &rows, stamps);
         summary.naive_times = inner_summary.naive_times;
         summary.crowded = inner_summary
             .crowded
-            .map(|crowded| crate::model::report::Crowded { first_line: line_of(crowded.first_line), ..crowded });
+            .map(|crowded| crate::model::input::Crowded { first_line: line_of(crowded.first_line), ..crowded });
         if !by_envelope && rows.in_place() {
             // The lines are the export's own, one to one: the folds' line numbers stand.
             summary.folds = inner_summary.folds;

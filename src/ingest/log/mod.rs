@@ -5,6 +5,7 @@
 //! envelope (kubectl, journald, Loki, ...) is unwrapped by `ingest::envelope` and its lines handed
 //! to one of these.
 
+pub mod fields;
 pub mod nestjs;
 pub mod pino;
 pub mod rules;

@@ -29,7 +29,8 @@ use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Stamp};
 
 use crate::ingest::io::lines::Lines;
-use crate::ingest::log::rules::{Classified, RuleSet};
+use crate::ingest::log::fields::Classified;
+use crate::ingest::log::rules::RuleSet;
 use crate::ingest::log::structured::{Entry, emit, json_fields, placed_at};
 use crate::ingest::log::worker_settings::{Settled, parse_text, settle};
 use crate::ingest::{EventFormat, SourceKind, SourceSpec};

@@ -5,7 +5,7 @@
 //! into events (`emit`), so each format keeps only its field rules.
 //!
 //! The message is classified by the log rules like a text log line; event fields come from the
-//! line's keys first (the names in `rules::FIELD_KEYS`, case-insensitive, dotted paths such as
+//! line's keys first (the names in `fields::FIELD_KEYS`, case-insensitive, dotted paths such as
 //! `job.id` walk nested objects, an object value gives its `message`) and then from `key=value`
 //! pairs in the message. A line at level error or worse that no rule classifies is an `error`
 //! event. A line that is not a JSON object is an error naming the line; a line without its
@@ -20,7 +20,8 @@ use crate::model::{Channel, Event, EventKind, InputSummary, Origin};
 use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Stamp};
 
-use super::rules::{Classified, FIELD_KEYS, RuleSet};
+use super::fields::{Classified, FIELD_KEYS};
+use super::rules::RuleSet;
 use super::worker_settings::{Settled, settle};
 use crate::ingest::SourceSpec;
 use crate::ingest::io::lines::Lines;

@@ -593,8 +593,8 @@ impl Scan<'_> {
         // many entries, so a rule's word is likely in it): no second pass over every line.
         let separator = bytes.get(usize::from(bytes.first() == Some(&b'[')) + 10).copied().unwrap_or(b' ');
         let stamps = 1 + stamps_in(&bytes[rest..], separator);
-        if stamps >= crate::model::report::CROWDED_STAMPS {
-            crate::model::report::Crowded::add(&mut summary.crowded, line, stamps);
+        if stamps >= crate::model::input::CROWDED_STAMPS {
+            crate::model::input::Crowded::add(&mut summary.crowded, line, stamps);
         }
         // Every timestamped line counts for the order, whatever it is (as in `count_lines`).
         let placed = self.order.as_mut().map_or(Placed::Outside, |order| order.line_text(line, bytes));
@@ -793,7 +793,7 @@ mod tests {
                     2026-10-07 09:34:00 server starting at 2026-10-07 09:33:59\n\
                     2026-10-07 09:35:00 server starting 2026-10-07 09:35:01 2026-10-07 09:35:02 2026-10-07 09:35:03\n";
         let (_, summary) = read(text, Some(chrono_tz::UTC)).unwrap();
-        assert_eq!(summary.crowded, Some(crate::model::report::Crowded { lines: 2, first_line: 1, first_stamps: 3 }));
+        assert_eq!(summary.crowded, Some(crate::model::input::Crowded { lines: 2, first_line: 1, first_stamps: 3 }));
     }
 
     #[test]

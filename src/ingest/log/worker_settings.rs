@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 use crate::model::{Event, EventKind, Moment, Origin, Param, Scope, Text, WorkerSettings};
 
-use crate::ingest::log::rules::Classified;
+use crate::ingest::log::fields::Classified;
 
 /// The candidate search of text logs: a key as `parse_text` reads it, in the usual casings.
 /// `maxStalledCount` is found by its `StalledCount`: a `max` alternative would add twelve literal
