@@ -2,6 +2,34 @@
 //!
 //! Data flows one way: sources (`ingest`) → one UTC timeline (`model`) → findings (`detect`) →
 //! output (`render`). `config` validates everything the user said before any of it runs.
+//!
+//! # A map of the house
+//!
+//! - **`commands/`**: one file per verb (`timeline`, `analyze`, `check`, `lock`, `init`,
+//!   `capture`, `explain`, `completions`, `man`), each with what its arguments mean and its `run`;
+//!   `main.rs` parses the command line (`cli`, the only place clap's types live) and dispatches.
+//! - **`analysis`**: the one way from a validated `Config` to a finished `Report`: read every
+//!   source, build the timeline, resolve the lock parameters, run the detectors, gather the
+//!   warnings and assumptions.
+//! - **`ingest/`**: sources → events, one folder per source family, each with its `FORMATS`:
+//!   `ledger/` (CSV, JSON Lines), `log/` (text, pino, winston, NestJS, the rules that classify a
+//!   message, logged worker settings), `bullmq/` (events stream, job hashes, worker options),
+//!   `envelope/` (the platforms' wrappers: kubectl, CRI, journald, Loki, CloudWatch, ...), and
+//!   `io/`, the mechanics every reader shares (lines, gzip, read-ahead, spooling, reading back).
+//! - **`model/`**: the shared vocabulary: events and their origins, the timeline, rounds and
+//!   attempts, lock parameters, findings, chains, the inputs' summaries and the report.
+//! - **`detect/`**: one file per finding, registered in `detect::DETECTORS`; a detector reads the
+//!   timeline and writes findings, and knows nothing of files or printing.
+//! - **`render/`**: one file per output format, registered in `render::RENDERERS`; a renderer is
+//!   a sink over a finished report and computes nothing.
+//! - **`init/`** and **`capture/`**: the rooms of the two verbs that look at the world: `init`
+//!   reads a folder of exports and drafts a manifest; `capture` reads BullMQ's records from a live
+//!   Redis into a case folder (read-only).
+//! - **`coverage`**: what a source cannot speak for (the times before a trimmed events stream
+//!   begins), said under Assumptions.
+//! - **`time`** (zones, folds, `Moment`), **`error`**, **`progress`**, **`terminal`**,
+//!   **`confine`** (sources kept inside the case folder), **`parallel`** and **`phases`**: the
+//!   ground floor, used by all and using none of the rooms above.
 
 pub mod analysis;
 pub mod capture;
