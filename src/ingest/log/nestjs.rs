@@ -31,7 +31,7 @@ use crate::time::{self, Stamp};
 use crate::ingest::io::lines::Lines;
 use crate::ingest::log::fields::Classified;
 use crate::ingest::log::rules::RuleSet;
-use crate::ingest::log::structured::{Entry, emit, json_fields, placed_at};
+use crate::ingest::log::structured::{Entry, emit, error_text, json_fields, placed_at};
 use crate::ingest::log::worker_settings::{Settled, parse_text, settle};
 use crate::ingest::{EventFormat, SourceKind, SourceSpec};
 
@@ -99,6 +99,7 @@ impl EventFormat for NestJs {
                 fields,
                 // The whole line: the settings may be in the message or in its params object.
                 settings: crate::ingest::log::worker_settings::parse_text(&clean),
+                error: error_text(&header.params),
             };
             let placed = emit(spec, source, &rules, entry, order.as_mut(), events, summary)?;
             last_entry = Some((header.stamp, header.pid.parse().ok(), placed));

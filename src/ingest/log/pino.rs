@@ -98,6 +98,21 @@ mod tests {
     const FAILED: &str = r#"{"level":40,"time":1791333302900,"pid":41877,"hostname":"api-1","module":"BullWorker","jobId":"repeat:pr-review-sweep:1791333300000","queue":"pr-review","err":{"type":"Error","message":"connect ECONNREFUSED 10.0.3.7:443","stack":"Error: connect ECONNREFUSED 10.0.3.7:443"},"msg":"job failed"}"#;
 
     #[test]
+    fn bullmq_errors_logged_as_pino_error_objects_are_classified_by_their_message() {
+        // pino 10.4: `logger.error({ err }, 'worker error')` from a BullMQ worker's `error` event
+        // (BullMQ 6.7's finishedErrors text), and the same with only the stack kept.
+        let mismatch = r#"{"level":50,"time":1791333302900,"pid":7,"hostname":"pod-b","err":{"type":"Error","message":"Lock mismatch for job 42. Cmd moveToFinished from active","stack":"Error: Lock mismatch for job 42. Cmd moveToFinished from active\n    at Scripts.finishedErrors"},"msg":"worker error"}"#;
+        let stack_only = r#"{"level":50,"time":1791333302950,"pid":7,"hostname":"pod-b","err":{"type":"Error","stack":"Error: Missing lock for job 43. moveToFinished\n    at x"},"msg":"worker error"}"#;
+        let (events, summary) = read(&format!("{mismatch}\n{stack_only}\n"), None).unwrap();
+        assert_eq!(summary.used, 2);
+        assert_eq!(events[0].kind, EventKind::LockRefused);
+        assert_eq!(events[0].job_id.as_deref(), Some("42"));
+        assert_eq!(events[0].detail_str(), Some("moveToFinished"));
+        assert_eq!(events[1].kind, EventKind::LockRefused);
+        assert_eq!(events[1].job_id.as_deref(), Some("43"));
+    }
+
+    #[test]
     fn job_lines_take_ids_from_keys_and_epoch_millis_need_no_zone() {
         let (events, summary) = read(&format!("{ACTIVE}\n{FAILED}\n"), None).unwrap();
         let active = &events[0];

@@ -107,6 +107,7 @@ pub fn read_json_lines(
             message: &message,
             fields: json_fields(&object),
             settings: crate::ingest::log::worker_settings::parse_json_object(&object),
+            error: error_text(&object),
         };
         emit(spec, source, &rules, entry, order.as_mut(), events, summary)?;
     }
@@ -146,6 +147,23 @@ pub fn json_fields(object: &Map<String, Value>) -> Classified {
         *slot(&mut fields, field) = value;
     }
     fields
+}
+
+/// The message of the Error a structured line carries, as the loggers serialize one: pino's
+/// `err` (`{"type","message","stack"}`), winston's and NestJS's `error`, or a bare string under
+/// either key; else the first line of its `stack` (`Error: Lock mismatch for job 7. ...`).
+pub fn error_text(object: &Map<String, Value>) -> Option<String> {
+    ["err", "error"].iter().find_map(|key| match lookup(object, key)? {
+        Value::String(text) if !text.trim().is_empty() => Some(text.clone()),
+        Value::Object(inner) => {
+            let text = |key: &str| match inner.get(key) {
+                Some(Value::String(text)) if !text.trim().is_empty() => Some(text.as_str()),
+                _ => None,
+            };
+            text("message").or_else(|| text("stack").and_then(|stack| stack.lines().next())).map(str::to_string)
+        }
+        _ => None,
+    })
 }
 
 fn lookup<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
@@ -203,6 +221,9 @@ pub struct Entry<'a> {
     pub fields: Classified,
     /// The worker settings the line gives, anywhere in it (worker_settings.rs).
     pub settings: crate::ingest::log::worker_settings::Found,
+    /// The message of an Error object the line carries (`err`, `error`; see `error_text`),
+    /// classified when the message itself is not.
+    pub error: Option<String>,
 }
 
 /// Classifies one entry and pushes its events (its event, and its worker settings when it gives
@@ -232,6 +253,18 @@ pub fn emit(
         // The rules' detail of an error is the whole text; the message alone is set below.
         found.detail = None;
     }
+    // A logged Error's own words are in its object (`{"err":{"message":...},"msg":"worker error"}`,
+    // pino's idiom): BullMQ's "Lock mismatch for job ..." is there, not in the message.
+    let mut from_error = false;
+    if found.kind.is_none()
+        && let Some(error) = entry.error.as_deref()
+    {
+        let in_error = rules.classify(error);
+        if in_error.kind.is_some() {
+            from_error = in_error.detail.is_some();
+            found = in_error;
+        }
+    }
     let kind = match found.kind {
         Some(kind) => Some(kind),
         None if entry.severe => Some(EventKind::Error),
@@ -251,6 +284,11 @@ pub fn emit(
     }
     let Some(at) = placed_at(spec, line, placed, entry.stamp, summary)? else { return Ok(placed) };
     let mut fields = entry.fields;
+    if from_error {
+        // The rule read the error's words: its detail (the refused command) is the line's, not
+        // the whole error text the `err` key gives.
+        fields.detail = None;
+    }
     for (field, _) in FIELD_KEYS {
         let from_message = match *field {
             "job_id" => &found.job_id,
