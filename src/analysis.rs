@@ -77,14 +77,27 @@ pub(crate) fn build(config: &Config, view: View, read_back: bool) -> Result<(Rep
     let declared =
         model::params::Declared { file: &file_params, file_path: file_path.as_deref(), flags: &config.param_flags };
     let params = LockParams::resolve_with_log(declared, logged, &activations);
-    let (findings, chains) = match view {
-        View::Timeline => (Vec::new(), Vec::new()),
+    let (findings, chains, unattributed) = match view {
+        View::Timeline => (Vec::new(), Vec::new(), Vec::new()),
         View::Analyze | View::Check(_) => {
             let context = detect::Context::new(&timeline, &params, &config.settings);
             phases.end("context");
-            let found = detect::analyze(&context);
+            let (findings, chains) = detect::analyze(&context);
             phases.end("detectors");
-            found
+            let unattributed: Vec<model::warnings::UnattributedJob> = context
+                .unattributed
+                .iter()
+                .map(|job| model::warnings::UnattributedJob {
+                    id: job.id.to_string(),
+                    queues: job.queues.iter().map(ToString::to_string).collect(),
+                    events: job.events.len(),
+                    first: job.events.first().map_or_else(String::new, |&id| {
+                        let event = timeline.get(id);
+                        format!("{}:{}", timeline.path(event), event.origin().line)
+                    }),
+                })
+                .collect();
+            (findings, chains, unattributed)
         }
     };
     let mut assumptions = config.assumptions.clone();
@@ -137,6 +150,7 @@ pub(crate) fn build(config: &Config, view: View, read_back: bool) -> Result<(Rep
     warnings.extend(model::warnings::zone_mixup(&findings, "clock-offset-suspected"));
     warnings.extend(model::warnings::version_assumed(&findings, &detect::version_assumptions(&params)));
     warnings.extend(meta_warnings);
+    warnings.extend(model::warnings::unattributed_jobs(&unattributed));
     warnings.extend(model::warnings::empty_inputs(&inputs));
     warnings.extend(model::warnings::crowded_lines(&inputs));
     let mut report = Report {

@@ -12,7 +12,7 @@
 //! tasks that both chose it: that is `duplicate-selection`, which sees the selections too.
 
 use crate::model::timeline::EventId;
-use crate::model::{Event, EventKind, Finding, Item, Severity, Text, Value};
+use crate::model::{Event, EventKind, Finding, Item, JobKey, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::{Context, Detector};
@@ -77,7 +77,7 @@ impl Detector for DuplicateEffect {
         if !selections.is_empty() {
             return selections;
         }
-        finding.text("job_id").map(|job| found.of_job_before(super::links::RERUNS, job, second)).unwrap_or_default()
+        found.of_job_before(super::links::RERUNS, finding, second)
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
@@ -87,7 +87,7 @@ impl Detector for DuplicateEffect {
         // of the million effects of a big ledger.
         let mut repeated: Vec<(Effect, Vec<EventId>)> = Vec::new();
         let mut deliveries: Vec<(Option<Item>, EventId)> = Vec::new();
-        let mut add_repeats = |task: (bool, Text), deliveries: &mut Vec<(Option<Item>, EventId)>| {
+        let mut add_repeats = |task: Task, deliveries: &mut Vec<(Option<Item>, EventId)>| {
             if deliveries.len() < 2 {
                 return;
             }
@@ -101,11 +101,11 @@ impl Detector for DuplicateEffect {
                 items.then(a_id.cmp(b_id))
             });
             for same in deliveries.chunk_by(|a, b| a.0 == b.0).filter(|same| same.len() > 1) {
-                repeated.push(((task.0, task.1, same[0].0), same.iter().map(|&(_, id)| id).collect()));
+                repeated.push(((task, same[0].0), same.iter().map(|&(_, id)| id).collect()));
             }
         };
         if context.jobs_have(&[EventKind::EffectPosted]) {
-            for (job_id, ids) in context.job_events.iter_having(&[EventKind::EffectPosted]) {
+            for (job, ids) in context.job_events.iter_having(&[EventKind::EffectPosted]) {
                 deliveries.clear();
                 deliveries.extend(
                     ids.iter()
@@ -113,7 +113,7 @@ impl Detector for DuplicateEffect {
                         .filter(|&id| timeline.kind(id) == EventKind::EffectPosted)
                         .map(|id| (timeline.get(id).item, id)),
                 );
-                add_repeats((true, job_id), &mut deliveries);
+                add_repeats(Task::Job(job), &mut deliveries);
             }
         }
         for round in &context.rounds {
@@ -124,26 +124,31 @@ impl Detector for DuplicateEffect {
                     .effects(round)
                     .iter()
                     .map(|&id| (id, timeline.get(id)))
-                    .filter(|(_, e)| e.job_id.is_none())
+                    .filter(|(_, e)| context.job_of(e).is_none())
                     .map(|(id, e)| (e.item, id)),
             );
-            add_repeats((false, round.run_id), &mut deliveries);
+            add_repeats(Task::Run(round.run_id), &mut deliveries);
         }
-        // In (kind of task, task id, item) order, as text (`Text` orders by its text).
+        // In (task, item) order, as text (`Text` orders by its text).
         repeated.sort_unstable_by_key(|(effect, _)| *effect);
         repeated
             .into_iter()
-            .filter_map(|((is_job, task, item), deliveries)| {
-                duplicate(context, is_job, &task, item.as_deref(), &deliveries)
-            })
+            .filter_map(|((task, item), deliveries)| duplicate(context, task, item.as_deref(), &deliveries))
             .collect()
     }
 }
 
-/// One effect: (is the task a job, task id, item).
-type Effect = (bool, Text, Option<Item>);
+/// Who delivered an effect: a job (rows with a job id), else a round (run id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Task {
+    Run(Text),
+    Job(JobKey),
+}
 
-fn duplicate(context: &Context, is_job: bool, task: &str, item: Option<&str>, ids: &[EventId]) -> Option<Finding> {
+/// One effect: the task that delivered it and the item.
+type Effect = (Task, Option<Item>);
+
+fn duplicate(context: &Context, task: Task, item: Option<&str>, ids: &[EventId]) -> Option<Finding> {
     let timeline = context.timeline;
     let deliveries: Vec<&Event> = ids.iter().map(|&id| timeline.get(id)).collect();
     let applied = deliveries.iter().filter(|e| e.lease().accepted != Some(false)).count();
@@ -182,7 +187,18 @@ fn duplicate(context: &Context, is_job: bool, task: &str, item: Option<&str>, id
         deliveries[1..].iter().filter(|e| e.lease().accepted == Some(false) || answered_duplicate(e)).count();
 
     let mut finding = Finding::new("duplicate-effect", severity, second.at());
-    finding.metric(if is_job { "job_id" } else { "run_id" }, Value::Text(task.to_string()));
+    match task {
+        Task::Job(job) => {
+            finding.metric("job_id", Value::Text(job.to_string()));
+            if let Some(queue) = job.queue {
+                finding.metric("queue", Value::Text(queue.to_string()));
+            }
+        }
+        Task::Run(run) => {
+            finding.metric("run_id", Value::Text(run.to_string()));
+        }
+    }
+    let is_job = matches!(task, Task::Job(_));
     if let Some(item) = item {
         finding.metric("item", Value::Text(item.to_string()));
     }

@@ -8,7 +8,7 @@
 //! instant the lease ends is on time (the boundary is closed).
 
 use crate::model::timeline::EventId;
-use crate::model::{Event, EventKind, Finding, Severity, Text, Value};
+use crate::model::{Event, EventKind, Finding, JobKey, Severity, Value};
 use crate::time::seconds_between;
 
 use super::lease::{self, Grant};
@@ -31,7 +31,7 @@ impl Detector for EarlyTakeover {
         if !context.jobs_have(&[EventKind::LeaseClaimed]) {
             return findings;
         }
-        for (job_id, job_events) in context.job_events.iter_having(&[EventKind::LeaseClaimed]) {
+        for (job, job_events) in context.job_events.iter_having(&[EventKind::LeaseClaimed]) {
             for &id in job_events {
                 let claim = timeline.get(id);
                 if claim.kind != EventKind::LeaseClaimed || !lease::granted(claim) {
@@ -45,7 +45,7 @@ impl Detector for EarlyTakeover {
                     continue;
                 };
                 if claim.at() < until && other_owner(holder, claim) {
-                    findings.push(takeover(context, job_id, &previous, id, until));
+                    findings.push(takeover(context, job, &previous, id, until));
                 }
             }
         }
@@ -64,7 +64,7 @@ fn other_owner(holder: &Event, claim: &Event) -> bool {
 
 fn takeover(
     context: &Context,
-    job_id: Text,
+    job: JobKey,
     previous: &Grant,
     claim_id: EventId,
     until: chrono::DateTime<chrono::Utc>,
@@ -73,7 +73,7 @@ fn takeover(
     let holder = timeline.get(previous.claim);
     let claim = timeline.get(claim_id);
     let mut finding = Finding::new("early-takeover", Severity::Error, claim.at());
-    finding.metric("job_id", Value::Text(job_id.to_string()));
+    finding.metric("job_id", Value::Text(job.to_string()));
     if let Some(owner) = &holder.worker {
         finding.metric("previous_owner", Value::Text(owner.to_string()));
     }

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::model::timeline::EventId;
-use crate::model::{Event, EventKind, Finding, Severity, Text, Value};
+use crate::model::{Event, EventKind, Finding, JobKey, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::Context;
@@ -194,7 +194,7 @@ pub struct WriteKind {
 }
 
 /// A job and a lease holder in it: (job id, owner, generation).
-type Holder = (Text, Option<Text>, Option<u64>);
+type Holder = (JobKey, Option<Text>, Option<u64>);
 
 /// Every stale write of the kind: accepted (error) and unknown (warning) ones one by one, refused
 /// ones (info) one finding per job and holder, counted.
@@ -206,12 +206,12 @@ pub fn stale_writes(context: &Context, kind: &WriteKind) -> Vec<Finding> {
     }
     // Refused writes of one job by one holder: a late worker retrying is one story.
     let mut refused: BTreeMap<Holder, Vec<(EventId, Judgement)>> = BTreeMap::new();
-    let mut bullmq: BTreeMap<(Text, Option<Text>), Vec<EventId>> = BTreeMap::new();
-    for (job_id, job_events) in context.job_events.iter() {
+    let mut bullmq: BTreeMap<(JobKey, Option<Text>), Vec<EventId>> = BTreeMap::new();
+    for (job, job_events) in context.job_events.iter() {
         for &id in job_events {
             let event = timeline.get(id);
             if bullmq_refusal(event) == Some(kind.event) {
-                bullmq.entry((job_id, event.worker)).or_default().push(id);
+                bullmq.entry((job, event.worker)).or_default().push(id);
                 continue;
             }
             if event.kind != kind.event {
@@ -222,22 +222,22 @@ pub fn stale_writes(context: &Context, kind: &WriteKind) -> Vec<Finding> {
                 continue;
             }
             if event.lease().accepted == Some(false) {
-                refused.entry((job_id, event.worker, event.lease().generation)).or_default().push((id, judgement));
+                refused.entry((job, event.worker, event.lease().generation)).or_default().push((id, judgement));
             } else {
-                findings.push(ledger_finding(context, kind, job_id, &[(id, judgement)]));
+                findings.push(ledger_finding(context, kind, job, &[(id, judgement)]));
             }
         }
     }
-    for ((job_id, _, _), writes) in refused {
-        findings.push(ledger_finding(context, kind, job_id, &writes));
+    for ((job, _, _), writes) in refused {
+        findings.push(ledger_finding(context, kind, job, &writes));
     }
-    for ((job_id, _), refusals) in bullmq {
-        findings.push(bullmq_finding(context, kind, job_id, &refusals));
+    for ((job, _), refusals) in bullmq {
+        findings.push(bullmq_finding(context, kind, job, &refusals));
     }
     findings
 }
 
-fn ledger_finding(context: &Context, kind: &WriteKind, job_id: Text, writes: &[(EventId, Judgement)]) -> Finding {
+fn ledger_finding(context: &Context, kind: &WriteKind, job: JobKey, writes: &[(EventId, Judgement)]) -> Finding {
     let timeline = context.timeline;
     let (first, judgement) = &writes[0];
     let write = timeline.get(*first);
@@ -247,7 +247,7 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: Text, writes: &[(
         None => Severity::Warning,
     };
     let mut finding = Finding::new(kind.code, severity, write.at());
-    finding.metric("job_id", Value::Text(job_id.to_string()));
+    finding.metric("job_id", Value::Text(job.to_string()));
     let owner = write.worker;
     if let Some(owner) = &owner {
         finding.metric("owner", Value::Text(owner.to_string()));
@@ -331,7 +331,7 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: Text, writes: &[(
     finding.summary = match write.lease().accepted {
         Some(true) => {
             finding.note(kind.fix);
-            note_current_owner(context, kind, job_id, *first, judgement, &mut finding);
+            note_current_owner(context, kind, job, *first, judgement, &mut finding);
             format!(
                 "{who} {}{generation} at {{written_at}}, {reason}, yet the store accepted it: {}.",
                 kind.did, kind.harm
@@ -356,7 +356,7 @@ fn ledger_finding(context: &Context, kind: &WriteKind, job_id: Text, writes: &[(
 fn note_current_owner(
     context: &Context,
     kind: &WriteKind,
-    job_id: Text,
+    job: JobKey,
     write: EventId,
     judgement: &Judgement,
     finding: &mut Finding,
@@ -366,7 +366,7 @@ fn note_current_owner(
     };
     let timeline = context.timeline;
     let holder = timeline.get(current);
-    let job_events = context.events_of_job(job_id);
+    let job_events = context.events_of_job(job);
     let own_write = job_events.iter().copied().find(|&id| {
         let event = timeline.get(id);
         id > current
@@ -392,11 +392,11 @@ fn note_current_owner(
     }
 }
 
-fn bullmq_finding(context: &Context, kind: &WriteKind, job_id: Text, refusals: &[EventId]) -> Finding {
+fn bullmq_finding(context: &Context, kind: &WriteKind, job: JobKey, refusals: &[EventId]) -> Finding {
     let timeline = context.timeline;
     let first = timeline.get(refusals[0]);
     let mut finding = Finding::new(kind.code, Severity::Info, first.at());
-    finding.metric("job_id", Value::Text(job_id.to_string()));
+    finding.metric("job_id", Value::Text(job.to_string()));
     if let Some(owner) = &first.worker {
         finding.metric("owner", Value::Text(owner.to_string()));
     }
@@ -427,14 +427,9 @@ fn bullmq_finding(context: &Context, kind: &WriteKind, job_id: Text, refusals: &
 /// stale, at or before the write.
 pub fn follows_from(finding: &Finding, found: &super::links::Found) -> Vec<usize> {
     let written = super::links::time(finding, "written_at").unwrap_or(finding.at);
-    finding
-        .text("job_id")
-        .map(|job| {
-            let mut codes = vec!["early-takeover"];
-            codes.extend_from_slice(super::links::RERUNS);
-            found.of_job_before(&codes, job, written)
-        })
-        .unwrap_or_default()
+    let mut codes = vec!["early-takeover"];
+    codes.extend_from_slice(super::links::RERUNS);
+    found.of_job_before(&codes, finding, written)
 }
 
 #[cfg(test)]

@@ -44,11 +44,18 @@ impl<'a> Found<'a> {
         self.of_codes(RERUNS).filter(|(_, rerun)| rerun.text("run_id") == Some(run)).map(|(i, _)| i).collect()
     }
 
-    /// The findings of `codes` about job `job_id` that became visible at or before `until`.
-    pub fn of_job_before(&self, codes: &[&str], job_id: &str, until: DateTime<Utc>) -> Vec<usize> {
+    /// The findings of `codes` about the job of `finding` (its `job_id`, and its `queue` when both
+    /// name one: the same id in two queues is two jobs) that became visible at or before `until`.
+    pub fn of_job_before(&self, codes: &[&str], finding: &Finding, until: DateTime<Utc>) -> Vec<usize> {
+        let Some(job_id) = finding.text("job_id") else { return Vec::new() };
+        let queue = finding.text("queue");
+        let same_queue = |f: &Finding| match (queue, f.text("queue")) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
         let mut found: Vec<usize> = self
             .of_codes(codes)
-            .filter(|(_, f)| f.text("job_id") == Some(job_id) && f.at <= until)
+            .filter(|(_, f)| f.text("job_id") == Some(job_id) && same_queue(f) && f.at <= until)
             .map(|(i, _)| i)
             .collect();
         found.sort_unstable();
@@ -97,9 +104,25 @@ mod tests {
         assert_eq!(found.reruns_into_round("run-b"), vec![0]);
         assert_eq!(found.reruns_of_round("run-b"), vec![1]);
         assert!(found.reruns_into_round("run-x").is_empty());
-        assert_eq!(found.of_job_before(RERUNS, "job-1", Utc.timestamp_opt(100, 0).unwrap()), vec![0, 1]);
-        assert!(found.of_job_before(RERUNS, "job-1", Utc.timestamp_opt(99, 0).unwrap()).is_empty());
-        assert!(found.of_job_before(RERUNS, "job-2", Utc.timestamp_opt(100, 0).unwrap()).is_empty());
+        let about = |job: &str, queue: Option<&str>| {
+            let mut f = Finding::new("duplicate-effect", Severity::Error, Utc.timestamp_opt(100, 0).unwrap());
+            f.metric("job_id", Value::Text(job.into()));
+            if let Some(queue) = queue {
+                f.metric("queue", Value::Text(queue.into()));
+            }
+            f
+        };
+        let at = |second| Utc.timestamp_opt(second, 0).unwrap();
+        assert_eq!(found.of_job_before(RERUNS, &about("job-1", None), at(100)), vec![0, 1]);
+        assert!(found.of_job_before(RERUNS, &about("job-1", None), at(99)).is_empty());
+        assert!(found.of_job_before(RERUNS, &about("job-2", None), at(100)).is_empty());
+        // The same id in another queue is another job.
+        let mut in_queues = findings.clone();
+        in_queues[0].metric("queue", Value::Text("a".into()));
+        in_queues[1].metric("queue", Value::Text("b".into()));
+        let found = Found::new(&in_queues);
+        assert_eq!(found.of_job_before(RERUNS, &about("job-1", Some("b")), at(100)), vec![1]);
+        assert_eq!(found.of_job_before(RERUNS, &about("job-1", None), at(100)), vec![0, 1]);
     }
 
     #[test]

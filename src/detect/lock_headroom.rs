@@ -8,8 +8,7 @@
 //! length did not cause the rerun.
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, EventKind, Finding, Severity, Text, Value};
-use ustr::UstrSet;
+use crate::model::{Channel, EventKind, Finding, JobKey, Severity, Text, Value};
 
 use super::{Context, Detector};
 
@@ -21,7 +20,7 @@ pub const REPORT_RATIO: f64 = 0.5;
 /// One observed run of a job: activation to its completion or failure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
-    pub job_id: Text,
+    pub job: JobKey,
     pub group: Text,
     pub started: EventId,
     pub ended: EventId,
@@ -42,7 +41,7 @@ fn each_run(context: &Context, mut found: impl FnMut(Run)) {
     let unnamed = Text::from("(unnamed)");
     // Jobs in the order their events are laid out (`JobEvents`): the walk reads those lists from
     // start to end, and finds each job's attempts through its group, without a lookup by id.
-    for (job_id, events, attempts) in context.job_events.iter_attempted(&context.attempts) {
+    for (job, events, attempts) in context.job_events.iter_attempted(&context.attempts) {
         let group = events
             .iter()
             .find_map(|&id| timeline.get(id).job_name)
@@ -77,7 +76,7 @@ fn each_run(context: &Context, mut found: impl FnMut(Run)) {
             let end = end.or(first_end);
             if let Some(end) = end {
                 found(Run {
-                    job_id,
+                    job,
                     group,
                     started: attempt.activated,
                     ended: end,
@@ -99,15 +98,15 @@ struct GroupRuns {
     lost_here: Option<EventId>,
 }
 
-/// The first sign that a live worker of `job_id` lost its lock: BullMQ refusing the job's
+/// The first sign that a live worker of `job` lost its lock: BullMQ refusing the job's
 /// completion or renewal (`lock-refused`, "Missing lock" / "Lock mismatch"), or the worker's
 /// error that it could not renew the lock. A job whose process died also loses its lock, but that
 /// says nothing of lockDuration: only these do.
-fn lost_lock(context: &Context, job_id: Text) -> Option<EventId> {
-    if !context.job_has(job_id, &[EventKind::LockRefused, EventKind::Error]) {
+fn lost_lock(context: &Context, job: JobKey) -> Option<EventId> {
+    if !context.job_has(job, &[EventKind::LockRefused, EventKind::Error]) {
         return None;
     }
-    context.events_of_job(job_id).iter().copied().find(|&id| {
+    context.events_of_job(job).iter().copied().find(|&id| {
         let event = context.timeline.get(id);
         event.kind == EventKind::LockRefused
             || (event.kind == EventKind::Error
@@ -117,9 +116,7 @@ fn lost_lock(context: &Context, job_id: Text) -> Option<EventId> {
 
 /// Of equally long runs, the job last in id order, then the later one of that job.
 fn longer(a: &Run, b: &Run) -> std::cmp::Ordering {
-    (a.seconds.total_cmp(&b.seconds))
-        .then_with(|| a.job_id.as_str().cmp(b.job_id.as_str()))
-        .then(a.started.cmp(&b.started))
+    (a.seconds.total_cmp(&b.seconds)).then_with(|| a.job.cmp(&b.job)).then(a.started.cmp(&b.started))
 }
 
 /// Nearest-rank percentile of sorted values.
@@ -140,15 +137,16 @@ impl Detector for LockHeadroom {
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
-        let stalled_jobs: UstrSet = context.recoveries().into_iter().map(|(job, _, _)| job).collect();
+        let stalled_jobs: rustc_hash::FxHashSet<JobKey> =
+            context.recoveries().into_iter().map(|(job, _, _)| job).collect();
         // Each group's figures are gathered as the runs are found: a list of every run of a big
         // ledger (150 k of 32 bytes, sorted with a scratch copy) was most of the detectors' peak
         // of memory. Groups in name order (`Text` orders by its text).
         let mut by_group: std::collections::HashMap<Text, GroupRuns, rustc_hash::FxBuildHasher> =
             std::collections::HashMap::default();
         each_run(context, |run| {
-            let stalled = stalled_jobs.contains(&run.job_id);
-            let lost = lost_lock(context, run.job_id);
+            let stalled = stalled_jobs.contains(&run.job);
+            let lost = lost_lock(context, run.job);
             match by_group.get_mut(&run.group) {
                 Some(group) => {
                     group.seconds.push(run.seconds);
@@ -192,7 +190,7 @@ impl Detector for LockHeadroom {
             finding.metric("median_s", Value::Seconds(percentile(&seconds, 0.5)));
             finding.metric("p95_s", Value::Seconds(percentile(&seconds, 0.95)));
             finding.metric("max_s", Value::Seconds(max));
-            finding.metric("longest_job_id", Value::Text(longest.job_id.to_string()));
+            finding.metric("longest_job_id", Value::Text(longest.job.to_string()));
             finding.metric("lock_duration_s", Value::Seconds(lock_s));
             finding.metric("max_ratio", Value::Ratio(max / lock_s));
             finding.metric("p95_ratio", Value::Ratio(percentile(&seconds, 0.95) / lock_s));

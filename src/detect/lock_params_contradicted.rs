@@ -29,7 +29,7 @@ use chrono::{DateTime, Utc};
 
 use crate::model::params::Param;
 use crate::model::timeline::EventId;
-use crate::model::{Channel, Event, EventKind, Finding, Severity, Text, Value};
+use crate::model::{Channel, Event, EventKind, Finding, JobKey, Severity, Text, Value};
 
 use super::{Context, Detector};
 
@@ -59,10 +59,10 @@ impl Allowances {
 #[derive(Debug, Clone)]
 enum Shown {
     /// A `stalled` record of a job, `gap_ms` after its activation.
-    EarlyStall { job_id: Text, activation: EventId, stalled: EventId },
+    EarlyStall { job: JobKey, activation: EventId, stalled: EventId },
     /// A second activation by a new process (the first one's restarted), with no stall record.
     /// `restart_resolution_ms`: the restart's log writes times to this only (0: milliseconds).
-    EarlyRerun { job_id: Text, activation: EventId, rerun: EventId, restart: EventId, restart_resolution_ms: i64 },
+    EarlyRerun { job: JobKey, activation: EventId, rerun: EventId, restart: EventId, restart_resolution_ms: i64 },
     /// Moves by two different checks.
     Cadence { earlier: EventId, later: EventId },
 }
@@ -200,9 +200,9 @@ fn early_recoveries(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound
     let timeline = context.timeline;
     let mut bounds = Vec::new();
     // Only a job activated twice, or with a stall record, can show anything.
-    for (job_id, events) in context.job_events.iter_reactivated_or_having(&[EventKind::JobStalled]) {
-        let attempts = context.attempts_of_job(job_id);
-        let stalls = stall_records(context, job_id, events, resolution);
+    for (job, events) in context.job_events.iter_reactivated_or_having(&[EventKind::JobStalled]) {
+        let attempts = context.attempts_of_job(job);
+        let stalls = stall_records(context, job, events, resolution);
         if attempts.len() < 2 && stalls.is_empty() {
             continue;
         }
@@ -235,7 +235,7 @@ fn early_recoveries(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound
                         param,
                         (activation, record),
                         resolution,
-                        Shown::EarlyStall { job_id, activation: attempt.activated, stalled },
+                        Shown::EarlyStall { job, activation: attempt.activated, stalled },
                     ));
                 }
                 continue;
@@ -281,7 +281,7 @@ fn early_recoveries(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound
                     (activation, rerun),
                     resolution,
                     Shown::EarlyRerun {
-                        job_id,
+                        job,
                         activation: attempt.activated,
                         rerun: rerun_id,
                         restart,
@@ -299,17 +299,17 @@ fn early_recoveries(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound
 /// that moved the job, else the line of the finest log, the earliest of those), so that a
 /// whole-second log line does not loosen the bound the stream allows; and every stalled line
 /// matched to no stall, on its own.
-fn stall_records(context: &Context, job_id: Text, events: &[EventId], resolution: &Resolution<'_>) -> Vec<EventId> {
+fn stall_records(context: &Context, job: JobKey, events: &[EventId], resolution: &Resolution<'_>) -> Vec<EventId> {
     let timeline = context.timeline;
     let known = context.stalls();
     let mut records: Vec<EventId> = Vec::new();
     let mut matched: Vec<EventId> = Vec::new();
-    for stall in known.of_job(job_id) {
+    for stall in known.of_job(job) {
         matched.extend(&stall.lines);
         let finest_line = stall.lines.iter().copied().min_by_key(|&id| (resolution.of(timeline.get(id)), id));
         records.extend(stall.entry.or(finest_line));
     }
-    matched.extend(known.of_job(job_id).filter_map(|stall| stall.entry));
+    matched.extend(known.of_job(job).filter_map(|stall| stall.entry));
     let unmatched: Vec<EventId> = events
         .iter()
         .copied()
@@ -448,8 +448,8 @@ fn finding(context: &Context, bounds: &[Bound]) -> Finding {
         }
     };
     let summary = match &tightest.shown {
-        Shown::EarlyStall { job_id, activation, stalled } => {
-            finding.metric("job_id", Value::Text(job_id.to_string()));
+        Shown::EarlyStall { job, activation, stalled } => {
+            finding.metric("job_id", Value::Text(job.to_string()));
             finding.metric("activated_at", Value::Time(timeline.get(*activation).at()));
             finding.metric("recovered_at", Value::Time(timeline.get(*stalled).at()));
             finding.metric("activation_to_recovery_s", Value::Seconds(gap_seconds(tightest)));
@@ -460,8 +460,8 @@ fn finding(context: &Context, bounds: &[Bound]) -> Finding {
                 param.name()
             )
         }
-        Shown::EarlyRerun { job_id, activation, rerun, restart, restart_resolution_ms } => {
-            finding.metric("job_id", Value::Text(job_id.to_string()));
+        Shown::EarlyRerun { job, activation, rerun, restart, restart_resolution_ms } => {
+            finding.metric("job_id", Value::Text(job.to_string()));
             finding.metric("activated_at", Value::Time(timeline.get(*activation).at()));
             let restart_at = timeline.get(*restart).at();
             finding.metric("restart_at", Value::Time(restart_at));
@@ -555,17 +555,17 @@ fn describe(context: &Context, bound: &Bound) -> String {
         format!("{}:{}", timeline.path(event), event.origin().line)
     };
     match &bound.shown {
-        Shown::EarlyStall { job_id, activation, stalled } => {
+        Shown::EarlyStall { job, activation, stalled } => {
             format!(
-                "job {job_id}: stalled {} s after activation, {} → {}",
+                "job {job}: stalled {} s after activation, {} → {}",
                 seconds(bound.gap_ms),
                 place(*activation),
                 place(*stalled)
             )
         }
-        Shown::EarlyRerun { job_id, activation, rerun, .. } => {
+        Shown::EarlyRerun { job, activation, rerun, .. } => {
             format!(
-                "job {job_id}: taken again {} s after activation, {} → {}",
+                "job {job}: taken again {} s after activation, {} → {}",
                 seconds(bound.gap_ms),
                 place(*activation),
                 place(*rerun)

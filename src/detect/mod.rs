@@ -12,6 +12,7 @@ pub mod clock_offset;
 pub mod duplicate_effect;
 pub mod duplicate_selection;
 pub mod early_takeover;
+pub mod jobs;
 pub mod lease;
 pub mod links;
 pub mod lock_headroom;
@@ -29,12 +30,14 @@ pub mod stuck_running;
 pub mod sweep_overlap;
 pub mod unlogged_stall;
 
-use ustr::{UstrMap, UstrSet};
+use rustc_hash::FxHashSet;
 
 use crate::model::event::ByHandle;
+use crate::model::job::JobKey;
 use crate::model::rounds::{self, Attempt, Rounds};
 use crate::model::timeline::EventId;
-use crate::model::{Chain, Channel, EventKind, Finding, LockParams, Scope, Text, Timeline};
+use crate::model::{Chain, Channel, EventKind, Finding, LockParams, Scope, Timeline};
+use jobs::{JobEvents, JobIndex, kind_bit};
 
 /// Settings that shape detection, validated before analysis starts.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -53,12 +56,17 @@ pub struct Context<'a> {
     pub params: &'a LockParams,
     pub settings: &'a Settings,
     pub rounds: Rounds,
-    /// Each job's activations (see `rounds::attempts`), in job id order.
+    /// Each job's activations (see `rounds::JobAttempts`), in job order.
     pub attempts: rounds::JobAttempts,
-    /// Every event that names a job, by job id, in time order.
+    /// Every event that names a job, by job (queue and id, see `jobs`), in time order.
     pub job_events: JobEvents,
+    /// Each scope's job: what `job_of` answers.
+    place_of_scope: ByHandle<Scope, u32>,
+    /// Job ids of several queues, and the events that named them without a queue: given to no
+    /// job (see `jobs`).
+    pub unattributed: Vec<jobs::Unattributed>,
     /// Jobs with a lease claim: their attempts are their claims (see `retries`).
-    pub lease_jobs: UstrSet,
+    pub lease_jobs: FxHashSet<JobKey>,
     /// Every process start, in time order.
     pub restarts: Vec<EventId>,
     /// The kinds of the events that name a job, one bit per kind: a detector that reads only a
@@ -69,7 +77,7 @@ pub struct Context<'a> {
     /// one job asks `stream_start_for` instead, which knows the job's queue.
     pub stream_from: Option<chrono::DateTime<chrono::Utc>>,
     /// Each events stream read: its source, its queue and its first entry, in source order.
-    streams: Vec<StreamStart>,
+    streams: Vec<jobs::StreamStart>,
     /// The stalls and their log lines (`stalls::read`), read once by whichever detector asks
     /// first: `stalled-rerun` and `unlogged-stall` must see the same matching.
     stalls: std::sync::OnceLock<stalls::Stalls>,
@@ -77,24 +85,23 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     pub fn new(timeline: &'a Timeline, params: &'a LockParams, settings: &'a Settings) -> Self {
-        // Three independent passes over millions of events, on as many cores as there are: the
-        // rounds, the attempts, and everything else keyed by job.
-        let (rounds, attempts, mut jobs) = std::thread::scope(|scope| {
+        // Two independent passes over millions of events, on as many cores as there are: the
+        // rounds, and everything keyed by job.
+        let (rounds, jobs) = std::thread::scope(|scope| {
             let rounds = scope.spawn(|| rounds::rounds(timeline));
-            let attempts = scope.spawn(|| rounds::attempts(timeline));
             let jobs = JobIndex::build(timeline);
             let rounds = rounds.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            let attempts = attempts.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (rounds, attempts, jobs)
+            (rounds, jobs)
         });
-        jobs.job_events.place_attempts(&attempts);
         Context {
             timeline,
             params,
             settings,
             rounds,
-            attempts,
+            attempts: jobs.attempts,
             job_events: jobs.job_events,
+            place_of_scope: jobs.place_of_scope,
+            unattributed: jobs.unattributed,
             lease_jobs: jobs.lease_jobs,
             restarts: jobs.restarts,
             job_kinds: jobs.job_kinds,
@@ -108,227 +115,16 @@ impl<'a> Context<'a> {
     pub fn stalls(&self) -> &stalls::Stalls {
         self.stalls.get_or_init(|| stalls::read(self))
     }
-}
 
-fn kind_bit(kind: EventKind) -> u32 {
-    1 << kind as u32
-}
-
-/// The events of each job, in time order: one flat list grouped by job, and where each job's
-/// group is. A list per job would cost its own allocation and its spare capacity, for each of a
-/// ledger's hundreds of thousands of jobs.
-#[derive(Debug, Default)]
-pub struct JobEvents {
-    ids: Vec<EventId>,
-    /// Each job's group, in the order jobs were first met, and where each job's group is: the
-    /// table of places is two thirds the size of a table of groups.
-    groups: Vec<Group>,
-    places: UstrMap<u32>,
-}
-
-/// Where one job's events are in `JobEvents::ids`, and their kinds.
-#[derive(Debug, Clone, Copy)]
-struct Group {
-    start: u32,
-    len: u32,
-    /// One bit per kind (`kind_bit`): most questions about a job are about kinds it never had
-    /// (a failure, a stall), and the answer should not cost a look at each of its events.
-    kinds: u32,
-    /// How many of its events may be activations (`job-active`, `round-started`): nearly every
-    /// round's job has one, and a detector that compares activations has nothing to compare.
-    activations: u32,
-    /// Where the job's attempts are (`JobAttempts::at`; `NO_ATTEMPTS`: it has none): one number
-    /// here instead of a second table by job id, 4 MB of the main benchmark case's peak.
-    attempts: u32,
-}
-
-const NO_ATTEMPTS: u32 = u32::MAX;
-
-impl Default for Group {
-    fn default() -> Self {
-        Group { start: 0, len: 0, kinds: 0, activations: 0, attempts: NO_ATTEMPTS }
-    }
-}
-
-impl JobEvents {
-    /// The events that name `job_id`, in time order (none: empty).
-    pub fn get(&self, job_id: Text) -> &[EventId] {
-        self.group_of(job_id).map_or(&[], |group| self.group(group))
+    /// The job `event` is about (its queue and id), when it names one that could be attributed
+    /// (see `jobs`).
+    pub fn job_of(&self, event: &crate::model::Event) -> Option<JobKey> {
+        JobIndex::job_of_scope(&self.place_of_scope, &self.job_events, event.scope())
     }
 
-    /// Whether any event of `job_id` is of one of `kinds`.
-    pub fn has(&self, job_id: Text, kinds: &[EventKind]) -> bool {
-        self.group_of(job_id).is_some_and(|group| kinds.iter().any(|&kind| group.kinds & kind_bit(kind) != 0))
-    }
-
-    /// Every job with its events.
-    pub fn iter(&self) -> impl Iterator<Item = (Text, &[EventId])> {
-        self.in_table_order().map(|(job_id, group)| (job_id, self.group(group)))
-    }
-
-    /// Every job that has an event of one of `kinds`, with its events: the others are skipped
-    /// without a look at their events or a lookup of their id.
-    pub fn iter_having(&self, kinds: &[EventKind]) -> impl Iterator<Item = (Text, &[EventId])> {
-        let bits = kinds.iter().fold(0, |bits, &kind| bits | kind_bit(kind));
-        self.in_table_order()
-            .filter(move |(_, group)| group.kinds & bits != 0)
-            .map(|(job_id, group)| (job_id, self.group(group)))
-    }
-
-    /// Every job with two or more events that may be activations (`job-active`,
-    /// `round-started`), or with an event of one of `kinds`, with its events: the others are
-    /// skipped without a look at their events or a lookup of their id.
-    pub fn iter_reactivated_or_having(&self, kinds: &[EventKind]) -> impl Iterator<Item = (Text, &[EventId])> {
-        let bits = kinds.iter().fold(0, |bits, &kind| bits | kind_bit(kind));
-        self.in_table_order()
-            .filter(move |(_, group)| group.activations >= 2 || group.kinds & bits != 0)
-            .map(|(job_id, group)| (job_id, self.group(group)))
-    }
-
-    /// Notes where each job's attempts are: every job attempted has events (its activation
-    /// names it).
-    fn place_attempts(&mut self, attempts: &rounds::JobAttempts) {
-        for (job_id, place) in attempts.places() {
-            if let Some(&group) = self.places.get(&job_id) {
-                self.groups[group as usize].attempts = place;
-            }
-        }
-    }
-
-    fn group_of(&self, job_id: Text) -> Option<Group> {
-        self.places.get(&job_id).map(|&place| self.groups[place as usize])
-    }
-
-    /// Every job that has attempts, with its events and its attempts, in the order of the table by
-    /// job id (`iter`'s): no lookup by job id for either.
-    pub fn iter_attempted<'a>(
-        &'a self,
-        attempts: &'a rounds::JobAttempts,
-    ) -> impl Iterator<Item = (Text, &'a [EventId], &'a [Attempt])> + 'a {
-        self.in_table_order()
-            .filter(|(_, group)| group.attempts != NO_ATTEMPTS)
-            .map(|(job_id, group)| (job_id, self.group(group), attempts.at(group.attempts)))
-    }
-
-    /// Every job with its group, in the order of the table by job id (the order the ids are laid
-    /// out in, see `JobIndex::build`).
-    fn in_table_order(&self) -> impl Iterator<Item = (Text, Group)> + '_ {
-        self.places.iter().map(|(&job_id, &place)| (job_id, self.groups[place as usize]))
-    }
-
-    fn group(&self, group: Group) -> &[EventId] {
-        &self.ids[group.start as usize..(group.start + group.len) as usize]
-    }
-}
-
-/// Where one events stream begins.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct StreamStart {
-    source: u16,
-    /// The queue the source was declared for (`None`: not declared; it may be any queue's).
-    queue: Option<Text>,
-    from: chrono::DateTime<chrono::Utc>,
-}
-
-/// What one pass over the timeline gathers for `Context`.
-struct JobIndex {
-    job_events: JobEvents,
-    lease_jobs: UstrSet,
-    restarts: Vec<EventId>,
-    job_kinds: u32,
-    stream_from: Option<chrono::DateTime<chrono::Utc>>,
-    streams: Vec<StreamStart>,
-}
-
-impl JobIndex {
-    fn build(timeline: &Timeline) -> JobIndex {
-        let mut index = JobIndex {
-            job_events: JobEvents::default(),
-            lease_jobs: UstrSet::default(),
-            restarts: Vec::new(),
-            job_kinds: 0,
-            stream_from: None,
-            streams: Vec::new(),
-        };
-        // Each event's group, worked out once per scope (the rows of a round share theirs), not
-        // looked up by job id for each of millions of events.
-        // The groups are built in a list, each job's place in it found once; detectors ask the
-        // same table of places (a lookup is one probe and one read of the list).
-        let mut place_of_scope: ByHandle<Scope, Option<u32>> = ByHandle::new();
-        let mut jobs = Jobs::default();
-        for (id, event) in timeline.ids() {
-            let place = place_of_scope.get_or(event.scope(), |scope| scope.job_id.map(|job_id| jobs.place(job_id)));
-            if let Some(place) = place {
-                // Counted here, placed below: the groups' sizes are known only at the end.
-                let group = &mut jobs.groups[place as usize];
-                group.len += 1;
-                group.kinds |= kind_bit(event.kind);
-                if matches!(event.kind, EventKind::JobActive | EventKind::RoundStarted) {
-                    group.activations = group.activations.saturating_add(1);
-                }
-                index.job_kinds |= kind_bit(event.kind);
-                if event.kind == EventKind::LeaseClaimed
-                    && let Some(job_id) = event.job_id
-                {
-                    index.lease_jobs.insert(job_id);
-                }
-            }
-            if event.kind == EventKind::ProcessStart {
-                index.restarts.push(id);
-            }
-            // The timeline is in time order: a stream's first event is its earliest.
-            if event.origin().channel == Channel::EventsStream {
-                let source = event.origin().source;
-                if index.stream_from.is_none() {
-                    index.stream_from = Some(event.at());
-                }
-                if !index.streams.iter().any(|stream| stream.source == source) {
-                    index.streams.push(StreamStart { source, queue: event.queue, from: event.at() });
-                }
-            }
-        }
-        let mut start = 0;
-        // In the order the table of places lists them: detectors that go through every job then
-        // read the list of ids from start to end.
-        for &place in jobs.places.values() {
-            let group = &mut jobs.groups[place as usize];
-            let len = group.len;
-            // From here on, a group's length counts the ids placed in it so far.
-            (group.start, group.len) = (start, 0);
-            start += len;
-        }
-        let mut ids = vec![0; start as usize];
-        for (id, event) in timeline.ids() {
-            if let Some(place) =
-                place_of_scope.get_or(event.scope(), |scope| scope.job_id.map(|job_id| jobs.place(job_id)))
-            {
-                let group = &mut jobs.groups[place as usize];
-                ids[(group.start + group.len) as usize] = id;
-                group.len += 1;
-            }
-        }
-        index.job_events = JobEvents { ids, groups: jobs.groups, places: jobs.places };
-        index
-    }
-}
-
-/// `JobEvents` while it is built: the groups in a list, and each job's place in it.
-#[derive(Default)]
-struct Jobs {
-    groups: Vec<Group>,
-    places: UstrMap<u32>,
-}
-
-impl Jobs {
-    /// Where `job_id`'s group is, made when the job is first met.
-    fn place(&mut self, job_id: Text) -> u32 {
-        // Fewer jobs than events, and `read_sources` bounds those to 32 bits.
-        let next = u32::try_from(self.groups.len()).expect("fewer jobs than events");
-        let place = *self.places.entry(job_id).or_insert(next);
-        if place == next {
-            self.groups.push(Group::default());
-        }
-        place
+    /// The job that ran `round`, as its rows name it (they share one scope).
+    pub fn job_of_round(&self, round: &crate::model::Round) -> Option<JobKey> {
+        self.job_of(self.timeline.get(round.first_event))
     }
 }
 
@@ -356,46 +152,45 @@ impl Context<'_> {
 
     /// The instance `event` came from: its own, else, for a job's activation, that of a log line
     /// of the same activation (within a second): the events stream names no worker.
-    fn instance_of(&self, event: &crate::model::Event) -> Option<Text> {
+    fn instance_of(&self, event: &crate::model::Event) -> Option<crate::model::Text> {
         if event.instance.is_some() {
             return event.instance;
         }
-        let job_id = event.job_id?;
-        self.events_of_job(job_id).iter().map(|&id| self.timeline.get(id)).find_map(|other| {
+        let job = self.job_of(event)?;
+        self.events_of_job(job).iter().map(|&id| self.timeline.get(id)).find_map(|other| {
             let same = other.kind == event.kind && (other.moment().seconds_to(event.moment())).abs() <= 1.0;
             other.instance.filter(|_| same)
         })
     }
 
-    /// The events that name `job_id`, in time order (none: empty).
-    pub fn events_of_job(&self, job_id: Text) -> &[EventId] {
-        self.job_events.get(job_id)
+    /// The events of `job`, in time order (none: empty).
+    pub fn events_of_job(&self, job: JobKey) -> &[EventId] {
+        self.job_events.get(job)
     }
 
-    /// The job's activations from its best channel (see `rounds::attempts`), in time order.
-    pub fn attempts_of_job(&self, job_id: Text) -> &[Attempt] {
-        match self.job_events.group_of(job_id) {
-            Some(group) if group.attempts != NO_ATTEMPTS => self.attempts.at(group.attempts),
-            _ => &[],
-        }
+    /// The job's activations (see `rounds::JobAttempts`), in time order.
+    pub fn attempts_of_job(&self, job: JobKey) -> &[Attempt] {
+        self.job_events.attempts_of(job, &self.attempts)
     }
 
-    /// When the events stream that would have recorded `job_id`'s events begins, as far as the
+    /// When the events stream that would have recorded `job`'s events begins, as far as the
     /// evidence tells which stream that is: the streams that have an entry of the job; else the
-    /// streams of its `queue` (a stream declared for no queue may be any queue's); else, when the
+    /// streams of its queue (a stream declared for no queue may be any queue's); else, when the
     /// job's queue is not known, every stream. Of several, the latest start: each may be the job's.
     /// `None`: no stream read can be the job's.
-    pub fn stream_start_for(&self, job_id: Text, queue: Option<Text>) -> Option<chrono::DateTime<chrono::Utc>> {
+    pub fn stream_start_for(&self, job: JobKey) -> Option<chrono::DateTime<chrono::Utc>> {
+        let queue = job.queue;
         let named: Vec<u16> = self
-            .events_of_job(job_id)
+            .events_of_job(job)
             .iter()
             .map(|&id| self.timeline.get(id).origin())
             .filter(|origin| origin.channel == Channel::EventsStream)
             .map(|origin| origin.source)
             .collect();
-        let of_job = |stream: &&StreamStart| named.contains(&stream.source);
-        let of_queue = |stream: &&StreamStart| queue.is_none() || stream.queue.is_none() || stream.queue == queue;
-        let latest = |keep: &dyn Fn(&&StreamStart) -> bool| self.streams.iter().filter(keep).map(|s| s.from).max();
+        let of_job = |stream: &&jobs::StreamStart| named.contains(&stream.source);
+        let of_queue = |stream: &&jobs::StreamStart| queue.is_none() || stream.queue.is_none() || stream.queue == queue;
+        let latest =
+            |keep: &dyn Fn(&&jobs::StreamStart) -> bool| self.streams.iter().filter(keep).map(|s| s.from).max();
         if named.is_empty() { latest(&of_queue) } else { latest(&of_job) }
     }
 
@@ -404,20 +199,20 @@ impl Context<'_> {
         kinds.iter().any(|&kind| self.job_kinds & kind_bit(kind) != 0)
     }
 
-    /// Whether any event that names `job_id` is of one of `kinds`.
-    pub fn job_has(&self, job_id: Text, kinds: &[EventKind]) -> bool {
-        self.job_events.has(job_id, kinds)
+    /// Whether any event of `job` is of one of `kinds`.
+    pub fn job_has(&self, job: JobKey, kinds: &[EventKind]) -> bool {
+        self.job_events.has(job, kinds)
     }
 
     /// Consecutive activations of one job with no completion or failure between them: the second
     /// is a recovery of the first (a stalled rerun), not a retry or a repeat. A ledger
     /// `round-failed` does not end a job: the application marking its run failed does not release
     /// BullMQ's lock.
-    pub fn recoveries(&self) -> Vec<(Text, EventId, EventId)> {
+    pub fn recoveries(&self) -> Vec<(JobKey, EventId, EventId)> {
         let mut found = Vec::new();
         // Nearly every job of a big ledger was activated once: its events are not looked up.
-        for (job_id, attempts) in self.attempts.iter().filter(|(_, attempts)| attempts.len() >= 2) {
-            let events = self.events_of_job(job_id);
+        for (job, attempts) in self.attempts.iter().filter(|(_, attempts)| attempts.len() >= 2) {
+            let events = self.events_of_job(job);
             for pair in attempts.windows(2) {
                 let (from, to) =
                     (self.timeline.get(pair[0].activated).moment(), self.timeline.get(pair[1].activated).moment());
@@ -428,7 +223,7 @@ impl Context<'_> {
                         && event.moment() <= to
                 });
                 if !ended {
-                    found.push((job_id, pair[0].activated, pair[1].activated));
+                    found.push((job, pair[0].activated, pair[1].activated));
                 }
             }
         }
@@ -531,6 +326,7 @@ pub fn version_assumptions(params: &LockParams) -> Vec<(&'static str, String)> {
 mod tests {
     use super::lease::tests::row;
     use super::*;
+    use crate::model::Text;
 
     #[test]
     fn each_job_has_its_events_in_time_order_and_no_other() {
@@ -579,7 +375,7 @@ mod tests {
         let timeline = Timeline::new(rows);
         let (params, settings) = (LockParams::default(), Settings::default());
         let context = Context::new(&timeline, &params, &settings);
-        let picked = |jobs: Vec<(Text, &[EventId])>| {
+        let picked = |jobs: Vec<(JobKey, &[EventId])>| {
             let mut names: Vec<String> = jobs.iter().map(|(job, _)| job.to_string()).collect();
             names.sort();
             names
@@ -619,10 +415,11 @@ mod tests {
         let (params, settings) = (LockParams::default(), Settings::default());
         let context = Context::new(&timeline, &params, &settings);
         let start = |second: i64| chrono::DateTime::from_timestamp(1_796_028_400 + second, 0);
-        assert_eq!(context.stream_start_for("y".into(), None), start(300), "the stream that names it");
-        assert_eq!(context.stream_start_for("z".into(), Some("a".into())), start(0), "its queue's");
-        assert_eq!(context.stream_start_for("z".into(), Some("c".into())), None, "no stream of its queue");
-        assert_eq!(context.stream_start_for("z".into(), None), start(300), "either: the later");
+        let job = |id: &str, queue: Option<&str>| JobKey::new(queue.map(Text::from), id.into());
+        assert_eq!(context.stream_start_for(job("y", Some("b"))), start(300), "the stream that names it");
+        assert_eq!(context.stream_start_for(job("z", Some("a"))), start(0), "its queue's");
+        assert_eq!(context.stream_start_for(job("z", Some("c"))), None, "no stream of its queue");
+        assert_eq!(context.stream_start_for(job("z", None)), start(300), "either: the later");
         assert_eq!(context.stream_from, start(0));
     }
 

@@ -15,10 +15,11 @@
 //! its job was taken again: a live owner may yet end it.
 
 use chrono::{DateTime, TimeDelta, Utc};
+use rustc_hash::{FxHashMap, FxHashSet};
 use ustr::{UstrMap, UstrSet};
 
 use crate::model::timeline::{CLOCK_SKEW_MS, EventId};
-use crate::model::{EventKind, Finding, Round, Severity, Text, Value};
+use crate::model::{EventKind, Finding, JobKey, Round, Severity, Text, Value};
 use crate::time::seconds_between;
 
 use super::stalls::Stall;
@@ -57,16 +58,16 @@ impl Detector for OrphanedRound {
         if recovered.is_empty() {
             return Vec::new();
         }
-        let jobs: UstrSet = recovered.iter().map(|stall| stall.job_id).collect();
-        let mut rounds_of_job: UstrMap<Vec<&Round>> = UstrMap::default();
+        let jobs: FxHashSet<JobKey> = recovered.iter().map(|stall| stall.job).collect();
+        let mut rounds_of_job: FxHashMap<JobKey, Vec<&Round>> = FxHashMap::default();
         for round in &context.rounds {
-            if let Some(job_id) = round.job_id.filter(|job_id| jobs.contains(job_id)) {
-                rounds_of_job.entry(job_id).or_default().push(round);
+            if let Some(job) = context.job_of_round(round).filter(|job| jobs.contains(job)) {
+                rounds_of_job.entry(job).or_default().push(round);
             }
         }
         let mut candidates = Vec::new();
         for stall in recovered {
-            if let Some(rounds) = rounds_of_job.get(&stall.job_id) {
+            if let Some(rounds) = rounds_of_job.get(&stall.job) {
                 candidates.extend(lost_rounds(context, stall, rounds));
             }
         }
@@ -97,33 +98,33 @@ struct Candidate<'a> {
 
 /// The activation a round ran under: the job's latest activation at or before its start row,
 /// allowing the clock skew (the ledger's clock is not the events stream's).
-fn activation_of(context: &Context, job_id: Text, round: &Round) -> Option<EventId> {
+fn activation_of(context: &Context, job: JobKey, round: &Round) -> Option<EventId> {
     let timeline = context.timeline;
     let start = round.start_at(timeline) + TimeDelta::milliseconds(CLOCK_SKEW_MS);
-    context.attempts_of_job(job_id).iter().map(|attempt| attempt.activated).rfind(|&id| timeline.get(id).at() <= start)
+    context.attempts_of_job(job).iter().map(|attempt| attempt.activated).rfind(|&id| timeline.get(id).at() <= start)
 }
 
 /// The rounds of the stall's lost run that never ended (`rounds`: the job's, by start).
 fn lost_rounds<'a>(context: &Context, stall: &'a Stall, rounds: &[&'a Round]) -> Vec<Candidate<'a>> {
     let (first, rerun) = stall.recovery.expect("a recovered stall");
-    let job_id = stall.job_id;
-    let replacement = rounds.iter().copied().find(|round| activation_of(context, job_id, round) == Some(rerun));
+    let job = stall.job;
+    let replacement = rounds.iter().copied().find(|round| activation_of(context, job, round) == Some(rerun));
     rounds
         .iter()
         .copied()
         .filter(|round| round.started().is_some() && round.ended().is_none())
-        .filter(|round| activation_of(context, job_id, round) == Some(first))
-        .map(|round| Candidate { stall, round, replacement, owners: owners(context, job_id, round, first) })
+        .filter(|round| activation_of(context, job, round) == Some(first))
+        .map(|round| Candidate { stall, round, replacement, owners: owners(context, job, round, first) })
         .collect()
 }
 
 /// Who ran the lost run, as the evidence names it: the round's `worker` (the ledger's owner
 /// column), the lost activation's, and that of another channel's record of the same activation
 /// within a second (a log line's pid).
-fn owners(context: &Context, job_id: Text, round: &Round, first: EventId) -> Vec<Text> {
+fn owners(context: &Context, job: JobKey, round: &Round, first: EventId) -> Vec<Text> {
     let timeline = context.timeline;
     let activation = timeline.get(first);
-    let same_activation = context.events_of_job(job_id).iter().map(|&id| timeline.get(id)).filter(|event| {
+    let same_activation = context.events_of_job(job).iter().map(|&id| timeline.get(id)).filter(|event| {
         event.kind == EventKind::JobActive && seconds_between(activation.at(), event.at()).abs() <= 1.0
     });
     let mut owners: Vec<Text> = Vec::new();
@@ -145,7 +146,7 @@ fn orphan(
     let timeline = context.timeline;
     let Candidate { stall, round, replacement, owners } = candidate;
     let (first, rerun) = stall.recovery.expect("a recovered stall");
-    let job_id = stall.job_id;
+    let job = stall.job;
     let rerun_event = timeline.get(rerun);
     let started = round.started().expect("a round with a start row");
     let start = timeline.get(started);
@@ -174,13 +175,13 @@ fn orphan(
 
     let mut finding = Finding::new("orphaned-round", Severity::Warning, rerun_event.at());
     finding.metric("run_id", Value::Text(round.run_id.to_string()));
-    finding.metric("job_id", Value::Text(job_id.to_string()));
+    finding.metric("job_id", Value::Text(job.to_string()));
     if let Some(owner) = start.worker {
         finding.metric("owner", Value::Text(owner.to_string()));
     }
     finding.metric("started_at", Value::Time(start.at()));
     let rows: Vec<EventId> = context
-        .events_of_job(job_id)
+        .events_of_job(job)
         .iter()
         .copied()
         .filter(|&id| timeline.get(id).run_id == Some(round.run_id))

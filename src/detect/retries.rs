@@ -15,7 +15,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, Event, EventKind, Text};
+use crate::model::{Channel, Event, EventKind, JobKey};
 
 use super::Context;
 
@@ -137,22 +137,22 @@ pub fn classify(reason: &str) -> CauseClass {
 }
 
 /// Whether the job left any record outside the ledger: then BullMQ ran it.
-fn seen_by_queue(context: &Context, job_id: Text) -> bool {
-    Some(context.events_of_job(job_id))
+fn seen_by_queue(context: &Context, job: JobKey) -> bool {
+    Some(context.events_of_job(job))
         .is_some_and(|ids| ids.iter().any(|&id| context.timeline.get(id).origin().channel != Channel::Ledger))
 }
 
 /// Whether the job has lease rows (claims): then its attempts are its accepted claims.
-pub fn is_lease_job(context: &Context, job_id: Text) -> bool {
-    context.lease_jobs.contains(&job_id)
+pub fn is_lease_job(context: &Context, job: JobKey) -> bool {
+    context.lease_jobs.contains(&job)
 }
 
 /// The starts of the job's attempts, in time order: accepted claims (a claim without an outcome
 /// counts as accepted) for a lease job, else its activations from the best channel.
-pub fn starts(context: &Context, job_id: Text) -> Vec<EventId> {
-    if is_lease_job(context, job_id) {
+pub fn starts(context: &Context, job: JobKey) -> Vec<EventId> {
+    if is_lease_job(context, job) {
         return context
-            .events_of_job(job_id)
+            .events_of_job(job)
             .iter()
             .copied()
             .filter(|&id| {
@@ -161,19 +161,19 @@ pub fn starts(context: &Context, job_id: Text) -> Vec<EventId> {
             })
             .collect();
     }
-    context.attempts_of_job(job_id).iter().map(|a| a.activated).collect()
+    context.attempts_of_job(job).iter().map(|a| a.activated).collect()
 }
 
 /// The job's failures, in time order, from one channel: for a job BullMQ saw, its `job-failed`
 /// records from the most direct channel that has any (events stream, log, ledger, job hash);
 /// otherwise the ledger's failed-attempt rows.
-pub fn failures(context: &Context, job_id: Text) -> Vec<EventId> {
-    if !context.job_has(job_id, &[EventKind::JobFailed, EventKind::RoundFailed]) {
+pub fn failures(context: &Context, job: JobKey) -> Vec<EventId> {
+    if !context.job_has(job, &[EventKind::JobFailed, EventKind::RoundFailed]) {
         return Vec::new();
     }
-    let ids = context.events_of_job(job_id);
+    let ids = context.events_of_job(job);
     let timeline = context.timeline;
-    if seen_by_queue(context, job_id) {
+    if seen_by_queue(context, job) {
         let failed: Vec<EventId> =
             ids.iter().copied().filter(|&id| timeline.kind(id) == EventKind::JobFailed).collect();
         let best = failed.iter().map(|&id| timeline.get(id).origin().channel.activation_rank()).min();
@@ -190,9 +190,9 @@ pub fn failures(context: &Context, job_id: Text) -> Vec<EventId> {
 
 /// Whether BullMQ recorded a stall of the job in `(from, to]`: a re-activation after it is a
 /// recovery, not a retry.
-pub fn stalled_between(context: &Context, job_id: Text, from: DateTime<Utc>, to: DateTime<Utc>) -> bool {
-    context.job_has(job_id, &[EventKind::JobStalled])
-        && context.events_of_job(job_id).iter().any(|&id| {
+pub fn stalled_between(context: &Context, job: JobKey, from: DateTime<Utc>, to: DateTime<Utc>) -> bool {
+    context.job_has(job, &[EventKind::JobStalled])
+        && context.events_of_job(job).iter().any(|&id| {
             let event = context.timeline.get(id);
             event.kind == EventKind::JobStalled && from < event.at() && event.at() <= to
         })
@@ -211,8 +211,8 @@ pub fn reason(event: &Event) -> String {
 }
 
 /// The job's name and queue, from any record of it.
-pub fn name_and_queue(context: &Context, job_id: Text) -> (Option<String>, Option<String>) {
-    let ids = context.events_of_job(job_id);
+pub fn name_and_queue(context: &Context, job: JobKey) -> (Option<String>, Option<String>) {
+    let ids = context.events_of_job(job);
     let timeline = context.timeline;
     (
         ids.iter().find_map(|&id| timeline.get(id).job_name.map(|n| n.to_string())),

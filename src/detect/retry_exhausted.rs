@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 
 use crate::model::event::{ByHandle, Extra};
 use crate::model::timeline::EventId;
-use crate::model::{Channel, Event, EventKind, Finding, Severity, Text, Value};
+use crate::model::{Channel, Event, EventKind, Finding, JobKey, Severity, Value};
 use crate::time::seconds_between;
 
 use super::retries::{self, CauseClass};
@@ -57,18 +57,18 @@ impl Detector for RetryExhausted {
 
     /// Retries without backoff (`retry-storm` of the same job) used the attempts up.
     fn follows_from(&self, finding: &Finding, found: &super::links::Found) -> Vec<usize> {
-        finding.text("job_id").map(|job| found.of_job_before(&["retry-storm"], job, finding.at)).unwrap_or_default()
+        found.of_job_before(&["retry-storm"], finding, finding.at)
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
-        let mut dead: BTreeMap<Text, Vec<EventId>> = BTreeMap::new();
+        let mut dead: BTreeMap<JobKey, Vec<EventId>> = BTreeMap::new();
         let mut dead_details = ByHandle::new();
         for (id, event) in context.timeline.ids() {
-            if let (true, Some(job_id)) = (gives_up(event, &mut dead_details), event.job_id) {
-                dead.entry(job_id).or_default().push(id);
+            if let (true, Some(job)) = (gives_up(event, &mut dead_details), context.job_of(event)) {
+                dead.entry(job).or_default().push(id);
             }
         }
-        dead.into_iter().filter_map(|(job_id, markers)| exhausted(context, job_id, &markers)).collect()
+        dead.into_iter().filter_map(|(job, markers)| exhausted(context, job, &markers)).collect()
     }
 }
 
@@ -79,7 +79,7 @@ struct Ran {
     cause: Option<(String, Option<EventId>)>,
 }
 
-fn exhausted(context: &Context, job_id: Text, markers: &[EventId]) -> Option<Finding> {
+fn exhausted(context: &Context, job: JobKey, markers: &[EventId]) -> Option<Finding> {
     let timeline = context.timeline;
     // BullMQ's own record first, then the log, the ledger, a job hash; the earliest of those.
     let primary = *markers
@@ -88,7 +88,7 @@ fn exhausted(context: &Context, job_id: Text, markers: &[EventId]) -> Option<Fin
         .expect("a dead job has a marker");
     let dead_at = timeline.get(primary).at();
     // A ledger row that both fails and gives up the job is the end, not one more attempt's cause.
-    let failures: Vec<EventId> = retries::failures(context, job_id)
+    let failures: Vec<EventId> = retries::failures(context, job)
         .into_iter()
         .filter(|&id| timeline.get(id).at() <= dead_at && !markers.contains(&id))
         .collect();
@@ -99,13 +99,13 @@ fn exhausted(context: &Context, job_id: Text, markers: &[EventId]) -> Option<Fin
         return None;
     }
     let starts: Vec<EventId> =
-        retries::starts(context, job_id).into_iter().filter(|&id| timeline.get(id).at() <= dead_at).collect();
-    let lease_job = retries::is_lease_job(context, job_id);
-    let ran = attempts(context, job_id, &starts, &failures, dead_at, markers, lease_job);
+        retries::starts(context, job).into_iter().filter(|&id| timeline.get(id).at() <= dead_at).collect();
+    let lease_job = retries::is_lease_job(context, job);
+    let ran = attempts(context, job, &starts, &failures, dead_at, markers, lease_job);
 
-    let (job_name, queue) = retries::name_and_queue(context, job_id);
+    let (job_name, queue) = retries::name_and_queue(context, job);
     let mut finding = Finding::new("retry-exhausted", Severity::Warning, dead_at);
-    finding.metric("job_id", Value::Text(job_id.to_string()));
+    finding.metric("job_id", Value::Text(job.to_string()));
     if let Some(name) = job_name {
         finding.metric("job_name", Value::Text(name));
     }
@@ -198,7 +198,7 @@ fn exhausted(context: &Context, job_id: Text, markers: &[EventId]) -> Option<Fin
 /// and the dead row) is not an attempt.
 fn attempts(
     context: &Context,
-    job_id: Text,
+    job: JobKey,
     starts: &[EventId],
     failures: &[EventId],
     dead_at: DateTime<Utc>,
@@ -206,7 +206,7 @@ fn attempts(
     lease_job: bool,
 ) -> Vec<Ran> {
     let timeline = context.timeline;
-    let events = context.events_of_job(job_id);
+    let events = context.events_of_job(job);
     let mut used = vec![false; failures.len()];
     let mut ran = Vec::new();
     for (index, &start) in starts.iter().enumerate() {
@@ -233,7 +233,7 @@ fn attempts(
                 .max();
             // The row that set the lease's end is the evidence that it ran out.
             lease_until.filter(|&(until_at, _)| until_at < until).map(|(_, id)| ("lease expired".to_string(), Some(id)))
-        } else if retries::stalled_between(context, job_id, from, until) {
+        } else if retries::stalled_between(context, job, from, until) {
             Some(("stalled (lock expired)".to_string(), None))
         } else {
             None

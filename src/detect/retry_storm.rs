@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, EventKind, Finding, Severity, Text, Value};
+use crate::model::{Channel, EventKind, Finding, JobKey, Severity, Text, Value};
 use crate::time::{format_duration, seconds_between};
 
 use super::retries::{self, CauseClass};
@@ -47,21 +47,21 @@ impl Detector for RetryStorm {
     fn detect(&self, context: &Context) -> Vec<Finding> {
         // Both patterns are about what follows a failure: most jobs never failed, and are not
         // looked at (nor sorted).
-        let mut jobs: Vec<Text> = context
+        let mut jobs: Vec<JobKey> = context
             .job_events
             .iter_having(&[EventKind::JobFailed, EventKind::RoundFailed])
-            .map(|(job_id, _)| job_id)
+            .map(|(job, _)| job)
             .collect();
-        jobs.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
+        jobs.sort_unstable();
         let mut findings = Vec::new();
-        for job_id in jobs {
-            let failures = retries::failures(context, job_id);
+        for job in jobs {
+            let failures = retries::failures(context, job);
             if failures.is_empty() {
                 continue;
             }
-            let starts = retries::starts(context, job_id);
-            findings.extend(no_backoff(context, job_id, &starts, &failures));
-            findings.extend(invalid_input_retried(context, job_id, &starts, &failures));
+            let starts = retries::starts(context, job);
+            findings.extend(no_backoff(context, job, &starts, &failures));
+            findings.extend(invalid_input_retried(context, job, &starts, &failures));
         }
         findings.extend(herds(context));
         findings
@@ -70,14 +70,14 @@ impl Detector for RetryStorm {
 
 /// The delay before each retry: `starts[i] − the last failure since starts[i − 1]`, or `None`
 /// when no failure came between (a takeover, a repeat) or a stall did (a recovery).
-fn retry_delays(context: &Context, job_id: Text, starts: &[EventId], failures: &[EventId]) -> Vec<Option<EventId>> {
+fn retry_delays(context: &Context, job: JobKey, starts: &[EventId], failures: &[EventId]) -> Vec<Option<EventId>> {
     let timeline = context.timeline;
     let mut delays = vec![None];
     for pair in starts.windows(2) {
         let (from, to) = (timeline.get(pair[0]).at(), timeline.get(pair[1]).at());
         let failure =
             failures.iter().copied().rfind(|&id| from <= timeline.get(id).at() && timeline.get(id).at() <= to);
-        let recovered = retries::stalled_between(context, job_id, from, to);
+        let recovered = retries::stalled_between(context, job, from, to);
         delays.push(failure.filter(|_| !recovered));
     }
     delays
@@ -87,12 +87,12 @@ fn seconds_list(values: &[f64]) -> String {
     values.iter().map(|&s| format_duration(s)).collect::<Vec<_>>().join(", ")
 }
 
-fn no_backoff(context: &Context, job_id: Text, starts: &[EventId], failures: &[EventId]) -> Option<Finding> {
+fn no_backoff(context: &Context, job: JobKey, starts: &[EventId], failures: &[EventId]) -> Option<Finding> {
     let timeline = context.timeline;
     if starts.len() < STORM_MIN_ATTEMPTS {
         return None;
     }
-    let after = retry_delays(context, job_id, starts, failures);
+    let after = retry_delays(context, job, starts, failures);
     let delay = |i: usize| {
         after[i]
             .map(|failure| seconds_between(timeline.get(failure).at(), timeline.get(starts[i]).at()))
@@ -137,7 +137,7 @@ fn no_backoff(context: &Context, job_id: Text, starts: &[EventId], failures: &[E
     }
     let mut finding = Finding::new("retry-storm", Severity::Warning, first_at);
     finding.metric("pattern", Value::Text("no-backoff".into()));
-    finding.metric("job_id", Value::Text(job_id.to_string()));
+    finding.metric("job_id", Value::Text(job.to_string()));
     finding.metric("attempts", Value::Count((end - begin + 1) as u64));
     finding.metric("retry_delays", Value::Text(seconds_list(&delays)));
     finding.metric("max_delay_s", Value::Seconds(delays.iter().copied().fold(0.0, f64::max)));
@@ -157,7 +157,7 @@ fn no_backoff(context: &Context, job_id: Text, starts: &[EventId], failures: &[E
     Some(finding)
 }
 
-fn invalid_input_retried(context: &Context, job_id: Text, starts: &[EventId], failures: &[EventId]) -> Option<Finding> {
+fn invalid_input_retried(context: &Context, job: JobKey, starts: &[EventId], failures: &[EventId]) -> Option<Finding> {
     let timeline = context.timeline;
     let invalid = failures
         .iter()
@@ -168,7 +168,7 @@ fn invalid_input_retried(context: &Context, job_id: Text, starts: &[EventId], fa
     let first_retry = *retried.first()?;
     let mut finding = Finding::new("retry-storm", Severity::Warning, timeline.get(first_retry).at());
     finding.metric("pattern", Value::Text("invalid-input-retried".into()));
-    finding.metric("job_id", Value::Text(job_id.to_string()));
+    finding.metric("job_id", Value::Text(job.to_string()));
     finding.metric("cause", Value::Text(retries::reason(timeline.get(invalid))));
     finding.metric("failed_at", Value::Time(failed_at));
     finding.metric("retried_at", Value::Time(timeline.get(first_retry).at()));
@@ -194,7 +194,7 @@ struct Retry {
     id: EventId,
     at: DateTime<Utc>,
     worker: Text,
-    job_id: Text,
+    job: JobKey,
 }
 
 /// Retry claims and activations, by channel: for a lease job every claim after its first (taken
@@ -205,8 +205,8 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
     // Reused for every job: nearly all of the jobs of a big case were activated once.
     let mut activations: Vec<(Channel, EventId)> = Vec::new();
     // Only a lease job (its claims) or a job with a second activation can have retried.
-    for (job_id, ids) in context.job_events.iter_reactivated_or_having(&[EventKind::LeaseClaimed]) {
-        let candidates: Vec<EventId> = if retries::is_lease_job(context, job_id) {
+    for (job, ids) in context.job_events.iter_reactivated_or_having(&[EventKind::LeaseClaimed]) {
+        let candidates: Vec<EventId> = if retries::is_lease_job(context, job) {
             ids.iter().copied().filter(|&id| timeline.kind(id) == EventKind::LeaseClaimed).skip(1).collect()
         } else {
             // Activations from every channel that names its worker (the log, the ledger), one
@@ -228,7 +228,7 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
                 for channel in activations.chunk_by(|a, b| a.0 == b.0) {
                     for pair in channel.windows(2) {
                         let (from, to) = (timeline.get(pair[0].1).at(), timeline.get(pair[1].1).at());
-                        if !retries::stalled_between(context, job_id, from, to) {
+                        if !retries::stalled_between(context, job, from, to) {
                             found.push(pair[1].1);
                         }
                     }
@@ -239,12 +239,7 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
         for id in candidates {
             let event = timeline.get(id);
             if let Some(worker) = event.worker {
-                by_channel.entry(event.origin().channel).or_default().push(Retry {
-                    id,
-                    at: event.at(),
-                    worker,
-                    job_id,
-                });
+                by_channel.entry(event.origin().channel).or_default().push(Retry { id, at: event.at(), worker, job });
             }
         }
     }
@@ -276,8 +271,8 @@ fn herds(context: &Context) -> Vec<Finding> {
             }
             let mut jobs: Vec<&str> = Vec::new();
             for retry in &group {
-                if !jobs.contains(&retry.job_id.as_str()) {
-                    jobs.push(&retry.job_id);
+                if !jobs.contains(&retry.job.as_str()) {
+                    jobs.push(retry.job.as_str());
                 }
             }
             let last = group[group.len() - 1];

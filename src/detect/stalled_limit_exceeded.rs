@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, EventKind, Finding, LockParams, Severity, Text, Value};
+use crate::model::{Channel, EventKind, Finding, JobKey, LockParams, Severity, Value};
 use crate::time::seconds_between;
 
 use super::{Context, Detector};
@@ -66,25 +66,25 @@ impl Detector for StalledLimitExceeded {
 
     /// The stalls it counted: the job's reruns up to the failure.
     fn follows_from(&self, finding: &Finding, found: &super::links::Found) -> Vec<usize> {
-        finding.text("job_id").map(|job| found.of_job_before(super::links::RERUNS, job, finding.at)).unwrap_or_default()
+        found.of_job_before(super::links::RERUNS, finding, finding.at)
     }
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
         // Every channel that recorded the failure is evidence; one finding per job.
-        let mut by_job: BTreeMap<Text, Vec<EventId>> = BTreeMap::new();
+        let mut by_job: BTreeMap<JobKey, Vec<EventId>> = BTreeMap::new();
         for (id, event) in timeline.ids() {
             let over_limit = event.kind == EventKind::JobFailed
                 && event.detail_str().is_some_and(|d| d.to_ascii_lowercase().contains(STALLED_LIMIT_REASON));
-            if let (true, Some(job_id)) = (over_limit, event.job_id) {
-                by_job.entry(job_id).or_default().push(id);
+            if let (true, Some(job)) = (over_limit, context.job_of(event)) {
+                by_job.entry(job).or_default().push(id);
             }
         }
-        by_job.into_iter().map(|(job_id, failures)| finding(context, job_id, &failures)).collect()
+        by_job.into_iter().map(|(job, failures)| finding(context, job, &failures)).collect()
     }
 }
 
-fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
+fn finding(context: &Context, job: JobKey, failures: &[EventId]) -> Finding {
     let timeline = context.timeline;
     let params = context.params;
     // BullMQ's own record (stream, then hash) gives the failure time; a log line comes later.
@@ -96,7 +96,7 @@ fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
         })
         .expect("a finding has at least one failure");
     let failed = timeline.get(primary);
-    let job_events = context.events_of_job(job_id);
+    let job_events = context.events_of_job(job);
     let stalls: Vec<EventId> = job_events
         .iter()
         .copied()
@@ -126,7 +126,7 @@ fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
     let logged = failures.iter().any(|&id| timeline.get(id).origin().channel == Channel::Log);
 
     let mut finding = Finding::new("stalled-limit-exceeded", Severity::Error, failed.at());
-    finding.metric("job_id", Value::Text(job_id.to_string()));
+    finding.metric("job_id", Value::Text(job.to_string()));
     // The stream's `failed` entry carries no name: any record of the job may.
     let known = |pick: fn(&crate::model::Event) -> Option<crate::model::Text>| {
         pick(failed).or_else(|| job_events.iter().find_map(|&id| pick(timeline.get(id))))
@@ -159,7 +159,7 @@ fn finding(context: &Context, job_id: Text, failures: &[EventId]) -> Finding {
     if lazy == Some(true) && last_activation.is_none() {
         finding.note("no activation right before the failure was seen: the events stream may be trimmed, or the version is older than declared");
     }
-    if job_id.starts_with("repeat:") && repeatable_exempt(params) {
+    if job.as_str().starts_with("repeat:") && repeatable_exempt(params) {
         finding.note("repeatable jobs are exempt from the stall limit from BullMQ 5.58.8: this failure does not fit the declared version");
     }
     if stalls_counted == 0 {

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::model::timeline::{CLOCK_SKEW_MS, EventId, Timeline};
-use crate::model::{Channel, Event, EventKind, Finding, LockParams, Severity, Text, Value};
+use crate::model::{Channel, Event, EventKind, Finding, JobKey, LockParams, Severity, Value};
 use crate::time::{plus_millis, seconds_between};
 
 use super::{Context, Detector};
@@ -106,9 +106,9 @@ impl Detector for StalledRerun {
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let mut findings = Vec::new();
         let mut resolutions = HashMap::new();
-        for (job_id, attempts) in context.attempts.iter() {
+        for (job, attempts) in context.attempts.iter() {
             for pair in attempts.windows(2) {
-                if let Some(finding) = rerun(context, job_id, pair[0].activated, pair[1].activated, &mut resolutions) {
+                if let Some(finding) = rerun(context, job, pair[0].activated, pair[1].activated, &mut resolutions) {
                     findings.push(finding);
                 }
             }
@@ -130,7 +130,7 @@ fn resolution(timeline: &Timeline, event: &Event, cache: &mut HashMap<u16, i64>)
 
 fn rerun(
     context: &Context,
-    job_id: Text,
+    job: JobKey,
     first: EventId,
     second: EventId,
     resolutions: &mut HashMap<u16, i64>,
@@ -141,7 +141,7 @@ fn rerun(
     let rerun = timeline.get(second);
     let (activated_at, rerun_at) = (activation.at(), rerun.at());
     let (activated, rerun_moment) = (activation.moment(), rerun.moment());
-    let job_events = context.events_of_job(job_id);
+    let job_events = context.events_of_job(job);
 
     // A completion or failure between the activations makes the second one a retry or a repeat,
     // not a recovery. A ledger `round-failed` does not count: the application marking its run
@@ -180,11 +180,11 @@ fn rerun(
     let expiry_if_never_renewed = plus_millis(activated_at, lock_ms);
 
     let mut finding = Finding::new("stalled-rerun", Severity::Warning, rerun_at);
-    finding.metric("job_id", Value::Text(job_id.to_string()));
+    finding.metric("job_id", Value::Text(job.to_string()));
     if let Some(name) = activation.job_name.or(rerun.job_name) {
         finding.metric("job_name", Value::Text(name.to_string()));
     }
-    if let Some(queue) = activation.queue.or(rerun.queue) {
+    if let Some(queue) = job.queue {
         finding.metric("queue", Value::Text(queue.to_string()));
     }
     finding.metric("activated_at", Value::Time(activated_at));
@@ -339,15 +339,14 @@ fn rerun(
     // lines matched to it (what the application wrote), told apart because the gap the seed
     // describes is the second being absent while the first exists. The lines are matched once
     // for every stall (`stalls`), so that `unlogged-stall` reads the same answer.
-    let stall = context.stalls().of_recovery(job_id, first, second);
+    let stall = context.stalls().of_recovery(job, first, second);
     let logged = stall.is_some_and(|stall| !stall.lines.is_empty());
     let in_stream = stall.is_some_and(|stall| stall.entry.is_some());
     finding.metric("stalled_logged", Value::Flag(logged));
     // The stream can speak for this stall when it began by the lost activation: the stall came
     // at least a lock's life later. An activation seen on another clock (a log, the ledger) is
     // allowed the clock skew: the stream's own `active` of it may be that much later.
-    let queue = activation.queue.or(rerun.queue);
-    if let Some(stream_from) = context.stream_start_for(job_id, queue) {
+    if let Some(stream_from) = context.stream_start_for(job) {
         let skew_ms = if activation.origin().channel == Channel::EventsStream { 0 } else { CLOCK_SKEW_MS };
         if stream_from <= plus_millis(activated_at, skew_ms) {
             finding.metric("stalled_in_stream", Value::Flag(in_stream));
@@ -387,7 +386,7 @@ fn rerun(
         finding.note("BullMQ failed the job for exceeding maxStalledCount as soon as it was taken again: the processor did not run (see stalled-limit-exceeded)");
     }
 
-    let cause = lost_lock_cause(context, job_id, (first, second), expiry_earliest, restart);
+    let cause = lost_lock_cause(context, job, (first, second), expiry_earliest, restart);
     finding.metric("lost_lock_cause", Value::Text(cause.name().to_string()));
     if let LostLockCause::LivedOn { seen } = &cause {
         let last = seen.iter().map(|&id| timeline.get(id).at()).max();
@@ -399,7 +398,7 @@ fn rerun(
     }
     finding.note(cause.remedy());
 
-    attach_rounds(context, job_id, activated_at, rerun_at, &mut finding);
+    attach_rounds(context, job, activated_at, rerun_at, &mut finding);
     finding.note("activation is the time the job-active record was written; BullMQ set the lock a few milliseconds earlier, when it moved the job to active");
 
     let stall_text = match (logged, in_stream) {
@@ -519,7 +518,7 @@ impl LostLockCause {
 /// lock could expire: until then only a worker that had lost the lock earlier can get them.
 fn lost_lock_cause(
     context: &Context,
-    job_id: Text,
+    job: JobKey,
     (first, second): (EventId, EventId),
     expiry_earliest: DateTime<Utc>,
     restart: Option<EventId>,
@@ -527,7 +526,7 @@ fn lost_lock_cause(
     let timeline = context.timeline;
     let activation = timeline.get(first);
     let rerun_at = timeline.get(second).at();
-    let job_events = context.events_of_job(job_id);
+    let job_events = context.events_of_job(job);
     let worker = activation.worker.or_else(|| {
         job_events.iter().find_map(|&id| {
             let event = timeline.get(id);
@@ -551,7 +550,7 @@ fn lost_lock_cause(
         .ids_from(from)
         .filter(|(_, e)| {
             let by_old_worker = !reused && worker.is_some() && e.worker == worker;
-            let lock_error = e.job_id == Some(job_id)
+            let lock_error = context.job_of(e) == Some(job)
                 && super::lease::bullmq_refusal(e).is_some()
                 && e.at() < rerun_lock_end
                 && (e.worker.is_none() || e.worker == worker);
@@ -573,13 +572,13 @@ fn lost_lock_cause(
 /// and its rerun.
 fn attach_rounds(
     context: &Context,
-    job_id: Text,
+    job: JobKey,
     activated_at: DateTime<Utc>,
     rerun_at: DateTime<Utc>,
     finding: &mut Finding,
 ) {
     let timeline = context.timeline;
-    let of_job = context.rounds.iter().filter(|r| r.job_id == Some(job_id));
+    let of_job = context.rounds.iter().filter(|r| context.job_of_round(r) == Some(job));
     let lost = of_job.clone().find(|r| {
         let start = r.start_at(timeline);
         activated_at <= start && start < rerun_at

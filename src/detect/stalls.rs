@@ -20,10 +20,10 @@
 //! have several lines (a `Worker` listener and a `QueueEvents` listener both logging it).
 
 use chrono::{DateTime, TimeDelta, Utc};
-use ustr::UstrMap;
+use rustc_hash::FxHashMap;
 
 use crate::model::timeline::{CLOCK_SKEW_MS, EventId};
-use crate::model::{Channel, EventKind, Text, Timeline};
+use crate::model::{Channel, EventKind, JobKey, Timeline};
 
 use super::Context;
 
@@ -36,7 +36,7 @@ pub const STALL_LINE_SLACK_MS: i64 = CLOCK_SKEW_MS + 4_000;
 /// One stall of one job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stall {
-    pub job_id: Text,
+    pub job: JobKey,
     /// BullMQ's `stalled` entry in the events stream, when the stream recorded it.
     pub entry: Option<EventId>,
     /// The activation that lost its lock and the rerun, when the job was taken again.
@@ -71,7 +71,7 @@ impl Stall {
 pub struct Stalls {
     all: Vec<Stall>,
     /// Where each job's stalls are in `all`, in time order.
-    of_job: UstrMap<Vec<u32>>,
+    of_job: FxHashMap<JobKey, Vec<u32>>,
 }
 
 impl Stalls {
@@ -80,41 +80,41 @@ impl Stalls {
     }
 
     /// The stall of the recovery from `first` to `rerun` of `job_id`.
-    pub fn of_recovery(&self, job_id: Text, first: EventId, rerun: EventId) -> Option<&Stall> {
-        self.of_job(job_id).find(|stall| stall.recovery == Some((first, rerun)))
+    pub fn of_recovery(&self, job: JobKey, first: EventId, rerun: EventId) -> Option<&Stall> {
+        self.of_job(job).find(|stall| stall.recovery == Some((first, rerun)))
     }
 
     /// The job's stalls, in time order.
-    pub fn of_job(&self, job_id: Text) -> impl Iterator<Item = &Stall> {
-        self.of_job.get(&job_id).into_iter().flatten().map(|&place| &self.all[place as usize])
+    pub fn of_job(&self, job: JobKey) -> impl Iterator<Item = &Stall> {
+        self.of_job.get(&job).into_iter().flatten().map(|&place| &self.all[place as usize])
     }
 }
 
 /// The case's stalls, each with the log lines matched to it (see the module's introduction).
 pub fn read(context: &Context) -> Stalls {
     let timeline = context.timeline;
-    let mut by_job: UstrMap<Vec<Stall>> = UstrMap::default();
-    for (job_id, first, rerun) in context.recoveries() {
-        by_job.entry(job_id).or_default().push(Stall {
-            job_id,
+    let mut by_job: FxHashMap<JobKey, Vec<Stall>> = FxHashMap::default();
+    for (job, first, rerun) in context.recoveries() {
+        by_job.entry(job).or_default().push(Stall {
+            job,
             entry: None,
             recovery: Some((first, rerun)),
             lines: Vec::new(),
         });
     }
-    let mut lines: Vec<(Text, EventId)> = Vec::new();
+    let mut lines: Vec<(JobKey, EventId)> = Vec::new();
     if context.jobs_have(&[EventKind::JobStalled]) {
-        for (job_id, ids) in context.job_events.iter_having(&[EventKind::JobStalled]) {
+        for (job, ids) in context.job_events.iter_having(&[EventKind::JobStalled]) {
             let stalled = ids.iter().copied().filter(|&id| timeline.kind(id) == EventKind::JobStalled);
             let mut entries = Vec::new();
             for id in stalled {
                 match timeline.get(id).origin().channel {
                     Channel::EventsStream => entries.push(id),
-                    Channel::Log => lines.push((job_id, id)),
+                    Channel::Log => lines.push((job, id)),
                     Channel::Ledger | Channel::JobHash => {}
                 }
             }
-            let stalls = by_job.entry(job_id).or_default();
+            let stalls = by_job.entry(job).or_default();
             stalls.sort_by_key(|stall| stall.recovery.map(|(_, rerun)| timeline.get(rerun).moment()));
             // Latest first: of two entries between the same activations, the later one made the
             // rerun; on a shared activation the earlier recovery takes it (a stall precedes its
@@ -129,7 +129,7 @@ pub fn read(context: &Context) -> Stalls {
                 });
                 match recovery {
                     Some(stall) => stall.entry = Some(entry),
-                    None => stalls.push(Stall { job_id, entry: Some(entry), recovery: None, lines: Vec::new() }),
+                    None => stalls.push(Stall { job, entry: Some(entry), recovery: None, lines: Vec::new() }),
                 }
             }
         }
@@ -140,8 +140,8 @@ pub fn read(context: &Context) -> Stalls {
     for stalls in by_job.values_mut() {
         stalls.sort_by_cached_key(|stall| stall.span(timeline, lock_ms).0);
     }
-    for (job_id, line) in lines {
-        let Some(stalls) = by_job.get_mut(&job_id) else {
+    for (job, line) in lines {
+        let Some(stalls) = by_job.get_mut(&job) else {
             continue;
         };
         let event = timeline.get(line);
@@ -153,11 +153,11 @@ pub fn read(context: &Context) -> Stalls {
         }
     }
     let mut all: Vec<Stall> = by_job.into_values().flatten().collect();
-    all.sort_by_cached_key(|stall| (stall.at(timeline), stall.job_id.as_str()));
-    let mut of_job: UstrMap<Vec<u32>> = UstrMap::default();
+    all.sort_by_cached_key(|stall| (stall.at(timeline), stall.job));
+    let mut of_job: FxHashMap<JobKey, Vec<u32>> = FxHashMap::default();
     for (place, stall) in (0..).zip(&mut all) {
         stall.lines.sort_unstable();
-        of_job.entry(stall.job_id).or_default().push(place);
+        of_job.entry(stall.job).or_default().push(place);
     }
     Stalls { all, of_job }
 }

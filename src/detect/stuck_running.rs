@@ -17,7 +17,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, Event, EventKind, Finding, Severity, Text, Value};
+use crate::model::{Channel, Event, EventKind, Finding, JobKey, Severity, Text, Value};
 use crate::time::{format_duration, plus_millis, seconds_between};
 
 use super::stalled_rerun::RenewalModel;
@@ -53,11 +53,11 @@ impl Detector for StuckRunning {
         let mut running = Vec::new();
         // A lease job runs from an accepted claim, a queue job from an activation BullMQ or the
         // log saw (one the ledger alone saw is a round, below): jobs with neither are not looked at.
-        for (job_id, _) in context.job_events.iter_having(&[EventKind::LeaseClaimed, EventKind::JobActive]) {
-            if retries::is_lease_job(context, job_id) {
-                running.extend(lease_job(context, job_id));
+        for (job, _) in context.job_events.iter_having(&[EventKind::LeaseClaimed, EventKind::JobActive]) {
+            if retries::is_lease_job(context, job) {
+                running.extend(lease_job(context, job));
             } else {
-                running.extend(queue_job(context, job_id));
+                running.extend(queue_job(context, job));
             }
         }
         running.extend(rounds(context));
@@ -72,9 +72,9 @@ impl Detector for StuckRunning {
 /// A lease job is running when its last accepted claim was not followed by an accepted
 /// completion, a failed-attempt row or a dead row; its lease runs until the latest `lease_until`
 /// of that claim and the owner's accepted extensions.
-fn lease_job(context: &Context, job_id: Text) -> Option<Running> {
+fn lease_job(context: &Context, job: JobKey) -> Option<Running> {
     let timeline = context.timeline;
-    let ids = &context.events_of_job(job_id);
+    let ids = &context.events_of_job(job);
     let claim = ids.iter().copied().rfind(|&id| {
         let event = timeline.get(id);
         event.kind == EventKind::LeaseClaimed && event.lease().accepted != Some(false)
@@ -113,7 +113,7 @@ fn lease_job(context: &Context, job_id: Text) -> Option<Running> {
     let mut evidence = vec![claim];
     evidence.extend(extensions.last());
     Some(Running {
-        label: job_id.to_string(),
+        label: job.to_string(),
         what: "lease",
         since: claim,
         owner: claimed.worker,
@@ -162,14 +162,14 @@ fn alive_after(context: &Context, owner: Option<Text>, restart: EventId) -> bool
 
 /// A queue job (BullMQ) is running when nothing followed its last activation: no completion,
 /// failure, stall, move to wait or delay, removal, or ledger end row.
-fn queue_job(context: &Context, job_id: Text) -> Option<Running> {
+fn queue_job(context: &Context, job: JobKey) -> Option<Running> {
     let timeline = context.timeline;
-    let activation = context.attempts_of_job(job_id).last()?.activated;
+    let activation = context.attempts_of_job(job).last()?.activated;
     let active = timeline.get(activation);
     if active.origin().channel == Channel::Ledger {
         return None;
     }
-    let ended = context.events_of_job(job_id).iter().any(|&id| {
+    let ended = context.events_of_job(job).iter().any(|&id| {
         let event = timeline.get(id);
         let finished = matches!(
             event.kind,
@@ -188,7 +188,7 @@ fn queue_job(context: &Context, job_id: Text) -> Option<Running> {
     }
     // The same activation as another channel saw it may name the worker (a log line's pid).
     let owner = active.worker.or_else(|| {
-        context.events_of_job(job_id).iter().find_map(|&id| {
+        context.events_of_job(job).iter().find_map(|&id| {
             let event = timeline.get(id);
             let same = event.kind == EventKind::JobActive && seconds_between(active.at(), event.at()).abs() <= 1.0;
             event.worker.filter(|_| same)
@@ -198,7 +198,7 @@ fn queue_job(context: &Context, job_id: Text) -> Option<Running> {
     let mut evidence = vec![activation];
     evidence.extend(restart);
     Some(Running {
-        label: job_id.to_string(),
+        label: job.to_string(),
         what: "queue job",
         since: activation,
         owner,
@@ -217,16 +217,15 @@ fn rounds(context: &Context) -> Vec<Running> {
         let (Some(started), None) = (round.started(), round.ended()) else {
             continue;
         };
-        if let Some(job_id) = round.job_id {
+        if let Some(job) = context.job_of_round(round) {
             let queue_seen = context
-                .attempts_of_job(job_id)
+                .attempts_of_job(job)
                 .iter()
                 .any(|attempt| timeline.get(attempt.activated).origin().channel != Channel::Ledger);
-            let restarted_later = context
-                .rounds
-                .iter()
-                .any(|other| other.job_id == Some(job_id) && other.start_at(timeline) > round.start_at(timeline));
-            if retries::is_lease_job(context, job_id) || queue_seen || restarted_later {
+            let restarted_later = context.rounds.iter().any(|other| {
+                context.job_of_round(other) == Some(job) && other.start_at(timeline) > round.start_at(timeline)
+            });
+            if retries::is_lease_job(context, job) || queue_seen || restarted_later {
                 continue;
             }
         }

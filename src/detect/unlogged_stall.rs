@@ -9,7 +9,7 @@
 //! `stalled-rerun` alike.
 
 use crate::model::timeline::EventId;
-use crate::model::{Channel, Finding, Severity, Text, Value};
+use crate::model::{Channel, Finding, JobKey, Severity, Value};
 use crate::time::seconds_between;
 
 use super::{Context, Detector};
@@ -64,22 +64,10 @@ impl Detector for UnloggedStall {
         for stall in context.stalls().iter().filter(|stall| stall.lines.is_empty()) {
             match (stall.entry, stall.recovery) {
                 (Some(entry), _) => {
-                    findings.push(finding(
-                        context,
-                        stall.job_id,
-                        timeline.get(entry).at(),
-                        "events-stream",
-                        vec![entry],
-                    ));
+                    findings.push(finding(context, stall.job, timeline.get(entry).at(), "events-stream", vec![entry]));
                 }
                 (None, Some((first, rerun))) => {
-                    findings.push(finding(
-                        context,
-                        stall.job_id,
-                        timeline.get(rerun).at(),
-                        "timing",
-                        vec![first, rerun],
-                    ));
+                    findings.push(finding(context, stall.job, timeline.get(rerun).at(), "timing", vec![first, rerun]));
                 }
                 (None, None) => {}
             }
@@ -90,15 +78,15 @@ impl Detector for UnloggedStall {
 
 fn finding(
     context: &Context,
-    job_id: Text,
+    job: JobKey,
     at: chrono::DateTime<chrono::Utc>,
     proven_by: &str,
     evidence: Vec<EventId>,
 ) -> Finding {
     let timeline = context.timeline;
     let mut finding = Finding::new("unlogged-stall", Severity::Warning, at);
-    finding.metric("job_id", Value::Text(job_id.to_string()));
-    let events = context.events_of_job(job_id);
+    finding.metric("job_id", Value::Text(job.to_string()));
+    let events = context.events_of_job(job);
     if let Some(name) = events.iter().find_map(|&id| timeline.get(id).job_name) {
         finding.metric("job_name", Value::Text(name.to_string()));
     }

@@ -8,6 +8,7 @@ use ustr::UstrMap;
 use chrono::{DateTime, Utc};
 
 use super::event::ByHandle;
+use super::job::JobKey;
 use super::timeline::EventId;
 use super::{Channel, EventKind, Moment, Scope, Text, Timeline};
 
@@ -224,7 +225,7 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
 /// One activation of a job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attempt {
-    pub job_id: Text,
+    pub job: JobKey,
     /// The `job-active` log line, or the ledger's `round-started` row when no log saw the job.
     pub activated: EventId,
 }
@@ -238,20 +239,20 @@ pub struct Attempt {
 #[derive(Debug, Default)]
 pub struct JobAttempts {
     all: Vec<Attempt>,
-    /// Each job, with where its attempts are in `all`, in job id order. A job's place in this
-    /// list is kept with its events (`detect::JobEvents`), not in a table of its own.
-    jobs: Vec<(Text, u32, u32)>,
+    /// Each job, with where its attempts are in `all`, in job order (id, then queue). A job's
+    /// place in this list is kept with its events (`detect::JobEvents`), not in a table of its own.
+    jobs: Vec<(JobKey, u32, u32)>,
 }
 
 impl JobAttempts {
-    /// Every job with its attempts, in job id order.
-    pub fn iter(&self) -> impl Iterator<Item = (Text, &[Attempt])> {
-        self.jobs.iter().map(|&(job_id, start, len)| (job_id, &self.all[start as usize..(start + len) as usize]))
+    /// Every job with its attempts, in job order (id, then queue).
+    pub fn iter(&self) -> impl Iterator<Item = (JobKey, &[Attempt])> {
+        self.jobs.iter().map(|&(job, start, len)| (job, &self.all[start as usize..(start + len) as usize]))
     }
 
-    /// Every job with its place in the list (`at`), in job id order.
-    pub fn places(&self) -> impl Iterator<Item = (Text, u32)> + '_ {
-        (0..).zip(&self.jobs).map(|(place, &(job_id, _, _))| (job_id, place))
+    /// Every job with its place in the list (`at`), in job order.
+    pub fn places(&self) -> impl Iterator<Item = (JobKey, u32)> + '_ {
+        (0..).zip(&self.jobs).map(|(place, &(job, _, _))| (job, place))
     }
 
     /// The attempts of the job at `place` (see `places`; none: empty).
@@ -259,50 +260,37 @@ impl JobAttempts {
         self.jobs.get(place as usize).map_or(&[], |&(_, start, len)| &self.all[start as usize..(start + len) as usize])
     }
 
-    /// The job's attempts (none: empty), by a search of the list by id: detectors use
-    /// `Context::attempts_of_job`, which needs no search.
+    /// The attempts of the job with id `job_id` in any queue (none: empty), by a search of the
+    /// list: detectors use `Context::attempts_of_job`, which needs no search.
     #[cfg(test)]
     pub fn of(&self, job_id: Text) -> &[Attempt] {
-        let place = self.jobs.binary_search_by(|&(job, _, _)| job.as_str().cmp(job_id.as_str()));
+        let place = self.jobs.iter().position(|&(job, _, _)| job.id == job_id);
         place.map_or(&[], |place| self.at(u32::try_from(place).unwrap_or(u32::MAX)))
     }
-}
 
-pub fn attempts(timeline: &Timeline) -> JobAttempts {
-    // Activations are a few of the events: their kinds are looked at first, without reading the
-    // others.
-    let activations =
-        timeline.ids().filter(|&(id, _)| matches!(timeline.kind(id), EventKind::JobActive | EventKind::RoundStarted));
-    let mut found: Vec<(Text, u8, EventId)> = Vec::new();
-    for (id, event) in activations {
-        let Some(job_id) = event.job_id else {
-            continue;
-        };
-        let is_activation = match event.kind {
-            EventKind::JobActive => true,
-            EventKind::RoundStarted => event.origin().channel == Channel::Ledger,
-            _ => false,
-        };
-        if is_activation {
-            found.push((job_id, event.origin().channel.activation_rank(), id));
+    /// The attempts of `jobs` (each job with its events, in time order).
+    pub fn build<'a>(timeline: &Timeline, jobs: impl Iterator<Item = (JobKey, &'a [EventId])>) -> JobAttempts {
+        let mut all = Vec::new();
+        let mut listed = Vec::new();
+        for (job, events) in jobs {
+            let activations = events.iter().copied().filter_map(|id| {
+                let event = timeline.get(id);
+                let is_activation = match event.kind {
+                    EventKind::JobActive => true,
+                    EventKind::RoundStarted => event.origin().channel == Channel::Ledger,
+                    _ => false,
+                };
+                is_activation.then(|| (event.origin().channel.activation_rank(), id))
+            });
+            let Some(best) = activations.clone().map(|(rank, _)| rank).min() else { continue };
+            let start = u32::try_from(all.len()).expect("fewer attempts than events");
+            all.extend(activations.filter(|&(rank, _)| rank == best).map(|(_, activated)| Attempt { job, activated }));
+            let len = u32::try_from(all.len()).expect("fewer attempts than events") - start;
+            listed.push((job, start, len));
         }
+        listed.sort_unstable_by_key(|a| a.0);
+        JobAttempts { all, jobs: listed }
     }
-    // By job (any order of jobs will do here: the interned text's address), then best channel
-    // first, then time.
-    found.sort_unstable_by_key(|&(job_id, rank, id)| (job_id.as_char_ptr(), rank, id));
-    let mut all = Vec::with_capacity(found.len());
-    let mut jobs = Vec::new();
-    for group in found.chunk_by(|a, b| a.0 == b.0) {
-        let best = group[0].1;
-        let start = u32::try_from(all.len()).expect("fewer attempts than events");
-        all.extend(
-            group.iter().take_while(|a| a.1 == best).map(|&(job_id, _, activated)| Attempt { job_id, activated }),
-        );
-        let len = u32::try_from(all.len()).expect("fewer attempts than events") - start;
-        jobs.push((group[0].0, start, len));
-    }
-    jobs.sort_unstable_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
-    JobAttempts { all, jobs }
 }
 
 #[cfg(test)]
@@ -388,6 +376,20 @@ mod tests {
         assert_eq!(seen, [("run-a", None, None), ("run-b", Some(1), Some(2))]);
     }
 
+    /// Each job id's attempts, its events grouped by id alone.
+    pub(crate) fn attempts_of_each_id(timeline: &Timeline) -> JobAttempts {
+        let mut by_id: std::collections::BTreeMap<&str, Vec<EventId>> = std::collections::BTreeMap::new();
+        for (id, event) in timeline.ids() {
+            if let Some(job_id) = event.job_id {
+                by_id.entry(job_id.as_str()).or_default().push(id);
+            }
+        }
+        JobAttempts::build(
+            timeline,
+            by_id.iter().map(|(id, events)| (JobKey::new(None, Text::from(id)), events.as_slice())),
+        )
+    }
+
     #[test]
     fn each_job_keeps_the_activations_of_its_best_channel_in_time_order() {
         let timeline = Timeline::new(vec![
@@ -399,7 +401,7 @@ mod tests {
             activation(5, EventKind::RoundStarted, Channel::Ledger, "job-a"),
             activation(6, EventKind::ItemSelected, Channel::Ledger, "job-a"),
         ]);
-        let attempts = attempts(&timeline);
+        let attempts = attempts_of_each_id(&timeline);
         let seen: Vec<(String, Vec<u64>)> = attempts
             .iter()
             .map(|(job, attempts)| {

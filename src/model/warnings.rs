@@ -161,6 +161,35 @@ pub fn empty_inputs(inputs: &[InputSummary]) -> Vec<Warning> {
         .collect()
 }
 
+/// A job id that two or more queues use, named without a queue by some events: those events were
+/// given to no job (`detect::jobs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnattributedJob {
+    pub id: String,
+    pub queues: Vec<String>,
+    pub events: usize,
+    /// The first such event, as `path:line`.
+    pub first: String,
+}
+
+/// Events that name a job id of several queues and no queue: left out of every job, said where a
+/// reader sees it first (a job's stall or completion may be among them).
+pub fn unattributed_jobs(jobs: &[UnattributedJob]) -> Option<Warning> {
+    let first = jobs.first()?;
+    let events: usize = jobs.iter().map(|job| job.events).sum();
+    let more = if jobs.len() > 1 { format!(" (and {} more such ids)", jobs.len() - 1) } else { String::new() };
+    Some(Warning {
+        kind: "job-queue-ambiguous",
+        message: format!(
+            "{events} event(s) name a job id without its queue where the id is a job of two or more queues: job {} is in queues {}{more}, and {} event(s) name it without one (first: {}); they were given to neither job, so findings about these jobs may lack them. Map the source's queue field or column (docs/inputs.md) so each event names its queue",
+            first.id,
+            join_and(&first.queues),
+            first.events,
+            first.first
+        ),
+    })
+}
+
 /// Plain-text logs with lines that hold many timestamps of the log's layout
 /// (`InputSummary::crowded`): its line ends were lost (lines joined by a tool, or ends in a
 /// convention leasetrace does not read), so each such "line" is read as one entry and the entries
