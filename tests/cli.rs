@@ -18,6 +18,7 @@ mod hostile;
 mod init;
 mod lease;
 mod markdown;
+mod merge;
 mod params;
 mod pictures;
 mod programs;

@@ -141,6 +141,30 @@ pub(super) struct StreamStart {
     pub from: chrono::DateTime<chrono::Utc>,
 }
 
+/// When the events stream that would have recorded `job`'s events (`events`) begins, as far as
+/// the evidence tells which stream that is: the streams that have an entry of the job; else the
+/// streams of its queue (a stream declared for no queue may be any queue's); else, when the job's
+/// queue is not known, every stream. Of several, the latest start: each may be the job's. `None`:
+/// no stream read can be the job's.
+pub(super) fn stream_start(
+    timeline: &Timeline,
+    streams: &[StreamStart],
+    job: JobKey,
+    events: &[EventId],
+) -> Option<chrono::DateTime<chrono::Utc>> {
+    let queue = job.queue;
+    let named: Vec<u16> = events
+        .iter()
+        .map(|&id| timeline.get(id).origin())
+        .filter(|origin| origin.channel == Channel::EventsStream)
+        .map(|origin| origin.source)
+        .collect();
+    let of_job = |stream: &&StreamStart| named.contains(&stream.source);
+    let of_queue = |stream: &&StreamStart| queue.is_none() || stream.queue.is_none() || stream.queue == queue;
+    let latest = |keep: &dyn Fn(&&StreamStart) -> bool| streams.iter().filter(keep).map(|s| s.from).max();
+    if named.is_empty() { latest(&of_queue) } else { latest(&of_job) }
+}
+
 /// A job id that two or more queues use, and the events that named it without a queue: they were
 /// given to no job.
 #[derive(Debug, Clone, PartialEq)]
@@ -172,7 +196,8 @@ pub(super) struct JobIndex {
 }
 
 impl JobIndex {
-    pub fn build(timeline: &Timeline) -> JobIndex {
+    /// `lock_ms`: `lockDuration`, which bounds how late a ledger row of an activation may be.
+    pub fn build(timeline: &Timeline, lock_ms: u64) -> JobIndex {
         // The queues of each job id, from the scopes that name both (a round's rows share one
         // scope: each is looked at once).
         let mut queues_of: UstrMap<Vec<Text>> = UstrMap::default();
@@ -263,13 +288,16 @@ impl JobIndex {
             }
         }
         let mut job_events = JobEvents { ids, groups: jobs.groups, places: jobs.places };
-        let attempts =
-            rounds::JobAttempts::build(
-                timeline,
-                job_events.groups.iter().filter(|group| group.activations > 0).map(|group| {
-                    (group.key, &job_events.ids[group.start as usize..(group.start + group.len) as usize])
-                }),
-            );
+        let attempts = rounds::JobAttempts::build(
+            timeline,
+            i64::try_from(lock_ms).unwrap_or(i64::MAX),
+            job_events.groups.iter().filter(|group| group.activations > 0).map(|group| {
+                let events = &job_events.ids[group.start as usize..(group.start + group.len) as usize];
+                let from = stream_start(timeline, &index.streams, group.key, events)
+                    .and_then(|at| crate::model::Moment::new(at).ok());
+                (group.key, events, from)
+            }),
+        );
         for (job, place) in attempts.places() {
             if let Some(&group) = job_events.places.get(&job) {
                 job_events.groups[group as usize].attempts = place;

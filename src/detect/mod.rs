@@ -36,7 +36,7 @@ use crate::model::event::ByHandle;
 use crate::model::job::JobKey;
 use crate::model::rounds::{self, Attempt, Rounds};
 use crate::model::timeline::EventId;
-use crate::model::{Chain, Channel, EventKind, Finding, LockParams, Scope, Timeline};
+use crate::model::{Chain, EventKind, Finding, LockParams, Scope, Timeline};
 use jobs::{JobEvents, JobIndex, kind_bit};
 
 /// Settings that shape detection, validated before analysis starts.
@@ -89,7 +89,7 @@ impl<'a> Context<'a> {
         // rounds, and everything keyed by job.
         let (rounds, jobs) = std::thread::scope(|scope| {
             let rounds = scope.spawn(|| rounds::rounds(timeline));
-            let jobs = JobIndex::build(timeline);
+            let jobs = JobIndex::build(timeline, params.lock_duration);
             let rounds = rounds.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (rounds, jobs)
         });
@@ -179,19 +179,7 @@ impl Context<'_> {
     /// job's queue is not known, every stream. Of several, the latest start: each may be the job's.
     /// `None`: no stream read can be the job's.
     pub fn stream_start_for(&self, job: JobKey) -> Option<chrono::DateTime<chrono::Utc>> {
-        let queue = job.queue;
-        let named: Vec<u16> = self
-            .events_of_job(job)
-            .iter()
-            .map(|&id| self.timeline.get(id).origin())
-            .filter(|origin| origin.channel == Channel::EventsStream)
-            .map(|origin| origin.source)
-            .collect();
-        let of_job = |stream: &&jobs::StreamStart| named.contains(&stream.source);
-        let of_queue = |stream: &&jobs::StreamStart| queue.is_none() || stream.queue.is_none() || stream.queue == queue;
-        let latest =
-            |keep: &dyn Fn(&&jobs::StreamStart) -> bool| self.streams.iter().filter(keep).map(|s| s.from).max();
-        if named.is_empty() { latest(&of_queue) } else { latest(&of_job) }
+        jobs::stream_start(self.timeline, &self.streams, job, self.events_of_job(job))
     }
 
     /// Whether any event that names a job is of one of `kinds`.
@@ -326,7 +314,7 @@ pub fn version_assumptions(params: &LockParams) -> Vec<(&'static str, String)> {
 mod tests {
     use super::lease::tests::row;
     use super::*;
-    use crate::model::Text;
+    use crate::model::{Channel, Text};
 
     #[test]
     fn each_job_has_its_events_in_time_order_and_no_other() {

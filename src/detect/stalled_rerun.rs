@@ -358,6 +358,21 @@ fn rerun(
         finding.evidence.extend(stall.entry);
         finding.evidence.extend(&stall.lines);
     }
+    // The two activations from two channels: say which, and why the better one lacks the first.
+    let (first_channel, rerun_channel) = (activation.origin().channel, rerun.origin().channel);
+    if first_channel != rerun_channel {
+        let why = match context.stream_start_for(job) {
+            Some(from) if rerun_channel == Channel::EventsStream && from > activated_at => {
+                "; the events stream begins after the lost activation (it was trimmed)"
+            }
+            _ => "",
+        };
+        finding.note(format!(
+            "the lost activation is the {}'s record and the rerun the {}'s: a job's activations are merged from every channel that recorded them{why}",
+            first_channel.describe(),
+            rerun_channel.describe()
+        ));
+    }
 
     // Over the stall limit (BullMQ ≥ 5.53.2) the worker that takes the job again fails it at once
     // without running the processor: the second activation is then not a re-run of the work.
@@ -832,7 +847,7 @@ mod tests {
     fn a_job_failed_at_once_over_the_stall_limit_did_not_rerun_the_processor() {
         let in_stream = |line, when, kind, detail: Option<&str>| {
             let mut e = event(line, when, kind, Some("j"));
-            e.set_origin(crate::model::Origin { channel: Channel::EventsStream, ..e.origin() });
+            e.set_origin(crate::model::Origin { channel: Channel::EventsStream, source: 7, ..e.origin() });
             e.set_detail(detail.map(crate::model::Text::from));
             e
         };

@@ -124,7 +124,8 @@ mod tests {
     use chrono::{DateTime, Utc};
 
     fn event(channel: Channel, line: u32, when: &str, kind: EventKind) -> Event {
-        let origin = Origin { channel, source: 0, line };
+        // One source per channel, as a case reads them.
+        let origin = Origin { channel, source: channel as u16, line };
         let mut event =
             Event::new(DateTime::parse_from_rfc3339(when).unwrap().with_timezone(&Utc).into(), kind, origin);
         event.edit().job_id = Some("j".into());

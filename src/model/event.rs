@@ -149,6 +149,21 @@ pub enum Channel {
 }
 
 impl Channel {
+    /// The channel's bit in a set of channels (`Attempt::channels`).
+    pub fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
+    /// The channel in words, for a finding's notes.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Channel::Ledger => "ledger",
+            Channel::Log => "log",
+            Channel::EventsStream => "events stream",
+            Channel::JobHash => "job hash",
+        }
+    }
+
     /// Lower is preferred for job activations: the events stream records every activation at the
     /// moment BullMQ made it; logs record what the application saw; the ledger records when the
     /// processor wrote its first row; a job hash keeps only the last activation.

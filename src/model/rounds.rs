@@ -222,17 +222,28 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
     Rounds { all, ids }
 }
 
-/// One activation of a job.
-#[derive(Debug, Clone, PartialEq)]
+/// One activation of a job, as every channel that recorded it saw it.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Attempt {
-    pub job: JobKey,
-    /// The `job-active` log line, or the ledger's `round-started` row when no log saw the job.
+    /// Its record from the most authoritative channel that saw it (`Channel::activation_rank`:
+    /// the events stream, then a log, then the ledger's `round-started` row, then a job hash's
+    /// `processedOn`).
     pub activated: EventId,
+    /// Every channel that recorded it, one bit per channel (`Channel::bit`).
+    pub channels: u8,
 }
 
-/// Each job's activations, in time order, all from one channel: the most authoritative channel
-/// that saw the job active (events stream, then logs, then the ledger's `round-started` rows, then
-/// a job hash's `processedOn`), so that one activation is never counted twice from two sources.
+impl Attempt {
+    /// Whether `channel` recorded this activation.
+    pub fn seen_by(&self, channel: Channel) -> bool {
+        self.channels & channel.bit() != 0
+    }
+}
+
+/// Each job's activations, in time order, merged from every channel: an activation recorded by
+/// the events stream, a log, the ledger and a job hash is one attempt, and one that only some
+/// channels recorded (the stream trimmed before it, a log that lost its line) is still there. See
+/// `JobAttempts::build` for when two records are one activation.
 ///
 /// One flat list grouped by job, jobs in id order: a list per job would cost an allocation, and
 /// room for four, for each of a ledger's hundreds of thousands of jobs activated once.
@@ -242,6 +253,17 @@ pub struct JobAttempts {
     /// Each job, with where its attempts are in `all`, in job order (id, then queue). A job's
     /// place in this list is kept with its events (`detect::JobEvents`), not in a table of its own.
     jobs: Vec<(JobKey, u32, u32)>,
+}
+
+/// An activation being gathered from its records (`JobAttempts::build`).
+struct Gathering {
+    best: (u8, EventId),
+    first: Moment,
+    /// The sources that recorded it: one source records an activation once.
+    sources: Vec<u16>,
+    channels: u8,
+    /// A job ended (completed, failed, stalled) after it: a later record is another activation.
+    closed: bool,
 }
 
 impl JobAttempts {
@@ -268,23 +290,124 @@ impl JobAttempts {
         place.map_or(&[], |place| self.at(u32::try_from(place).unwrap_or(u32::MAX)))
     }
 
-    /// The attempts of `jobs` (each job with its events, in time order).
-    pub fn build<'a>(timeline: &Timeline, jobs: impl Iterator<Item = (JobKey, &'a [EventId])>) -> JobAttempts {
+    /// The attempts of `jobs` (each job with its events, in time order, and when the events
+    /// stream of its queue begins, if one was read).
+    ///
+    /// A job's records of activations (`job-active` of any channel, the ledger's `round-started`)
+    /// are taken in time order; a record joins the activation gathered before it, rather than
+    /// starting one of its own, when all of these hold:
+    /// - no record of the job ending (completed, failed, stalled) came between;
+    /// - its source has not recorded that activation already (a source records an activation
+    ///   once: two `active` entries of one stream are two activations);
+    /// - it is no later than the activation's first record by more than the clocks may disagree
+    ///   (`CLOCK_SKEW_MS`, plus a whole second for a source that writes whole seconds), or, for a
+    ///   ledger's `round-started` row (written when the processor began its run, often seconds
+    ///   later), less than `lock_ms` later and no other ledger row is in the activation: a rerun
+    ///   cannot come before the lock has expired.
+    ///
+    /// A record that joins no activation is one of its own only where a more authoritative
+    /// channel cannot speak: the events stream records every activation of its queue from its
+    /// first entry on, so a log's record is an activation of its own when the job has no stream
+    /// entry or when it is older than the stream (trimmed); a ledger row, when the job has no
+    /// stream entry or is older than the stream, and no log recorded an activation of the job; a
+    /// job hash's `processedOn`, when no other channel recorded any. A record that is not taken
+    /// is left out of the attempts, never counted twice: a log or ledger read in the wrong zone
+    /// then shifts nothing into a second attempt (`clock-offset-suspected` reports the zone).
+    pub fn build<'a>(
+        timeline: &Timeline,
+        lock_ms: i64,
+        jobs: impl Iterator<Item = (JobKey, &'a [EventId], Option<Moment>)>,
+    ) -> JobAttempts {
         let mut all = Vec::new();
         let mut listed = Vec::new();
-        for (job, events) in jobs {
-            let activations = events.iter().copied().filter_map(|id| {
+        let mut resolutions: std::collections::HashMap<u16, i64> = std::collections::HashMap::new();
+        let mut resolution_of = |event: &super::Event| -> i64 {
+            // Only a time on a whole second may be a whole-second log's.
+            if event.at().timestamp_subsec_nanos() != 0 {
+                return 0;
+            }
+            let source = event.origin().source;
+            *resolutions.entry(source).or_insert_with(|| timeline.time_resolution_ns(source))
+        };
+        let skew_ns = super::timeline::CLOCK_SKEW_MS * 1_000_000;
+        let mut gathered: Vec<Gathering> = Vec::new();
+        for (job, events, stream_from) in jobs {
+            gathered.clear();
+            let is_activation = |event: &super::Event| match event.kind {
+                EventKind::JobActive => true,
+                EventKind::RoundStarted => event.origin().channel == Channel::Ledger,
+                _ => false,
+            };
+            let mut recorded_by = 0u8;
+            for &id in events {
                 let event = timeline.get(id);
-                let is_activation = match event.kind {
-                    EventKind::JobActive => true,
-                    EventKind::RoundStarted => event.origin().channel == Channel::Ledger,
-                    _ => false,
+                if is_activation(event) {
+                    recorded_by |= event.origin().channel.bit();
+                }
+            }
+            let by = |channel: Channel| recorded_by & channel.bit() != 0;
+            // Where the stream cannot speak: before its first entry, less the clocks' skew.
+            let before_stream = |event: &super::Event| {
+                !by(Channel::EventsStream)
+                    || stream_from.is_some_and(|from| event.moment().nanos() < from.nanos().saturating_sub(skew_ns))
+            };
+            for &id in events {
+                let event = timeline.get(id);
+                let channel = event.origin().channel;
+                if matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::JobStalled) {
+                    if let Some(last) = gathered.last_mut() {
+                        last.closed = true;
+                    }
+                    continue;
+                }
+                if !is_activation(event) {
+                    continue;
+                }
+                let source = event.origin().source;
+                let rank = channel.activation_rank();
+                let joins = gathered.last().is_some_and(|last| {
+                    if last.closed || last.sources.contains(&source) {
+                        return false;
+                    }
+                    let after_ns = event.moment().nanos().saturating_sub(last.first.nanos());
+                    if channel == Channel::Ledger {
+                        last.channels & Channel::Ledger.bit() == 0
+                            && after_ns > -skew_ns
+                            && after_ns < lock_ms.saturating_mul(1_000_000)
+                    } else {
+                        let slack_ns = skew_ns + resolution_of(event).max(resolution_of(timeline.get(last.best.1)));
+                        after_ns.saturating_abs() <= slack_ns
+                    }
+                });
+                if let (true, Some(last)) = (joins, gathered.last_mut()) {
+                    last.sources.push(source);
+                    last.channels |= channel.bit();
+                    if rank < last.best.0 {
+                        last.best = (rank, id);
+                    }
+                    continue;
+                }
+                let own = match channel {
+                    Channel::EventsStream => true,
+                    Channel::Log => before_stream(event),
+                    Channel::Ledger => before_stream(event) && !by(Channel::Log),
+                    Channel::JobHash => recorded_by == Channel::JobHash.bit(),
                 };
-                is_activation.then(|| (event.origin().channel.activation_rank(), id))
-            });
-            let Some(best) = activations.clone().map(|(rank, _)| rank).min() else { continue };
+                if own {
+                    gathered.push(Gathering {
+                        best: (rank, id),
+                        first: event.moment(),
+                        sources: vec![source],
+                        channels: channel.bit(),
+                        closed: false,
+                    });
+                }
+            }
+            if gathered.is_empty() {
+                continue;
+            }
             let start = u32::try_from(all.len()).expect("fewer attempts than events");
-            all.extend(activations.filter(|&(rank, _)| rank == best).map(|(_, activated)| Attempt { job, activated }));
+            all.extend(gathered.iter().map(|g| Attempt { activated: g.best.1, channels: g.channels }));
             let len = u32::try_from(all.len()).expect("fewer attempts than events") - start;
             listed.push((job, start, len));
         }
@@ -384,9 +507,13 @@ mod tests {
                 by_id.entry(job_id.as_str()).or_default().push(id);
             }
         }
+        // The stream, when there is one, is source 0, and begins with its first entry.
+        let stream_from =
+            timeline.events().iter().find(|e| e.origin().channel == Channel::EventsStream).map(Event::moment);
         JobAttempts::build(
             timeline,
-            by_id.iter().map(|(id, events)| (JobKey::new(None, Text::from(id)), events.as_slice())),
+            1_178_000,
+            by_id.iter().map(|(id, events)| (JobKey::new(None, Text::from(id)), events.as_slice(), stream_from)),
         )
     }
 
@@ -411,5 +538,108 @@ mod tests {
         assert_eq!(seen, [("job-a".to_string(), vec![6]), ("job-b".to_string(), vec![12, 41])]);
         assert_eq!(attempts.of("job-b".into()).len(), 2);
         assert!(attempts.of("job-c".into()).is_empty());
+    }
+
+    /// A record of job `j` at `ms` milliseconds after 00:33:00, from `source` of `channel`.
+    fn record(ms: i64, kind: EventKind, channel: Channel, source: u16) -> Event {
+        let at = DateTime::parse_from_rfc3339("2026-10-07T00:33:00.000Z").unwrap().with_timezone(&Utc)
+            + chrono::Duration::milliseconds(ms);
+        let line = u32::try_from(ms / 10).unwrap() + 1;
+        let mut event = Event::new(at.into(), kind, Origin { channel, source, line });
+        event.edit().job_id = Some("j".into());
+        event
+    }
+
+    /// Each attempt of `j`: when it was activated (ms after 00:33:00) and by which channels.
+    fn merged(events: Vec<Event>) -> Vec<(i64, Vec<Channel>)> {
+        let timeline = Timeline::new(events);
+        let attempts = attempts_of_each_id(&timeline);
+        let start = DateTime::parse_from_rfc3339("2026-10-07T00:33:00.000Z").unwrap().with_timezone(&Utc);
+        attempts
+            .of("j".into())
+            .iter()
+            .map(|a| {
+                let channels = [Channel::EventsStream, Channel::Log, Channel::Ledger, Channel::JobHash]
+                    .into_iter()
+                    .filter(|&c| a.seen_by(c))
+                    .collect();
+                ((timeline.get(a.activated).at() - start).num_milliseconds(), channels)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_activation_the_trimmed_stream_lost_is_kept_from_the_log() {
+        use Channel::{EventsStream, Log};
+        // The stream begins after the first activation; the log has both.
+        let attempts = merged(vec![
+            record(0, EventKind::JobActive, Log, 1),
+            record(60_000, EventKind::JobActive, Log, 1),
+            record(59_998, EventKind::JobActive, EventsStream, 0),
+        ]);
+        assert_eq!(attempts, [(0, vec![Log]), (59_998, vec![EventsStream, Log])]);
+    }
+
+    #[test]
+    fn one_activation_in_two_logs_and_the_ledger_is_one_attempt() {
+        use Channel::{Ledger, Log};
+        // A pod's own log and the shared text log both wrote the activation; the processor wrote
+        // its ledger row 3.1 s later.
+        let attempts = merged(vec![
+            record(0, EventKind::JobActive, Log, 1),
+            record(1, EventKind::JobActive, Log, 2),
+            record(3_118, EventKind::RoundStarted, Ledger, 3),
+        ]);
+        assert_eq!(attempts, [(0, vec![Log, Ledger])]);
+    }
+
+    #[test]
+    fn a_ledger_row_older_than_the_stream_of_a_job_no_log_saw_is_an_activation_of_its_own() {
+        use Channel::{EventsStream, Ledger};
+        // The stream was trimmed after the first activation; the ledger has both runs' rows.
+        let attempts = merged(vec![
+            record(3_000, EventKind::RoundStarted, Ledger, 3),
+            record(1_200_000, EventKind::JobActive, EventsStream, 0),
+            record(1_203_000, EventKind::RoundStarted, Ledger, 3),
+        ]);
+        assert_eq!(attempts, [(3_000, vec![Ledger]), (1_200_000, vec![EventsStream, Ledger])]);
+    }
+
+    #[test]
+    fn records_a_zone_away_from_the_best_channel_add_no_attempt() {
+        use Channel::{Ledger, Log};
+        // The log read in the wrong zone: its activations are 9 h after the ledger's rows. The
+        // log is the job's best channel; the ledger's rows join none of its activations and are
+        // left out rather than counted as two more.
+        let hours = 9 * 3_600_000;
+        let attempts = merged(vec![
+            record(3_000, EventKind::RoundStarted, Ledger, 3),
+            record(1_203_000, EventKind::RoundStarted, Ledger, 3),
+            record(hours, EventKind::JobActive, Log, 1),
+            record(hours + 1_200_000, EventKind::JobActive, Log, 1),
+        ]);
+        assert_eq!(attempts, [(hours, vec![Log]), (hours + 1_200_000, vec![Log])]);
+    }
+
+    #[test]
+    fn a_retry_right_after_a_failure_is_a_second_attempt_in_every_channel() {
+        use Channel::{EventsStream, Log};
+        let attempts = merged(vec![
+            record(0, EventKind::JobActive, EventsStream, 0),
+            record(2, EventKind::JobActive, Log, 1),
+            record(300, EventKind::JobFailed, EventsStream, 0),
+            record(301, EventKind::JobFailed, Log, 1),
+            record(310, EventKind::JobActive, EventsStream, 0),
+            record(312, EventKind::JobActive, Log, 1),
+        ]);
+        assert_eq!(attempts, [(0, vec![EventsStream, Log]), (310, vec![EventsStream, Log])]);
+        // Without the failure lines, the one stream cannot have recorded one activation twice.
+        let attempts = merged(vec![
+            record(0, EventKind::JobActive, EventsStream, 0),
+            record(2, EventKind::JobActive, Log, 1),
+            record(310, EventKind::JobActive, EventsStream, 0),
+            record(312, EventKind::JobActive, Log, 1),
+        ]);
+        assert_eq!(attempts.len(), 2);
     }
 }
