@@ -272,7 +272,7 @@ fn early_recoveries(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound
                 })
                 .collect();
             let restart = context.restart_of(activation, &restarts);
-            let Some(restart) = restart else { continue };
+            let Some((restart, _)) = restart else { continue };
             let restart_resolution_ms = resolution.of(timeline.get(restart));
             for param in [Param::LockDuration, Param::StalledInterval] {
                 bounds.push(bound(
@@ -779,6 +779,8 @@ mod tests {
         let findings = run(
             vec![
                 event(25_584, EventKind::JobActive, Channel::Log, Some("1")),
+                // The NestJS log's own line of the activation: the restart is that process's.
+                nest(25_000, EventKind::JobActive, Some("1")),
                 nest(25_000, EventKind::ProcessStart, None),
                 event(28_983, EventKind::JobActive, Channel::Log, Some("1")),
             ],

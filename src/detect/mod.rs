@@ -18,6 +18,7 @@ pub mod links;
 pub mod lock_headroom;
 pub mod lock_params_contradicted;
 pub mod orphaned_round;
+pub mod processes;
 pub mod retries;
 pub mod retry_exhausted;
 pub mod retry_storm;
@@ -81,6 +82,9 @@ pub struct Context<'a> {
     /// The stalls and their log lines (`stalls::read`), read once by whichever detector asks
     /// first: `stalled-rerun` and `unlogged-stall` must see the same matching.
     stalls: std::sync::OnceLock<stalls::Stalls>,
+    /// Which logs, hosts and instances run one process at a time (`processes`), read when a
+    /// detector first asks which restart ended a job's process.
+    processes: std::sync::OnceLock<processes::Processes>,
 }
 
 impl<'a> Context<'a> {
@@ -108,6 +112,7 @@ impl<'a> Context<'a> {
             stream_from: jobs.stream_from,
             streams: jobs.streams,
             stalls: std::sync::OnceLock::new(),
+            processes: std::sync::OnceLock::new(),
         }
     }
 
@@ -129,40 +134,6 @@ impl<'a> Context<'a> {
 }
 
 impl Context<'_> {
-    /// The process start, among `candidates` (in time order), that ended the process `near`
-    /// came from. A log read inside an envelope names the instance that wrote each line
-    /// (`Scope::instance`): then only a restart of that instance is its restart (a restart of one
-    /// pod is not every pod's), else one of a log that names no instance. Without instances, one
-    /// in `near`'s own source when that source has one (replicas usually log to files of their
-    /// own), else the first.
-    pub fn restart_of(&self, near: &crate::model::Event, candidates: &[EventId]) -> Option<EventId> {
-        let timeline = self.timeline;
-        let same_source = |id: &EventId| timeline.get(*id).origin().source == near.origin().source;
-        if let Some(instance) = self.instance_of(near) {
-            let unnamed = || candidates.iter().copied().filter(|&id| timeline.get(id).instance.is_none());
-            return candidates
-                .iter()
-                .copied()
-                .find(|&id| timeline.get(id).instance == Some(instance))
-                .or_else(|| unnamed().find(same_source))
-                .or_else(|| unnamed().next());
-        }
-        candidates.iter().copied().find(same_source).or_else(|| candidates.first().copied())
-    }
-
-    /// The instance `event` came from: its own, else, for a job's activation, that of a log line
-    /// of the same activation (within a second): the events stream names no worker.
-    fn instance_of(&self, event: &crate::model::Event) -> Option<crate::model::Text> {
-        if event.instance.is_some() {
-            return event.instance;
-        }
-        let job = self.job_of(event)?;
-        self.events_of_job(job).iter().map(|&id| self.timeline.get(id)).find_map(|other| {
-            let same = other.kind == event.kind && (other.moment().seconds_to(event.moment())).abs() <= 1.0;
-            other.instance.filter(|_| same)
-        })
-    }
-
     /// The events of `job`, in time order (none: empty).
     pub fn events_of_job(&self, job: JobKey) -> &[EventId] {
         self.job_events.get(job)

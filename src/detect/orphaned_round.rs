@@ -210,8 +210,9 @@ fn orphan(
         .filter(|&id| after < timeline.get(id).moment() && timeline.get(id).moment() <= rerun_event.moment())
         .collect();
     let restart = match last_seen {
-        Some(id) => context.restart_of(timeline.get(id), &restarts),
-        None => restarts.first().copied(),
+        Some(id) => context.restart_of(timeline.get(id), &restarts).map(|(restart, _)| restart),
+        // Nobody named: no restart can be tied to the owner.
+        None => None,
     };
     let restart_text = if let Some(id) = restart {
         finding.metric("restart_at", Value::Time(timeline.get(id).at()));

@@ -170,7 +170,8 @@ fn rerun(
                 && (activated < e.moment() || activated_at < e.at() + resolution(timeline, e, resolutions))
         })
         .collect();
-    let restart = context.restart_of(activation, &restarts);
+    let attributed = context.restart_of(activation, &restarts);
+    let restart = attributed.map(|(id, _)| id);
     let model = RenewalModel::for_version(params.version.as_deref());
     let (renew_earliest_ms, renew_due_ms) = model.first_renewal_window(params);
     let lock_ms = to_i64(params.lock_duration);
@@ -201,6 +202,18 @@ fn rerun(
     let restart_latest = restart_at.map(|at| at + restart_resolution);
     let restart_earliest = restart_at.map(|at| at.max(activated_at));
     let resolution_text = seconds(restart_resolution.num_milliseconds());
+    match attributed {
+        Some((_, how)) => {
+            finding.note(how.describe());
+        }
+        None if !restarts.is_empty() => {
+            finding.note(format!(
+                "{} process start(s) between the activation and the rerun cannot be tied to the process that ran the job (another instance, host or log, or a log several processes write at once): none is taken as its restart, and the lock's expiry stays a window",
+                restarts.len()
+            ));
+        }
+        None => {}
+    }
     if let (Some(id), Some(at)) = (restart, restart_at) {
         finding.evidence.push(id);
         finding.metric("restart_at", Value::Time(at));
@@ -728,12 +741,14 @@ mod tests {
 
     #[test]
     fn whole_second_restart_in_the_activations_second_is_the_restart_and_is_said_as_a_span() {
-        // The activation from the events stream (ms); a NestJS log (whole seconds) writes the
-        // restart, 0.222 s after it in truth, in the same second: stamped before the activation.
+        // The activation from the events stream (ms); a NestJS log (whole seconds) writes its own
+        // line of it, and the restart, 0.222 s after it in truth, in the same second: stamped
+        // before the activation.
         let findings = run(
             vec![
                 in_source(event(1, "2026-12-01T21:40:25.584Z", EventKind::JobActive, Some("1")), 0),
                 in_source(event(1, "2026-12-01T21:40:20Z", EventKind::ProcessStart, None), 1),
+                in_source(event(3, "2026-12-01T21:40:25Z", EventKind::JobActive, Some("1")), 1),
                 in_source(event(2, "2026-12-01T21:40:25Z", EventKind::ProcessStart, None), 1),
                 in_source(event(2, "2026-12-01T21:40:28.983Z", EventKind::JobActive, Some("1")), 0),
             ],
@@ -778,6 +793,7 @@ mod tests {
         let findings = run(
             vec![
                 in_source(event(1, "2026-12-01T21:40:28.983Z", EventKind::JobActive, Some("1")), 0),
+                in_source(event(3, "2026-12-01T21:40:28Z", EventKind::JobActive, Some("1")), 1),
                 in_source(event(1, "2026-12-01T21:40:29Z", EventKind::ProcessStart, None), 1),
                 in_source(event(2, "2026-12-01T21:40:32.439Z", EventKind::JobActive, Some("1")), 0),
             ],

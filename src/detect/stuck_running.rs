@@ -137,11 +137,12 @@ fn lock_expiry(context: &Context, activated_at: DateTime<Utc>, restart: &Event) 
     }
 }
 
-/// The first process start after `after`: in the same source as `near` when that source has one.
+/// The first process start after `after` that is tied to the process `near` came from
+/// (`processes`).
 fn restart_after(context: &Context, after: DateTime<Utc>, near: &Event) -> Option<EventId> {
     let restarts: Vec<EventId> =
         context.restarts.iter().copied().filter(|&id| context.timeline.get(id).at() > after).collect();
-    context.restart_of(near, &restarts)
+    context.restart_of(near, &restarts).map(|(restart, _)| restart)
 }
 
 /// Whether the owner wrote anything after the restart: then it was not the process that died (a
@@ -418,6 +419,8 @@ mod tests {
         started.edit().run_id = Some("run-a".into());
         let events = vec![
             started.clone(),
+            // The owner's process (pid 1) writes the log that has the restart.
+            event(Channel::Log, "2026-12-01T00:00:01Z", EventKind::JobProgress, None, "1"),
             event(Channel::Log, "2026-12-01T00:00:05Z", EventKind::ProcessStart, None, "2"),
             event(Channel::Log, "2026-12-01T00:10:00Z", EventKind::Error, None, "2"),
         ];

@@ -382,7 +382,11 @@ impl JobAttempts {
                 if let (true, Some(last)) = (joins, gathered.last_mut()) {
                     last.sources.push(source);
                     last.channels |= channel.bit();
-                    if rank < last.best.0 {
+                    // Of two records of one channel, the one with the finer time: a log of whole
+                    // seconds knows the moment only to its second.
+                    let whole = |e: &super::Event| e.at().timestamp_subsec_nanos() == 0;
+                    let finer = rank == last.best.0 && whole(timeline.get(last.best.1)) && !whole(event);
+                    if rank < last.best.0 || finer {
                         last.best = (rank, id);
                     }
                     continue;
@@ -586,11 +590,15 @@ mod tests {
         // A pod's own log and the shared text log both wrote the activation; the processor wrote
         // its ledger row 3.1 s later.
         let attempts = merged(vec![
-            record(0, EventKind::JobActive, Log, 1),
-            record(1, EventKind::JobActive, Log, 2),
+            record(5, EventKind::JobActive, Log, 1),
+            record(6, EventKind::JobActive, Log, 2),
             record(3_118, EventKind::RoundStarted, Ledger, 3),
         ]);
-        assert_eq!(attempts, [(0, vec![Log, Ledger])]);
+        assert_eq!(attempts, [(5, vec![Log, Ledger])]);
+        // A log of whole seconds (its line stamped 00:33:00) and one of milliseconds: the finer
+        // record gives the time.
+        let attempts = merged(vec![record(0, EventKind::JobActive, Log, 2), record(584, EventKind::JobActive, Log, 1)]);
+        assert_eq!(attempts, [(584, vec![Log])]);
     }
 
     #[test]

@@ -249,7 +249,7 @@ fn settings_in_structured_logs_are_read_too() {
     let settings = &timeline["timeline"][0];
     assert_eq!(settings["kind"], "worker-settings");
     assert_eq!(settings["settings"]["lockDuration"], 12_000);
-    assert_eq!(settings["worker"], "41877");
+    assert_eq!(settings["worker"], "api-1/41877", "a process is its host and pid");
 }
 
 #[test]

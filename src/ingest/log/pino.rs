@@ -121,7 +121,7 @@ mod tests {
         assert_eq!(active.job_id.as_deref(), Some("repeat:pr-review-sweep:1791333180000"));
         assert_eq!(active.queue.as_deref(), Some("pr-review"));
         assert_eq!(active.job_name.as_deref(), Some("pr-review-sweep"));
-        assert_eq!(active.worker.as_deref(), Some("41877"));
+        assert_eq!(active.worker.as_deref(), Some("api-1/41877"));
         assert_eq!(active.origin().channel, Channel::Log);
         assert_eq!(summary.texts.kept(active.origin().line), Some(ACTIVE));
         assert_eq!(events[1].kind, EventKind::JobFailed);
@@ -218,7 +218,7 @@ mod tests {
                 (settings.lock_duration, settings.stalled_interval, settings.max_stalled_count),
                 (Some(12_000), Some(5_000), Some(1))
             );
-            assert_eq!(event.worker.as_deref(), Some("41877"));
+            assert_eq!(event.worker.as_deref(), Some("api-1/41877"));
         }
         assert_eq!(events[0].queue.as_deref(), Some("pr-review"));
     }

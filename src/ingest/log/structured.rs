@@ -146,6 +146,15 @@ pub fn json_fields(object: &Map<String, Value>) -> Classified {
         let value = specific.chain(generic).find_map(|key| lookup(object, key).and_then(field_text));
         *slot(&mut fields, field) = value;
     }
+    // A process is its host and its pid, as the ledgers write a worker (`api-1/41877`): a pod
+    // restarted keeps its hostname and gets a new pid, and two replicas on one host share the
+    // hostname. Without a `worker` key, pino's `hostname` and `pid` are the worker together.
+    if lookup(object, "worker").is_none() {
+        let text = |key: &str| lookup(object, key).and_then(field_text);
+        if let (Some(host), Some(pid)) = (text("hostname").or_else(|| text("host")), text("pid")) {
+            fields.worker = Some(format!("{host}/{pid}"));
+        }
+    }
     fields
 }
 
