@@ -94,7 +94,7 @@ impl Reader {
         let shown = target.shown();
         let stream = transport::connect(target, &clock).map_err(|failure| {
             let message = match failure.io {
-                Some(kind) if is_timeout(kind) => timed_out(&clock, "to the connection: is the server there?"),
+                Some(kind) if is_timeout(kind) => timed_out(&clock, "the connection"),
                 _ => failure.message,
             };
             remote(&shown, "connect", &message)
@@ -127,7 +127,7 @@ impl Reader {
         let reply = self.send(&request).and_then(|()| self.receive()).map_err(|why| {
             let message = match why {
                 ReadError::Io(error) if is_timeout(error.kind()) => {
-                    timed_out(&self.clock, &format!("to {name}: is this a Redis server, and is it busy?"))
+                    timed_out(&self.clock, &format!("the reply to {name}"))
                 }
                 other => format!("{name}: {other}"),
             };
@@ -196,7 +196,7 @@ impl Reader {
     /// was wrong with the reply.
     fn failed(&self, shown: &str, why: ReadError) -> Error {
         let message = match why {
-            ReadError::Io(error) if is_timeout(error.kind()) => timed_out(&self.clock, "from the server"),
+            ReadError::Io(error) if is_timeout(error.kind()) => timed_out(&self.clock, "the reply"),
             other => other.to_string(),
         };
         self.error(shown, &message)
@@ -259,17 +259,17 @@ fn is_timeout(kind: std::io::ErrorKind) -> bool {
     matches!(kind, std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
 }
 
-/// Which time limit ran out, and what to do about it.
-fn timed_out(clock: &Clock, waiting: &str) -> String {
+/// Which time limit ran out while waiting for `what`, and what to do about it.
+fn timed_out(clock: &Clock, what: &str) -> String {
     let seconds = |d: Duration| d.as_secs_f64();
     match clock.fired() {
         Some(Limit::Deadline) => format!(
-            "the --deadline of {} s passed while waiting {waiting} (the capture ran {:.1} s): nothing was written; raise --deadline for a big queue or a slow server",
+            "the --deadline of {} s passed while waiting for {what} (the capture ran {:.1} s): nothing was written; raise --deadline for a big queue or a slow server",
             seconds(clock.deadline),
             seconds(clock.elapsed())
         ),
         _ => format!(
-            "no answer within the --timeout of {} s {waiting}: a busy server, or raise --timeout",
+            "no answer within the --timeout of {} s (waiting for {what}): is this a Redis server, and is it busy? (or raise --timeout)",
             seconds(clock.timeout)
         ),
     }
