@@ -19,7 +19,7 @@ use std::io::{BufReader, Write};
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::escape::visible;
+use super::escape::{clip, visible};
 use super::resp::{self, ReadError, Reply};
 use super::shape::{Shaped, Wrong};
 use super::target::Target;
@@ -135,9 +135,7 @@ impl Reader {
         })?;
         match reply {
             Reply::Simple(ok) if ok == b"OK" => Ok(()),
-            Reply::Error(refusal) => {
-                Err(self.error("connect", &format!("{name} refused: {}", String::from_utf8_lossy(&refusal))))
-            }
+            Reply::Error(refusal) => Err(self.error("connect", &format!("{name} refused: {}", refused(&refusal)))),
             other => Err(self.error("connect", &format!("{name}: expected +OK, got {}", other.kind()))),
         }
     }
@@ -210,7 +208,7 @@ impl Reader {
         let mut request = Vec::new();
         encode(&mut request, name, args);
         match self.send(&request).and_then(|()| self.receive()) {
-            Ok(Reply::Error(refusal)) => Err(self.error(&shown, &String::from_utf8_lossy(&refusal))),
+            Ok(Reply::Error(refusal)) => Err(self.error(&shown, &refused(&refusal))),
             Ok(reply) => Ok(reply),
             Err(why) => Err(self.failed(&shown, why)),
         }
@@ -245,7 +243,7 @@ impl Reader {
         self.send(&request).map_err(|why| self.failed(&shown_at(0), why))?;
         for i in 0..commands.len() {
             let reply = match self.receive() {
-                Ok(Reply::Error(refusal)) => Err(String::from_utf8_lossy(&refusal).into_owned()),
+                Ok(Reply::Error(refusal)) => Err(refused(&refusal)),
                 Ok(reply) => Ok(reply),
                 Err(why) => return Err(self.failed(&shown_at(i), why)),
             };
@@ -253,6 +251,11 @@ impl Reader {
         }
         Ok(())
     }
+}
+
+/// A server's error reply as a message quotes it: its first 1000 characters.
+fn refused(text: &[u8]) -> String {
+    clip(&String::from_utf8_lossy(text), 1000)
 }
 
 fn is_timeout(kind: std::io::ErrorKind) -> bool {
@@ -285,7 +288,7 @@ fn shown(name: &str, args: &[&str]) -> String {
     let mut text = name.to_string();
     for arg in args.iter().take(3) {
         text.push(' ');
-        text.push_str(arg);
+        text.push_str(&clip(arg, 200));
     }
     if args.len() > 3 {
         text.push_str(" ...");

@@ -24,6 +24,15 @@ pub fn visible(text: &str) -> String {
     out
 }
 
+/// At most `chars` characters of `text`, and how much more there was: a name or a server's text in
+/// a message is shown, never a megabyte of it.
+pub fn clip(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}... ({} bytes in all)", &text[..at], text.len()),
+        None => text.to_string(),
+    }
+}
+
 /// The characters that are not control characters in the C0 sense but still change how the text
 /// around them shows: C1 controls (U+009B is a CSI to some terminals), bidirectional marks,
 /// embeddings, overrides and isolates, zero-width characters, and U+2028/U+2029.
@@ -50,5 +59,11 @@ mod tests {
         assert_eq!(visible("job-\u{202e}gpj.exe"), "job-U+202Egpj.exe");
         assert_eq!(visible("\u{9b}31m\u{200b}\u{feff}"), "U+009B31mU+200BU+FEFF");
         assert_eq!(visible("pr-review ü 日本 🙂"), "pr-review ü 日本 🙂", "printable text is left alone");
+    }
+
+    #[test]
+    fn long_texts_are_clipped_with_their_size() {
+        assert_eq!(clip("bull:q:1", 10), "bull:q:1");
+        assert_eq!(clip("日本日本日本", 2), "日本... (18 bytes in all)");
     }
 }

@@ -320,7 +320,7 @@ fn members(
 
 /// The stream id just after `id` (`<ms>-<seq+1>`): the next page of XRANGE starts there, which
 /// every Redis with streams accepts (the exclusive `(` form needs 6.2).
-fn next_id(id: &str) -> Option<String> {
+pub(crate) fn next_id(id: &str) -> Option<String> {
     let (ms, seq) = id.split_once('-')?;
     let seq: u64 = seq.parse().ok()?;
     Some(match seq.checked_add(1) {
@@ -358,7 +358,7 @@ fn queues_under(reader: &mut Reader, prefix: &str, budget: usize) -> Result<(Vec
             if let Some(queue) = key.strip_prefix(&format!("{prefix}:")).and_then(|k| k.strip_suffix(":meta"))
                 && found.len() < QUEUES_SHOWN
             {
-                found.insert(queue.to_string());
+                found.insert(escape::clip(queue, 100));
             }
         }
         if cursor == "0" {
@@ -457,7 +457,7 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
                 if meta.is_empty() {
                     "and no meta hash".to_string()
                 } else {
-                    format!("meta hash: {}", Json::Object(meta.clone()))
+                    format!("meta hash: {}", escape::clip(&Json::Object(meta.clone()).to_string(), 500))
                 }
             ),
         ));
@@ -719,8 +719,7 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
             }
             let state = state_of.get(&fingerprint(rest)).copied().unwrap_or("unknown");
             *by_state.entry(state).or_default() += 1;
-            let record = json!({"key": key, "id": rest, "state": state, "hash": to_object(&fields)});
-            drop(fields);
+            let record = job_record(key, rest, state, fields);
             jobs_out.write(&record)?;
             jobs_written += 1;
             Ok(())
@@ -871,6 +870,12 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::File::create(path)
         .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
         .map_err(|source| Error::Write { path: path.to_path_buf(), source })
+}
+
+/// The line of `jobs.jsonl` for one job hash: the `hgetall-json` record the jobs reader takes.
+pub fn job_record(key: &str, id: &str, state: &str, fields: Vec<(String, String)>) -> Json {
+    let hash: Map<String, Json> = fields.into_iter().map(|(k, v)| (k, Json::String(v))).collect();
+    json!({"key": key, "id": id, "state": state, "hash": hash})
 }
 
 fn to_object(fields: &[(String, String)]) -> Json {

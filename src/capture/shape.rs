@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value as Json};
 
+use super::escape::clip;
 use super::resp::Reply;
 
 /// A reply of the wrong shape: the message, `expected X, got Y`.
@@ -83,10 +84,16 @@ pub fn time(reply: Reply) -> Shaped<i64> {
     }
 }
 
-/// TYPE: a type name (`hash`, `stream`, `none`, or a module's type).
+/// TYPE: a type name (`hash`, `stream`, `none`, or a module's type: `ReJSON-RL`), at most 64
+/// characters.
 pub fn type_name(reply: Reply) -> Shaped<String> {
+    const EXPECTED: &str = "a type name (string, list, set, zset, hash, stream or none)";
     let mut lossy = false;
-    text(reply, "a type name (string, list, set, zset, hash, stream or none)", &mut lossy)
+    let name = text(reply, EXPECTED, &mut lossy)?;
+    if name.is_empty() || name.len() > 64 || lossy {
+        return Err(Wrong(format!("expected {EXPECTED}, got '{}'", clip(&name, 40))));
+    }
+    Ok(name)
 }
 
 /// SCAN: `[cursor, [key, ...]]`; the cursor is a number in a text (0 at the end).
@@ -98,8 +105,8 @@ pub fn scan(reply: Reply, lossy: &mut bool) -> Shaped<(String, Vec<String>)> {
         return Err(Wrong(format!("expected {EXPECTED}, got {got}")));
     };
     let cursor = text(cursor, "a cursor (a text of digits)", lossy)?;
-    if cursor.is_empty() || !cursor.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(Wrong(format!("expected a cursor (a text of digits), got '{cursor}'")));
+    if cursor.is_empty() || cursor.len() > 20 || !cursor.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Wrong(format!("expected a cursor (a text of digits), got '{}'", clip(&cursor, 40))));
     }
     let keys = texts(keys, "an array of key names", lossy)?;
     Ok((cursor, keys))
@@ -202,7 +209,7 @@ pub fn stream_page(reply: Reply) -> Shaped<Vec<Entry>> {
             let mut lossy = false;
             let id = text(id, "a stream entry's id", &mut lossy)?;
             if super::next_id(&id).is_none() {
-                return Err(Wrong(format!("expected a stream entry's id (<ms>-<seq>), got '{id}'")));
+                return Err(Wrong(format!("expected a stream entry's id (<ms>-<seq>), got '{}'", clip(&id, 40))));
             }
             let fields = pairs(fields, "a stream entry's fields", &mut lossy)?;
             Ok(Entry { id, fields, lossy })
