@@ -236,21 +236,19 @@ fn held(reader: &Reader, command: &str, what: &str, count: usize) -> Result<()> 
     Ok(())
 }
 
-/// What goes into `capture.json` besides its fixed fields, counted as it is gathered, so that the
-/// record stays within what `analyze` reads of one (80 MiB) and memory with it.
+/// What goes into `capture.json` besides its fixed fields, counted as each part comes (a member,
+/// a lock, a scheduler's hash, a key not read), so that the record stays within what `analyze`
+/// reads of one (80 MiB), and memory with it. Past it, the reply that brought the part is refused.
 struct RecordSize(u64);
 
 impl RecordSize {
-    fn add(&mut self, reader: &Reader, command: &str, value: &Json) -> Result<()> {
+    fn add(&mut self, value: &Json) -> shape::Shaped<()> {
         self.0 += json_size(value);
         if self.0 > record::RECORD_MAX_BYTES {
-            return Err(reader.error(
-                command,
-                &format!(
-                    "the capture record (capture.json) would be larger than {}, the most analyze reads of one: too many locks, schedulers or keys that could not be read",
-                    size(record::RECORD_MAX_BYTES)
-                ),
-            ));
+            return Err(shape::Wrong(format!(
+                "the capture record (capture.json) would be larger than {}, the most analyze reads of one: too many locks, schedulers, stalled jobs or keys that could not be read",
+                size(record::RECORD_MAX_BYTES)
+            )));
         }
         Ok(())
     }
@@ -276,14 +274,14 @@ fn members(
     reader: &mut Reader,
     key: &str,
     kind: &str,
-    mut each: impl FnMut(String, Option<i64>) -> Result<()>,
+    mut each: impl FnMut(String, Option<i64>) -> shape::Shaped<()>,
 ) -> Result<usize> {
     let mut lossy = false;
     let mut count = 0usize;
     match kind {
         "set" => {
             for member in reader.ask("SMEMBERS", &[key], |r| shape::texts(r, "an array of members", &mut lossy))? {
-                each(member, None)?;
+                each(member, None).map_err(|wrong| reader.wrong(&format!("SMEMBERS {key}"), &wrong))?;
                 count += 1;
             }
         }
@@ -302,11 +300,12 @@ fn members(
                     reader.ask("ZRANGE", &[key, &start, &to, "WITHSCORES"], |r| shape::scored(r, &mut lossy))?
                 };
                 let read = page.len();
+                let shown = format!("{} {key} {start} {to}", if kind == "list" { "LRANGE" } else { "ZRANGE" });
                 for (member, score) in page {
-                    each(member, score)?;
+                    each(member, score).map_err(|wrong| reader.wrong(&shown, &wrong))?;
                 }
                 count += read;
-                held(reader, &format!("{} {key}", if kind == "list" { "LRANGE" } else { "ZRANGE" }), "members", count)?;
+                held(reader, &shown, "members", count)?;
                 if i64::try_from(read).unwrap_or(i64::MAX) < RANGE_PAGE {
                     break;
                 }
@@ -425,7 +424,7 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
         for (field, value) in fields {
             meta.insert(field, Json::String(value));
         }
-        record_size.add(&reader, &format!("HGETALL {meta_key}"), &Json::Object(meta.clone()))?;
+        record_size.add(&Json::Object(meta.clone())).map_err(|w| reader.wrong(&format!("HGETALL {meta_key}"), &w))?;
     } else if meta_type != "none" {
         not_read.push(json!({"key": meta_key, "why": format!("a {meta_type}, not BullMQ's meta hash")}));
     }
@@ -468,12 +467,13 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
     // The stalled-check bookkeeping: the `stalled` set, the `stalled-check` key and its expiry.
     let stalled_kind =
         state_types.iter().find(|(n, _)| *n == "stalled").map_or("none", |(_, t)| t.as_str()).to_string();
-    let mut stalled: Vec<String> = Vec::new();
+    let mut stalled: Vec<Json> = Vec::new();
     members(&mut reader, &key("stalled"), &stalled_kind, |m, _| {
-        stalled.push(m);
+        let member = Json::String(m);
+        record_size.add(&member)?;
+        stalled.push(member);
         Ok(())
     })?;
-    record_size.add(&reader, &format!("SMEMBERS {}", key("stalled")), &json!(stalled))?;
     let check_key = key("stalled-check");
     let mut check = (None, None);
     let mut lossy = false;
@@ -492,17 +492,18 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
         },
     )?;
     let stalled_check = json!({"key": check_key, "value": check.0, "pttl_ms": check.1});
-    record_size.add(&reader, &format!("GET {check_key}"), &stalled_check)?;
+    record_size.add(&stalled_check).map_err(|w| reader.wrong(&format!("GET {check_key}"), &w))?;
 
     // Job schedulers and repeatable jobs: the `repeat` sorted set (id → next run, epoch ms).
     let repeat_kind = state_types.iter().find(|(n, _)| *n == "repeat").map_or("none", |(_, t)| t.as_str()).to_string();
     let mut repeat: Vec<(String, Option<i64>)> = Vec::new();
     members(&mut reader, &key("repeat"), &repeat_kind, |m, s| {
+        // Each member is in the record twice: in `members`, and with its hash in `hashes`.
+        record_size.add(&json!({"id": m, "next_ms": s}))?;
         repeat.push((m, s));
         Ok(())
     })?;
     let repeat_members: Vec<Json> = repeat.iter().map(|(m, s)| json!({"id": m, "next_ms": s})).collect();
-    record_size.add(&reader, &format!("ZRANGE {}", key("repeat")), &Json::Array(repeat_members.clone()))?;
 
     // The events stream, page by page, written as read.
     let mut events_out = Jsonl::create(&mut staging, "events.jsonl", options.max_record_bytes)?;
@@ -524,7 +525,7 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
             (Some(added), Some(length)) => added.saturating_sub(length).into(),
             _ => Json::Null,
         };
-        record_size.add(&reader, &format!("XINFO STREAM {events_key}"), &stream)?;
+        record_size.add(&stream).map_err(|w| reader.wrong(&format!("XINFO STREAM {events_key}"), &w))?;
         let bar = progress.items("events stream", "entries", length);
         let mut from = options.since.map_or_else(|| "-".to_string(), |t| format!("{}-0", t.timestamp_millis()));
         // Up to the last entry when the capture began: a busy stream has a defined end.
@@ -672,7 +673,7 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
                 Ok(reply) => reply,
                 Err(why) => {
                     let entry = json!({"key": key, "why": why});
-                    record_size.0 += json_size(&entry);
+                    record_size.add(&entry)?;
                     not_read.push(entry);
                     return Ok(());
                 }
@@ -692,7 +693,7 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
                 if let Some(id) = rest.strip_prefix("repeat:") {
                     let next = repeat.iter().find(|(m, _)| m == id).and_then(|(_, s)| *s);
                     let scheduler = json!({"key": key, "id": id, "next_ms": next, "hash": to_object(&fields)});
-                    record_size.0 += json_size(&scheduler);
+                    record_size.add(&scheduler)?;
                     schedulers.push(scheduler);
                 } else {
                     other_count += 1;
@@ -724,7 +725,6 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
             jobs_written += 1;
             Ok(())
         })?;
-        record_size.add(&reader, "HGETALL", &Json::Null)?;
         // Locks: holder token and remaining time, read with Redis' clock in the same round trip.
         if !lock_keys.is_empty() {
             let mut lock_cmds: Vec<(&str, Vec<String>)> = vec![("TIME", vec![])];
@@ -741,10 +741,15 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
                 match (i, reply) {
                     (0, Some(reply)) => now_us = Some(shape::time(reply)?),
                     (0, None) => {}
-                    (i, reply) if i % 2 == 1 => tokens.push(match reply {
-                        Some(reply) => shape::optional_text(reply, "the lock's token (a text) or nil", &mut lossy)?,
-                        None => None,
-                    }),
+                    (i, reply) if i % 2 == 1 => {
+                        let token = match reply {
+                            Some(reply) => shape::optional_text(reply, "the lock's token (a text) or nil", &mut lossy)?,
+                            None => None,
+                        };
+                        // Counted as it comes: a batch of tokens is not held before it is weighed.
+                        record_size.add(&json!(token))?;
+                        tokens.push(token);
+                    }
                     (_, reply) => pttls.push(match reply {
                         Some(reply) => Some(shape::int(&reply, "an integer (milliseconds)")?),
                         None => None,
@@ -771,7 +776,7 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
                     "expires_at": expires,
                     "job_state": state_of.get(&fingerprint(job_id)).copied().unwrap_or("unknown"),
                 });
-                record_size.add(&reader, &format!("GET {key}"), &lock)?;
+                record_size.add(&lock).map_err(|w| reader.wrong(&format!("GET {key}"), &w))?;
                 locks.push(lock);
             }
         }
@@ -792,13 +797,12 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
                 }
                 Err(why) => {
                     let entry = json!({"key": key, "why": why});
-                    record_size.0 += json_size(&entry);
+                    record_size.add(&entry)?;
                     not_read.push(entry);
                 }
             }
             Ok(())
         })?;
-        record_size.add(&reader, "LRANGE", &Json::Null)?;
         if cursor == "0" {
             break;
         }
@@ -996,5 +1000,16 @@ mod tests {
         assert_eq!(size(64 << 20), "64 MiB");
         assert_eq!(size(1536), "1536 bytes");
         assert_eq!(size(2048), "2 KiB");
+    }
+
+    #[test]
+    fn the_record_refuses_a_part_that_takes_it_past_what_analyze_reads() {
+        let mut record = RecordSize(0);
+        let member = Json::String("x".repeat(1 << 20));
+        for _ in 0..79 {
+            record.add(&member).unwrap();
+        }
+        let refused = record.add(&member).unwrap_err().0;
+        assert!(refused.starts_with("the capture record (capture.json) would be larger than 80 MiB"), "{refused}");
     }
 }
