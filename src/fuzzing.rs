@@ -804,7 +804,7 @@ fn capture_shape(which: u8, reply: crate::capture::resp::Reply) -> crate::captur
         }
         6 => {
             for entry in shape::stream_page(reply)? {
-                assert!(crate::capture::next_id(&entry.id).is_some(), "an id that is no stream id: {:?}", entry.id);
+                assert!(crate::capture::id_order(&entry.id).is_some(), "an id that is no stream id: {:?}", entry.id);
                 check_record(&entry.into_record());
             }
         }

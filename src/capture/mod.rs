@@ -53,9 +53,9 @@ const RANGE_PAGE: i64 = 10_000;
 const OTHER_KEYS_SHOWN: usize = 200;
 
 /// Job ids of the state lists, and keys of the queue, that capture holds at most (each as a
-/// 16-byte fingerprint, about 40 bytes with the table's own: 400 MB for both at the ceiling). A
-/// queue that has more is refused rather than read until the machine runs out of memory; so is a
-/// server that keeps sending them.
+/// 16-byte fingerprint: about 40 bytes a job id with its state and 20 a key, with their tables;
+/// some 300 MB for both at the ceiling). A queue that has more is refused rather than read until
+/// the machine runs out of memory; so is a server that keeps sending them.
 pub const MAX_HELD: usize = 5_000_000;
 
 /// Default of `--max-reply-bytes`: what one reply may make capture hold.
@@ -329,7 +329,7 @@ pub(crate) fn next_id(id: &str) -> Option<String> {
 }
 
 /// A stream id as a pair of numbers, to check that XRANGE's pages move forward.
-fn id_order(id: &str) -> Option<(u64, u64)> {
+pub(crate) fn id_order(id: &str) -> Option<(u64, u64)> {
     let (ms, seq) = id.split_once('-')?;
     Some((ms.parse().ok()?, seq.parse().ok()?))
 }

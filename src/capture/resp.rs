@@ -98,8 +98,9 @@ pub enum ReadError {
     /// Not RESP: what was expected, what came, and where in the reply.
     Malformed(String),
     /// More than the budget: `what` names the part that did not fit (`a bulk string of
-    /// 100000000000 bytes`), `limit` the budget in bytes.
-    TooLarge { what: String, limit: u64 },
+    /// 100000000000 bytes`), `limit` the budget in bytes, `read` the bytes of the reply read
+    /// until then (its header included).
+    TooLarge { what: String, limit: u64, read: u64 },
 }
 
 impl std::fmt::Display for ReadError {
@@ -111,9 +112,9 @@ impl std::fmt::Display for ReadError {
                 write!(f, "the server closed the connection in the middle of a reply (after {read} bytes of it)")
             }
             ReadError::Malformed(why) => write!(f, "not a Redis reply: {why}"),
-            ReadError::TooLarge { what, limit } => write!(
+            ReadError::TooLarge { what, limit, read } => write!(
                 f,
-                "the reply is larger than the --max-reply-bytes limit of {} ({what}): refused before reading it; raise --max-reply-bytes if the server is to be trusted with that much",
+                "the reply is larger than the --max-reply-bytes limit of {} ({what}, after {read} bytes of the reply): the rest is not read; raise --max-reply-bytes if the server is to be trusted with that much",
                 crate::capture::size(*limit)
             ),
         }
@@ -131,7 +132,7 @@ struct Budget {
 impl Budget {
     fn take(&mut self, cost: u64, what: impl FnOnce() -> String) -> Result<(), ReadError> {
         if cost > self.left {
-            return Err(ReadError::TooLarge { what: what(), limit: self.limit });
+            return Err(ReadError::TooLarge { what: what(), limit: self.limit, read: self.read });
         }
         self.left -= cost;
         Ok(())
@@ -224,6 +225,7 @@ fn value(input: &mut impl BufRead, budget: &mut Budget, depth: usize) -> Result<
                 return Err(ReadError::TooLarge {
                     what: format!("{name} {count} {}", if per == 2 { "pairs" } else { "items" }),
                     limit: budget.limit,
+                    read: budget.read,
                 });
             }
             let room = usize::try_from(count.min(1024)).unwrap_or(1024);
@@ -391,9 +393,11 @@ mod tests {
         let message = error(b"$100000000000\r\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 64 << 20);
         assert_eq!(
             message,
-            "the reply is larger than the --max-reply-bytes limit of 64 MiB (a bulk string of 100000000000 bytes): refused before reading it; raise --max-reply-bytes if the server is to be trusted with that much"
+            "the reply is larger than the --max-reply-bytes limit of 64 MiB (a bulk string of 100000000000 bytes, after 15 bytes of the reply): the rest is not read; raise --max-reply-bytes if the server is to be trusted with that much"
         );
-        assert!(error(b"*4000000000\r\n", 64 << 20).contains("(an array of 4000000000 items)"));
+        assert!(
+            error(b"*4000000000\r\n", 64 << 20).contains("(an array of 4000000000 items, after 13 bytes of the reply)")
+        );
         // Many small items add up too.
         let many = b"*100\r\n".iter().chain(b":1\r\n".repeat(100).iter()).copied().collect::<Vec<_>>();
         assert!(error(&many, 1000).contains("larger than the --max-reply-bytes limit"), "{}", error(&many, 1000));

@@ -208,7 +208,7 @@ pub fn stream_page(reply: Reply) -> Shaped<Vec<Entry>> {
             };
             let mut lossy = false;
             let id = text(id, "a stream entry's id", &mut lossy)?;
-            if super::next_id(&id).is_none() {
+            if super::id_order(&id).is_none() {
                 return Err(Wrong(format!("expected a stream entry's id (<ms>-<seq>), got '{}'", clip(&id, 40))));
             }
             let fields = pairs(fields, "a stream entry's fields", &mut lossy)?;
@@ -236,6 +236,9 @@ pub fn stream_info(reply: Reply) -> Shaped<Map<String, Json>> {
     };
     let mut lossy = false;
     let mut info = Map::new();
+    if !list.iter().any(|(name, _)| matches!(name, Reply::Bulk(t) | Reply::Simple(t) if t == b"length")) {
+        return Err(Wrong("expected XINFO STREAM's fields to have the stream's length, got none".into()));
+    }
     for (name, value) in list {
         let name = text(name, "a field name of XINFO STREAM", &mut lossy)?;
         let shown = match (name.as_str(), value) {
@@ -300,6 +303,14 @@ mod tests {
         assert_eq!(
             time(Reply::Array(vec![bulk("1"), bulk("2000000")])).unwrap_err().0,
             "expected [seconds, microseconds] (two texts of digits), got an array of 2 items"
+        );
+        assert_eq!(
+            stream_info(Reply::Array(vec![bulk("groups"), Reply::Int(0)])).unwrap_err().0,
+            "expected XINFO STREAM's fields to have the stream's length, got none"
+        );
+        assert_eq!(
+            stream_page(Reply::Array(vec![Reply::Array(vec![bulk("abc-1"), Reply::Array(vec![])])])).unwrap_err().0,
+            "expected a stream entry's id (<ms>-<seq>), got 'abc-1'"
         );
         assert_eq!(
             stream_info(Reply::Array(vec![bulk("length"), bulk("5")])).unwrap_err().0,
