@@ -26,9 +26,13 @@ echo "fuzz targets built in $(($(date +%s) - started)) s"
 for target in $(cargo +nightly fuzz list); do
   # A scratch corpus: the run starts from the committed seeds and adds nothing to them.
   corpus=$(mktemp -d)
+  # capture_reply reads every reply within a ceiling of at most 64 KiB: a process that grows past
+  # 512 MB there has let a server's bytes past the ceilings (issue 34).
+  rss=2048
+  if [[ $target == capture_reply ]]; then rss=512; fi
   echo "fuzzing $target for $seconds s"
   if ! cargo +nightly fuzz run --sanitizer none "$target" "$corpus" "fuzz/seeds/$target" -- \
-    -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 2>"$corpus.log"; then
+    -max_total_time="$seconds" -timeout=30 -rss_limit_mb="$rss" -print_final_stats=1 2>"$corpus.log"; then
     tail -n 60 "$corpus.log" >&2
     echo "fuzzing $target failed: the input is under fuzz/artifacts/$target/ (docs/fuzzing.md: a crash becomes a regression test)" >&2
     exit 1

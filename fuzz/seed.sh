@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seeds="$root/fuzz/seeds"
 fixtures="$root/fixtures"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{ledger,server_log,bullmq_records,bullmq_params,time,rules,lock_plan,case}
+mkdir -p "$seeds"/{ledger,server_log,bullmq_records,bullmq_params,time,rules,lock_plan,case,capture_reply}
 
 # seed TARGET NAME HEADER-BYTES(printf format) SETTINGS FILE
 seed() {
@@ -96,5 +96,52 @@ printf '\x03^(?P<run_id>run-\\d+) started\nrun-1 started\n' >"$seeds/rules/user-
 le64() { printf "$(printf '%016x' "$1" | sed -E 's/(..)(..)(..)(..)(..)(..)(..)(..)/\\x\8\\x\7\\x\6\\x\5\\x\4\\x\3\\x\2\\x\1/')"; }
 { le64 $(( (29999 << 2) )); le64 1; le64 1; le64 1; printf '\x05'; le64 $(( (1759796580000 + 62167219200000) << 1 )); le64 $(( (1200000 + 600000) << 1 )); } >"$seeds/lock_plan/incident"
 { le64 $(( ((1000000000000 - 1) << 2) | 2 )); le64 $(( ((1000000000000 - 1) << 2) | 2 )); le64 $(( ((1000000000000 - 1) << 2) | 2 )); le64 0; printf '\x00'; le64 0; le64 1; le64 1000000000000; } >"$seeds/lock_plan/ceiling"
+
+# Redis replies as capture reads them (src/fuzzing.rs capture_reply): a selector byte (the
+# command in its low 4 bits: 0 TIME, 1 TYPE, 2 SCAN, 3 LRANGE, 4 ZRANGE WITHSCORES, 5 HGETALL,
+# 6 XRANGE, 7 XINFO STREAM, 8 GET, 9 PTTL; bits 4-5 the read buffer: 64 KiB, 1, 3 or 64 bytes;
+# bits 6-7 the reply ceiling: 64 KiB, 1 KiB, 100 bytes, 4 KiB), then RESP as a Redis 7 sends it
+# for a BullMQ queue (the fields of fixtures/bullmq-5.81.5-stalled), and the answers of issue 34.
+bulk() { local LC_ALL=C; printf '$%d\r\n%s\r\n' "${#1}" "$1"; }
+texts() { printf '*%d\r\n' "$#"; for t in "$@"; do bulk "$t"; done; }
+reply() { { printf "$2"; cat; } >"$seeds/capture_reply/$1"; }
+entry() { local id=$1; shift; printf '*2\r\n'; bulk "$id"; texts "$@"; }
+job='repeat:pr-review-sweep:1796028384203'
+page() {
+  printf '*4\r\n'
+  entry 1796028384204-0 event added jobId "$job" name pr-review-sweep
+  entry 1796028384205-0 event active jobId "$job" prev waiting
+  entry 1796028388215-0 event completed jobId "$job" returnvalue '{"runId":"run-174624-a","item":"PR-4401"}' prev active
+  entry 1796028391300-0 event failed jobId "$job" failedReason 'job stalled more than allowable limit' prev active
+}
+job_hash() {
+  texts name pr-review-sweep data '{}' opts '{"repeatJobKey":"pr-review-sweep","attempts":1}' timestamp 1796028384203 \
+    processedOn 1796028384205 finishedOn 1796028388214 atm 1 returnvalue '{"runId":"run-174624-a","item":"PR-4401"}'
+}
+texts 1796028391 000123 | reply time '\x00'
+printf '+hash\r\n' | reply type-hash '\x01'
+printf '+stream\r\n' | reply type-stream-split '\x21'
+{ printf '*2\r\n'; bulk 0; texts bull:pr-review:meta bull:pr-review:events "bull:pr-review:$job" "bull:pr-review:$job:lock"; } | reply scan '\x02'
+texts 'reviewing PR-4401' 'posted 3 comments' | reply job-logs '\x03'
+texts 7 1796028391203 8 1796028398203 | reply zrange-withscores '\x04'
+printf '*1\r\n*2\r\n$1\r\n7\r\n,1796028391203\r\n' | reply zrange-withscores-resp3 '\x04'
+job_hash | reply job-hash '\x05'
+job_hash | reply job-hash-byte-by-byte '\x15'
+printf '%%2\r\n+name\r\n=19\r\ntxt:pr-review-sweep\r\n+timestamp\r\n:1796028384203\r\n' | reply job-hash-resp3 '\x05'
+page | reply xrange-page '\x06'
+page | reply xrange-page-split-in-3 '\x26'
+page | reply xrange-page-past-1-kib '\x46'
+{ printf '*10\r\n'; bulk length; printf ':4\r\n'; bulk first-entry; entry 1796028384204-0 event added jobId "$job"; \
+  bulk last-entry; entry 1796028391300-0 event failed jobId "$job"; bulk entries-added; printf ':39\r\n'; \
+  bulk max-deleted-entry-id; bulk 0-0; } | reply xinfo-stream '\x07'
+bulk "$(printf 'worker-1:\x1b]0;owned\x07\xe2\x80\xae')" | reply get-lock-token-with-escapes '\x08'
+printf '$-1\r\n' | reply get-nil '\x08'
+printf ':25000\r\n' | reply pttl '\x09'
+# Issue 34's answers: a bulk header of 100 GB before bytes without end, a simple string without
+# CRLF, an integer in place of XRANGE's page, an HTTP server's answer.
+{ printf '$100000000000\r\n'; head -c 4096 /dev/zero | tr '\0' x; } | reply bulk-header-100-gb '\x06'
+{ printf '+'; head -c 70000 /dev/zero | tr '\0' x; } | reply simple-string-without-crlf '\x01'
+printf ':42\r\n' | reply integer-in-place-of-xrange '\x06'
+printf 'HTTP/1.1 400 Bad Request\r\n\r\n' | reply not-resp '\x00'
 
 for target in "$seeds"/*; do echo "$(basename "$target"): $(find "$target" -type f | wc -l) seeds"; done

@@ -101,9 +101,18 @@ pub enum Command {
         /// RFC 3339 (2026-10-07T09:50:00+09:00), or a date and time read in UTC.
         #[arg(long, value_name = "TIME")]
         since: Option<String>,
-        /// Seconds to wait for the connection and for each reply.
+        /// Seconds to wait for the connection and for each answer of the server.
         #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
         timeout: f64,
+        /// Seconds the whole capture may take: past them it stops, and writes nothing.
+        #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+        deadline: f64,
+        /// The most one reply may hold (64 MiB): a larger one is refused before the rest of it is read.
+        #[arg(long, value_name = "BYTES", default_value_t = crate::capture::MAX_REPLY_BYTES)]
+        max_reply_bytes: u64,
+        /// The longest line written (16 MiB: the longest analyze reads by default).
+        #[arg(long, value_name = "BYTES", default_value_t = crate::capture::MAX_RECORD_BYTES)]
+        max_record_bytes: u64,
     },
     /// Print the documentation of a finding (or list them all).
     Explain {

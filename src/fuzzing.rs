@@ -32,6 +32,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("rules", rules),
     ("lock_plan", lock_plan),
     ("case", case),
+    ("capture_reply", capture_reply),
 ];
 
 /// The zones a fuzzed source is read in: none declared, UTC, and zones with what makes local time
@@ -730,6 +731,142 @@ fn cell_separators(line: &str) -> usize {
     count
 }
 
+/// What one fuzzed reply may hold, by the selector's top bits: capture's ceilings made small, so
+/// that the fuzzer reaches them.
+const REPLY_CEILINGS: [u64; 4] = [64 << 10, 1 << 10, 100, 4 << 10];
+/// The buffer the replies are read through, by the selector's middle bits: a line or a bulk
+/// string split over many reads, as a slow socket splits them.
+const READ_BUFFERS: [usize; 4] = [1 << 16, 1, 3, 64];
+/// The longest record written, in the target.
+const RECORD_CEILING: u64 = 2 << 10;
+
+/// Redis replies as `capture` reads them: one selector byte (the command whose reply it is, in
+/// its low 4 bits; a read buffer and a ceiling in the others), then the server's bytes. Up to 4
+/// replies are read (`capture::resp`), each within its ceiling, each shaped as the command's
+/// reply (`capture::shape`), and the records made of them written within `RECORD_CEILING`
+/// (`capture::out::write_record`). No panic; what a reply holds is within its ceiling; every
+/// error a message of one line and less than 4 KiB once made visible; every record written is one
+/// line of JSON that reads back as the record, and one too long is refused with its size; a
+/// name that came in a reply is a manifest that TOML reads back.
+pub fn capture_reply(data: &[u8]) {
+    use crate::capture::resp;
+    let (&select, body) = data.split_first().unwrap_or((&0, &[]));
+    let ceiling = REPLY_CEILINGS[usize::from(select >> 6)];
+    let mut input = std::io::BufReader::with_capacity(READ_BUFFERS[usize::from(select >> 4 & 3)], body);
+    for _ in 0..4 {
+        let reply = match resp::read(&mut input, ceiling) {
+            Ok(reply) => reply,
+            Err(error) => {
+                check_capture_message(&error.to_string());
+                return;
+            }
+        };
+        assert!(reply.held() <= ceiling, "a reply holding {} bytes read within {ceiling}", reply.held());
+        if let Err(wrong) = capture_shape(select & 0x0f, reply) {
+            check_capture_message(&wrong.0);
+        }
+        if input.fill_buf().map_or(true, <[u8]>::is_empty) {
+            return;
+        }
+    }
+}
+
+/// Shapes `reply` as the reply of the command `which` chooses, and writes what capture would.
+fn capture_shape(which: u8, reply: crate::capture::resp::Reply) -> crate::capture::shape::Shaped<()> {
+    use crate::capture::shape;
+    let mut lossy = false;
+    match which {
+        0 => {
+            shape::time(reply)?;
+        }
+        1 => check_manifest(&shape::type_name(reply)?),
+        2 => {
+            let (cursor, keys) = shape::scan(reply, &mut lossy)?;
+            assert!(cursor.bytes().all(|b| b.is_ascii_digit()) && !cursor.is_empty(), "cursor {cursor:?}");
+            for key in keys {
+                check_visible(&key);
+            }
+        }
+        3 => {
+            for line in shape::texts(reply, "an array of log lines", &mut lossy)? {
+                check_record(&serde_json::json!({"key": "bull:q:1:logs", "job_id": "1", "lines": [line]}));
+            }
+        }
+        4 => {
+            shape::scored(reply, &mut lossy)?;
+        }
+        5 => {
+            let fields = shape::pairs(reply, "a hash's fields and values", &mut lossy)?;
+            if let Some((name, _)) = fields.first() {
+                check_manifest(name);
+            }
+            check_record(&crate::capture::job_record("bull:q:1", "1", "waiting", fields));
+        }
+        6 => {
+            for entry in shape::stream_page(reply)? {
+                assert!(crate::capture::id_order(&entry.id).is_some(), "an id that is no stream id: {:?}", entry.id);
+                check_record(&entry.into_record());
+            }
+        }
+        7 => {
+            shape::stream_info(reply)?;
+        }
+        8 => {
+            if let Some(text) = shape::optional_text(reply, "a text or nil", &mut lossy)? {
+                check_manifest(&text);
+            }
+        }
+        _ => {
+            shape::int(&reply, "an integer")?;
+        }
+    }
+    Ok(())
+}
+
+/// A record within the ceiling is one line of JSON that reads back as it; a longer one is
+/// refused with its whole size, and no more than the ceiling is written.
+fn check_record(record: &serde_json::Value) {
+    let mut out = Vec::new();
+    match crate::capture::out::write_record(&mut out, record, RECORD_CEILING) {
+        Ok(()) => {
+            assert!(out.len() as u64 <= RECORD_CEILING, "a record of {} bytes written", out.len());
+            assert_eq!(memchr::memchr(b'\n', &out), Some(out.len() - 1), "one line, ended");
+            let back: serde_json::Value = serde_json::from_slice(&out).expect("a record that is JSON");
+            assert_eq!(&back, record, "the record reads back as it was");
+        }
+        Err(crate::capture::out::RecordError::TooLong(size)) => {
+            assert!(size > RECORD_CEILING, "refused at {size} bytes");
+            assert_eq!(out.len() as u64, RECORD_CEILING, "no more than the ceiling written");
+            assert_eq!(size, serde_json::to_vec(record).unwrap().len() as u64 + 1, "its whole size said");
+        }
+        Err(crate::capture::out::RecordError::Io(error)) => panic!("writing to memory failed: {error}"),
+    }
+}
+
+/// A name from the server, as a queue's in the manifest: TOML reads it back, and no control
+/// or hidden character is written, in a value or a comment.
+fn check_manifest(name: &str) {
+    use crate::capture::escape;
+    let text = crate::capture::manifest(name, name, "redis://h:1/0", "2026-12-02T00:00:00Z");
+    let parsed: toml::Value = toml::from_str(&text).unwrap_or_else(|e| panic!("{name:?}: {e}\n{text}"));
+    assert_eq!(parsed["sources"][0]["queue"].as_str(), Some(name), "{text}");
+    assert!(!text.chars().any(|c| (c.is_control() && c != '\n') || escape::hidden(c)), "{text}");
+}
+
+/// A message as capture prints it: one line, short, nothing a terminal acts on.
+fn check_capture_message(message: &str) {
+    let shown = check_visible(message);
+    assert!(shown.len() < 4096, "a message of {} bytes: it quotes too much", shown.len());
+}
+
+/// A server's text made visible holds nothing a terminal acts on, and no line end.
+fn check_visible(text: &str) -> String {
+    use crate::capture::escape;
+    let shown = escape::visible(text);
+    assert!(!shown.chars().any(|c| c.is_control() || escape::hidden(c)), "{shown:?}");
+    shown
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -751,5 +888,23 @@ mod tests {
         let years = super::years_written(b"2026-10-07 x 1759796580000 12345");
         assert!(years.contains(&2026));
         assert_eq!(years.iter().filter(|&&y| y == 2025).count(), 1, "{years:?}");
+    }
+
+    #[test]
+    fn the_capture_reply_seeds_are_the_replies_they_are_named_after() {
+        use crate::capture::{resp, shape};
+        let seed = |name: &str| {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/capture_reply").join(name);
+            let data = std::fs::read(&path).unwrap();
+            resp::read(&mut &data[1..], 64 << 10).unwrap_or_else(|e| panic!("{name}: {e}"))
+        };
+        let page = shape::stream_page(seed("xrange-page")).unwrap();
+        assert_eq!(page.len(), 4);
+        assert_eq!(page[2].fields[2].1, "{\"runId\":\"run-174624-a\",\"item\":\"PR-4401\"}");
+        let mut lossy = false;
+        let hash = shape::pairs(seed("job-hash"), "a hash", &mut lossy).unwrap();
+        assert!(hash.iter().any(|(k, v)| k == "timestamp" && v == "1796028384203"), "{hash:?}");
+        assert!(shape::stream_info(seed("xinfo-stream")).unwrap()["length"] == 4);
+        assert_eq!(shape::time(seed("time")).unwrap(), 1_796_028_391_000_123);
     }
 }

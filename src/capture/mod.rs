@@ -16,22 +16,28 @@
 //! (`SCAN` may return a key twice).
 
 pub mod client;
+pub mod escape;
+pub mod out;
 pub mod record;
+pub mod resp;
+pub mod shape;
+pub mod target;
+pub mod transport;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use redis::Value;
 use serde_json::{Map, Value as Json, json};
 
 use crate::error::{Error, Result};
 use crate::progress::Progress;
 
-use client::{Reader, int, items, pairs, text};
+use client::{Limits, Reader};
+use out::{Jsonl, Staging};
+use target::Target;
 
 /// The capture record's schema: `capture.json` is read by people and programs alike.
 pub const RECORD_SCHEMA: &str = "leasetrace.capture/v1";
@@ -46,6 +52,22 @@ const RANGE_PAGE: i64 = 10_000;
 /// Keys named in the record when they are of no kind capture reads, at most.
 const OTHER_KEYS_SHOWN: usize = 200;
 
+/// Job ids of the state lists, and keys of the queue, that capture holds at most (each as a
+/// 16-byte fingerprint: about 40 bytes a job id with its state and 20 a key, with their tables;
+/// some 300 MB for both at the ceiling). A queue that has more is refused rather than read until
+/// the machine runs out of memory; so is a server that keeps sending them.
+pub const MAX_HELD: usize = 5_000_000;
+
+/// Default of `--max-reply-bytes`: what one reply may make capture hold.
+pub const MAX_REPLY_BYTES: u64 = 64 << 20;
+
+/// Default of `--max-record-bytes`: the longest line capture writes, analyze's default
+/// `--max-line-bytes`, so that every line of a capture is one analyze reads as it is.
+pub const MAX_RECORD_BYTES: u64 = crate::ingest::io::lines::MAX_LINE_BYTES as u64;
+
+/// The most `--max-reply-bytes` and `--max-record-bytes` may be.
+pub const MAX_BYTES_CEILING: u64 = 1 << 30;
+
 /// BullMQ's state lists and sorted sets, with the state `Job.getState()` calls a job in each.
 const STATES: &[(&str, &str)] = &[
     ("active", "active"),
@@ -58,32 +80,52 @@ const STATES: &[(&str, &str)] = &[
     ("failed", "failed"),
 ];
 
+/// `n` bytes for a message: `64 MiB`, `16 KiB`, or `1000 bytes`.
+pub fn size(n: u64) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// What the command line gave, before it is checked.
+pub struct Asked<'a> {
+    pub out: &'a Path,
+    pub url: &'a str,
+    pub queue: &'a str,
+    pub prefix: &'a str,
+    pub max_jobs: Option<u64>,
+    pub since: Option<&'a str>,
+    pub timeout: f64,
+    pub deadline: f64,
+    pub max_reply_bytes: u64,
+    pub max_record_bytes: u64,
+}
+
 /// What the user asked for, validated.
 #[derive(Debug, Clone)]
 pub struct Options {
-    pub url: String,
+    pub target: Target,
     pub queue: String,
     pub prefix: String,
     pub out: PathBuf,
     pub max_jobs: Option<u64>,
     pub since: Option<DateTime<Utc>>,
-    pub timeout: Duration,
+    pub limits: Limits,
+    pub max_record_bytes: u64,
 }
 
 impl Options {
     /// The command line's values, checked before anything is sent to the server.
-    pub fn build(
-        out: &Path,
-        url: &str,
-        queue: &str,
-        prefix: &str,
-        max_jobs: Option<u64>,
-        since: Option<&str>,
-        timeout: f64,
-    ) -> Result<Options> {
+    pub fn build(asked: &Asked) -> Result<Options> {
+        let Asked { out, url, queue, prefix, max_jobs, since, timeout, deadline, .. } = *asked;
         if queue.is_empty() || queue.contains(':') {
             return Err(Error::usage(format!(
-                "--queue '{queue}': a BullMQ queue name is not empty and has no ':' (BullMQ refuses it: 'Queue name cannot contain :')"
+                "--queue '{}': a BullMQ queue name is not empty and has no ':' (BullMQ refuses it: 'Queue name cannot contain :')",
+                escape::visible(queue)
             )));
         }
         if prefix.is_empty() {
@@ -92,6 +134,25 @@ impl Options {
         if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
             return Err(Error::usage(format!("--timeout {timeout}: expected seconds, more than 0 and at most 3600")));
         }
+        if !(deadline.is_finite() && deadline > 0.0 && deadline <= 604_800.0) {
+            return Err(Error::usage(format!(
+                "--deadline {deadline}: expected seconds, more than 0 and at most 604800 (a week)"
+            )));
+        }
+        for (flag, bytes) in
+            [("--max-reply-bytes", asked.max_reply_bytes), ("--max-record-bytes", asked.max_record_bytes)]
+        {
+            if !(1024..=MAX_BYTES_CEILING).contains(&bytes) {
+                return Err(Error::usage(format!("{flag} {bytes}: expected bytes, from 1024 to {MAX_BYTES_CEILING}")));
+            }
+        }
+        let target = Target::parse(url).map_err(|why| {
+            Error::usage(format!(
+                "--redis {}: not a Redis URL ({}): expected redis://[user:password@]host[:port][/db] or rediss://... for TLS",
+                escape::visible(&target::redact(url)),
+                escape::visible(&why)
+            ))
+        })?;
         let since = since
             .map(|text| {
                 crate::time::parse_bound(text)
@@ -103,34 +164,27 @@ impl Options {
             })
             .transpose()?;
         Ok(Options {
-            url: url.to_string(),
+            target,
             queue: queue.to_string(),
             prefix: prefix.to_string(),
             out: out.to_path_buf(),
             max_jobs,
             since,
-            timeout: Duration::from_secs_f64(timeout),
+            limits: Limits {
+                timeout: Duration::from_secs_f64(timeout),
+                deadline: Duration::from_secs_f64(deadline),
+                max_reply_bytes: asked.max_reply_bytes,
+            },
+            max_record_bytes: asked.max_record_bytes,
         })
     }
 }
 
 /// Redis' clock and version at one moment of the capture.
 fn moment(reader: &mut Reader) -> Result<Json> {
-    let time = reader.query("TIME", &[])?;
-    let parts: Vec<i64> = items(&time).iter().filter_map(int).collect();
-    let micros = match parts.as_slice() {
-        [seconds, micros] => seconds * 1_000_000 + micros,
-        _ => {
-            return Err(Error::Remote {
-                target: reader.target().into(),
-                command: "TIME".into(),
-                message: format!("unexpected reply {time:?}"),
-            });
-        }
-    };
-    let info = reader.query("INFO", &["server"])?;
+    let micros = reader.ask("TIME", &[], shape::time)?;
     let mut lossy = false;
-    let info = text(&info, &mut lossy).unwrap_or_default();
+    let info = reader.ask("INFO", &["server"], |r| shape::text(r, "INFO's text", &mut lossy))?;
     let field =
         |name: &str| info.lines().find_map(|l| l.strip_prefix(&format!("{name}:"))).map(|v| v.trim().to_string());
     Ok(json!({
@@ -157,19 +211,78 @@ fn glob_escape(text: &str) -> String {
     out
 }
 
-fn key_type(reader: &mut Reader, key: &str) -> Result<String> {
-    let mut lossy = false;
-    Ok(text(&reader.query("TYPE", &[key])?, &mut lossy).unwrap_or_else(|| "none".into()))
+/// A key or job id as capture holds it to know it again: 16 bytes, whatever its length (two
+/// SipHash passes with different seeds: no two of a queue's keys meet by chance).
+fn fingerprint(text: &str) -> u128 {
+    let half = |seed: u8| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        seed.hash(&mut hasher);
+        text.hash(&mut hasher);
+        hasher.finish()
+    };
+    (u128::from(half(1)) << 64) | u128::from(half(2))
 }
 
-/// The members of a list or sorted set in pages (`LRANGE`/`ZRANGE ... WITHSCORES`), or a set's.
-fn members(reader: &mut Reader, key: &str, kind: &str) -> Result<Vec<(String, Option<i64>)>> {
-    let mut out = Vec::new();
+/// What capture holds by count, each within `MAX_HELD`.
+fn held(reader: &Reader, command: &str, what: &str, count: usize) -> Result<()> {
+    if count > MAX_HELD {
+        return Err(reader.error(
+            command,
+            &format!(
+                "more than {MAX_HELD} {what}: capture holds at most that many (docs/capture.md, Memory); a queue this large, or a server that sends more than it holds"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// What goes into `capture.json` besides its fixed fields, counted as each part comes (a member,
+/// a lock, a scheduler's hash, a key not read), so that the record stays within what `analyze`
+/// reads of one (80 MiB), and memory with it. Past it, the reply that brought the part is refused.
+struct RecordSize(u64);
+
+impl RecordSize {
+    fn add(&mut self, value: &Json) -> shape::Shaped<()> {
+        self.0 += json_size(value);
+        if self.0 > record::RECORD_MAX_BYTES {
+            return Err(shape::Wrong(format!(
+                "the capture record (capture.json) would be larger than {}, the most analyze reads of one: too many locks, schedulers, stalled jobs or keys that could not be read",
+                size(record::RECORD_MAX_BYTES)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// About the bytes `value` takes as JSON (its texts, and a little for each value's punctuation).
+fn json_size(value: &Json) -> u64 {
+    match value {
+        Json::String(text) => text.len() as u64 + 2,
+        Json::Array(items) => items.iter().map(json_size).sum::<u64>() + 2,
+        Json::Object(map) => map.iter().map(|(k, v)| k.len() as u64 + 4 + json_size(v)).sum::<u64>() + 2,
+        _ => 8,
+    }
+}
+
+fn key_type(reader: &mut Reader, key: &str) -> Result<String> {
+    reader.ask("TYPE", &[key], shape::type_name)
+}
+
+/// The members of a list or sorted set in pages (`LRANGE`/`ZRANGE ... WITHSCORES`), or a set's,
+/// each handed to `each` (with its score); at most `MAX_HELD` of them.
+fn members(
+    reader: &mut Reader,
+    key: &str,
+    kind: &str,
+    mut each: impl FnMut(String, Option<i64>) -> shape::Shaped<()>,
+) -> Result<usize> {
     let mut lossy = false;
+    let mut count = 0usize;
     match kind {
         "set" => {
-            for member in items(&reader.query("SMEMBERS", &[key])?) {
-                out.extend(text(member, &mut lossy).map(|m| (m, None)));
+            for member in reader.ask("SMEMBERS", &[key], |r| shape::texts(r, "an array of members", &mut lossy))? {
+                each(member, None).map_err(|wrong| reader.wrong(&format!("SMEMBERS {key}"), &wrong))?;
+                count += 1;
             }
         }
         "list" | "zset" => {
@@ -178,24 +291,21 @@ fn members(reader: &mut Reader, key: &str, kind: &str) -> Result<Vec<(String, Op
                 let to = (from + RANGE_PAGE - 1).to_string();
                 let start = from.to_string();
                 let page = if kind == "list" {
-                    reader.query("LRANGE", &[key, &start, &to])?
+                    reader
+                        .ask("LRANGE", &[key, &start, &to], |r| shape::texts(r, "an array of job ids", &mut lossy))?
+                        .into_iter()
+                        .map(|m| (m, None))
+                        .collect()
                 } else {
-                    reader.query("ZRANGE", &[key, &start, &to, "WITHSCORES"])?
+                    reader.ask("ZRANGE", &[key, &start, &to, "WITHSCORES"], |r| shape::scored(r, &mut lossy))?
                 };
-                let page = items(&page);
-                let before = out.len();
-                if kind == "list" {
-                    out.extend(page.iter().filter_map(|m| text(m, &mut lossy)).map(|m| (m, None)));
-                } else {
-                    for pair in page.chunks(2) {
-                        if let [member, score] = pair {
-                            // BullMQ's scores are epoch ms (or ms × 0x1000 + a counter for `delayed`): integers.
-                            let score = text(score, &mut lossy).and_then(|s| s.parse().ok());
-                            out.extend(text(member, &mut lossy).map(|m| (m, score)));
-                        }
-                    }
+                let read = page.len();
+                let shown = format!("{} {key} {start} {to}", if kind == "list" { "LRANGE" } else { "ZRANGE" });
+                for (member, score) in page {
+                    each(member, score).map_err(|wrong| reader.wrong(&shown, &wrong))?;
                 }
-                let read = out.len() - before;
+                count += read;
+                held(reader, &shown, "members", count)?;
                 if i64::try_from(read).unwrap_or(i64::MAX) < RANGE_PAGE {
                     break;
                 }
@@ -204,12 +314,12 @@ fn members(reader: &mut Reader, key: &str, kind: &str) -> Result<Vec<(String, Op
         }
         _ => {}
     }
-    Ok(out)
+    Ok(count)
 }
 
 /// The stream id just after `id` (`<ms>-<seq+1>`): the next page of XRANGE starts there, which
 /// every Redis with streams accepts (the exclusive `(` form needs 6.2).
-fn next_id(id: &str) -> Option<String> {
+pub(crate) fn next_id(id: &str) -> Option<String> {
     let (ms, seq) = id.split_once('-')?;
     let seq: u64 = seq.parse().ok()?;
     Some(match seq.checked_add(1) {
@@ -218,35 +328,10 @@ fn next_id(id: &str) -> Option<String> {
     })
 }
 
-fn create(path: &Path) -> Result<BufWriter<File>> {
-    File::create(path).map(BufWriter::new).map_err(|source| Error::Write { path: path.to_path_buf(), source })
-}
-
-fn write_line(out: &mut BufWriter<File>, path: &Path, value: &Json) -> Result<()> {
-    serde_json::to_writer(&mut *out, value)
-        .map_err(std::io::Error::from)
-        .and_then(|()| out.write_all(b"\n"))
-        .map_err(|source| Error::Write { path: path.to_path_buf(), source })
-}
-
-fn finish(mut out: BufWriter<File>, path: &Path) -> Result<()> {
-    out.flush().map_err(|source| Error::Write { path: path.to_path_buf(), source })
-}
-
-/// The folder must be new or empty: a capture never mixes with, or overwrites, other evidence.
-fn prepare_folder(out: &Path) -> Result<()> {
-    if out.exists() {
-        let empty =
-            std::fs::read_dir(out).map_err(|source| Error::Io { path: out.to_path_buf(), source })?.next().is_none();
-        if !empty {
-            return Err(Error::usage(format!(
-                "{}: the folder is not empty: capture writes into a new or empty folder (it never overwrites evidence)",
-                out.display()
-            )));
-        }
-        return Ok(());
-    }
-    std::fs::create_dir_all(out).map_err(|source| Error::Write { path: out.to_path_buf(), source })
+/// A stream id as a pair of numbers, to check that XRANGE's pages move forward.
+pub(crate) fn id_order(id: &str) -> Option<(u64, u64)> {
+    let (ms, seq) = id.split_once('-')?;
+    Some((ms.parse().ok()?, seq.parse().ok()?))
 }
 
 /// What the capture found, for the summary printed on stdout.
@@ -254,22 +339,25 @@ pub struct Outcome {
     pub summary: String,
 }
 
+/// Names of queues shown in the message of a wrong queue name, at most.
+const QUEUES_SHOWN: usize = 50;
+
 /// The queues under `prefix` that have a meta hash, for the message of a wrong queue name: one
 /// pass of SCAN over at most `budget` calls (a big keyspace is not walked whole for a message).
 fn queues_under(reader: &mut Reader, prefix: &str, budget: usize) -> Result<(Vec<String>, bool)> {
     let pattern = format!("{}:*:meta", glob_escape(prefix));
     let mut cursor = "0".to_string();
-    let mut found = std::collections::BTreeSet::new();
+    let mut found = BTreeSet::new();
     let mut lossy = false;
     for _ in 0..budget {
-        let reply = reader.query("SCAN", &[&cursor, "MATCH", &pattern, "COUNT", "1000"])?;
-        let parts = items(&reply);
-        cursor = parts.first().and_then(|c| text(c, &mut lossy)).unwrap_or_else(|| "0".into());
-        for key in parts.get(1).map(items).unwrap_or_default() {
-            if let Some(key) = text(key, &mut lossy)
-                && let Some(queue) = key.strip_prefix(&format!("{prefix}:")).and_then(|k| k.strip_suffix(":meta"))
+        let (next, keys) =
+            reader.ask("SCAN", &[&cursor, "MATCH", &pattern, "COUNT", "1000"], |r| shape::scan(r, &mut lossy))?;
+        cursor = next;
+        for key in keys {
+            if let Some(queue) = key.strip_prefix(&format!("{prefix}:")).and_then(|k| k.strip_suffix(":meta"))
+                && found.len() < QUEUES_SHOWN
             {
-                found.insert(queue.to_string());
+                found.insert(escape::clip(queue, 100));
             }
         }
         if cursor == "0" {
@@ -280,7 +368,9 @@ fn queues_under(reader: &mut Reader, prefix: &str, budget: usize) -> Result<(Vec
 }
 
 pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
-    let (mut reader, auth) = client::Reader::connect(&options.url, options.timeout)?;
+    // Before connecting: a capture that cannot be written is not taken.
+    out::check(&options.out)?;
+    let mut reader = Reader::connect(&options.target, options.limits)?;
     let base = format!("{}:{}", options.prefix, options.queue);
     let key = |name: &str| format!("{base}:{name}");
     let start = moment(&mut reader)?;
@@ -303,43 +393,44 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
                 options.prefix
             )
         } else {
-            format!("queues under the prefix '{}'{searched}: {}", options.prefix, queues.join(", "))
+            let more = if queues.len() >= QUEUES_SHOWN { ", ..." } else { "" };
+            format!("queues under the prefix '{}'{searched}: {}{more}", options.prefix, queues.join(", "))
         };
-        return Err(Error::Remote {
-            target: reader.target().into(),
-            command: format!("TYPE {meta_key}"),
-            message: format!(
+        return Err(reader.error(
+            &format!("TYPE {meta_key}"),
+            &format!(
                 "no BullMQ queue '{}' here: none of its keys ({meta_key}, {events_key}, {base}:wait, ...) exists; {found}",
                 options.queue
             ),
-        });
+        ));
     }
     if events_type != "none" && events_type != "stream" {
-        return Err(Error::Remote {
-            target: reader.target().into(),
-            command: format!("TYPE {events_key}"),
-            message: format!(
-                "{events_key} is a {events_type}, not a stream: not a BullMQ queue's events (another --prefix?)"
-            ),
-        });
+        return Err(reader.error(
+            &format!("TYPE {events_key}"),
+            &format!("{events_key} is a {events_type}, not a stream: not a BullMQ queue's events (another --prefix?)"),
+        ));
     }
 
     let mut not_read: Vec<Json> = Vec::new();
     let mut lossy_keys: Vec<String> = Vec::new();
+    let mut record_size = RecordSize(0);
 
     // The meta hash: BullMQ's version as last written, maxLenEvents, concurrency settings.
     let mut meta = Map::new();
     if meta_type == "hash" {
         let mut lossy = false;
-        for (field, value) in pairs(&reader.query("HGETALL", &[&meta_key])?, &mut lossy) {
+        let fields = reader
+            .ask("HGETALL", &[&meta_key], |r| shape::pairs(r, "the meta hash's fields and values", &mut lossy))?;
+        for (field, value) in fields {
             meta.insert(field, Json::String(value));
         }
+        record_size.add(&Json::Object(meta.clone())).map_err(|w| reader.wrong(&format!("HGETALL {meta_key}"), &w))?;
     } else if meta_type != "none" {
         not_read.push(json!({"key": meta_key, "why": format!("a {meta_type}, not BullMQ's meta hash")}));
     }
 
-    // The state lists and sets: each job's state, and the counts for the record.
-    let mut state_of: HashMap<String, &'static str> = HashMap::new();
+    // The state lists and sets: each job's state (by its id's fingerprint), and the counts.
+    let mut state_of: HashMap<u128, &'static str> = HashMap::new();
     let mut states = Map::new();
     for &(name, state) in STATES {
         let kind = state_types.iter().find(|(n, _)| *n == name).map_or("none", |(_, t)| t.as_str());
@@ -348,75 +439,78 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
             not_read.push(json!({"key": key, "why": format!("a {kind}, not a list or sorted set")}));
             continue;
         }
-        let list = members(&mut reader, &key, kind)?;
-        for (id, _) in &list {
+        let count = members(&mut reader, &key, kind, |id, _| {
             // A job in two places (it moves while we read) keeps the first, the earlier state.
-            state_of.entry(id.clone()).or_insert(state);
-        }
-        states.insert(name.to_string(), json!({"key": key, "type": kind, "count": list.len()}));
+            state_of.entry(fingerprint(&id)).or_insert(state);
+            Ok(())
+        })?;
+        held(&reader, &format!("LRANGE/ZRANGE {key}"), "job ids in the state lists", state_of.len())?;
+        states.insert(name.to_string(), json!({"key": key, "type": kind, "count": count}));
     }
     if state_of.is_empty() && events_type == "none" {
-        return Err(Error::Remote {
-            target: reader.target().into(),
-            command: format!("TYPE {events_key}"),
-            message: format!(
+        return Err(reader.error(
+            &format!("TYPE {events_key}"),
+            &format!(
                 "queue '{}' holds nothing to capture: no events stream and no job in any state list ({})",
                 options.queue,
                 if meta.is_empty() {
                     "and no meta hash".to_string()
                 } else {
-                    format!("meta hash: {}", Json::Object(meta.clone()))
+                    format!("meta hash: {}", escape::clip(&Json::Object(meta.clone()).to_string(), 500))
                 }
             ),
-        });
+        ));
     }
 
-    prepare_folder(&options.out)?;
+    let mut staging = Staging::begin(&options.out)?;
 
     // The stalled-check bookkeeping: the `stalled` set, the `stalled-check` key and its expiry.
     let stalled_kind =
         state_types.iter().find(|(n, _)| *n == "stalled").map_or("none", |(_, t)| t.as_str()).to_string();
-    let stalled: Vec<String> =
-        members(&mut reader, &key("stalled"), &stalled_kind)?.into_iter().map(|(m, _)| m).collect();
+    let mut stalled: Vec<Json> = Vec::new();
+    members(&mut reader, &key("stalled"), &stalled_kind, |m, _| {
+        let member = Json::String(m);
+        record_size.add(&member)?;
+        stalled.push(member);
+        Ok(())
+    })?;
     let check_key = key("stalled-check");
-    let check =
-        reader.pipeline(&[("GET", vec![check_key.clone()]), ("PTTL", vec![check_key.clone()]), ("TIME", vec![])])?;
+    let mut check = (None, None);
     let mut lossy = false;
-    let stalled_check = json!({
-        "key": check_key,
-        "value": check.first().and_then(|r| r.as_ref().ok()).and_then(|v| text(v, &mut lossy)),
-        "pttl_ms": check.get(1).and_then(|r| r.as_ref().ok()).and_then(int),
-    });
+    reader.pipeline(
+        &[("GET", vec![check_key.clone()]), ("PTTL", vec![check_key.clone()]), ("TIME", vec![])],
+        |i, reply| {
+            let Ok(reply) = reply else { return Ok(()) };
+            match i {
+                0 => check.0 = shape::optional_text(reply, "a text or nil", &mut lossy)?,
+                1 => check.1 = Some(shape::int(&reply, "an integer (milliseconds)")?),
+                _ => {
+                    shape::time(reply)?;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    let stalled_check = json!({"key": check_key, "value": check.0, "pttl_ms": check.1});
+    record_size.add(&stalled_check).map_err(|w| reader.wrong(&format!("GET {check_key}"), &w))?;
 
     // Job schedulers and repeatable jobs: the `repeat` sorted set (id → next run, epoch ms).
     let repeat_kind = state_types.iter().find(|(n, _)| *n == "repeat").map_or("none", |(_, t)| t.as_str()).to_string();
-    let repeat: Vec<(String, Option<i64>)> = members(&mut reader, &key("repeat"), &repeat_kind)?;
+    let mut repeat: Vec<(String, Option<i64>)> = Vec::new();
+    members(&mut reader, &key("repeat"), &repeat_kind, |m, s| {
+        // Each member is in the record twice: in `members`, and with its hash in `hashes`.
+        record_size.add(&json!({"id": m, "next_ms": s}))?;
+        repeat.push((m, s));
+        Ok(())
+    })?;
+    let repeat_members: Vec<Json> = repeat.iter().map(|(m, s)| json!({"id": m, "next_ms": s})).collect();
 
     // The events stream, page by page, written as read.
-    let events_path = options.out.join("events.jsonl");
-    let mut events_out = create(&events_path)?;
+    let mut events_out = Jsonl::create(&mut staging, "events.jsonl", options.max_record_bytes)?;
     let mut stream = json!({"key": events_key, "file": "events.jsonl", "exists": events_type == "stream"});
     let mut captured = 0u64;
     if events_type == "stream" {
-        let info = reader.query("XINFO", &["STREAM", &events_key])?;
-        let mut info_map = Map::new();
-        let mut lossy = false;
-        for pair in items(&info).chunks(2) {
-            if let [name, value] = pair
-                && let Some(name) = text(name, &mut lossy)
-            {
-                let shown = match value {
-                    Value::Array(entry) if !entry.is_empty() => {
-                        entry.first().and_then(|id| text(id, &mut lossy)).map_or(Json::Null, Json::String)
-                    }
-                    Value::Nil => Json::Null,
-                    other => {
-                        int(other).map_or_else(|| text(other, &mut lossy).map_or(Json::Null, Json::String), Json::from)
-                    }
-                };
-                info_map.insert(name, shown);
-            }
-        }
+        let info_map = reader.ask("XINFO", &["STREAM", &events_key], shape::stream_info)?;
         let length = info_map.get("length").and_then(Json::as_u64);
         let last = info_map.get("last-entry").and_then(Json::as_str).map(str::to_string);
         stream["length"] = length.into();
@@ -431,35 +525,66 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
             (Some(added), Some(length)) => added.saturating_sub(length).into(),
             _ => Json::Null,
         };
+        record_size.add(&stream).map_err(|w| reader.wrong(&format!("XINFO STREAM {events_key}"), &w))?;
         let bar = progress.items("events stream", "entries", length);
         let mut from = options.since.map_or_else(|| "-".to_string(), |t| format!("{}-0", t.timestamp_millis()));
         // Up to the last entry when the capture began: a busy stream has a defined end.
         let to = last.unwrap_or_else(|| "+".into());
         let count = PAGE.to_string();
         let (mut first_read, mut last_read) = (None::<String>, None::<String>);
+        let mut lossy_entries = 0u64;
         loop {
-            let page = reader.query("XRANGE", &[&events_key, &from, &to, "COUNT", &count])?;
-            let entries = items(&page);
+            let args = [events_key.as_str(), &from, &to, "COUNT", &count];
+            let shown = format!("XRANGE {events_key} {from} {to} COUNT {count}");
+            let entries = reader.ask("XRANGE", &args, shape::stream_page)?;
+            let read = entries.len();
+            if read > PAGE {
+                return Err(
+                    reader.error(&shown, &format!("{read} entries in a page of at most {PAGE}: not Redis' XRANGE"))
+                );
+            }
             for entry in entries {
-                let parts = items(entry);
-                let Some(id) = parts.first().and_then(|id| text(id, &mut lossy)) else { continue };
-                let mut entry_lossy = false;
-                let mut fields = Map::new();
-                for (field, value) in pairs(parts.get(1).unwrap_or(&Value::Nil), &mut entry_lossy) {
-                    fields.insert(field, Json::String(value));
+                // Each page moves forward, within the range asked, and never past the length
+                // XINFO gave: a server that repeats itself does not make capture loop for ever.
+                let order = id_order(&entry.id);
+                let after_last = last_read.as_deref().and_then(id_order);
+                if after_last.is_some_and(|last| order <= Some(last)) {
+                    return Err(reader.error(
+                        &shown,
+                        &format!(
+                            "entry {} after {}: XRANGE's entries are in order of their ids",
+                            entry.id,
+                            last_read.as_deref().unwrap_or_default()
+                        ),
+                    ));
                 }
-                if entry_lossy {
-                    lossy_keys.push(format!("{events_key} {id}"));
+                captured += 1;
+                if length.is_some_and(|length| captured > length) {
+                    return Err(reader.error(
+                        &shown,
+                        &format!(
+                            "more entries than the {} XINFO STREAM gave as the stream's length",
+                            length.unwrap_or_default()
+                        ),
+                    ));
                 }
-                write_line(&mut events_out, &events_path, &json!({"id": id, "fields": fields}))?;
+                if entry.lossy {
+                    lossy_entries += 1;
+                    if lossy_keys.len() < OTHER_KEYS_SHOWN {
+                        lossy_keys.push(format!("{events_key} {}", entry.id));
+                    }
+                }
+                let id = entry.id.clone();
+                events_out
+                    .write(&entry.into_record())
+                    .map_err(|stop| reader.stopped(&format!("XRANGE {events_key} (entry {id})"), stop))?;
                 first_read.get_or_insert_with(|| id.clone());
                 last_read = Some(id);
-                captured += 1;
             }
             if let Some(bar) = &bar {
-                bar.add(entries.len() as u64);
+                bar.add(read as u64);
             }
-            match (&last_read, entries.len()) {
+            match (&last_read, read) {
                 (Some(last), n) if n == PAGE => from = next_id(last).unwrap_or_else(|| "+".into()),
                 _ => break,
             }
@@ -467,21 +592,22 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
                 break;
             }
         }
+        if lossy_entries > lossy_keys.len() as u64 {
+            lossy_keys.push(format!("{events_key}: {lossy_entries} entries in all"));
+        }
         stream["captured"] = captured.into();
         stream["captured_first_id"] = first_read.into();
         stream["captured_last_id"] = last_read.into();
     } else {
         stream["captured"] = 0.into();
     }
-    finish(events_out, &events_path)?;
+    events_out.finish()?;
     stream["max_len_events"] = meta.get("opts.maxLenEvents").cloned().unwrap_or(Json::Null);
 
     // Every key of the queue: SCAN, TYPE in batches, then each kind read in batches.
-    let jobs_path = options.out.join("jobs.jsonl");
-    let logs_path = options.out.join("job-logs.jsonl");
-    let mut jobs_out = create(&jobs_path)?;
-    let mut logs_out = create(&logs_path)?;
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut jobs_out = Jsonl::create(&mut staging, "jobs.jsonl", options.max_record_bytes)?;
+    let mut logs_out = Jsonl::create(&mut staging, "job-logs.jsonl", options.max_record_bytes)?;
+    let mut seen: HashSet<u128> = HashSet::new();
     let mut by_type: BTreeMap<String, u64> = BTreeMap::new();
     let mut by_state: BTreeMap<&str, u64> = BTreeMap::new();
     let mut locks: Vec<Json> = Vec::new();
@@ -495,28 +621,34 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
     let bar = progress.items("keys of the queue", "keys", None);
     let mut cursor = "0".to_string();
     loop {
-        let reply = reader.query("SCAN", &[&cursor, "MATCH", &pattern, "COUNT", &PAGE.to_string()])?;
-        let parts = items(&reply);
         let mut lossy = false;
-        cursor = parts.first().and_then(|c| text(c, &mut lossy)).unwrap_or_else(|| "0".into());
-        let batch: Vec<String> = parts
-            .get(1)
-            .map(items)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|k| text(k, &mut lossy))
-            .filter(|k| seen.insert(k.clone()))
-            .collect();
+        let scan_args = [cursor.as_str(), "MATCH", &pattern, "COUNT", &PAGE.to_string()];
+        let (next, keys) = reader.ask("SCAN", &scan_args, |r| shape::scan(r, &mut lossy))?;
+        let scan_shown = format!("SCAN {cursor} MATCH {pattern}");
+        cursor = next;
+        let batch: Vec<String> = keys.into_iter().filter(|k| seen.insert(fingerprint(k))).collect();
+        held(&reader, &scan_shown, "keys of the queue", seen.len())?;
         if let Some(bar) = &bar {
             bar.add(batch.len() as u64);
         }
-        let types = reader.pipeline(&batch.iter().map(|k| ("TYPE", vec![k.clone()])).collect::<Vec<_>>())?;
+        let mut kinds = Vec::with_capacity(batch.len());
+        reader.pipeline(&batch.iter().map(|k| ("TYPE", vec![k.clone()])).collect::<Vec<_>>(), |_, reply| {
+            kinds.push(match reply {
+                Ok(reply) => shape::type_name(reply)?,
+                Err(_) => "unknown".to_string(),
+            });
+            Ok(())
+        })?;
         let mut hashes = Vec::new();
         let mut lock_keys = Vec::new();
         let mut log_keys = Vec::new();
-        for (key, kind) in batch.iter().zip(types) {
-            let kind = kind.ok().and_then(|v| text(&v, &mut lossy)).unwrap_or_else(|| "unknown".into());
-            *by_type.entry(kind.clone()).or_default() += 1;
+        for (key, kind) in batch.iter().zip(kinds) {
+            // Type names are the server's: a module's, or nonsense from a server that is not Redis.
+            if by_type.len() < 64 || by_type.contains_key(&kind) {
+                *by_type.entry(kind.clone()).or_default() += 1;
+            } else {
+                *by_type.entry("(other types)".into()).or_default() += 1;
+            }
             let rest = &key[prefix_len.min(key.len())..];
             match kind.as_str() {
                 "hash" if rest != "meta" => hashes.push(key.clone()),
@@ -535,37 +667,41 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
                 }
             }
         }
-        let replies = reader.pipeline(&hashes.iter().map(|k| ("HGETALL", vec![k.clone()])).collect::<Vec<_>>())?;
-        for (key, reply) in hashes.iter().zip(replies) {
+        reader.pipeline(&hashes.iter().map(|k| ("HGETALL", vec![k.clone()])).collect::<Vec<_>>(), |i, reply| {
+            let key = &hashes[i];
             let reply = match reply {
                 Ok(reply) => reply,
                 Err(why) => {
-                    not_read.push(json!({"key": key, "why": why}));
-                    continue;
+                    let entry = json!({"key": key, "why": why});
+                    record_size.add(&entry)?;
+                    not_read.push(entry);
+                    return Ok(());
                 }
             };
             let mut key_lossy = false;
-            let fields = pairs(&reply, &mut key_lossy);
-            if key_lossy {
+            let fields = shape::pairs(reply, "a hash's fields and values", &mut key_lossy)?;
+            if key_lossy && lossy_keys.len() < OTHER_KEYS_SHOWN {
                 lossy_keys.push(key.clone());
             }
             let rest = &key[prefix_len.min(key.len())..];
             let has = |name: &str| fields.iter().any(|(k, v)| k == name && !v.is_empty());
             if fields.is_empty() {
-                continue; // removed between TYPE and HGETALL
+                return Ok(()); // removed between TYPE and HGETALL
             }
             // BullMQ writes `name` and `timestamp` into every job hash (as the jobs reader decides).
             if !fields.iter().any(|(k, _)| k == "name") || !has("timestamp") {
                 if let Some(id) = rest.strip_prefix("repeat:") {
                     let next = repeat.iter().find(|(m, _)| m == id).and_then(|(_, s)| *s);
-                    schedulers.push(json!({"key": key, "id": id, "next_ms": next, "hash": to_object(&fields)}));
+                    let scheduler = json!({"key": key, "id": id, "next_ms": next, "hash": to_object(&fields)});
+                    record_size.add(&scheduler)?;
+                    schedulers.push(scheduler);
                 } else {
                     other_count += 1;
                     if other_keys.len() < OTHER_KEYS_SHOWN {
                         other_keys.push(format!("{key} (hash)"));
                     }
                 }
-                continue;
+                return Ok(());
             }
             if let Some(since) = options.since {
                 let latest = ["finishedOn", "processedOn", "timestamp"]
@@ -575,78 +711,105 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
                     .unwrap_or(i64::MIN);
                 if latest < since.timestamp_millis() {
                     before_since += 1;
-                    continue;
+                    return Ok(());
                 }
             }
             if options.max_jobs.is_some_and(|max| jobs_written >= max) {
                 beyond_max += 1;
-                continue;
+                return Ok(());
             }
-            let state = state_of.get(rest).copied().unwrap_or("unknown");
+            let state = state_of.get(&fingerprint(rest)).copied().unwrap_or("unknown");
             *by_state.entry(state).or_default() += 1;
-            write_line(
-                &mut jobs_out,
-                &jobs_path,
-                &json!({"key": key, "id": rest, "state": state, "hash": to_object(&fields)}),
-            )?;
+            let record = job_record(key, rest, state, fields);
+            jobs_out.write(&record)?;
             jobs_written += 1;
-        }
+            Ok(())
+        })?;
         // Locks: holder token and remaining time, read with Redis' clock in the same round trip.
-        let mut lock_cmds: Vec<(&str, Vec<String>)> = vec![("TIME", vec![])];
-        for key in &lock_keys {
-            lock_cmds.push(("GET", vec![key.clone()]));
-            lock_cmds.push(("PTTL", vec![key.clone()]));
-        }
         if !lock_keys.is_empty() {
-            let replies = reader.pipeline(&lock_cmds)?;
-            let now_us = replies
-                .first()
-                .and_then(|r| r.as_ref().ok())
-                .map(|t| items(t).iter().filter_map(int).collect::<Vec<_>>())
-                .and_then(|p| (p.len() == 2).then(|| p[0] * 1_000_000 + p[1]));
-            for (i, key) in lock_keys.iter().enumerate() {
-                let token = replies.get(1 + 2 * i).and_then(|r| r.as_ref().ok()).and_then(|v| text(v, &mut lossy));
-                let pttl = replies.get(2 + 2 * i).and_then(|r| r.as_ref().ok()).and_then(int);
+            let mut lock_cmds: Vec<(&str, Vec<String>)> = vec![("TIME", vec![])];
+            for key in &lock_keys {
+                lock_cmds.push(("GET", vec![key.clone()]));
+                lock_cmds.push(("PTTL", vec![key.clone()]));
+            }
+            let mut now_us = None;
+            let mut tokens: Vec<Option<String>> = Vec::with_capacity(lock_keys.len());
+            let mut pttls: Vec<Option<i64>> = Vec::with_capacity(lock_keys.len());
+            let mut lossy = false;
+            reader.pipeline(&lock_cmds, |i, reply| {
+                let reply = reply.ok();
+                match (i, reply) {
+                    (0, Some(reply)) => now_us = Some(shape::time(reply)?),
+                    (0, None) => {}
+                    (i, reply) if i % 2 == 1 => {
+                        let token = match reply {
+                            Some(reply) => shape::optional_text(reply, "the lock's token (a text) or nil", &mut lossy)?,
+                            None => None,
+                        };
+                        // Counted as it comes: a batch of tokens is not held before it is weighed.
+                        record_size.add(&json!(token))?;
+                        tokens.push(token);
+                    }
+                    (_, reply) => pttls.push(match reply {
+                        Some(reply) => Some(shape::int(&reply, "an integer (milliseconds)")?),
+                        None => None,
+                    }),
+                }
+                Ok(())
+            })?;
+            for ((key, token), pttl) in lock_keys.iter().zip(tokens).zip(pttls) {
                 let job_id = key[prefix_len.min(key.len())..].strip_suffix(":lock").unwrap_or_default();
                 let expires = match (now_us, pttl) {
-                    (Some(now), Some(ms)) if ms >= 0 => DateTime::from_timestamp_micros(now + ms * 1000)
+                    (Some(now), Some(ms)) if ms >= 0 => ms
+                        .checked_mul(1000)
+                        .and_then(|us| now.checked_add(us))
+                        .and_then(DateTime::from_timestamp_micros)
                         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
                     _ => None,
                 };
-                locks.push(json!({
+                let lock = json!({
                     "key": key,
                     "job_id": job_id,
                     "token": token,
                     "pttl_ms": pttl,
                     "read_at_redis_time_us": now_us,
                     "expires_at": expires,
-                    "job_state": state_of.get(job_id).copied().unwrap_or("unknown"),
-                }));
+                    "job_state": state_of.get(&fingerprint(job_id)).copied().unwrap_or("unknown"),
+                });
+                record_size.add(&lock).map_err(|w| reader.wrong(&format!("GET {key}"), &w))?;
+                locks.push(lock);
             }
         }
         // Job logs (`Job.log`), each list whole.
-        let replies = reader.pipeline(
-            &log_keys.iter().map(|k| ("LRANGE", vec![k.clone(), "0".into(), "-1".into()])).collect::<Vec<_>>(),
-        )?;
-        for (key, reply) in log_keys.iter().zip(replies) {
+        let log_cmds: Vec<(&str, Vec<String>)> =
+            log_keys.iter().map(|k| ("LRANGE", vec![k.clone(), "0".into(), "-1".into()])).collect();
+        reader.pipeline(&log_cmds, |i, reply| {
+            let key = &log_keys[i];
             match reply {
                 Ok(reply) => {
-                    let lines: Vec<String> = items(&reply).iter().filter_map(|l| text(l, &mut lossy)).collect();
+                    let mut lossy = false;
+                    let lines = shape::texts(reply, "an array of log lines", &mut lossy)?;
                     let job_id = key[prefix_len.min(key.len())..].strip_suffix(":logs").unwrap_or_default();
                     log_jobs += 1;
                     log_lines += lines.len() as u64;
-                    write_line(&mut logs_out, &logs_path, &json!({"key": key, "job_id": job_id, "lines": lines}))?;
+                    let record = json!({"key": key, "job_id": job_id, "lines": lines});
+                    logs_out.write(&record)?;
                 }
-                Err(why) => not_read.push(json!({"key": key, "why": why})),
+                Err(why) => {
+                    let entry = json!({"key": key, "why": why});
+                    record_size.add(&entry)?;
+                    not_read.push(entry);
+                }
             }
-        }
+            Ok(())
+        })?;
         if cursor == "0" {
             break;
         }
     }
     drop(bar);
-    finish(jobs_out, &jobs_path)?;
-    finish(logs_out, &logs_path)?;
+    jobs_out.finish()?;
+    logs_out.finish()?;
     let end = moment(&mut reader)?;
     for key in &lossy_keys {
         not_read.push(json!({"key": key, "why": "holds bytes that are not UTF-8: written with U+FFFD in their place"}));
@@ -656,7 +819,7 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
     let record = json!({
         "schema": RECORD_SCHEMA,
         "tool": format!("leasetrace {}", env!("CARGO_PKG_VERSION")),
-        "target": {"server": reader.target(), "auth": auth},
+        "target": {"server": reader.target(), "auth": options.target.auth_kind()},
         "queue": options.queue,
         "prefix": options.prefix,
         "start": start,
@@ -673,7 +836,7 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
         "states": states,
         "locks": locks,
         "stalled": {"key": key("stalled"), "members": stalled, "stalled_check": stalled_check},
-        "schedulers": {"key": key("repeat"), "members": repeat.iter().map(|(m, s)| json!({"id": m, "next_ms": s})).collect::<Vec<_>>(), "hashes": schedulers},
+        "schedulers": {"key": key("repeat"), "members": repeat_members, "hashes": schedulers},
         "logs": {"file": "job-logs.jsonl", "jobs": log_jobs, "lines": log_lines},
         "keys_by_type": by_type,
         "other_keys": {"count": other_count, "shown": other_keys},
@@ -681,23 +844,23 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
         "not_read": not_read,
         "worker_options": "BullMQ keeps the workers' options (lockDuration, lockRenewTime, stalledInterval, maxStalledCount) in the worker processes only: Redis does not store them, so this capture cannot hold them. Put the workers' options file in this folder and uncomment the bullmq-params source in leasetrace.toml (or give --params FILE).",
     });
-    let record_path = options.out.join("capture.json");
-    let mut out = create(&record_path)?;
-    serde_json::to_writer_pretty(&mut out, &record)
-        .map_err(std::io::Error::from)
-        .and_then(|()| out.write_all(b"\n"))
-        .map_err(|source| Error::Write { path: record_path.clone(), source })?;
-    finish(out, &record_path)?;
-    let manifest_path = options.out.join("leasetrace.toml");
-    std::fs::write(&manifest_path, manifest(options, reader.target(), &start))
-        .map_err(|source| Error::Write { path: manifest_path.clone(), source })?;
+    let record_path = staging.file("capture.json");
+    let mut text = serde_json::to_string_pretty(&record)
+        .map_err(|e| Error::Write { path: record_path.clone(), source: e.into() })?;
+    text.push('\n');
+    write_synced(&record_path, text.as_bytes())?;
+    let manifest_path = staging.file("leasetrace.toml");
+    let manifest =
+        manifest(&options.queue, &options.prefix, reader.target(), start["redis_time"].as_str().unwrap_or("?"));
+    write_synced(&manifest_path, manifest.as_bytes())?;
+    staging.commit()?;
 
     let held = locks.iter().filter(|l| l["pttl_ms"].as_i64().is_some_and(|ms| ms > 0)).count();
     let summary = format!(
         "captured queue '{}' from {} into {} in {}\n  events stream: {captured} entries{}\n  job hashes: {jobs_written}{}\n  locks held: {held}; job logs: {log_jobs} jobs, {log_lines} lines\n  record: capture.json; manifest: leasetrace.toml (add the workers' options file: Redis does not store them)\n",
-        options.queue,
+        escape::visible(&options.queue),
         reader.target(),
-        options.out.display(),
+        escape::visible(&options.out.display().to_string()),
         crate::time::format_duration(f64::from(u32::try_from(elapsed_ms).unwrap_or(u32::MAX)) / 1000.0),
         stream["length"].as_u64().map_or(String::new(), |n| format!(" of {n} in the stream")),
         if beyond_max > 0 { format!(" ({beyond_max} more not written: --max-jobs)") } else { String::new() },
@@ -705,29 +868,47 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
     Ok(Outcome { summary })
 }
 
+/// A file written whole and synced, before the folder is put in place.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    std::fs::File::create(path)
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
+        .map_err(|source| Error::Write { path: path.to_path_buf(), source })
+}
+
+/// The line of `jobs.jsonl` for one job hash: the `hgetall-json` record the jobs reader takes.
+pub fn job_record(key: &str, id: &str, state: &str, fields: Vec<(String, String)>) -> Json {
+    let hash: Map<String, Json> = fields.into_iter().map(|(k, v)| (k, Json::String(v))).collect();
+    json!({"key": key, "id": id, "state": state, "hash": hash})
+}
+
 fn to_object(fields: &[(String, String)]) -> Json {
     Json::Object(fields.iter().map(|(k, v)| (k.clone(), Json::String(v.clone()))).collect())
 }
 
-/// The case manifest: the two sources capture wrote, and the place of the parameters file.
-fn manifest(options: &Options, target: &str, start: &Json) -> String {
-    let queue = toml_string(&options.queue);
+/// The case manifest: the two sources capture wrote, and the place of the parameters file. The
+/// names in it are the user's and the server's: in values, TOML strings with every control and
+/// hidden character escaped (`toml_string`); in comments, made visible (`escape::visible`), as a
+/// TOML comment may hold no control character (issue 34: a DEL in a queue name made the manifest
+/// one analyze refused).
+pub fn manifest(queue: &str, prefix: &str, target: &str, redis_time: &str) -> String {
+    let comment = escape::visible;
     format!(
-        "# Written by `leasetrace capture` from {target}, queue {queue} (prefix {}), at {} (Redis' clock).\n\
+        "# Written by `leasetrace capture` from {}, queue {} (prefix {}), at {} (Redis' clock).\n\
          # capture.json records what was read, with which commands, and what could not be; the report\n\
          # takes its notes from it (how far back the stream reached, locks still held, what was left out).\n\
          display_tz = \"UTC\"\n\
          capture = \"capture.json\"\n\
          \n\
          [[sources]]\n\
-         kind = \"bullmq-events\"   # XRANGE of {}:events, one entry per line\n\
+         kind = \"bullmq-events\"   # XRANGE of {}:{}:events, one entry per line\n\
          path = \"events.jsonl\"\n\
-         queue = {queue}\n\
+         queue = {}\n\
          \n\
          [[sources]]\n\
          kind = \"bullmq-jobs\"     # HGETALL of every job hash, with its state\n\
          path = \"jobs.jsonl\"\n\
-         queue = {queue}\n\
+         queue = {}\n\
          \n\
          # BullMQ's worker options are not stored in Redis: put the workers' options file here\n\
          # (lockDuration, stalledInterval, maxStalledCount) and uncomment this source; without it,\n\
@@ -737,19 +918,36 @@ fn manifest(options: &Options, target: &str, start: &Json) -> String {
          # path = \"bullmq.json\"\n\
          \n\
          # Add the app's run ledger and server logs as further sources (see docs/inputs.md).\n",
-        toml_string(&options.prefix),
-        start["redis_time"].as_str().unwrap_or("?"),
-        toml_comment(&format!("{}:{}", options.prefix, options.queue)),
+        comment(target),
+        comment(&toml_string(queue)),
+        comment(&toml_string(prefix)),
+        comment(redis_time),
+        comment(prefix),
+        comment(queue),
+        toml_string(queue),
+        toml_string(queue),
     )
 }
 
-fn toml_string(text: &str) -> String {
-    // A JSON string is a valid TOML basic string for every character BullMQ allows in a name.
-    serde_json::to_string(text).unwrap_or_default()
-}
-
-fn toml_comment(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+/// A TOML basic string that reads back as `text`, on one line, with no character that a
+/// terminal or an editor would act on: quotes and backslashes escaped, control characters and
+/// the characters `escape` hides as `\uXXXX`.
+pub fn toml_string(text: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() || escape::hidden(c) => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
@@ -771,21 +969,47 @@ mod tests {
 
     #[test]
     fn the_manifest_is_valid_toml_with_both_sources() {
-        let options = Options {
-            url: String::new(),
-            queue: "pr-\"review".into(),
-            prefix: "bull".into(),
-            out: PathBuf::new(),
-            max_jobs: None,
-            since: None,
-            timeout: Duration::from_secs(1),
-        };
-        let text = manifest(&options, "redis://h:1/0", &json!({"redis_time": "2026-12-02T00:00:00Z"}));
+        let text = manifest("pr-\"review", "bull", "redis://h:1/0", "2026-12-02T00:00:00Z");
         let parsed: toml::Value = toml::from_str(&text).unwrap();
         assert_eq!(parsed["capture"].as_str(), Some("capture.json"), "the record, for the report");
         let sources = parsed["sources"].as_array().unwrap();
         assert_eq!(sources.len(), 2);
         assert_eq!(sources[0]["queue"].as_str(), Some("pr-\"review"));
         assert_eq!(sources[1]["path"].as_str(), Some("jobs.jsonl"));
+    }
+
+    #[test]
+    fn names_with_control_and_hidden_characters_are_escaped_in_values_and_comments() {
+        // A DEL made the manifest one analyze refused ("invalid comment character").
+        for queue in ["pr-\u{7f}review", "q\u{1b}]0;owned\u{7}", "job-\u{202e}gpj", "a\\b\"c\r\nd\t", "ü日本🙂"] {
+            for prefix in ["bull", "{bull\u{7f}}"] {
+                let text = manifest(queue, prefix, "redis://h:1/0", "2026-12-02T00:00:00Z");
+                let parsed: toml::Value = toml::from_str(&text).unwrap_or_else(|e| panic!("{queue:?}: {e}\n{text}"));
+                assert_eq!(parsed["sources"][0]["queue"].as_str(), Some(queue), "{text}");
+                assert!(
+                    !text.chars().any(|c| (c.is_control() && c != '\n') || escape::hidden(c)),
+                    "no control or hidden character, in values or comments:\n{text}"
+                );
+            }
+        }
+        assert_eq!(toml_string("pr-\u{7f}\u{202e}"), "\"pr-\\u007F\\u202E\"");
+    }
+
+    #[test]
+    fn sizes_are_shown_in_the_largest_unit_that_divides_them() {
+        assert_eq!(size(64 << 20), "64 MiB");
+        assert_eq!(size(1536), "1536 bytes");
+        assert_eq!(size(2048), "2 KiB");
+    }
+
+    #[test]
+    fn the_record_refuses_a_part_that_takes_it_past_what_analyze_reads() {
+        let mut record = RecordSize(0);
+        let member = Json::String("x".repeat(1 << 20));
+        for _ in 0..79 {
+            record.add(&member).unwrap();
+        }
+        let refused = record.add(&member).unwrap_err().0;
+        assert!(refused.starts_with("the capture record (capture.json) would be larger than 80 MiB"), "{refused}");
     }
 }

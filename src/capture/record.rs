@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 const LOCKS_SHOWN: usize = 10;
 /// A record lists each held lock and each command kind: a queue's 100 000 held locks make about
 /// 20 MB. Four times that is not a record.
-const RECORD_MAX_BYTES: u64 = 80 << 20;
+pub const RECORD_MAX_BYTES: u64 = 80 << 20;
 
 fn stream_time(id: &str) -> Option<String> {
     let millis = id.split_once('-')?.0.parse().ok()?;

@@ -36,9 +36,30 @@ pub fn run(cli: &Cli) -> Result<u8, Error> {
         }
         Command::Completions { shell } => completions::run(*shell),
         Command::Man { command, dir } => man::run(command.as_deref(), dir.as_deref()),
-        Command::Capture { out, redis, queue, prefix, max_jobs, since, timeout } => {
-            let options =
-                crate::capture::Options::build(out, redis, queue, prefix, *max_jobs, since.as_deref(), *timeout)?;
+        Command::Capture {
+            out,
+            redis,
+            queue,
+            prefix,
+            max_jobs,
+            since,
+            timeout,
+            deadline,
+            max_reply_bytes,
+            max_record_bytes,
+        } => {
+            let options = crate::capture::Options::build(&crate::capture::Asked {
+                out,
+                url: redis,
+                queue,
+                prefix,
+                max_jobs: *max_jobs,
+                since: since.as_deref(),
+                timeout: *timeout,
+                deadline: *deadline,
+                max_reply_bytes: *max_reply_bytes,
+                max_record_bytes: *max_record_bytes,
+            })?;
             capture::run(&options, &progress)
         }
         Command::Init { case, force } => init::run(case, *force),

@@ -11,19 +11,19 @@ const LONG: usize = 128 << 20;
 const CAP: &str = "1048576";
 
 /// A run of the binary whose input is written by `feed` (to stdin), with its peak memory.
-struct Measured {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(super) struct Measured {
+    pub(super) code: i32,
+    pub(super) stdout: String,
+    pub(super) stderr: String,
     /// Peak resident set of the child, in bytes (`wait4`'s `ru_maxrss`: this child's alone,
     /// unlike `RUSAGE_CHILDREN`, which the tests running beside this one share).
-    peak: u64,
+    pub(super) peak: u64,
 }
 
 /// What writes a run's standard input.
-type Feed = Box<dyn FnOnce(&mut dyn Write) + Send>;
+pub(super) type Feed = Box<dyn FnOnce(&mut dyn Write) + Send>;
 
-fn measured(args: &[&str], feed: Option<Feed>) -> Measured {
+pub(super) fn measured(args: &[&str], feed: Option<Feed>) -> Measured {
     // Reaped by `wait4` below, which gives its peak memory.
     #[allow(clippy::zombie_processes)]
     let mut child = Command::new(env!("CARGO_BIN_EXE_leasetrace"))
