@@ -73,11 +73,13 @@ export const STALLED_LOGGED = ['notify'];
  *   job (the receiver dedupes it); some attempts fail after sending (the retry sends again), some
  *   jobs carry input the receiver's API refuses (a 400 the app retries anyway).
  * - backfill: one-off, long (longer than lockDuration: the lock is renewed), no effect.
+ * Every other job type's run stays well under lockDuration - lockRenewTime / 2 (3 s): only a
+ * backfill could outlive its lock by blocking its event loop (docs/findings/lock-headroom.md).
  */
 export const JOB_TYPES = {
-  'pr-sweep': { queue: 'review', prefix: 'sweep', scheduled: true, every: 4000, scanMs: 300, reviewMs: 1300, picks: 2 },
+  'pr-sweep': { queue: 'review', prefix: 'sweep', scheduled: true, every: 4000, scanMs: 300, reviewMs: 1100, picks: 2 },
   digest: { queue: 'notify', prefix: 'digest', scheduled: true, every: 7000, workMs: 400 },
-  'review-pr': { queue: 'review', prefix: 'review', attempts: 3, backoff: { type: 'exponential', delay: 1000 }, workMs: [1200, 3000] },
+  'review-pr': { queue: 'review', prefix: 'review', attempts: 3, backoff: { type: 'exponential', delay: 1000 }, workMs: [1200, 2400] },
   'notify-user': { queue: 'notify', prefix: 'notify', attempts: 4, backoff: { type: 'exponential', delay: 800 }, workMs: [300, 1500] },
   backfill: { queue: 'review', prefix: 'backfill', attempts: 1, workMs: [9000, 12000] },
 };

@@ -493,7 +493,10 @@ const FAULTS = {
   },
 
   async stop(ctx, fleet, fault) {
-    const slot = fleet.slotFor(fault.slot);
+    // A pod running a backfill that started lately, if there is one (its lock is then lost by a
+    // live worker: the case lock-headroom is about); else the planned pod, once it holds a job.
+    const long = fleet.slots.find((s) => fleet.running(s) && fleet.held(s.container).some((r) => r.name === 'backfill' && Date.now() - r.processedOn < 4000));
+    const slot = long ?? fleet.slotFor(fault.slot);
     if (!slot) return { skipped: 'no running pod' };
     const container = slot.container;
     const busy = () => fleet.running(slot) && slot.container === container && fleet.held(container).length > 0;
@@ -690,10 +693,11 @@ function produce(ctx, durationMs) {
       delivery += 1;
       const jobId = `gh-${delivery}`;
       const review = JOB_TYPES['review-pr'];
-      const alwaysFails = r.chance(0.08);
+      // A fault-free run is a healthy day: failures are retried and then succeed.
+      const alwaysFails = r.chance(0.08) && !ctx.healthy;
       const reviewData = { pr: `PR-${5000 + delivery - 1000}`, workMs: r.int(...review.workMs), fail: alwaysFails ? [1, 2, 3] : r.chance(0.25) ? [1] : [] };
       const notify = JOB_TYPES['notify-user'];
-      const invalid = r.chance(0.06);
+      const invalid = r.chance(0.06) && !ctx.healthy;
       const notifyData = { user: `user-${r.int(1, 40)}`, workMs: r.int(...notify.workMs), failAfterSend: !invalid && r.chance(0.25) ? [1] : [], invalid };
       await ctx.queues.review.add('review-pr', reviewData, { jobId, attempts: review.attempts, backoff: review.backoff });
       await ctx.queues.notify.add('notify-user', notifyData, { jobId, attempts: notify.attempts, backoff: notify.backoff });
@@ -901,6 +905,7 @@ async function main() {
     faults: [],
     names: rng(args.seed * 31 + 5),
     work: rng(args.seed * 104729 + 3),
+    healthy: args.faults === 'none',
     startedAt: Date.now(),
     notes: [],
     say: (message) => {
@@ -1076,8 +1081,12 @@ async function main() {
     };
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } finally {
-    if (fleet) fleet.stopping = true;
-    killAll();
+    // The pods first (PostgreSQL's clients), then PostgreSQL with a clean shutdown, then the rest.
+    if (fleet) {
+      fleet.stopping = true;
+      for (const c of fleet.containers) if (c.exit === null) c.child.kill('SIGKILL');
+      await Promise.all(fleet.containers.map((c) => c.child.exited));
+    }
     await ctx.pg?.stop().catch(() => {});
     killAll();
     for (const reader of ctx.streamReaders ?? []) {
