@@ -179,10 +179,16 @@ function timeCheck(name, actual, expected, alternatives = []) {
   return { check: name, ok: Math.abs(off) <= TOLERANCE_MS, expected: iso(candidates[0]), actual, off_ms: Math.round(off) };
 }
 
-function windowCheck(name, earliest, latest, truth) {
+/** The finding's window [earliest, latest] contains the truth; or, `reversed`, the truth's window
+ * contains the finding's time (given as `truth`). */
+function windowCheck(name, earliest, latest, truth, reversed = false) {
   if (!earliest || !latest || truth === null || truth === undefined) return null;
   const [lo, hi] = [ms(earliest), ms(latest)];
-  return { check: name, ok: lo - TOLERANCE_MS <= truth && truth <= hi + TOLERANCE_MS, expected: iso(truth), actual: `${earliest} .. ${latest}`, off_ms: truth < lo ? Math.round(truth - lo) : truth > hi ? Math.round(truth - hi) : 0 };
+  const ok = lo - TOLERANCE_MS <= truth && truth <= hi + TOLERANCE_MS;
+  const off = truth < lo ? Math.round(truth - lo) : truth > hi ? Math.round(truth - hi) : 0;
+  return reversed
+    ? { check: name, ok, expected: `${earliest} .. ${latest}`, actual: iso(truth), off_ms: off }
+    : { check: name, ok, expected: iso(truth), actual: `${earliest} .. ${latest}`, off_ms: off };
 }
 
 function factCheck(name, actual, expected) {
@@ -209,11 +215,13 @@ const FAMILIES = {
         factCheck('run_id', m.run_id, t.run_id ?? undefined),
         factCheck('rerun_run_id', m.rerun_run_id, t.rerun_run_id ?? undefined),
       ];
+      // A restart the finding names must be the holder's pod starting again: a time from its
+      // spawn to its workers being ready (its first log line, pino's, the KST log's).
       if (m.restart_at !== undefined) {
         out.push(
           t.restart_at === null
             ? { check: 'restart_at', ok: false, expected: 'no restart of the pod that held the job', actual: m.restart_at }
-            : timeCheck('restart_at', m.restart_at, t.restart_at),
+            : windowCheck('restart_at in the restart of the holder', iso(t.restart_window[0]), iso(t.restart_window[1]), ms(m.restart_at), true),
         );
       }
       if (m.died_before_first_renewal === true && t.renewed_before_fault === true) {

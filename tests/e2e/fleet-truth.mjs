@@ -11,6 +11,15 @@
 // - the receiver's own record of every delivery.
 // Each family follows the definition of its page in docs/findings/ (what the finding means), not
 // leasetrace's code: docs/fleet.md lists the rules.
+//
+// fleet.mjs also keeps those observations (OUTDIR/truth/observed.json), so that the truth can be
+// derived again after a change of these rules, without running the fleet again:
+//
+//   node tests/e2e/fleet-truth.mjs OUTDIR        (rewrites OUTDIR/truth/truth.json)
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const LIMIT_REASON = 'job stalled more than allowable limit';
 /** BullMQ's refusal of a finishing or renewing call by a worker that lost the job's lock. */
@@ -150,7 +159,11 @@ export function deriveTruth(input) {
         lock_expired_at: probe?.lock_expires_at ?? null,
         lock_probe: probe ? { probed_at: probe.redis_now_ms, pttl_ms: probe.pttl_ms } : null,
         renewed_before_fault: probe && lastActive ? probe.lock_expires_at - lastActive.ms > lock.lockDuration + 25 : null,
+        // The holder's pod started again between the two activations: the new process's first
+        // log line, and the span from its spawn to its workers being ready (any line of its
+        // start is a fair restart time).
         restart_at: restart?.started_at ?? null,
+        restart_window: restart ? [restart.spawned_at, restart.ready_at ?? restart.started_at] : null,
         restart_pid: restart?.pid ?? null,
         logged: loggedLines.length > 0,
         logged_at: loggedLines.map((r) => r.at),
@@ -449,4 +462,17 @@ export function deriveTruth(input) {
     lock_headroom_warnings: lockHeadroom.filter((g) => g.expected_severity === 'warning').length,
   };
   return truth;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const outdir = process.argv[2];
+  if (!outdir) {
+    process.stderr.write('usage: node tests/e2e/fleet-truth.mjs OUTDIR\n');
+    process.exit(2);
+  }
+  const observed = JSON.parse(readFileSync(join(outdir, 'truth', 'observed.json'), 'utf8'));
+  const truth = deriveTruth(observed);
+  truth.run = observed.run;
+  writeFileSync(join(outdir, 'truth', 'truth.json'), `${JSON.stringify(truth, null, 1)}\n`);
+  process.stdout.write(`${JSON.stringify(truth.counts)}\n`);
 }

@@ -1021,6 +1021,7 @@ async function main() {
       pod: c.pod,
       slot: c.slot,
       pid: c.pid,
+      spawned_at: c.spawnedAt,
       started_at: (fleet.reports.find((r) => r.pid === c.pid && r.ev === 'start') ?? {}).at ?? null,
       ready_at: (fleet.reports.find((r) => r.pid === c.pid && r.ev === 'ready') ?? {}).at ?? null,
       worker_ids: c.workerIds,
@@ -1028,7 +1029,7 @@ async function main() {
       ended_by: c.endedBy,
       stopped: c.stopped,
     }));
-    const truth = deriveTruth({
+    const observed = {
       seed: args.seed,
       bullmq,
       lock: { ...LOCK, lockRenewTime: LOCK_RENEW },
@@ -1043,7 +1044,8 @@ async function main() {
       ledger: ledgerRows,
       received: ctx.received,
       window: { produced_from: producedFrom, produced_until: ctx.producedUntil, finished_at: ctx.finishedAt },
-    });
+    };
+    const truth = deriveTruth(observed);
     truth.run = {
       seed: args.seed,
       bullmq: bullmq.version,
@@ -1068,6 +1070,8 @@ async function main() {
         'no ledger column names the job type (it is the lifecycle prefix): the docs give no way to read it',
       ],
     };
+    // The raw observations too: `node tests/e2e/fleet-truth.mjs OUTDIR` derives the truth again.
+    writeFileSync(join(outdir, 'truth', 'observed.json'), `${JSON.stringify({ ...observed, run: truth.run })}\n`);
     writeFileSync(join(outdir, 'truth', 'truth.json'), `${JSON.stringify(truth, null, 1)}\n`);
     const summary = {
       outdir,
