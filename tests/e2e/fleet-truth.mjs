@@ -55,8 +55,17 @@ export function deriveTruth(input) {
   // ---- BullMQ's refusals and renewal failures, as the workers' error listeners got them
   const refusals = [];
   const renewalFailures = [];
+  // BullMQ emits a refused call's error twice (the retry wrapper, then the worker's loop): one
+  // refusal is one call, the same message from the same process within a second.
+  const seen = [];
   for (const r of reports) {
     if (r.ev !== 'error') continue;
+    const twice = seen.find((x) => x.pid === r.pid && x.message === r.message && r.at - x.at <= 1000);
+    if (twice) {
+      twice.emitted += 1;
+      continue;
+    }
+    seen.push({ pid: r.pid, message: r.message, at: r.at, emitted: 1 });
     const refused = refusalOf(r.message);
     if (refused && refused.command !== 'extendLock') refusals.push({ queue: r.queue, job_id: refused.job_id, command: refused.command, pod: r.pod, pid: r.pid, at: r.at, message: r.message });
     const renewal = RENEWAL_FAILED.exec(r.message ?? '');
