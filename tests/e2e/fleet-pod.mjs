@@ -36,7 +36,15 @@ if (!pod || !redisPort || !pgPort || !receiverUrl || !kstLog) {
 const pid = process.pid;
 const workerName = `${pod}/${pid}`;
 
-/** One report to the orchestrator; a full pipe is waited out, never dropped. */
+// A pod outlives nothing: if the orchestrator that started it is gone, stop at once. Set before
+// anything that could wait (the database, Redis), so that a pod stuck starting goes too.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) process.kill(process.pid, 'SIGKILL');
+}, 500).unref();
+
+/** One report to the orchestrator; a full pipe is waited out, never dropped. A closed one means
+ * the orchestrator is gone: so is the pod. */
 function report(ev, fields = {}) {
   const line = Buffer.from(`${JSON.stringify({ ev, pod, pid, at: Date.now(), ...fields })}\n`);
   let offset = 0;
@@ -44,6 +52,7 @@ function report(ev, fields = {}) {
     try {
       offset += writeSync(3, line, offset);
     } catch (error) {
+      if (error.code === 'EPIPE') process.kill(process.pid, 'SIGKILL');
       if (error.code !== 'EAGAIN') throw error;
     }
   }
@@ -297,12 +306,6 @@ process.on('SIGTERM', async () => {
     setTimeout(() => process.exit(0), 50);
   }
 });
-
-// A pod outlives nothing: if the orchestrator that started it is gone, stop at once.
-const parent = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parent) process.kill(process.pid, 'SIGKILL');
-}, 1000).unref();
 
 for (const { queue, worker } of workers) {
   worker.run().catch((error) => {

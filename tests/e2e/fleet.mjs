@@ -274,6 +274,14 @@ class Fleet {
       spawn(process.execPath, [join(HERE, 'fleet-pod.mjs'), JSON.stringify(config)], { cwd: HERE, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] }),
       `pod ${slot.pod}`,
     );
+    // Should the orchestrator be SIGKILLed, a pod it had SIGSTOPped could not even notice: a
+    // watchdog SIGKILLs the pod then (and leaves when the pod is gone).
+    track(
+      spawn('sh', ['-c', 'while kill -0 "$0" 2>/dev/null; do kill -0 "$1" 2>/dev/null || exit 0; sleep 1; done; kill -9 "$1" 2>/dev/null', String(process.pid), String(child.pid)], {
+        stdio: 'ignore',
+      }),
+      `pod watchdog ${slot.pod}`,
+    );
     const container = { pod: slot.pod, slot: slot.index, pid: child.pid, child, spawnedAt: Date.now(), workerIds: null, stopped: [], exit: null, endedBy: null };
     slot.container = container;
     slot.state = 'running';
