@@ -676,20 +676,24 @@ async function stopStreamReaders(ctx) {
 // ---------------------------------------------------------------- the producer
 
 function produce(ctx, durationMs) {
-  const r = ctx.work;
+  // One generator per loop: the loops interleave as the machine runs them, and the same seed
+  // must give the same deliveries, with the same failures by design, whatever the interleaving.
+  const seed = ctx.args.seed;
+  const [prs, deliveries, backfills] = [rng(seed * 104729 + 3), rng(seed * 104729 + 5), rng(seed * 104729 + 7)];
+  const r = deliveries;
   let delivery = 1000;
   let pr = 4100;
   let stop = false;
   const tasks = [];
-  const loop = async (everyMs, step) => {
+  const loop = async (g, everyMs, step) => {
     while (!stop) {
       await step();
-      await sleep(everyMs[0] + r() * (everyMs[1] - everyMs[0]));
+      await sleep(everyMs[0] + g() * (everyMs[1] - everyMs[0]));
     }
   };
   // Open PRs the sweep picks from: a few to start with, then one every ~1.5 s.
   tasks.push(
-    loop([1200, 1800], async () => {
+    loop(prs, [1200, 1800], async () => {
       pr += 1;
       await ctx.redis.rpush('app:prs', `PR-${pr}`);
     }),
@@ -697,7 +701,7 @@ function produce(ctx, durationMs) {
   // Webhook deliveries: each enqueues a review in `review` and a notification in `notify`, both
   // with the delivery id as their custom job id.
   tasks.push(
-    loop([1800, 3200], async () => {
+    loop(deliveries, [1800, 3200], async () => {
       delivery += 1;
       const jobId = `gh-${delivery}`;
       const review = JOB_TYPES['review-pr'];
@@ -719,8 +723,8 @@ function produce(ctx, durationMs) {
       while (!stop) {
         n += 1;
         const type = JOB_TYPES.backfill;
-        await ctx.queues.review.add('backfill', { workMs: r.int(...type.workMs) }, { jobId: `bf-${n}`, attempts: type.attempts });
-        await sleep(25_000 + r() * 10_000);
+        await ctx.queues.review.add('backfill', { workMs: backfills.int(...type.workMs) }, { jobId: `bf-${n}`, attempts: type.attempts });
+        await sleep(25_000 + backfills() * 10_000);
       }
     })(),
   );
@@ -912,7 +916,6 @@ async function main() {
     probes: [],
     faults: [],
     names: rng(args.seed * 31 + 5),
-    work: rng(args.seed * 104729 + 3),
     healthy: args.faults === 'none',
     startedAt: Date.now(),
     notes: [],
