@@ -16,6 +16,10 @@
 //! other setup failure fails the test everywhere. The scenarios run one at a time (they depend on
 //! timing), about 8–20 s each. `LEASETRACE_E2E_KEEP=1` keeps the staged folders (their paths are
 //! printed).
+//!
+//! `fleet.rs` runs a whole seeded fleet instead (tests/e2e/fleet.mjs: several pods, two queues,
+//! seeded faults, a few minutes) and scores the binary against the harness's ground truth with
+//! tests/e2e/fleet-score.mjs (docs/fleet.md).
 
 use std::ffi::OsStr;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -26,6 +30,7 @@ use super::*;
 
 mod capture;
 mod envelopes;
+mod fleet;
 
 /// The scenarios share the machine's two cores and depend on timing: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());

@@ -4,7 +4,7 @@
 # - PostgreSQL's initdb, postgres and psql (Debian package postgresql, which keeps them in
 #   /usr/lib/postgresql/<major>/bin; found the way postgres.mjs finds them);
 # - the npm packages pinned in package.json (bullmq 5.x, bullmq 6.x as the alias bullmq6, ioredis,
-#   pg) in tests/e2e/node_modules.
+#   pg, and pino for the fleet's pods) in tests/e2e/node_modules.
 # Both Debian packages start a system service (Redis on 6379, PostgreSQL on 5432); the tests never
 # use them: the harness starts a server of each of its own, on random loopback ports.
 #
