@@ -15,8 +15,10 @@ use super::{Channel, EventKind, Moment, Scope, Text, Timeline};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Round {
     pub run_id: Text,
-    /// Which periodic sweep the round belongs to (`job_name`, else `queue`); `None` when the
-    /// ledger does not say, in which case all such rounds are taken as one sweep.
+    /// Which periodic sweep the round belongs to: its `job_name`, else the repeatable job's key in
+    /// its job id (`repeat:<key>:<millis>`, as BullMQ names a repeatable or scheduled job's runs),
+    /// else its `queue`; `None` when the ledger does not say, in which case all such rounds are
+    /// taken as one sweep.
     pub sweep: Option<Text>,
     pub job_id: Option<Text>,
     pub slot: Option<DateTime<Utc>>,
@@ -114,9 +116,24 @@ impl Round {
         timeline.get(self.ended().unwrap_or(self.last_event)).moment()
     }
 
+    /// Whether the round is a run of a periodic job: it has a scheduled slot, or its job id is a
+    /// repeatable job's (`repeat:<key>:<millis>`). A one-off job's runs are not a sweep's rounds.
+    pub fn is_periodic(&self) -> bool {
+        self.slot.is_some() || self.job_id.is_some_and(|job| repeat_key(job).is_some())
+    }
+
     pub fn is_running_at(&self, timeline: &Timeline, at: DateTime<Utc>) -> bool {
         self.start_at(timeline) <= at && at <= self.end_at(timeline)
     }
+}
+
+/// The key of a repeatable job from one of its runs' job ids: BullMQ names each run
+/// `repeat:<key>:<millis>` (`Queue.add` with `repeat`, and job schedulers since 5.16), where the key
+/// is the job's name, a scheduler id or a hash of its options.
+pub fn repeat_key(job_id: Text) -> Option<Text> {
+    let rest = job_id.as_str().strip_prefix("repeat:")?;
+    let (key, millis) = rest.rsplit_once(':')?;
+    (!key.is_empty() && !millis.is_empty() && millis.bytes().all(|b| b.is_ascii_digit())).then(|| Text::from(key))
 }
 
 /// Groups ledger events by run id, ordered by start time (then run id, for stable output).
@@ -170,7 +187,7 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
             // scope say the same, so once per scope is enough.
             let round = &mut all[place as usize];
             if round.sweep.is_none() {
-                round.sweep = scope.job_name.or(scope.queue);
+                round.sweep = scope.job_name.or_else(|| scope.job_id.and_then(repeat_key)).or(scope.queue);
             }
             if round.job_id.is_none() {
                 round.job_id = scope.job_id;
