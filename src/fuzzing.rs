@@ -653,8 +653,14 @@ pub fn check_report(report: &crate::model::Report) {
 }
 
 /// What a renderer wrote is what its format promises: JSON and SARIF parse (SARIF 2.1.0 with
-/// runs), JSON Lines parse line by line, Markdown tables have as many cells in every row.
+/// runs), JSON Lines parse line by line, Markdown tables have as many cells in every row, and no
+/// human format hands a terminal a control or invisible character (`terminal::is_hidden`) from
+/// the case: only its own line ends.
 pub fn check_rendered(format: &str, text: &str) {
+    if matches!(format, "table" | "markdown" | "github" | "mermaid" | "svg") {
+        let hidden = text.chars().find(|&c| c != '\n' && crate::terminal::is_hidden(c));
+        assert!(hidden.is_none(), "{format} wrote {hidden:?}, which would control a terminal");
+    }
     match format {
         "json" => {
             let value: serde_json::Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("json: {e}"));

@@ -5,3 +5,4 @@ mod confine;
 mod fuzz_regressions;
 mod line_ends;
 mod long_lines;
+mod terminal;
