@@ -178,7 +178,8 @@ pub fn visible_lines(text: &str) -> Cow<'_, str> {
     Cow::Owned(lines.join("\n"))
 }
 
-fn push_visible(out: &mut String, c: char) {
+/// Appends `c` to `out` as `visible` writes it.
+pub fn push_visible(out: &mut String, c: char) {
     use std::fmt::Write as _;
     match c {
         '\t' => out.push_str("\\t"),

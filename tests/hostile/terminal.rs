@@ -245,3 +245,18 @@ fn lock_writes_out_what_its_notes_quote_of_a_parameters_file() {
         run.stdout
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn init_on_a_terminal_writes_file_names_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join(INCIDENT);
+    std::fs::copy(from.join("ledger.csv"), dir.path().join("ledger\u{1b}]0;owned\u{7}\r\u{202E}.csv")).unwrap();
+    std::fs::write(dir.path().join("notes\u{1b}[2J.txt"), "\u{1b}]0;owned\u{7}\n").unwrap();
+    let (code, received) = on_a_terminal(&["init", dir.path().to_str().unwrap()], false);
+    assert_eq!(code, 0);
+    let text = String::from_utf8(received).unwrap();
+    assert_eq!(hidden(&text), Vec::<char>::new(), "{text:?}");
+    assert!(text.contains("  ledger\\x1b]0;owned\\x07\\r<U+202E>.csv "), "{text}");
+    assert!(text.contains("  notes\\x1b[2J.txt"), "the file left out too: {text}");
+}
