@@ -80,6 +80,9 @@ fn case_text_reaches_every_human_format_written_out() {
     );
     assert!(table.contains("note=\\x1b]0;owned\\x07"), "a log line's evidence:\n{table}");
     assert!(table.contains("server\\x1b]0;name\\x07<U+202E>.log:348"), "the log's name:\n{table}");
+    // The quoted `\r` ends no line (the file's lines end with `\n`): the second selection is on
+    // line 19, where an editor shows it, as in the fixture.
+    assert!(table.contains("/ledger.csv:19  2026-10-07 09:54:06.36  item-selected"), "{table}");
     assert_eq!(leasetrace(&["analyze", case, "--color", "never"]).run().stdout, table);
 }
 
