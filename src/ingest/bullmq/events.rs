@@ -215,7 +215,10 @@ impl EventFormat for XrangeJson {
                 Error::input(
                     &spec.path,
                     Some(line),
-                    format!("not a JSON stream entry: {e}; expected {{\"id\": \"<ms>-<seq>\", \"fields\": {{...}}}}"),
+                    format!(
+                        "not a JSON stream entry: {}; expected {{\"id\": \"<ms>-<seq>\", \"fields\": {{...}}}}",
+                        crate::ingest::io::lines::json_problem(&e, text)
+                    ),
                 )
             })?;
             let entry = json_entry(spec, line, &value)?;
