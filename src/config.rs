@@ -102,6 +102,21 @@ struct ManifestAnalysis {
 }
 
 /// `major.minor[.patch]` with an optional `v`: a version, not a range.
+/// The lock parameters given by flag are durations BullMQ divides and waits: none may be 0, as
+/// a parameters file may not give one (`lock` checks them too, with or without a case).
+pub fn check_lock_flags(args: &CaseArgs) -> Result<()> {
+    for (name, value) in [
+        ("--lock-duration", args.lock_duration),
+        ("--lock-renew-time", args.lock_renew_time),
+        ("--stalled-interval", args.stalled_interval),
+    ] {
+        if value == Some(0) {
+            return Err(Error::usage(format!("{name} must be greater than 0 ms")));
+        }
+    }
+    Ok(())
+}
+
 fn exact_version(text: &str) -> bool {
     let parts: Vec<&str> = text.trim().trim_start_matches('v').split('.').collect();
     (2..=3).contains(&parts.len()) && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
@@ -365,15 +380,7 @@ impl Config {
             version: args.bullmq_version.clone().or(manifest_version),
             version_at_least: None,
         };
-        for (name, value) in [
-            ("--lock-duration", args.lock_duration),
-            ("--lock-renew-time", args.lock_renew_time),
-            ("--stalled-interval", args.stalled_interval),
-        ] {
-            if value == Some(0) {
-                return Err(Error::usage(format!("{name} must be greater than 0 ms")));
-            }
-        }
+        check_lock_flags(args)?;
         let max_line_bytes = match (args.max_line_bytes, manifest.analysis.max_line_bytes) {
             (Some(bytes), _) => bytes,
             (None, Some(bytes)) if (1..=crate::ingest::io::lines::MAX_LINE_BYTES_CEILING).contains(&bytes) => bytes,

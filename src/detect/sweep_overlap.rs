@@ -137,7 +137,7 @@ fn overlap(context: &Context, earlier: &Round, later: &Round) -> Finding {
 mod tests {
     use super::*;
     use crate::detect::Settings;
-    use crate::model::{Event, EventKind, LockParams, Origin};
+    use crate::model::{Event, EventKind, LockParams, Origin, Timeline};
     use chrono::{DateTime, Utc};
 
     fn row(line: u32, when: &str, kind: EventKind, run: &str) -> Event {

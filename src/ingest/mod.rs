@@ -683,7 +683,7 @@ pub(crate) fn read_opened(
     summary.first_at = events.iter().map(Event::moment).min().map(Moment::utc);
     summary.last_at = events.iter().map(Event::moment).max().map(Moment::utc);
     if summary.lines == 0 {
-        return Err(empty(spec));
+        return Err(no_entries(spec, &head));
     }
     Ok((events, summary))
 }
@@ -717,6 +717,24 @@ fn drop_outside(window: crate::model::filter::ReadWindow, events: &mut Vec<Event
             summary.ignore(crate::model::filter::OUTSIDE_READ_WINDOW);
         }
     }
+}
+
+/// A source whose bytes gave no line to its reader (the input was not empty, `empty`'s case): a
+/// JSON document with nothing in it, said as such, else as `empty`.
+fn no_entries(spec: &SourceSpec, head: &str) -> Error {
+    let document = match head.trim_start_matches('\u{feff}').trim_start().as_bytes().first() {
+        Some(b'[') => "an empty JSON array",
+        Some(b'{') => "an empty JSON object",
+        _ => return empty(spec),
+    };
+    Error::input(
+        &spec.path,
+        None,
+        format!(
+            "holds no entries ({document}, not an empty file): expected a {} with at least one entry",
+            spec.kind.name()
+        ),
+    )
 }
 
 /// A source with no line: a file that is empty, or standard input that gave nothing.
@@ -768,6 +786,24 @@ fn peek_head(input: &mut Box<dyn BufRead + Send>, path: &Path) -> Result<String>
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_document_with_no_entries_is_not_called_an_empty_file() {
+        let spec = super::SourceSpec::new(
+            super::SourceKind::BullmqJobs,
+            std::path::PathBuf::from("jobs.json"),
+            None,
+            "tz".into(),
+        );
+        assert_eq!(
+            super::no_entries(&spec, " [ ]").to_string(),
+            "jobs.json: holds no entries (an empty JSON array, not an empty file): expected a bullmq-jobs with at least one entry"
+        );
+        assert!(
+            super::no_entries(&spec, "\u{feff}{}").to_string().contains("(an empty JSON object, not an empty file)")
+        );
+        assert_eq!(super::no_entries(&spec, "").to_string(), super::empty(&spec).to_string());
+    }
+
     #[test]
     fn appending_a_block_at_a_time_keeps_every_event_in_order() {
         use crate::model::{Channel, Event, EventKind, Origin};

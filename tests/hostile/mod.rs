@@ -6,3 +6,4 @@ mod confine;
 mod fuzz_regressions;
 mod line_ends;
 mod long_lines;
+mod terminal;
