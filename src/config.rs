@@ -82,6 +82,9 @@ struct ManifestSource {
     queue: Option<String>,
     /// bullmq-params: a JSON pointer to the object holding the parameters.
     params_at: Option<String>,
+    /// ledger: whose record it is: `sender` (the application's, the default) or `receiver` (the
+    /// receiving side's record of the effects it got).
+    role: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -301,6 +304,23 @@ impl Config {
                 source.rules.iter().map(|r| RuleSpec { event: r.event.clone(), pattern: r.pattern.clone() }).collect();
             spec.builtin_rules = source.builtin_rules.unwrap_or(true);
             spec.queue = source.queue.clone().or_else(|| args.queue.clone());
+            if let Some(role) = &source.role {
+                spec.role = match (kind, role.as_str()) {
+                    (SourceKind::Ledger, "sender") => crate::ingest::LedgerRole::Sender,
+                    (SourceKind::Ledger, "receiver") => crate::ingest::LedgerRole::Receiver,
+                    (SourceKind::Ledger, other) => {
+                        return Err(Error::usage(format!(
+                            "{place}: role = '{}': expected sender (the application's ledger, the default) or receiver (the receiving side's record of the effects it got)",
+                            crate::terminal::visible(other)
+                        )));
+                    }
+                    _ => {
+                        return Err(Error::usage(format!(
+                            "{place}: role is for a ledger (whose record it is: sender or receiver)"
+                        )));
+                    }
+                };
+            }
             sources.push(spec);
         }
         for path in &args.ledger {

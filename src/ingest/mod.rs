@@ -84,6 +84,18 @@ pub struct RuleSpec {
 }
 
 /// One source, validated: everything a parser needs, nothing about the CLI.
+/// Whose record a ledger is. The application's ledger records what it did (`effect-posted`: it
+/// sent an effect); a receiver's own record of what it got (a webhook's request log, a payment
+/// provider's idempotency table) is the other side of the same deliveries. Read as a second
+/// sender, each delivery would count twice; read as the receiver's, its rows say what the receiver
+/// accepted and what it recognised as a repeat (`effect-received`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LedgerRole {
+    #[default]
+    Sender,
+    Receiver,
+}
+
 #[derive(Debug, Clone)]
 pub struct SourceSpec {
     pub kind: SourceKind,
@@ -111,6 +123,8 @@ pub struct SourceSpec {
     pub builtin_rules: bool,
     /// BullMQ events stream: the queue the stream belongs to (`bull:<queue>:events`).
     pub queue: Option<String>,
+    /// Ledger: whose record it is (`LedgerRole`).
+    pub role: LedgerRole,
     /// How the source's lines can be read again: formats with many events then keep no texts,
     /// only marks to find lines by (`LineTexts`), and the report reads back the lines it shows.
     /// Set when the source is opened.
@@ -176,6 +190,7 @@ impl SourceSpec {
             rules: Vec::new(),
             builtin_rules: true,
             queue: None,
+            role: LedgerRole::Sender,
             reread: Reread::No,
             reread_compressed: true,
             text_start: 0,

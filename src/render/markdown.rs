@@ -504,6 +504,7 @@ fn kind_words(kind: EventKind) -> &'static str {
         EventKind::JobDead => "job given up",
         EventKind::LockRefused => "lock refused",
         EventKind::WorkerSettings => "worker lock settings logged",
+        EventKind::EffectReceived => "effect received by the receiver",
     }
 }
 
