@@ -179,6 +179,15 @@ impl Context<'_> {
         })
     }
 
+    /// The process that made the activation `near` is (or a row of its run): the worker its
+    /// records name, as `host/pid` when one of them gives both, else as written. `None`: no record
+    /// names one (the events stream names no worker).
+    pub fn process_of(&self, near: &Event) -> Option<Text> {
+        let records = self.records_of_activation(near);
+        let workers = records.iter().filter_map(|event| event.worker);
+        workers.clone().find(|worker| host_and_pid(worker.as_str()).0.is_some()).or_else(|| workers.clone().next())
+    }
+
     /// When `round` stopped running: its end row, unless another process wrote that row (a new
     /// process marking the runs it found `running` failed at startup) after a restart tied to the
     /// round's owner: the owner was dead by that restart, and the round stopped with it. Also the
