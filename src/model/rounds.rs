@@ -309,12 +309,12 @@ impl JobAttempts {
         let mut listed = Vec::new();
         let mut merger = Merger::new(timeline);
         for (job, events, stream_from) in jobs {
-            let merged = merger.merge(events, Happening::Activation, stream_from, lock_ms);
-            if merged.is_empty() {
+            let activations = merger.merge(events, Happening::Activation, stream_from, lock_ms);
+            if activations.is_empty() {
                 continue;
             }
             let start = u32::try_from(all.len()).expect("fewer attempts than events");
-            all.extend(merged.iter().map(|&(activated, channels)| Attempt { activated, channels }));
+            all.extend(activations.iter().map(|&(activated, channels)| Attempt { activated, channels }));
             let len = u32::try_from(all.len()).expect("fewer attempts than events") - start;
             listed.push((job, start, len));
         }
@@ -408,9 +408,9 @@ impl<'t> Merger<'t> {
     /// The most authoritative record is that of the best channel (`Channel::activation_rank`), of
     /// two of one channel the one with the finer time. A record that joins nothing is a happening
     /// of its own only where a more authoritative channel cannot speak: the events stream records
-    /// every activation and failure of its queue from its first entry on (`stream_from`), so a log's
-    /// record is one of its own when the job has no stream record of the kind or it is older than
-    /// the stream (trimmed); a ledger row, likewise and only when no log recorded one; a job hash's,
+    /// every activation of its queue from its first entry on (`stream_from`), so a log's activation
+    /// is one of its own when the job has no stream activation or it is older than the stream
+    /// (trimmed), and a log's failure always (the stream records only final failures); a ledger row, likewise and only when no log recorded one; a job hash's,
     /// when no other channel recorded any. A record that is not taken is left out, never counted
     /// twice: a log or ledger read in the wrong zone then adds nothing (`clock-offset-suspected`
     /// reports the zone).
@@ -481,7 +481,10 @@ impl<'t> Merger<'t> {
             }
             let own = match channel {
                 Channel::EventsStream => true,
-                Channel::Log => before_stream(event),
+                // BullMQ writes `failed` to its stream only when a job has failed for good (a
+                // failure it retries leaves `delayed` or `waiting` there): the stream cannot speak
+                // for the others.
+                Channel::Log => happening == Happening::Failure || before_stream(event),
                 Channel::Ledger => before_stream(event) && !by(Channel::Log),
                 Channel::JobHash => recorded_by == Channel::JobHash.bit(),
             };
