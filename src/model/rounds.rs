@@ -410,7 +410,7 @@ impl<'t> Merger<'t> {
     /// of its own only where a more authoritative channel cannot speak: the events stream records
     /// every activation of its queue from its first entry on (`stream_from`), so a log's activation
     /// is one of its own when the job has no stream activation or it is older than the stream
-    /// (trimmed), and a log's failure always (the stream records only final failures); a ledger row, likewise and only when no log recorded one; a job hash's,
+    /// (trimmed; up to the clocks' skew after its first entry), and a log's failure always (the stream records only final failures); a ledger row, likewise and only when no log recorded one; a job hash's,
     /// when no other channel recorded any. A record that is not taken is left out, never counted
     /// twice: a log or ledger read in the wrong zone then adds nothing (`clock-offset-suspected`
     /// reports the zone).
@@ -431,10 +431,12 @@ impl<'t> Merger<'t> {
             }
         }
         let by = |channel: Channel| recorded_by & channel.bit() != 0;
-        // Where the stream cannot speak: before its first entry, less the clocks' skew.
+        // Where the stream cannot speak: before its first entry, the clocks' skew allowed (a
+        // record that joined no stream entry, up to a skew after the stream's first, may be of an
+        // entry trimmed just before it).
         let before_stream = |event: &super::Event| {
             !by(Channel::EventsStream)
-                || stream_from.is_some_and(|from| event.moment().nanos() < from.nanos().saturating_sub(skew_ns))
+                || stream_from.is_some_and(|from| event.moment().nanos() < from.nanos().saturating_add(skew_ns))
         };
         let mut gathered = std::mem::take(&mut self.gathered);
         gathered.clear();
