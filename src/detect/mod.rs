@@ -9,6 +9,7 @@
 //! (each stall, with the log lines that record it).
 
 pub mod clock_offset;
+pub mod clocks;
 pub mod duplicate_effect;
 pub mod duplicate_selection;
 pub mod early_takeover;
@@ -85,6 +86,9 @@ pub struct Context<'a> {
     /// Which logs, hosts and instances run one process at a time (`processes`), read when a
     /// detector first asks which restart ended a job's process.
     processes: std::sync::OnceLock<processes::Processes>,
+    /// How late each source writes what the events stream records (`clocks`), measured when a
+    /// detector first asks when an activation happened.
+    lags: std::sync::OnceLock<clocks::Lags>,
 }
 
 impl<'a> Context<'a> {
@@ -113,6 +117,7 @@ impl<'a> Context<'a> {
             streams: jobs.streams,
             stalls: std::sync::OnceLock::new(),
             processes: std::sync::OnceLock::new(),
+            lags: std::sync::OnceLock::new(),
         }
     }
 

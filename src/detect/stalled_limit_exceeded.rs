@@ -141,6 +141,16 @@ fn finding(context: &Context, job: JobKey, failures: &[EventId]) -> Finding {
         finding.metric("queue", Value::Text(queue.to_string()));
     }
     finding.metric("failed_at", Value::Time(failed.at()));
+    // A log line or a job hash's stamp stands for a moment near it (`clocks`).
+    let when = context.when_of(failed);
+    if !when.is_exact() {
+        finding.metric("failed_earliest_at", Value::Time(when.earliest.utc()));
+        finding.metric("failed_latest_at", Value::Time(when.latest.utc()));
+        finding.note(format!(
+            "failed_at is the {}'s record of the failure (BullMQ's stream does not have it): that source's records of what the stream also recorded came earlier or later than the stream's, so BullMQ failed the job between failed_earliest_at and failed_latest_at",
+            failed.origin().channel.describe()
+        ));
+    }
     finding.metric("reason", Value::Text(failed.detail().map(|d| d.to_string()).unwrap_or_default()));
     finding.metric("stalls_seen", Value::Count(stalls_counted as u64));
     finding.metric("max_stalled_count", Value::Count(params.max_stalled_count));

@@ -112,11 +112,13 @@ impl Detector for StalledRerun {
                     continue;
                 }
                 let rerun_span = (pair[1].first, attempts.get(index + 2).map(|next| next.first));
-                if let Some(finding) =
-                    rerun(context, job, pair[0].activated, (pair[1].activated, rerun_span), &mut resolutions)
-                {
-                    findings.push(finding);
-                }
+                findings.push(rerun(
+                    context,
+                    job,
+                    pair[0].activated,
+                    (pair[1].activated, rerun_span),
+                    &mut resolutions,
+                ));
             }
         }
         findings
@@ -142,7 +144,7 @@ fn rerun(
     first: EventId,
     (second, (rerun_first, next_first)): (EventId, (Moment, Option<Moment>)),
     resolutions: &mut HashMap<u16, i64>,
-) -> Option<Finding> {
+) -> Finding {
     let timeline = context.timeline;
     let params = context.params;
     let activation = timeline.get(first);
@@ -171,9 +173,14 @@ fn rerun(
     let (renew_earliest_ms, renew_due_ms) = model.first_renewal_window(params);
     let lock_ms = to_i64(params.lock_duration);
     let (delay_ms, delay_reason) = detection_delay_ms(params);
-    let first_renewal_earliest = plus_millis(activated_at, renew_earliest_ms);
-    let first_renewal_due = plus_millis(activated_at, renew_due_ms);
-    let expiry_if_never_renewed = plus_millis(activated_at, lock_ms);
+    // An activation known from a log line only (the stream trimmed) came a little before the line:
+    // every lock time from it is a window that wide (`clocks`).
+    let when = context.activation_when(first);
+    let (activated_earliest, activated_latest) = (when.earliest.utc(), when.latest.utc());
+    let first_renewal_earliest = plus_millis(activated_earliest, renew_earliest_ms);
+    let first_renewal_due = plus_millis(activated_latest, renew_due_ms);
+    let expiry_if_never_renewed = plus_millis(activated_earliest, lock_ms);
+    let expiry_if_never_renewed_latest = plus_millis(activated_latest, lock_ms);
 
     let mut finding = Finding::new("stalled-rerun", Severity::Warning, rerun_at);
     finding.metric("job_id", Value::Text(job.to_string()));
@@ -185,6 +192,25 @@ fn rerun(
     }
     finding.metric("activated_at", Value::Time(activated_at));
     finding.evidence.push(first);
+    let lag_text = |lag: super::clocks::Lag| {
+        format!(
+            "{}–{} ms on the {} activations both recorded",
+            lag.least_ns / 1_000_000,
+            (lag.most_ns + 999_999) / 1_000_000,
+            lag.samples
+        )
+    };
+    if let (false, Some(lag)) = (when.is_exact(), when.lag) {
+        finding.metric("activated_earliest_at", Value::Time(activated_earliest));
+        finding.metric("activated_latest_at", Value::Time(activated_latest));
+        finding.derive("activated_earliest_at", "activated_at − the most its source lagged BullMQ's stream");
+        finding.derive("activated_latest_at", "activated_at − the least its source lagged BullMQ's stream");
+        finding.note(format!(
+            "the lost activation is known from its {}'s record only (the events stream does not have it): that source wrote what the stream also recorded {} later than the stream, so the activation came between activated_earliest_at and activated_latest_at, and every lock time from it is a window",
+            activation.origin().channel.describe(),
+            lag_text(lag)
+        ));
+    }
 
     let restart_at = restart.map(|id| timeline.get(id).at());
     // When the restart may have happened up to a resolution after its line's time: the end of
@@ -267,12 +293,21 @@ fn rerun(
             format!("restart_latest_at {compared} first_renewal_earliest_at (the restart at its latest)"),
         );
     }
-    let (expiry_earliest, expiry_latest) = if died_before_renewal {
+    let (expiry_earliest, expiry_latest) = if died_before_renewal && when.is_exact() {
         finding.metric("died_before_first_renewal", Value::Flag(true));
         finding.metric("lock_expired_at", Value::Time(expiry_if_never_renewed));
         finding.derive("lock_expired_at", format!("activated_at + lockDuration ({})", seconds(lock_ms)));
         finding.note("the restart came before the earliest first renewal, so the lock was never renewed: its expiry is exact (the old process is taken to have died at or before the restart line)");
         (expiry_if_never_renewed, expiry_if_never_renewed)
+    } else if died_before_renewal {
+        finding.metric("died_before_first_renewal", Value::Flag(true));
+        finding.metric("lock_expired_earliest_at", Value::Time(expiry_if_never_renewed));
+        finding.metric("lock_expired_latest_at", Value::Time(expiry_if_never_renewed_latest));
+        finding
+            .derive("lock_expired_earliest_at", format!("activated_earliest_at + lockDuration ({})", seconds(lock_ms)));
+        finding.derive("lock_expired_latest_at", format!("activated_latest_at + lockDuration ({})", seconds(lock_ms)));
+        finding.note("the restart came before the earliest first renewal, so the lock was never renewed: it expired a lockDuration after the activation, within the activation's window");
+        (expiry_if_never_renewed, expiry_if_never_renewed_latest)
     } else {
         if restart_at.is_some() {
             finding.metric("died_before_first_renewal", Value::Flag(false));
@@ -286,8 +321,8 @@ fn rerun(
             Some(at) if at < rerun_at => (at, format!("{restart_term} + lockDuration ({})", seconds(lock_ms))),
             _ => (rerun_at, "rerun_at".to_string()),
         };
-        let (latest, formula) = if latest < expiry_if_never_renewed {
-            (expiry_if_never_renewed, format!("activated_at + lockDuration ({})", seconds(lock_ms)))
+        let (latest, formula) = if latest < expiry_if_never_renewed_latest {
+            (expiry_if_never_renewed_latest, format!("activated_latest_at + lockDuration ({})", seconds(lock_ms)))
         } else {
             (latest, formula)
         };
@@ -295,7 +330,8 @@ fn rerun(
         let earliest = expiry_if_never_renewed;
         finding.metric("lock_expired_earliest_at", Value::Time(earliest));
         finding.metric("lock_expired_latest_at", Value::Time(latest));
-        finding.derive("lock_expired_earliest_at", format!("activated_at + lockDuration ({})", seconds(lock_ms)));
+        let from = if when.is_exact() { "activated_at" } else { "activated_earliest_at" };
+        finding.derive("lock_expired_earliest_at", format!("{from} + lockDuration ({})", seconds(lock_ms)));
         finding.note("renewals leave no trace in logs, the events stream or the job hash, and the evidence does not rule one out: the lock expiry is a window from activation + lockDuration (no renewal) to the latest time the evidence allows (the last possible renewal before the restart + lockDuration, and never after the rerun, when the lock was already gone)");
         (earliest, latest)
     };
@@ -311,6 +347,16 @@ fn rerun(
     finding.note(delay_reason);
 
     finding.metric("rerun_at", Value::Time(rerun_at));
+    let rerun_when = context.activation_when(second);
+    if let (false, Some(lag)) = (rerun_when.is_exact(), rerun_when.lag) {
+        finding.metric("rerun_earliest_at", Value::Time(rerun_when.earliest.utc()));
+        finding.metric("rerun_latest_at", Value::Time(rerun_when.latest.utc()));
+        finding.note(format!(
+            "the rerun is known from its {}'s record only: it came between rerun_earliest_at and rerun_latest_at ({})",
+            rerun.origin().channel.describe(),
+            lag_text(lag)
+        ));
+    }
     finding.evidence.push(second);
     if let (Some(at), Some(earliest), Some(latest)) = (restart_at, restart_earliest, restart_latest) {
         finding.metric("restart_to_rerun_s", Value::Seconds(seconds_between(earliest, rerun_at)));
@@ -449,9 +495,15 @@ fn rerun(
     } else {
         "its process restarted at {restart_at}"
     };
+    // Exact only when the activation is: else the expiry is the activation's window.
+    let expired = if when.is_exact() {
+        "the lock expired at {lock_expired_at}"
+    } else {
+        "the lock expired between {lock_expired_earliest_at} and {lock_expired_latest_at}"
+    };
     finding.summary = match (restart_at, died_before_renewal) {
         (Some(_), true) => format!(
-            "Job {{job_id}} was {taken}: {restarted}, {after_activation} activation at {{activated_at}} and before the first lock renewal ({{first_renewal_earliest_at}}–{{first_renewal_due_at}}); the lock expired at {{lock_expired_at}}, {restart_to_rerun} passed from restart to rerun; {stall_text}.{cause_text}"
+            "Job {{job_id}} was {taken}: {restarted}, {after_activation} activation at {{activated_at}} and before the first lock renewal ({{first_renewal_earliest_at}}–{{first_renewal_due_at}}); {expired}, {restart_to_rerun} passed from restart to rerun; {stall_text}.{cause_text}"
         ),
         (Some(_), false) => format!(
             "Job {{job_id}} was {taken} after {restarted} ({after_activation} activation at {{activated_at}}); renewals may have extended the lock, so it expired between {{lock_expired_earliest_at}} and {{lock_expired_latest_at}}; {stall_text}.{cause_text}"
@@ -469,14 +521,14 @@ fn rerun(
             "the old worker lived on without renewing the lock (it still wrote at {old_worker_last_seen_at}, after the lock expired)".to_string()
         }
         (_, Some(_), true) => format!(
-            "{restarted}, {after_activation} the job's activation at {{activated_at}} and before its first lock renewal ({{first_renewal_earliest_at}}–{{first_renewal_due_at}}), so the lock expired at {{lock_expired_at}}"
+            "{restarted}, {after_activation} the job's activation at {{activated_at}} and before its first lock renewal ({{first_renewal_earliest_at}}–{{first_renewal_due_at}}), so {expired}"
         ),
         (_, Some(_), false) => format!(
             "{restarted}, {after_activation} the job's activation at {{activated_at}}, after its first lock renewal could have happened"
         ),
         (_, None, _) => "why the lock was lost is not in the evidence: no restart was logged and the old worker was not seen after the lock expired".to_string(),
     });
-    Some(finding)
+    finding
 }
 
 /// Why the first run lost its lock, as far as the evidence goes.

@@ -90,7 +90,7 @@ fn finding(
     if let Some(name) = events.iter().find_map(|&id| timeline.get(id).job_name) {
         finding.metric("job_name", Value::Text(name.to_string()));
     }
-    if let Some(queue) = events.iter().find_map(|&id| timeline.get(id).queue) {
+    if let Some(queue) = job.queue.or_else(|| events.iter().find_map(|&id| timeline.get(id).queue)) {
         finding.metric("queue", Value::Text(queue.to_string()));
     }
     finding.metric("recovered_at", Value::Time(at));
@@ -103,6 +103,21 @@ fn finding(
         finding.metric("activated_at", Value::Time(first));
         finding.metric("gap_s", Value::Seconds(seconds_between(first, second)));
         finding.derive("gap_s", "recovered_at − activated_at");
+        // A time read from a log line stands for a moment a little before it (`clocks`).
+        let windows = [
+            ("activated", evidence[0], ("activated_earliest_at", "activated_latest_at")),
+            ("recovered", evidence[1], ("recovered_earliest_at", "recovered_latest_at")),
+        ];
+        for (name, id, (earliest, latest)) in windows {
+            let when = context.activation_when(id);
+            if !when.is_exact() {
+                finding.metric(earliest, Value::Time(when.earliest.utc()));
+                finding.metric(latest, Value::Time(when.latest.utc()));
+                finding.note(format!(
+                    "{name}_at is a log line's time: the line's source wrote what BullMQ's stream also recorded a little later than the stream, so it stands for a moment between {earliest} and {latest}"
+                ));
+            }
+        }
         finding.note("proven by timing: the job became active again with no completion or failure between (see stalled-rerun for the lock arithmetic)");
         finding.summary = "Job {job_id} was recovered from a stall at {recovered_at} ({gap_s} after its activation at {activated_at}), shown only by timing: no server log line records the stall, because no worker logs BullMQ's stalled event. Add {missing_listener}.".into();
     } else {

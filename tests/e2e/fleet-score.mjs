@@ -191,6 +191,14 @@ function windowCheck(name, earliest, latest, truth, reversed = false) {
     : { check: name, ok, expected: iso(truth), actual: `${earliest} .. ${latest}`, off_ms: off };
 }
 
+/** A time the finding gives as exact, or, when it gives a window for it (`<base>_earliest_at`,
+ * `<base>_latest_at`: a time read from a log line, docs/findings/stalled-rerun.md), the window. */
+function timeOrWindow(metrics, base, expected) {
+  const [earliest, latest] = [metrics[`${base}_earliest_at`], metrics[`${base}_latest_at`]];
+  if (earliest && latest) return windowCheck(`${base}_earliest_at..latest_at`, earliest, latest, expected);
+  return timeCheck(`${base}_at`, metrics[`${base}_at`], expected);
+}
+
 function factCheck(name, actual, expected) {
   if (actual === undefined || expected === undefined || expected === null) return null;
   return { check: name, ok: actual === expected, expected, actual };
@@ -206,8 +214,8 @@ const FAMILIES = {
       const m = f.metrics;
       const out = [
         factCheck('queue', m.queue, t.queue),
-        timeCheck('activated_at', m.activated_at, t.lost_activation_at),
-        timeCheck('rerun_at', m.rerun_at, t.rerun_at),
+        timeOrWindow(m, 'activated', t.lost_activation_at),
+        timeOrWindow(m, 'rerun', t.rerun_at),
         timeCheck('lock_expired_at', m.lock_expired_at, t.lock_expired_at),
         windowCheck('lock_expired_earliest_at..latest_at', m.lock_expired_earliest_at, m.lock_expired_latest_at, t.lock_expired_at),
         factCheck('processor_reran', m.processor_reran, t.processor_reran),
@@ -242,8 +250,8 @@ const FAMILIES = {
       const m = f.metrics;
       return [
         factCheck('queue', m.queue, t.queue),
-        m.proven_by === 'events-stream' ? timeCheck('recovered_at', m.recovered_at, t.stalled_at) : timeCheck('recovered_at', m.recovered_at, t.rerun_at),
-        timeCheck('activated_at', m.activated_at, t.lost_activation_at),
+        m.proven_by === 'events-stream' ? timeCheck('recovered_at', m.recovered_at, t.stalled_at) : timeOrWindow(m, 'recovered', t.rerun_at),
+        timeOrWindow(m, 'activated', t.lost_activation_at),
       ];
     },
   },
@@ -300,7 +308,7 @@ const FAMILIES = {
   'stalled-limit-exceeded': {
     truths: (truth) => truth.stalled_limit_failures,
     distance: (t, f) => plus(jobPenalty(t, f.metrics), near(ms(f.metrics.failed_at), t.failed_at, 5000) ?? 5000),
-    checks: (t, f) => [factCheck('queue', f.metrics.queue, t.queue), timeCheck('failed_at', f.metrics.failed_at, t.failed_at), timeCheck('last_activated_at', f.metrics.last_activated_at, t.last_activated_at), factCheck('stalls_seen', f.metrics.stalls_seen, t.stalls_before)],
+    checks: (t, f) => [factCheck('queue', f.metrics.queue, t.queue), timeOrWindow(f.metrics, 'failed', t.failed_at), timeCheck('last_activated_at', f.metrics.last_activated_at, t.last_activated_at), factCheck('stalls_seen', f.metrics.stalls_seen, t.stalls_before)],
   },
   'sweep-overlap': {
     truths: (truth) => truth.sweep_overlaps,
@@ -328,7 +336,7 @@ const FAMILIES = {
   'retry-exhausted': {
     truths: (truth) => truth.retry_exhausted,
     distance: (t, f) => plus(jobPenalty(t, f.metrics), near(ms(f.metrics.dead_at), t.dead_at, 5000) ?? 5000),
-    checks: (t, f) => [factCheck('queue', f.metrics.queue, t.queue), timeCheck('dead_at', f.metrics.dead_at, t.dead_at)],
+    checks: (t, f) => [factCheck('queue', f.metrics.queue, t.queue), timeOrWindow(f.metrics, 'dead', t.dead_at)],
   },
   'lock-headroom': {
     // Only loud findings are judged: a warning is right when a live worker of the group lost its
