@@ -273,7 +273,9 @@ fn init_on_a_real_bullmq_run_reads_each_record_once_and_matches_its_manifest() {
     assert!(stdout.contains("events.txt: the same job moments as events.json"), "{stdout}");
     assert!(!manifest.contains("path = \"events.txt\""), "{manifest}");
     assert!(
-        manifest.contains("queue = \"pr-review\"   # the job hashes in jobs.jsonl are all of queue pr-review"),
+        manifest.contains(
+            "queue = \"pr-review\"   # all 4 job ids its entries name are job hashes of queue pr-review (jobs.jsonl)"
+        ),
         "{manifest}"
     );
     assert!(manifest.contains("kind = \"bullmq-jobs\"\npath = \"jobs.jsonl\""), "{manifest}");
