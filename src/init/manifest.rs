@@ -334,7 +334,7 @@ fn describe(found: &Found) -> String {
         Found::Jobs(found) => format!("BullMQ job hashes: {}", found.evidence()),
         Found::Events(found) => format!("BullMQ events stream ({}): {}", found.format, found.evidence()),
         Found::Log(found) => {
-            format!("a server log ({}), {} lines with a timestamp", found.format, group(found.lines.len() as u64))
+            format!("a server log ({}), {} lines with a timestamp", found.declared(), group(found.lines.len() as u64))
         }
         Found::Ledger(found) if found.proposal.receiver => format!(
             "a receiver's record of effects ({}) with the columns {}",

@@ -517,9 +517,13 @@ fn queue_by_ids(jobs: &HashSet<&str>, files: &[File]) -> Ids {
     let (best, most) = covered[0];
     let next = covered.get(1).map_or(0, |(_, c)| *c);
     let others: Vec<String> = covered[1..].iter().map(|(q, c)| format!("queue {q}'s {c}")).collect();
-    let share = if most == n { format!("all {n}") } else { format!("{most} of the {n}") };
+    let share = if most == n {
+        format!("every job id its entries name ({n}) is a job hash")
+    } else {
+        format!("{most} of the {n} job ids its entries name are job hashes")
+    };
     let said = format!(
-        "{share} job ids its entries name are job hashes of queue {best} ({}){}",
+        "{share} of queue {best} ({}){}",
         names.get(best).map(|f| f.iter().copied().collect::<Vec<_>>().join(", ")).unwrap_or_default(),
         if others.is_empty() { String::new() } else { format!(", against {}", others.join(", ")) }
     );
@@ -656,6 +660,66 @@ mod tests {
         assert_eq!(against, &["ledger.csv"]);
         assert_eq!(date, "2026-10-06 to 2026-10-07", "the ledger's rows are UTC: 23:54 on the 6th");
         assert!(measured.zones.iter().any(|c| c.tz.name() == "Asia/Seoul"));
+    }
+}
+
+#[cfg(test)]
+mod queues {
+    use super::*;
+
+    /// The queue proposed for the stream `name` (entries naming `jobs`) beside the job hashes of
+    /// `mail` (7, 8, 9, 10) and `sms` (7, 8, 11, 12): ids collide across queues.
+    fn queue(name: &str, jobs: &[&str]) -> std::result::Result<(String, String), String> {
+        let dir = tempfile::tempdir().unwrap();
+        for (queue, ids) in [("mail", ["7", "8", "9", "10"]), ("sms", ["7", "8", "11", "12"])] {
+            let hashes: Vec<String> = ids
+                .iter()
+                .map(|id| {
+                    format!(
+                        r#"{{"key":"bull:{queue}:{id}","fields":{{"name":"send","timestamp":"1796524973816","processedOn":"1796524973843"}}}}"#
+                    )
+                })
+                .collect();
+            std::fs::write(dir.path().join(format!("hashes-{queue}.jsonl")), hashes.join("\n")).unwrap();
+        }
+        let entries: Vec<String> = jobs
+            .iter()
+            .enumerate()
+            .map(|(n, id)| format!(r#"{{"id":"17965249739{n:02}-0","fields":{{"event":"active","jobId":"{id}"}}}}"#))
+            .collect();
+        std::fs::write(dir.path().join(name), format!("[{}]", entries.join(","))).unwrap();
+        let inspection = inspect(dir.path()).unwrap();
+        inspection.proposals.into_iter().find(|p| p.file.name == name).unwrap().queue.unwrap()
+    }
+
+    #[test]
+    fn a_streams_queue_is_the_one_whose_hashes_hold_its_jobs_or_the_one_its_name_names() {
+        assert_eq!(
+            queue("stream.json", &["7", "8", "9", "10"]),
+            Ok((
+                "mail".into(),
+                "every job id its entries name (4) is a job hash of queue mail (hashes-mail.jsonl), against queue sms's 2"
+                    .into()
+            ))
+        );
+        // Ids both queues have: the name tells.
+        assert_eq!(
+            queue("sms-events.json", &["7", "8"]),
+            Ok(("sms".into(), "its file name names queue sms, the only known queue it names".into()))
+        );
+    }
+
+    #[test]
+    fn a_streams_queue_is_left_undecided_when_the_evidence_disagrees_or_is_silent() {
+        assert_eq!(
+            queue("sms-events.json", &["7", "8", "9", "10"]).unwrap_err(),
+            "every job id its entries name (4) is a job hash of queue mail (hashes-mail.jsonl), against queue sms's 2, but its file name names queue sms"
+        );
+        assert_eq!(
+            queue("stream.json", &["7", "8"]).unwrap_err(),
+            "the job ids do not tell: every job id its entries name (2) is a job hash of queue mail (hashes-mail.jsonl), against queue sms's 2, and its file name names no known queue"
+        );
+        assert!(queue("mail-sms.json", &["7", "8"]).is_err(), "a name that names both queues tells nothing");
     }
 }
 
