@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seeds="$root/fuzz/seeds"
 fixtures="$root/fixtures"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{ledger,server_log,bullmq_records,bullmq_params,time,rules,lock_plan,case,capture_reply}
+mkdir -p "$seeds"/{ledger,server_log,bullmq_records,bullmq_params,time,rules,lock_plan,case,capture_reply,init}
 
 # seed TARGET NAME HEADER-BYTES(printf format) SETTINGS FILE
 seed() {
@@ -77,6 +77,33 @@ while IFS= read -r manifest; do
     for path in $paths; do printf '\0%s\n' "$path"; cat "$dir/$path"; done
   } >"$out"
 done < <(find "$fixtures" -name leasetrace.toml | LC_ALL=C sort)
+
+# `init` on a folder: each file of a case (its manifest and notes aside) as NAME\nBYTES, NUL-separated,
+# its first 16 KiB (init reads a sample of each file; a file with a NUL byte is cut at it, as the
+# target would read it). Then names that would break a manifest written raw.
+while IFS= read -r manifest; do
+  dir=$(dirname "$manifest")
+  out="$seeds/init/$(label "$dir")"
+  : >"$out"
+  first=1
+  while IFS= read -r file; do
+    name=$(basename "$file")
+    case "$name" in leasetrace.toml | *.md | *.sh | *.mjs | *.py) continue ;; esac
+    [[ $first == 1 ]] || printf '\0' >>"$out"
+    first=0
+    { printf '%s\n' "$name"; head -c 16384 "$file" | tr -d '\0'; } >>"$out"
+  done < <(find "$dir" -maxdepth 1 -type f | LC_ALL=C sort)
+done < <(find "$fixtures" -name leasetrace.toml | LC_ALL=C sort)
+incident="$fixtures/incident-2026-10-07"
+{
+  # A name with line breaks written \n (the target decodes them), one with raw ESC, BEL and U+202E.
+  printf '%s\n' 'ledger.csv\n[[sources]]\nkind = "log"\npath = "..\\u002Fsecret.log"\ntz = "UTC"\n# '
+  head -c 16384 "$incident/ledger.csv"
+  printf '\0bullmq\033]0;owned\007\342\200\256.json\n'
+  cat "$incident/bullmq.json"
+  printf '\0server\\x1b[2J\\r.log\n'
+  head -c 16384 "$incident/server.log"
+} >"$seeds/init/hostile-names"
 
 # The time parsers: the forms the docs name, one per seed.
 i=0

@@ -82,6 +82,9 @@ struct ManifestSource {
     queue: Option<String>,
     /// bullmq-params: a JSON pointer to the object holding the parameters.
     params_at: Option<String>,
+    /// ledger: whose record it is: `sender` (the application's, the default) or `receiver` (the
+    /// receiving side's record of the effects it got).
+    role: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -102,6 +105,21 @@ struct ManifestAnalysis {
 }
 
 /// `major.minor[.patch]` with an optional `v`: a version, not a range.
+/// The lock parameters given by flag are durations BullMQ divides and waits: none may be 0, as
+/// a parameters file may not give one (`lock` checks them too, with or without a case).
+pub fn check_lock_flags(args: &CaseArgs) -> Result<()> {
+    for (name, value) in [
+        ("--lock-duration", args.lock_duration),
+        ("--lock-renew-time", args.lock_renew_time),
+        ("--stalled-interval", args.stalled_interval),
+    ] {
+        if value == Some(0) {
+            return Err(Error::usage(format!("{name} must be greater than 0 ms")));
+        }
+    }
+    Ok(())
+}
+
 fn exact_version(text: &str) -> bool {
     let parts: Vec<&str> = text.trim().trim_start_matches('v').split('.').collect();
     (2..=3).contains(&parts.len()) && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
@@ -286,6 +304,23 @@ impl Config {
                 source.rules.iter().map(|r| RuleSpec { event: r.event.clone(), pattern: r.pattern.clone() }).collect();
             spec.builtin_rules = source.builtin_rules.unwrap_or(true);
             spec.queue = source.queue.clone().or_else(|| args.queue.clone());
+            if let Some(role) = &source.role {
+                spec.role = match (kind, role.as_str()) {
+                    (SourceKind::Ledger, "sender") => crate::ingest::LedgerRole::Sender,
+                    (SourceKind::Ledger, "receiver") => crate::ingest::LedgerRole::Receiver,
+                    (SourceKind::Ledger, other) => {
+                        return Err(Error::usage(format!(
+                            "{place}: role = '{}': expected sender (the application's ledger, the default) or receiver (the receiving side's record of the effects it got)",
+                            crate::terminal::visible(other)
+                        )));
+                    }
+                    _ => {
+                        return Err(Error::usage(format!(
+                            "{place}: role is for a ledger (whose record it is: sender or receiver)"
+                        )));
+                    }
+                };
+            }
             sources.push(spec);
         }
         for path in &args.ledger {
@@ -365,15 +400,7 @@ impl Config {
             version: args.bullmq_version.clone().or(manifest_version),
             version_at_least: None,
         };
-        for (name, value) in [
-            ("--lock-duration", args.lock_duration),
-            ("--lock-renew-time", args.lock_renew_time),
-            ("--stalled-interval", args.stalled_interval),
-        ] {
-            if value == Some(0) {
-                return Err(Error::usage(format!("{name} must be greater than 0 ms")));
-            }
-        }
+        check_lock_flags(args)?;
         let max_line_bytes = match (args.max_line_bytes, manifest.analysis.max_line_bytes) {
             (Some(bytes), _) => bytes,
             (None, Some(bytes)) if (1..=crate::ingest::io::lines::MAX_LINE_BYTES_CEILING).contains(&bytes) => bytes,

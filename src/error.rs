@@ -3,6 +3,10 @@
 //! Every variant that comes from an input carries the file and, where there is one, the line, so
 //! that a responder can open the export at the right place. The exit code is chosen here, not at
 //! the call sites: all errors are exit 2 (usage or input), findings are exit 1, clean is exit 0.
+//!
+//! A file name is case text like any other: `Display` shows it as `terminal::visible` writes it
+//! (a name with an escape sequence or a line break in it neither controls the terminal nor adds a
+//! line), and `main.rs` does the same for the message that quotes the file's content.
 
 use std::path::PathBuf;
 
@@ -17,12 +21,12 @@ pub enum Error {
     Input { path: PathBuf, line: Option<u64>, message: String },
 
     /// The file could not be opened or read at all.
-    #[error("{}: cannot read: {source}", path.display())]
+    #[error("{}: cannot read: {source}", shown(path))]
     Io { path: PathBuf, source: std::io::Error },
 
     /// A file leasetrace writes (a manifest, a manual page) could not be written: not `Io`,
     /// whose "cannot read" would send the user looking at the wrong side.
-    #[error("{}: cannot write: {source}", path.display())]
+    #[error("{}: cannot write: {source}", shown(path))]
     Write { path: PathBuf, source: std::io::Error },
 
     /// A live system `capture` reads (a Redis server) refused or failed a command. `target` names
@@ -34,9 +38,14 @@ pub enum Error {
 
 fn location(path: &std::path::Path, line: Option<u64>) -> String {
     match line {
-        Some(n) => format!("{}:{n}", path.display()),
-        None => path.display().to_string(),
+        Some(n) => format!("{}:{n}", shown(path)),
+        None => shown(path),
     }
+}
+
+/// A path as an error message shows it (`terminal::visible`).
+fn shown(path: &std::path::Path) -> String {
+    crate::terminal::visible(&path.display().to_string()).into_owned()
 }
 
 impl Error {

@@ -33,6 +33,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("lock_plan", lock_plan),
     ("case", case),
     ("capture_reply", capture_reply),
+    ("init", init),
 ];
 
 /// The zones a fuzzed source is read in: none declared, UTC, and zones with what makes local time
@@ -614,6 +615,93 @@ pub fn case(data: &[u8]) {
     }
 }
 
+/// `leasetrace init` on a folder of fuzzed files: up to 8 files, each `NAME\nBYTES`, NUL-separated.
+/// A name is any bytes but `/` (which becomes `_`), raw or written `\n`, `\r`, `\t`, `\xNN` or
+/// `\\` (`fuzz_name`): a line break, an escape sequence, a bidi override, bytes that are not
+/// UTF-8, in a seed that stays readable. No panic; when init writes a manifest, it parses as TOML
+/// (also with any proposed `tz` line uncommented), names no capture record, and every source it
+/// names is one of the files written, directly in the folder; neither the manifest nor init's
+/// report hands a terminal a control or invisible character (`terminal::is_hidden`).
+pub fn init(data: &[u8]) {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    let dir = scratch("init");
+    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let _ = std::fs::remove_file(entry.path());
+    }
+    for piece in data.split(|&b| b == 0).take(8) {
+        let (name, body) = match memchr::memchr(b'\n', piece) {
+            Some(newline) => (&piece[..newline], &piece[newline + 1..]),
+            None => (piece, &[][..]),
+        };
+        let name = fuzz_name(name);
+        if name.is_empty() || name == b"." || name == b".." || names.contains(&name) {
+            continue;
+        }
+        std::fs::write(dir.join(std::ffi::OsStr::from_bytes(&name)), body).expect("a fuzzed file written");
+        names.push(name);
+    }
+    let hidden = |text: &str| text.chars().find(|&c| c != '\n' && crate::terminal::is_hidden(c));
+    let report = match crate::init::run(&dir, true) {
+        Ok(report) => report,
+        Err(error) => {
+            let message = error.to_string();
+            assert!(!message.is_empty(), "an empty message");
+            assert_eq!(hidden(&crate::terminal::visible_lines(&message)), None, "an error printed raw");
+            return;
+        }
+    };
+    assert_eq!(hidden(&report), None, "init's report would control the terminal:\n{report}");
+    let manifest =
+        std::fs::read_to_string(dir.join(crate::config::MANIFEST)).expect("init wrote its manifest, as UTF-8");
+    assert_eq!(hidden(&manifest), None, "the manifest holds a raw control character:\n{manifest}");
+    let table: toml::Table = manifest.parse().unwrap_or_else(|e| panic!("init wrote invalid TOML ({e}):\n{manifest}"));
+    assert!(!table.contains_key("capture"), "init named a capture record");
+    let sources = table.get("sources").and_then(toml::Value::as_array).cloned().unwrap_or_default();
+    for source in &sources {
+        let path = source.get("path").and_then(toml::Value::as_str);
+        let path = path.unwrap_or_else(|| panic!("a source without a path:\n{manifest}"));
+        assert!(
+            names.iter().any(|name| name == path.as_bytes()),
+            "the manifest names {path:?}, which is not a file of the folder:\n{manifest}"
+        );
+        let parts: Vec<_> = Path::new(path).components().collect();
+        assert!(
+            matches!(parts.as_slice(), [std::path::Component::Normal(_)]) && dir.join(path).is_file(),
+            "{path:?} is not a file directly in the folder"
+        );
+    }
+    // Each proposed zone, uncommented, keeps the manifest valid.
+    for line in manifest.lines().filter(|l| l.starts_with("# tz = \"") && !l.contains("...")) {
+        let one = manifest.replacen(line, &line[2..], 1);
+        assert!(one.parse::<toml::Table>().is_ok(), "uncommenting {line:?} breaks the manifest");
+    }
+}
+
+/// A fuzzed file name (`init`): `\n`, `\r`, `\t`, `\xNN` and `\\` decoded, then made one the file
+/// system takes (no `/` or NUL: `_`; at most 200 bytes).
+fn fuzz_name(raw: &[u8]) -> Vec<u8> {
+    let mut name = Vec::with_capacity(raw.len());
+    let mut at = 0;
+    while at < raw.len() {
+        let (byte, used) = match (raw[at], raw.get(at + 1)) {
+            (b'\\', Some(b'n')) => (b'\n', 2),
+            (b'\\', Some(b'r')) => (b'\r', 2),
+            (b'\\', Some(b't')) => (b'\t', 2),
+            (b'\\', Some(b'\\')) => (b'\\', 2),
+            (b'\\', Some(b'x')) => match raw.get(at + 2..at + 4).and_then(|hex| std::str::from_utf8(hex).ok()) {
+                Some(hex) => u8::from_str_radix(hex, 16).map_or((b'\\', 1), |byte| (byte, 4)),
+                None => (b'\\', 1),
+            },
+            (byte, _) => (byte, 1),
+        };
+        name.push(if byte == b'/' || byte == 0 { b'_' } else { byte });
+        at += used;
+    }
+    name.truncate(200);
+    name
+}
+
 /// Whether every path of the manifest (its sources' and its capture record's) is one of `files`
 /// (a manifest that fails to parse passes: `Config::build` refuses it before reading anything).
 /// `Config::build` holds them to the case folder too; this keeps the fuzzer from even trying.
@@ -654,8 +742,14 @@ pub fn check_report(report: &crate::model::Report) {
 }
 
 /// What a renderer wrote is what its format promises: JSON and SARIF parse (SARIF 2.1.0 with
-/// runs), JSON Lines parse line by line, Markdown tables have as many cells in every row.
+/// runs), JSON Lines parse line by line, Markdown tables have as many cells in every row, and no
+/// human format hands a terminal a control or invisible character (`terminal::is_hidden`) from
+/// the case: only its own line ends.
 pub fn check_rendered(format: &str, text: &str) {
+    if matches!(format, "table" | "markdown" | "github" | "mermaid" | "svg") {
+        let hidden = text.chars().find(|&c| c != '\n' && crate::terminal::is_hidden(c));
+        assert!(hidden.is_none(), "{format} wrote {hidden:?}, which would control a terminal");
+    }
     match format {
         "json" => {
             let value: serde_json::Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("json: {e}"));

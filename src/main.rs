@@ -51,7 +51,10 @@ fn return_large_allocations_when_freed() {
 }
 
 /// The error on stderr. `eprintln!` would panic (exit 101) when stderr refuses the write
-/// (`2> /dev/full`); the exit code still says what happened, so a failed write is let go.
+/// (`2> /dev/full`); the exit code still says what happened, so a failed write is let go. The
+/// message may quote a file's content or name: no character of it reaches the terminal raw
+/// (`terminal::visible`), only the lines leasetrace itself laid out.
 fn print_error(error: &Error) {
-    let _ = writeln!(io::stderr().lock(), "leasetrace: error: {error}");
+    let message = error.to_string();
+    let _ = writeln!(io::stderr().lock(), "leasetrace: error: {}", leasetrace::terminal::visible_lines(&message));
 }

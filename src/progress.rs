@@ -58,7 +58,7 @@ impl Progress {
                     .expect("the template is valid"),
             ),
         };
-        let bar = multi.add(bar.with_message(name.to_string()));
+        let bar = multi.add(bar.with_message(crate::terminal::visible(name).into_owned()));
         if size.is_none() {
             // A slow pipe may deliver less than REPORT_EVERY for a long time; the spinner shows
             // that leasetrace is still waiting rather than stuck.
@@ -83,7 +83,7 @@ impl Progress {
                     .expect("the template is valid"),
             ),
         };
-        let bar = multi.add(bar.with_message(name.to_string()));
+        let bar = multi.add(bar.with_message(crate::terminal::visible(name).into_owned()));
         bar.enable_steady_tick(Duration::from_millis(120));
         Some(ItemBar(bar))
     }

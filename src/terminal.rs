@@ -17,7 +17,16 @@
 //!
 //! Under `auto` with none of those variables set, output that is not a terminal is never coloured,
 //! so a pipe, a file or a CI log gets the same bytes whatever the machine.
+//!
+//! Text from a case never controls the terminal: a ledger cell, a log line or a file name may
+//! hold an escape sequence (ESC, an OSC that retitles the window or opens a link, a CSI that
+//! clears the screen), a carriage return that overprints a finding, a bidi override that turns
+//! the text after it around. Every human output and every error message shows such characters
+//! as `visible` writes them (`\x1b`, `\r`, `<U+202E>`) before any colour of our own is added;
+//! the formats made for programs (JSON, JSON Lines, SARIF, Timesketch) keep the exact text, which
+//! their own escaping carries.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::{self, IsTerminal};
 
@@ -100,9 +109,138 @@ pub fn wrap_width(reported: Option<u16>, columns: Option<OsString>) -> u16 {
     })
 }
 
+/// Whether `c` must not reach a terminal as it is: a control character (C0, DEL, C1), a bidi
+/// control (embeddings, overrides, isolates, marks), a line or paragraph separator, or another
+/// invisible format character (soft hyphen, zero-width space, word joiner, invisible operators,
+/// byte-order mark, interlinear annotation marks, tag characters). The zero-width joiner and
+/// non-joiner are left alone: emoji sequences and several scripts (Persian, the Indic scripts)
+/// need them, and they move nothing.
+pub fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{061C}'
+                | '\u{180E}'
+                | '\u{200B}'
+                | '\u{200E}'..='\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206F}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{E0001}'
+                | '\u{E0020}'..='\u{E007F}'
+        )
+}
+
+/// `text` as a terminal may show it: every character `is_hidden` names written out, `\t`, `\n`
+/// and `\r` for those three, `\x1b` for the other ASCII controls and DEL, `<U+202E>` for the rest
+/// (C1 controls, bidi and format characters). Everything else is left as it is (a backslash too:
+/// what is shown is for reading, not for parsing back). Borrowed when nothing needs it, as
+/// nearly all text does.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    if text.bytes().all(|b| (b' '..=b'~').contains(&b)) || !text.chars().any(is_hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        push_visible(&mut out, c);
+    }
+    Cow::Owned(out)
+}
+
+/// `visible` for text laid out on one line (a Markdown table cell, a chart label): a line break
+/// (`\r\n`, `\n` or `\r`) or a tab is one space, the rest as `visible` writes it.
+pub fn visible_line(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\r' | '\n' | '\t' => out.push(' '),
+            c => push_visible(&mut out, c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Keeps the lines of `text` (ended by `\n`, which the caller wrote) and makes each `visible`:
+/// for a message laid out on several lines by leasetrace itself (an error listing files).
+pub fn visible_lines(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && is_hidden(c)) {
+        return Cow::Borrowed(text);
+    }
+    let lines: Vec<Cow<'_, str>> = text.split('\n').map(visible).collect();
+    Cow::Owned(lines.join("\n"))
+}
+
+/// Appends `c` to `out` as `visible` writes it.
+pub fn push_visible(out: &mut String, c: char) {
+    use std::fmt::Write as _;
+    match c {
+        '\t' => out.push_str("\\t"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        c if c.is_ascii() && is_hidden(c) => {
+            let _ = write!(out, "\\x{:02x}", u32::from(c));
+        }
+        c if is_hidden(c) => {
+            let _ = write!(out, "<U+{:04X}>", u32::from(c));
+        }
+        c => out.push(c),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn visible_writes_out_what_would_control_the_terminal() {
+        assert_eq!(visible("PR-OK (no duplicate)\rERROR"), "PR-OK (no duplicate)\\rERROR");
+        assert_eq!(visible("\u{1b}]0;owned\u{7}"), "\\x1b]0;owned\\x07");
+        assert_eq!(visible("\u{1b}[2J\0\u{7f}\t\n"), "\\x1b[2J\\x00\\x7f\\t\\n");
+        assert_eq!(visible("abc\u{202E}fed\u{2066}x\u{2069}"), "abc<U+202E>fed<U+2066>x<U+2069>");
+        assert_eq!(
+            visible("\u{9b}31m \u{85} \u{feff} \u{200b} \u{2028} \u{e0041}"),
+            "<U+009B>31m <U+0085> <U+FEFF> <U+200B> <U+2028> <U+E0041>"
+        );
+        // An OSC 8 link cut in the middle stays text: nothing is left open.
+        assert_eq!(visible("\u{1b}]8;;https://x.example\u{1b}\\click"), "\\x1b]8;;https://x.example\\x1b\\click");
+    }
+
+    #[test]
+    fn visible_leaves_text_alone_and_borrows_it() {
+        for text in
+            ["", "run-0933-b", "리뷰-1 · 09:54:05.70", "C:\\logs\\x.log", "👨\u{200d}👩\u{200d}👧", "می\u{200c}خواهم"]
+        {
+            assert!(matches!(visible(text), Cow::Borrowed(t) if t == text), "{text:?}");
+            assert!(matches!(visible_line(text), Cow::Borrowed(t) if t == text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn visible_line_lays_line_breaks_and_tabs_as_spaces() {
+        assert_eq!(visible_line("a\r\nb\nc\rd\te\u{1b}[0m"), "a b c d e\\x1b[0m");
+    }
+
+    #[test]
+    fn visible_lines_keeps_the_callers_lines() {
+        assert_eq!(visible_lines("files:\n  a\u{1b}[2J: x\n  b\r: y"), "files:\n  a\\x1b[2J: x\n  b\\r: y");
+        assert!(matches!(visible_lines("a\nb"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn nothing_visible_writes_is_hidden() {
+        let every: String =
+            (0u32..0x3000).chain(0xE0000..0xE0080).chain(0xFE00..0x10000).filter_map(char::from_u32).collect();
+        assert!(!visible(&every).chars().any(is_hidden));
+        assert!(!visible_line(&every).chars().any(is_hidden));
+    }
 
     fn env<'a>(vars: &'a [(&str, &str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
         move |name| vars.iter().find(|(key, _)| *key == name).map(|(_, value)| OsString::from(value))

@@ -562,6 +562,42 @@ fn empty_file_is_an_error() {
 }
 
 #[test]
+fn an_events_export_of_an_empty_stream_holds_no_entries_and_is_not_an_empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("events.json");
+    std::fs::write(&events, "[]\n").unwrap();
+    let run = leasetrace(&["timeline", "--events", events.to_str().unwrap(), "--queue", "q", "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    assert_eq!(report["inputs"][0]["lines"], 1);
+    let warning = report["warnings"][0]["message"].as_str().unwrap();
+    assert!(warning.contains("events.json contributed nothing: it holds no entries (an empty JSON array"), "{warning}");
+    std::fs::write(&events, "").unwrap();
+    let run = leasetrace(&["timeline", "--events", events.to_str().unwrap(), "--queue", "q"]).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.ends_with("events.json: file is empty: expected a bullmq-events with at least one line\n"));
+}
+
+#[test]
+fn a_pino_line_with_a_lone_surrogate_escape_names_it_its_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    let good = r#"{"level":30,"time":1791333180000,"msg":"job active","jobId":"7"}"#;
+    std::fs::write(&log, format!("{good}\n{}\n", r#"{"level":30,"time":1791333180000,"msg":"job \ud800 active"}"#))
+        .unwrap();
+    let run = leasetrace(&["timeline", "--log", log.to_str().unwrap()]).run();
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains(
+            "app.log:2: not a JSON object: an invalid escape at column 45: '\\ud800' is a lone UTF-16 surrogate"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("end of hex escape"), "{}", run.stderr);
+}
+
+#[test]
 fn binary_garbage_is_an_error_with_a_line() {
     let garbage: Vec<u8> = (0u8..=255).cycle().take(4096).collect();
     let dir = case_with(&[("ledger.csv", GOOD_LEDGER), ("server.log", &garbage)], LEDGER_AND_LOG);

@@ -10,6 +10,9 @@ use crate::progress::Progress;
 
 pub fn run(options: &Options, progress: &Progress) -> Result<u8, Error> {
     let outcome = crate::capture::run(options, progress)?;
-    super::write_stdout(false, |out| out.write_all(outcome.summary.as_bytes()))?;
+    // The summary names what the server holds (queue, keys): nothing of it reaches the terminal
+    // raw (`terminal::visible`), only the summary's own lines.
+    let summary = crate::terminal::visible_lines(&outcome.summary);
+    super::write_stdout(false, |out| out.write_all(summary.as_bytes()))?;
     Ok(0)
 }

@@ -36,6 +36,8 @@ pub fn report(
             "--since, --until, --job, --run and --item choose what timeline, analyze and check show; lock answers for the one activation --activated-at gives",
         ));
     }
+    // Before anything is read: a 0 ms lock would give a plan of 0 s renewals.
+    crate::config::check_lock_flags(args)?;
     if !matches!(args.format.as_str(), "table" | "json") {
         return Err(error::Error::usage(format!(
             "lock writes --format table or json, not {}: its what-if table is not a report of findings and events",

@@ -7,9 +7,14 @@
 //! receiver cannot tell), the same key is info (the receiver could deduplicate), and the same key
 //! with a different payload is an error whether or not the receiver refused it.
 //!
-//! "The same effect" is deliberately narrow: `effect-posted` rows of one job id (a run id when the
+//! "The same effect" is deliberately narrow: `effect-posted` rows of one job (a run id when the
 //! row has no job id) for one item. Two different jobs or rounds acting on one item are two logical
 //! tasks that both chose it: that is `duplicate-selection`, which sees the selections too.
+//!
+//! A receiver's own record (a ledger with `role = "receiver"`: `effect-received` rows) is the other
+//! side of the same deliveries, never more of them: its rows of the job id and item are what the
+//! receiver got, and say what it accepted and what it recognised as a repeat. Each delivery is
+//! counted once, as the side that saw more of them counts it.
 
 use crate::model::timeline::EventId;
 use crate::model::{Event, EventKind, Finding, Item, JobKey, Severity, Text, Value};
@@ -82,15 +87,16 @@ impl Detector for DuplicateEffect {
 
     fn detect(&self, context: &Context) -> Vec<Finding> {
         let timeline = context.timeline;
+        let received = received_by_job(context);
         // Effects are grouped where they already are: a job's events (for rows with a job id),
         // else a round's (run id). One small list per task, sorted by item, instead of one table
         // of the million effects of a big ledger.
         let mut repeated: Vec<(Effect, Vec<EventId>)> = Vec::new();
         let mut deliveries: Vec<(Option<Item>, EventId)> = Vec::new();
+        // The (job id, item) pairs a sender's rows speak for: the receiver's rows of the others
+        // are effects only the receiver recorded.
+        let mut sent_for: rustc_hash::FxHashSet<(Text, Option<Item>)> = rustc_hash::FxHashSet::default();
         let mut add_repeats = |task: Task, deliveries: &mut Vec<(Option<Item>, EventId)>| {
-            if deliveries.len() < 2 {
-                return;
-            }
             // Equal items together (their texts are read only where hashes are alike: the findings
             // are sorted by text below), then in time order (ids are timeline positions).
             deliveries.sort_unstable_by(|(a, a_id), (b, b_id)| {
@@ -100,8 +106,18 @@ impl Detector for DuplicateEffect {
                 };
                 items.then(a_id.cmp(b_id))
             });
-            for same in deliveries.chunk_by(|a, b| a.0 == b.0).filter(|same| same.len() > 1) {
-                repeated.push(((task, same[0].0), same.iter().map(|&(_, id)| id).collect()));
+            for same in deliveries.chunk_by(|a, b| a.0 == b.0) {
+                let item = same[0].0;
+                let received_twice = match task {
+                    Task::Job(job) => {
+                        sent_for.insert((job.id, item));
+                        received.get(&(job.id, item)).is_some_and(|r| r.len() > 1)
+                    }
+                    Task::Run(_) => false,
+                };
+                if same.len() > 1 || received_twice {
+                    repeated.push(((task, item), same.iter().map(|&(_, id)| id).collect()));
+                }
             }
         };
         if context.jobs_have(&[EventKind::EffectPosted]) {
@@ -129,13 +145,54 @@ impl Detector for DuplicateEffect {
             );
             add_repeats(Task::Run(round.run_id), &mut deliveries);
         }
+        // Effects only the receiver recorded, twice or more.
+        for (&(job_id, item), ids) in &received {
+            if ids.len() > 1 && !sent_for.contains(&(job_id, item)) {
+                let first = timeline.get(ids[0]);
+                let job = context.job_of(first).unwrap_or_else(|| JobKey::new(first.queue, job_id));
+                repeated.push(((Task::Job(job), item), Vec::new()));
+            }
+        }
         // In (task, item) order, as text (`Text` orders by its text).
         repeated.sort_unstable_by_key(|(effect, _)| *effect);
         repeated
             .into_iter()
-            .filter_map(|((task, item), deliveries)| duplicate(context, task, item.as_deref(), &deliveries))
+            .filter_map(|((task, item), sent)| {
+                let got = match task {
+                    Task::Job(job) => received.get(&(job.id, item)).map_or(&[][..], Vec::as_slice),
+                    Task::Run(_) => &[],
+                };
+                duplicate(context, task, item.as_deref(), &sent, &matching(context.timeline, &sent, got))
+            })
             .collect()
     }
+}
+
+/// The receiver's rows (`effect-received`) by job id and item, in time order. By id, not by job:
+/// a receiver's record seldom names the sender's queue, and the sender's rows of the item name the
+/// job.
+fn received_by_job(context: &Context) -> rustc_hash::FxHashMap<(Text, Option<Item>), Vec<EventId>> {
+    let mut received: rustc_hash::FxHashMap<(Text, Option<Item>), Vec<EventId>> = rustc_hash::FxHashMap::default();
+    if !context.jobs_have(&[EventKind::EffectReceived]) {
+        return received;
+    }
+    let timeline = context.timeline;
+    for (id, event) in timeline.ids().filter(|&(id, _)| timeline.kind(id) == EventKind::EffectReceived) {
+        if let Some(job_id) = event.job_id {
+            received.entry((job_id, event.item)).or_default().push(id);
+        }
+    }
+    received
+}
+
+/// The receiver's rows that can be the other side of `sent`: with a key the sender's rows used, or
+/// without a key (a sender whose rows carry keys sent nothing under another).
+fn matching(timeline: &crate::model::Timeline, sent: &[EventId], got: &[EventId]) -> Vec<EventId> {
+    let keys: Vec<Text> = sent.iter().filter_map(|&id| timeline.get(id).lease().key).collect();
+    got.iter()
+        .copied()
+        .filter(|&id| keys.is_empty() || timeline.get(id).lease().key.is_none_or(|key| keys.contains(&key)))
+        .collect()
 }
 
 /// Who delivered an effect: a job (rows with a job id), else a round (run id).
@@ -148,10 +205,19 @@ enum Task {
 /// One effect: the task that delivered it and the item.
 type Effect = (Task, Option<Item>);
 
-fn duplicate(context: &Context, task: Task, item: Option<&str>, ids: &[EventId]) -> Option<Finding> {
+/// `sent`: the sender's rows of the effect; `got`: the receiver's rows of it. Either may be empty.
+fn duplicate(context: &Context, task: Task, item: Option<&str>, sent: &[EventId], got: &[EventId]) -> Option<Finding> {
     let timeline = context.timeline;
+    let received: Vec<&Event> = got.iter().map(|&id| timeline.get(id)).collect();
+    // The deliveries as the side that recorded more of them saw them (the sender's rows on a tie:
+    // they name the job); the receiver's rows, when there are any, say what it accepted.
+    let ids = if received.len() > sent.len() { got } else { sent };
     let deliveries: Vec<&Event> = ids.iter().map(|&id| timeline.get(id)).collect();
-    let applied = deliveries.iter().filter(|e| e.lease().accepted != Some(false)).count();
+    if deliveries.len() < 2 {
+        return None;
+    }
+    let answers: &[&Event] = if received.is_empty() { &deliveries } else { &received };
+    let applied = answers.iter().filter(|e| e.lease().accepted != Some(false) && !answered_duplicate(e)).count();
     let mut keys: Vec<&str> = deliveries.iter().filter_map(|e| e.lease().key.as_deref()).collect();
     let keyed = keys.len();
     keys.sort_unstable();
@@ -184,7 +250,7 @@ fn duplicate(context: &Context, task: Task, item: Option<&str>, ids: &[EventId])
     let severity = if policy == KeyPolicy::SameKey { Severity::Info } else { Severity::Error };
     let (first, second, last) = (deliveries[0], deliveries[1], deliveries[deliveries.len() - 1]);
     let deduplicated =
-        deliveries[1..].iter().filter(|e| e.lease().accepted == Some(false) || answered_duplicate(e)).count();
+        answers.iter().skip(1).filter(|e| e.lease().accepted == Some(false) || answered_duplicate(e)).count();
 
     let mut finding = Finding::new("duplicate-effect", severity, second.at());
     match task {
@@ -239,7 +305,16 @@ fn duplicate(context: &Context, task: Task, item: Option<&str>, ids: &[EventId])
             "the receiver did NOT refuse the different payload: it accepted a changed request under a key it had already answered".to_string()
         };
     }
-    finding.evidence.extend(ids);
+    finding.evidence.extend(sent);
+    finding.evidence.extend(got);
+    finding.evidence.sort_unstable();
+    if !received.is_empty() {
+        finding.metric("receiver_records", Value::Count(received.len() as u64));
+        finding.note(format!(
+            "the receiver's own record has {} row(s) of this effect: they are the other side of the same deliveries, not more of them, and say what it accepted",
+            received.len()
+        ));
+    }
     finding.note(format!(
         "same effect: effect-posted rows with the same {} and the same item (or both without an item); two jobs or rounds posting for one item are duplicate-selection's",
         if is_job { "job id" } else { "run id (the rows have no job id)" }
@@ -247,7 +322,7 @@ fn duplicate(context: &Context, task: Task, item: Option<&str>, ids: &[EventId])
     if policy == KeyPolicy::SameKey && deduplicated == 0 {
         finding.note("the receiver answered every delivery as accepted: if it returned the stored result that is deduplication, but the ledger cannot show it; record the receiver's answer (deduplicated) to be sure");
     }
-    if deliveries.iter().any(|e| e.lease().accepted.is_none()) {
+    if answers.iter().any(|e| e.lease().accepted.is_none()) {
         finding.note("some deliveries have no outcome: they are counted as accepted by the receiver");
     }
 
@@ -304,13 +379,20 @@ mod tests {
     };
 
     fn detect(rows: &[Row]) -> Vec<Finding> {
-        let events = rows
-            .iter()
+        detect_with_receiver(rows, &[])
+    }
+
+    /// `rows` from the sender's ledger (source 0), `received` from the receiver's record (source 1).
+    fn detect_with_receiver(rows: &[Row], received: &[Row]) -> Vec<Finding> {
+        let sent = rows.iter().map(|r| (r, 0u16, EventKind::EffectPosted));
+        let got = received.iter().map(|r| (r, 1u16, EventKind::EffectReceived));
+        let events = sent
+            .chain(got)
             .enumerate()
-            .map(|(n, r)| {
-                let origin = Origin { channel: Channel::Ledger, source: 0, line: u32::try_from(n).unwrap() + 2 };
+            .map(|(n, (r, source, kind))| {
+                let origin = Origin { channel: Channel::Ledger, source, line: u32::try_from(n).unwrap() + 2 };
                 let at = DateTime::parse_from_rfc3339(r.at).unwrap().with_timezone(&Utc);
-                let mut event = Event::new(at.into(), EventKind::EffectPosted, origin);
+                let mut event = Event::new(at.into(), kind, origin);
                 event.edit().job_id = r.job.map(crate::model::Text::from);
                 event.edit().run_id = r.run.map(crate::model::Text::from);
                 event.item = r.item.map(Item::from);
@@ -332,6 +414,50 @@ mod tests {
             Some(Value::Text(t)) => t.clone(),
             other => panic!("{name}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn the_receivers_record_is_the_other_side_of_the_deliveries_not_more_of_them() {
+        let sent = [Row { item: Some("PR-1"), ..ROW }, Row { at: "2026-12-01T00:00:09Z", item: Some("PR-1"), ..ROW }];
+        let got = [
+            Row { at: "2026-12-01T00:00:00.020Z", item: Some("PR-1"), accepted: Some(true), ..ROW },
+            Row { at: "2026-12-01T00:00:09.020Z", item: Some("PR-1"), accepted: Some(true), ..ROW },
+        ];
+        let found = detect_with_receiver(&sent, &got);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].get("deliveries"), Some(&Value::Count(2)), "not 4");
+        assert_eq!(found[0].get("accepted_by_receiver"), Some(&Value::Count(2)));
+        assert_eq!(found[0].get("receiver_records"), Some(&Value::Count(2)));
+        assert_eq!(found[0].evidence.len(), 4);
+        // One delivery each side: one effect, no finding (today's FP was 1 + 1 = 2).
+        assert!(detect_with_receiver(&sent[..1], &got[..1]).is_empty());
+    }
+
+    #[test]
+    fn the_receiver_says_it_recognised_the_repeat_under_the_same_key() {
+        let sent = [Row { key: Some("k"), ..ROW }, Row { at: "2026-12-01T00:00:05Z", key: Some("k"), ..ROW }];
+        let got = [
+            Row { key: Some("k"), accepted: Some(true), ..ROW },
+            Row { at: "2026-12-01T00:00:05Z", key: Some("k"), accepted: Some(false), detail: Some("duplicate"), ..ROW },
+        ];
+        let found = detect_with_receiver(&sent, &got);
+        assert_eq!((found[0].severity, text(&found[0], "key_policy")), (Severity::Info, "same-key".into()));
+        assert_eq!(found[0].get("accepted_by_receiver"), Some(&Value::Count(1)));
+        assert_eq!(found[0].get("receiver_deduplicated"), Some(&Value::Count(1)));
+    }
+
+    #[test]
+    fn twice_in_the_receivers_record_alone_is_a_duplicate_effect() {
+        // The sender's row of the second delivery was lost with its process.
+        let sent = [Row { item: Some("PR-2"), ..ROW }];
+        let got = [
+            Row { item: Some("PR-2"), accepted: Some(true), ..ROW },
+            Row { at: "2026-12-01T00:00:30Z", item: Some("PR-2"), accepted: Some(true), ..ROW },
+        ];
+        let found = detect_with_receiver(&sent, &got);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].get("deliveries"), Some(&Value::Count(2)));
+        assert_eq!(found[0].severity, Severity::Error);
     }
 
     #[test]

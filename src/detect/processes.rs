@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 
 use crate::model::timeline::{CLOCK_SKEW_MS, EventId};
-use crate::model::{Channel, Event, EventKind, Text, Timeline};
+use crate::model::{Channel, Event, EventKind, Moment, Round, Text, Timeline};
 
 use super::Context;
 
@@ -177,6 +177,41 @@ impl Context<'_> {
                 }
             })
         })
+    }
+
+    /// The process that made the activation `near` is (or a row of its run): the worker its
+    /// records name, as `host/pid` when one of them gives both, else as written. `None`: no record
+    /// names one (the events stream names no worker).
+    pub fn process_of(&self, near: &Event) -> Option<Text> {
+        let records = self.records_of_activation(near);
+        let workers = records.iter().filter_map(|event| event.worker);
+        workers.clone().find(|worker| host_and_pid(worker.as_str()).0.is_some()).or_else(|| workers.clone().next())
+    }
+
+    /// When `round` stopped running: its end row, unless another process wrote that row (a new
+    /// process marking the runs it found `running` failed at startup) after a restart tied to the
+    /// round's owner: the owner was dead by that restart, and the round stopped with it. Also the
+    /// restart, when it decided. A round without an end row runs to its last row.
+    pub fn round_end(&self, round: &Round) -> (Moment, Option<EventId>) {
+        let timeline = self.timeline;
+        let end = round.end_moment(timeline);
+        let (Some(ended), Some(started)) = (round.ended(), round.started()) else { return (end, None) };
+        let (owner, closer) = (timeline.get(started).worker, timeline.get(ended).worker);
+        let reaped = matches!((owner, closer), (Some(owner), Some(closer)) if owner != closer);
+        if !reaped {
+            return (end, None);
+        }
+        let start = round.start_moment(timeline);
+        let restarts: Vec<EventId> = self
+            .restarts
+            .iter()
+            .copied()
+            .filter(|&id| start < timeline.get(id).moment() && timeline.get(id).moment() <= end)
+            .collect();
+        match self.restart_of(timeline.get(started), &restarts) {
+            Some((restart, _)) => (timeline.get(restart).moment(), Some(restart)),
+            None => (end, None),
+        }
     }
 
     /// The records of the activation `near` is (or of the run it belongs to): itself, and the

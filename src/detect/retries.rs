@@ -164,9 +164,10 @@ pub fn starts(context: &Context, job: JobKey) -> Vec<EventId> {
     context.attempts_of_job(job).iter().map(|a| a.activated).collect()
 }
 
-/// The job's failures, in time order, from one channel: for a job BullMQ saw, its `job-failed`
-/// records from the most direct channel that has any (events stream, log, ledger, job hash);
-/// otherwise the ledger's failed-attempt rows.
+/// The job's failures, in time order: for a job BullMQ saw, its `job-failed` records merged from
+/// every channel that recorded them, one per failure, as activations are (`rounds::Merger`: a
+/// stream trimmed after the first failures loses none that the log has); otherwise the ledger's
+/// failed-attempt rows.
 pub fn failures(context: &Context, job: JobKey) -> Vec<EventId> {
     if !context.job_has(job, &[EventKind::JobFailed, EventKind::RoundFailed]) {
         return Vec::new();
@@ -174,12 +175,15 @@ pub fn failures(context: &Context, job: JobKey) -> Vec<EventId> {
     let ids = context.events_of_job(job);
     let timeline = context.timeline;
     if seen_by_queue(context, job) {
-        let failed: Vec<EventId> =
-            ids.iter().copied().filter(|&id| timeline.kind(id) == EventKind::JobFailed).collect();
-        let best = failed.iter().map(|&id| timeline.get(id).origin().channel.activation_rank()).min();
-        return failed
+        if !context.job_has(job, &[EventKind::JobFailed]) {
+            return Vec::new();
+        }
+        let stream_from = context.stream_start_for(job).and_then(|at| crate::model::Moment::new(at).ok());
+        let lock_ms = i64::try_from(context.params.lock_duration).unwrap_or(i64::MAX);
+        return crate::model::rounds::Merger::new(timeline)
+            .merge(ids, crate::model::rounds::Happening::Failure, stream_from, lock_ms)
             .into_iter()
-            .filter(|&id| Some(timeline.get(id).origin().channel.activation_rank()) == best)
+            .map(|(id, _)| id)
             .collect();
     }
     ids.iter()

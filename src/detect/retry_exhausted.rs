@@ -68,8 +68,40 @@ impl Detector for RetryExhausted {
                 dead.entry(job).or_default().push(id);
             }
         }
+        // A job hash that failed with its attempts used up (`atm` ≥ its options' `attempts`) is
+        // BullMQ's own record of the job given up, when its stream was trimmed past the
+        // `retries-exhausted` entry.
+        if context.jobs_have(&[EventKind::JobFailed]) {
+            for (job, ids) in context.job_events.iter_having(&[EventKind::JobFailed]) {
+                if dead.contains_key(&job) {
+                    continue;
+                }
+                if let Some(failed) = used_up_in_hash(context, ids) {
+                    dead.entry(job).or_default().push(failed);
+                }
+            }
+        }
         dead.into_iter().filter_map(|(job, markers)| exhausted(context, job, &markers)).collect()
     }
+}
+
+/// The job hash's failure of a job whose hash says its attempts were used up: its last
+/// activation's `atm` (attemptsMade) at least the `attempts` of its options.
+fn used_up_in_hash(context: &Context, ids: &[EventId]) -> Option<EventId> {
+    let timeline = context.timeline;
+    let in_hash = |kind: EventKind| {
+        ids.iter()
+            .copied()
+            .rfind(|&id| timeline.kind(id) == kind && timeline.get(id).origin().channel == Channel::JobHash)
+    };
+    let failed = in_hash(EventKind::JobFailed)?;
+    let number = |id: EventId, key: &str| -> Option<u64> {
+        let detail = timeline.get(id).detail_str()?;
+        detail.split([' ', ';']).find_map(|part| part.strip_prefix(key)?.parse().ok())
+    };
+    let budget = number(in_hash(EventKind::JobAdded)?, "attempts=")?;
+    let made = number(in_hash(EventKind::JobActive)?, "atm=")?;
+    (made >= budget).then_some(failed)
 }
 
 /// One attempt of the job and what ended it.
@@ -109,7 +141,7 @@ fn exhausted(context: &Context, job: JobKey, markers: &[EventId]) -> Option<Find
     if let Some(name) = job_name {
         finding.metric("job_name", Value::Text(name));
     }
-    if let Some(queue) = queue {
+    if let Some(queue) = job.queue.map(|queue| queue.to_string()).or(queue) {
         finding.metric("queue", Value::Text(queue));
     }
     finding.metric("dead_at", Value::Time(dead_at));

@@ -87,14 +87,39 @@ fn seconds_list(values: &[f64]) -> String {
     values.iter().map(|&s| format_duration(s)).collect::<Vec<_>>().join(", ")
 }
 
+/// Whether the job's own options declare a backoff (its job hash's `opts`, read as the job-added
+/// detail `backoff=<type>:<delay>ms`): its retries are delayed by design.
+fn declares_backoff(context: &Context, job: JobKey) -> bool {
+    context.events_of_job(job).iter().any(|&id| {
+        let event = context.timeline.get(id);
+        event.kind == EventKind::JobAdded
+            && event
+                .detail_str()
+                .and_then(crate::ingest::bullmq::jobs::declared_backoff)
+                .is_some_and(|(_, delay)| delay > 0)
+    })
+}
+
 fn no_backoff(context: &Context, job: JobKey, starts: &[EventId], failures: &[EventId]) -> Option<Finding> {
     let timeline = context.timeline;
-    if starts.len() < STORM_MIN_ATTEMPTS {
+    if starts.len() < STORM_MIN_ATTEMPTS || declares_backoff(context, job) {
         return None;
     }
     let after = retry_delays(context, job, starts, failures);
+    // A delay that BullMQ spent in its delayed set (a `delayed` record between the failure and
+    // the retry: the job's backoff), or across a process restart (no worker may have been there
+    // to take the job), says nothing of a retry without backoff.
+    let judged = |failure: EventId, start: EventId| {
+        let (from, to) = (timeline.get(failure).moment(), timeline.get(start).moment());
+        let between = |id: EventId| from <= timeline.get(id).moment() && timeline.get(id).moment() <= to;
+        let delayed =
+            context.events_of_job(job).iter().any(|&id| timeline.kind(id) == EventKind::JobDelayed && between(id));
+        let restarted = context.restarts.iter().any(|&id| between(id));
+        !delayed && !restarted
+    };
     let delay = |i: usize| {
         after[i]
+            .filter(|&failure| judged(failure, starts[i]))
             .map(|failure| seconds_between(timeline.get(failure).at(), timeline.get(starts[i]).at()))
             .filter(|&d| d < STORM_MAX_DELAY_S)
     };
@@ -198,48 +223,42 @@ struct Retry {
 }
 
 /// Retry claims and activations, by channel: for a lease job every claim after its first (taken
-/// or refused), else every activation after the first that no stall preceded.
+/// or refused), else every attempt after the first that no stall preceded (its activations merged
+/// from every channel that recorded them: a pod's log and a shared log both write each one), with
+/// the process that made it.
 fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
     let timeline = context.timeline;
     let mut by_channel: BTreeMap<Channel, Vec<Retry>> = BTreeMap::new();
-    // Reused for every job: nearly all of the jobs of a big case were activated once.
-    let mut activations: Vec<(Channel, EventId)> = Vec::new();
     // Only a lease job (its claims) or a job with a second activation can have retried.
     for (job, ids) in context.job_events.iter_reactivated_or_having(&[EventKind::LeaseClaimed]) {
-        let candidates: Vec<EventId> = if retries::is_lease_job(context, job) {
-            ids.iter().copied().filter(|&id| timeline.kind(id) == EventKind::LeaseClaimed).skip(1).collect()
-        } else {
-            // Activations from every channel that names its worker (the log, the ledger), one
-            // channel at a time.
-            activations.clear();
-            let maybe_activation =
-                |&id: &EventId| matches!(timeline.kind(id), EventKind::JobActive | EventKind::RoundStarted);
-            // A job activated once has no retry: its events need no closer look.
-            if ids.iter().filter(|id| maybe_activation(id)).nth(1).is_some() {
-                activations.extend(ids.iter().copied().filter(maybe_activation).filter_map(|id| {
-                    let event = timeline.get(id);
-                    let activation = event.kind == EventKind::JobActive || event.origin().channel == Channel::Ledger;
-                    activation.then_some((event.origin().channel, id))
-                }));
-            }
-            let mut found = Vec::new();
-            if activations.len() > 1 {
-                activations.sort_unstable();
-                for channel in activations.chunk_by(|a, b| a.0 == b.0) {
-                    for pair in channel.windows(2) {
-                        let (from, to) = (timeline.get(pair[0].1).at(), timeline.get(pair[1].1).at());
-                        if !retries::stalled_between(context, job, from, to) {
-                            found.push(pair[1].1);
-                        }
-                    }
+        if retries::is_lease_job(context, job) {
+            for id in ids.iter().copied().filter(|&id| timeline.kind(id) == EventKind::LeaseClaimed).skip(1) {
+                let event = timeline.get(id);
+                if let Some(worker) = event.worker {
+                    by_channel.entry(event.origin().channel).or_default().push(Retry {
+                        id,
+                        at: event.at(),
+                        worker,
+                        job,
+                    });
                 }
             }
-            found
-        };
-        for id in candidates {
-            let event = timeline.get(id);
-            if let Some(worker) = event.worker {
-                by_channel.entry(event.origin().channel).or_default().push(Retry { id, at: event.at(), worker, job });
+            continue;
+        }
+        for pair in context.attempts_of_job(job).windows(2) {
+            let (from, to) = (timeline.get(pair[0].activated).at(), timeline.get(pair[1].activated).at());
+            if retries::stalled_between(context, job, from, to) {
+                continue;
+            }
+            let event = timeline.get(pair[1].activated);
+            if let Some(worker) = context.process_of(event) {
+                // One clock for a herd: the attempts' best records, whatever channel gave each.
+                by_channel.entry(Channel::EventsStream).or_default().push(Retry {
+                    id: pair[1].activated,
+                    at: event.at(),
+                    worker,
+                    job,
+                });
             }
         }
     }
@@ -288,7 +307,7 @@ fn herds(context: &Context) -> Vec<Finding> {
             finding.derive("spread_s", "last_at − first_at");
             finding.evidence.extend(group.iter().map(|r| r.id));
             finding.note(format!(
-                "herd: retry claims or activations by at least {HERD_MIN_WORKERS} different workers within {HERD_WINDOW_MS} ms, counted in one source kind at a time"
+                "herd: retry claims, or retry attempts (each once, however many channels recorded it), by at least {HERD_MIN_WORKERS} different workers within {HERD_WINDOW_MS} ms"
             ));
             finding.summary = "{retrying_workers} workers retried within {spread_s} of each other from {first_at} ({retries} retries of {jobs} by {worker_names}): retries without jitter land on the recovering service all at once.".to_string();
             findings.push(finding);

@@ -4,7 +4,7 @@
 //! A sweep that assumes one round at a time picks its work from shared state; two rounds running
 //! together can pick the same items. Rounds come from the ledger, grouped by run id.
 
-use crate::model::{Finding, Round, Severity, Timeline, Value};
+use crate::model::{Finding, Round, Severity, Value};
 use crate::time::seconds_between;
 
 use super::{Context, Detector};
@@ -30,17 +30,21 @@ impl Detector for SweepOverlap {
         let timeline = context.timeline;
         let rounds = &context.rounds;
         let mut findings = Vec::new();
+        // Only the rounds of periodic jobs are a sweep's: one-off jobs sharing the ledger run side
+        // by side by design. A ledger that marks none (no slot, no repeatable job ids) cannot tell
+        // them apart, and all its rounds are taken as the sweep's.
+        let periodic_only = rounds.iter().any(Round::is_periodic);
         // Rounds come sorted by start: keep only those still running, so a long ledger is one pass.
         let mut running: Vec<&Round> = Vec::new();
-        for later in rounds {
+        for later in rounds.iter().filter(|round| !periodic_only || round.is_periodic()) {
             let later_start = later.start_moment(timeline);
-            running.retain(|earlier| later_start < earlier.end_moment(timeline));
+            running.retain(|earlier| later_start < context.round_end(earlier).0);
             for earlier in &running {
                 if earlier.sweep != later.sweep || earlier.run_id == later.run_id {
                     continue;
                 }
                 if earlier.start_moment(timeline) < later_start {
-                    findings.push(overlap(timeline, rounds, earlier, later));
+                    findings.push(overlap(context, earlier, later));
                 }
             }
             running.push(later);
@@ -49,20 +53,27 @@ impl Detector for SweepOverlap {
     }
 }
 
-/// A round is a re-run when an earlier round carried the same job id or the same slot.
-fn is_rerun(timeline: &Timeline, rounds: &[Round], round: &Round) -> bool {
+/// A round is a re-run when an earlier round of the same sweep carried the same job (queue and
+/// id) or the same slot.
+fn is_rerun(context: &Context, round: &Round) -> bool {
+    let timeline = context.timeline;
     let start = round.start_moment(timeline);
-    rounds.iter().any(|other| {
+    let job = context.job_of_round(round);
+    context.rounds.iter().any(|other| {
         other.run_id != round.run_id
+            && other.sweep == round.sweep
             && other.start_moment(timeline) < start
-            && ((round.job_id.is_some() && other.job_id == round.job_id)
+            && ((job.is_some() && context.job_of_round(other) == job)
                 || (round.slot.is_some() && other.slot == round.slot))
     })
 }
 
-fn overlap(timeline: &Timeline, rounds: &[Round], earlier: &Round, later: &Round) -> Finding {
+fn overlap(context: &Context, earlier: &Round, later: &Round) -> Finding {
+    let timeline = context.timeline;
     let later_start = later.start_at(timeline);
-    let overlap_end = earlier.end_at(timeline).min(later.end_at(timeline));
+    let (earlier_end, earlier_reaped) = context.round_end(earlier);
+    let (later_end, _) = context.round_end(later);
+    let overlap_end = earlier_end.utc().min(later_end.utc());
     let mut finding = Finding::new("sweep-overlap", Severity::Warning, later_start);
     finding.metric("run_a", Value::Text(earlier.run_id.to_string()));
     finding.metric("run_b", Value::Text(later.run_id.to_string()));
@@ -77,12 +88,19 @@ fn overlap(timeline: &Timeline, rounds: &[Round], earlier: &Round, later: &Round
     }
     finding.metric("a_started_at", Value::Time(earlier.start_at(timeline)));
     finding.metric("b_started_at", Value::Time(later_start));
-    finding.metric("a_ended_at", Value::Time(earlier.end_at(timeline)));
-    finding.metric("b_ended_at", Value::Time(later.end_at(timeline)));
+    finding.metric("a_ended_at", Value::Time(earlier_end.utc()));
+    finding.metric("b_ended_at", Value::Time(later_end.utc()));
+    if let Some(restart) = earlier_reaped {
+        finding.evidence.push(restart);
+        finding.note(format!(
+            "run {} was marked ended by another process after its owner's process restarted: it is taken to have stopped at that restart",
+            earlier.run_id
+        ));
+    }
     finding.metric("overlap_end_at", Value::Time(overlap_end));
     finding.metric("overlap_s", Value::Seconds(seconds_between(later_start, overlap_end)));
     finding.derive("overlap_s", "min(a_ended_at, b_ended_at) − b_started_at");
-    let rerun = is_rerun(timeline, rounds, earlier);
+    let rerun = is_rerun(context, earlier);
     finding.metric("a_is_rerun", Value::Flag(rerun));
     for round in [earlier, later] {
         finding.evidence.extend(round.started());
@@ -119,7 +137,7 @@ fn overlap(timeline: &Timeline, rounds: &[Round], earlier: &Round, later: &Round
 mod tests {
     use super::*;
     use crate::detect::Settings;
-    use crate::model::{Event, EventKind, LockParams, Origin};
+    use crate::model::{Event, EventKind, LockParams, Origin, Timeline};
     use chrono::{DateTime, Utc};
 
     fn row(line: u32, when: &str, kind: EventKind, run: &str) -> Event {

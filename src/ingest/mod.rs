@@ -84,6 +84,18 @@ pub struct RuleSpec {
 }
 
 /// One source, validated: everything a parser needs, nothing about the CLI.
+/// Whose record a ledger is. The application's ledger records what it did (`effect-posted`: it
+/// sent an effect); a receiver's own record of what it got (a webhook's request log, a payment
+/// provider's idempotency table) is the other side of the same deliveries. Read as a second
+/// sender, each delivery would count twice; read as the receiver's, its rows say what the receiver
+/// accepted and what it recognised as a repeat (`effect-received`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LedgerRole {
+    #[default]
+    Sender,
+    Receiver,
+}
+
 #[derive(Debug, Clone)]
 pub struct SourceSpec {
     pub kind: SourceKind,
@@ -111,6 +123,8 @@ pub struct SourceSpec {
     pub builtin_rules: bool,
     /// BullMQ events stream: the queue the stream belongs to (`bull:<queue>:events`).
     pub queue: Option<String>,
+    /// Ledger: whose record it is (`LedgerRole`).
+    pub role: LedgerRole,
     /// How the source's lines can be read again: formats with many events then keep no texts,
     /// only marks to find lines by (`LineTexts`), and the report reads back the lines it shows.
     /// Set when the source is opened.
@@ -176,6 +190,7 @@ impl SourceSpec {
             rules: Vec::new(),
             builtin_rules: true,
             queue: None,
+            role: LedgerRole::Sender,
             reread: Reread::No,
             reread_compressed: true,
             text_start: 0,
@@ -683,7 +698,7 @@ pub(crate) fn read_opened(
     summary.first_at = events.iter().map(Event::moment).min().map(Moment::utc);
     summary.last_at = events.iter().map(Event::moment).max().map(Moment::utc);
     if summary.lines == 0 {
-        return Err(empty(spec));
+        return Err(no_entries(spec, &head));
     }
     Ok((events, summary))
 }
@@ -717,6 +732,24 @@ fn drop_outside(window: crate::model::filter::ReadWindow, events: &mut Vec<Event
             summary.ignore(crate::model::filter::OUTSIDE_READ_WINDOW);
         }
     }
+}
+
+/// A source whose bytes gave no line to its reader (the input was not empty, `empty`'s case): a
+/// JSON document with nothing in it, said as such, else as `empty`.
+fn no_entries(spec: &SourceSpec, head: &str) -> Error {
+    let document = match head.trim_start_matches('\u{feff}').trim_start().as_bytes().first() {
+        Some(b'[') => "an empty JSON array",
+        Some(b'{') => "an empty JSON object",
+        _ => return empty(spec),
+    };
+    Error::input(
+        &spec.path,
+        None,
+        format!(
+            "holds no entries ({document}, not an empty file): expected a {} with at least one entry",
+            spec.kind.name()
+        ),
+    )
 }
 
 /// A source with no line: a file that is empty, or standard input that gave nothing.
@@ -768,6 +801,24 @@ fn peek_head(input: &mut Box<dyn BufRead + Send>, path: &Path) -> Result<String>
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_document_with_no_entries_is_not_called_an_empty_file() {
+        let spec = super::SourceSpec::new(
+            super::SourceKind::BullmqJobs,
+            std::path::PathBuf::from("jobs.json"),
+            None,
+            "tz".into(),
+        );
+        assert_eq!(
+            super::no_entries(&spec, " [ ]").to_string(),
+            "jobs.json: holds no entries (an empty JSON array, not an empty file): expected a bullmq-jobs with at least one entry"
+        );
+        assert!(
+            super::no_entries(&spec, "\u{feff}{}").to_string().contains("(an empty JSON object, not an empty file)")
+        );
+        assert_eq!(super::no_entries(&spec, "").to_string(), super::empty(&spec).to_string());
+    }
+
     #[test]
     fn appending_a_block_at_a_time_keeps_every_event_in_order() {
         use crate::model::{Channel, Event, EventKind, Origin};

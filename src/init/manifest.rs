@@ -5,9 +5,19 @@
 //! stands, a zone, a rule that matches more than its evidence) and listed at the top, so that
 //! the user knows exactly what is left to declare. The text is valid TOML as written and after
 //! any of the commented lines is uncommented.
+//!
+//! A file name is the case's text like any other, and may hold a line break, an escape sequence
+//! or a bidi override. Every name written is quoted or escaped, never raw: as a value it is a TOML
+//! string (`toml_string`, every control and invisible character escaped, so the value is exact);
+//! in a comment, and on the terminal, it is written out (`terminal::visible`: `\n`, `\x1b`,
+//! `<U+202E>`), so that it can neither end the comment (and add a `[[sources]]` of its own) nor
+//! control the terminal. Each line is built as one string and made visible as a whole before the
+//! lines are joined: no text inside a line can start another.
 
 use std::fmt::Write as _;
 use std::path::Path;
+
+use crate::terminal::visible;
 
 use super::ledger::EventValue;
 use super::rules::{Channel, Outcome};
@@ -26,7 +36,7 @@ pub fn write(inspection: &Inspection) -> String {
         body.push_str(&text);
     }
     for (name, reason) in &inspection.skipped {
-        undecided.push(format!("{name}: left out ({reason})"));
+        undecided.push(format!("{}: left out ({reason})", visible(name)));
     }
     undecided.extend(inspection.notes.iter().cloned());
     let mut out = format!(
@@ -40,29 +50,23 @@ pub fn write(inspection: &Inspection) -> String {
     if !undecided.is_empty() {
         out.push_str("#\n# Could not decide:\n");
         for line in &undecided {
-            let _ = writeln!(out, "#   - {line}");
+            let _ = writeln!(out, "#   - {}", visible(line));
         }
     }
     out.push_str(
         "\ndisplay_tz = \"UTC\"   # the zone times are shown in: any IANA name (a choice, not from the files)\n",
     );
     out.push_str(&body);
-    // Comments quote the files: no control character may reach the TOML (values are escaped).
-    let mut clean = String::with_capacity(out.len());
-    for c in out.chars() {
-        if c.is_control() && c != '\n' && c != '\t' {
-            clean.extend(c.escape_default());
-        } else {
-            clean.push(c);
-        }
-    }
-    clean
+    // Every line was made one line above; this only writes out what a line of ours could still
+    // hold (a tab), and leaves the values alone (`toml_string` escaped theirs).
+    crate::terminal::visible_lines(&out).into_owned()
 }
 
 /// One `[[sources]]` block, and what it leaves undecided.
 fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>) {
     let file = &proposal.file;
-    let name = &file.name;
+    // In comments and the list of what is undecided: written out. The path is `file.name`, quoted.
+    let name = visible(&file.name);
     let mut undecided = Vec::new();
     let mut lines: Vec<String> = Vec::new();
     let mut active = true;
@@ -74,7 +78,7 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
     }
     lines.push("[[sources]]".into());
     lines.push(format!("kind = \"{}\"", file.kind().name()));
-    lines.push(format!("path = {}", toml_string(name)));
+    lines.push(format!("path = {}", toml_string(&file.name)));
     if let Some(format) = file.format() {
         lines.push(format!("format = \"{format}\""));
     }
@@ -110,7 +114,7 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
             undecided.push(format!(
                 "{name}: its zone: measured {} against {}; uncomment the tz line of the zone it was written in",
                 offsets(measured),
-                against.join(", ")
+                visible(&against.join(", "))
             ));
         }
         None => {}
@@ -208,7 +212,7 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
                     lines.push(format!("# the values of column {}:", toml_string(&p.event_column)));
                 }
                 for e in &p.events {
-                    event_line(&mut lines, &mut undecided, name, e, width);
+                    event_line(&mut lines, &mut undecided, &name, e, width);
                 }
                 if let Some(alternative) = p.alternative.as_ref().filter(|_| !runner.is_empty()) {
                     lines.push(format!(
@@ -216,7 +220,7 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
                         toml_string(&alternative.column)
                     ));
                     for e in runner {
-                        event_line(&mut lines, &mut undecided, name, e, width);
+                        event_line(&mut lines, &mut undecided, &name, e, width);
                     }
                 }
             }
@@ -306,7 +310,8 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
             }
         }
     }
-    let mut text = lines.join("\n");
+    // Each element is one line: whatever text it quotes, it is written out, never broken.
+    let mut text = lines.iter().map(|line| visible(line)).collect::<Vec<_>>().join("\n");
     text.push('\n');
     (text, undecided)
 }
@@ -369,7 +374,7 @@ fn zone_lines(
     lines.push(format!(
         "# Measured on {} lines that name job or run ids given with offsets in {}: naive time - UTC instant",
         group(measured.lines() as u64),
-        against.join(", ")
+        visible(&against.join(", "))
     ));
     lines.push(format!(
         "#   = {} on {date} (to the nearest 15 min; the two records of a moment differ by {} s to {} s).",
@@ -398,7 +403,7 @@ fn zone_lines(
         ));
     }
     if let Some((line, naive, reference)) = &measured.example {
-        let other = inspection.proposals.get(reference.file).map_or("?", |p| p.file.name.as_str());
+        let other = inspection.proposals.get(reference.file).map_or("?".into(), |p| visible(&p.file.name));
         lines.push(format!(
             "#   e.g. line {line} at {} and {other}:{} at {} (the same {})",
             naive.format("%Y-%m-%d %H:%M:%S%.3f"),
@@ -441,9 +446,9 @@ fn rule_lines(lines: &mut Vec<String>, undecided: &mut Vec<String>, proposal: &P
     if proposal.rules.is_empty() {
         return;
     }
-    let name = &proposal.file.name;
+    let name = visible(&proposal.file.name);
     let place = |file: usize, line: u64| {
-        let other = inspection.proposals.get(file).map_or("?", |p| p.file.name.as_str());
+        let other = inspection.proposals.get(file).map_or("?".into(), |p| visible(&p.file.name));
         format!("{other}:{line}")
     };
     lines.push(String::new());
@@ -512,14 +517,16 @@ fn rule_lines(lines: &mut Vec<String>, undecided: &mut Vec<String>, proposal: &P
     }
 }
 
-/// What `init` prints: the file written and one line per file.
+/// What `init` prints: the file written and one line per file. Names and everything quoted from
+/// the files are written out (`terminal::visible`), each line made one line before they are
+/// joined, as in the manifest.
 pub fn report(inspection: &Inspection, target: &Path) -> String {
-    let mut out = format!("wrote {}\n", target.display());
+    let mut lines = vec![format!("wrote {}", target.display())];
     let width = inspection
         .proposals
         .iter()
-        .map(|p| p.file.name.chars().count())
-        .chain(inspection.skipped.iter().map(|(n, _)| n.chars().count()))
+        .map(|p| visible(&p.file.name).chars().count())
+        .chain(inspection.skipped.iter().map(|(n, _)| visible(n).chars().count()))
         .max()
         .unwrap_or(0)
         .min(40);
@@ -592,20 +599,21 @@ pub fn report(inspection: &Inspection, target: &Path) -> String {
         if rules > 0 {
             extra = format!("{rules} log rule(s) proposed; ");
         }
-        let _ = writeln!(
-            out,
+        lines.push(format!(
             "  {:<width$} {:<14} {:<12} {extra}{}",
-            file.name,
+            visible(&file.name),
             file.kind().name(),
             file.format().as_deref().unwrap_or("-"),
             shown(&state, 160)
-        );
+        ));
     }
     for (name, reason) in &inspection.skipped {
-        let _ = writeln!(out, "  {name:<width$} left out: {reason}");
+        lines.push(format!("  {:<width$} left out: {reason}", visible(name)));
     }
     for note in &inspection.notes {
-        let _ = writeln!(out, "  {note}");
+        lines.push(format!("  {note}"));
     }
+    let mut out = lines.iter().map(|line| visible(line)).collect::<Vec<_>>().join("\n");
+    out.push('\n');
     out
 }

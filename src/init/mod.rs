@@ -616,13 +616,15 @@ pub fn run(folder: &Path, force: bool) -> Result<String> {
     }
     let inspection = inspect(folder)?;
     if inspection.proposals.is_empty() {
+        // One line per file, each name and reason written out (`terminal::visible`): the
+        // message's own line breaks are the only ones.
         let mut why = String::new();
         for (name, reason) in &inspection.skipped {
-            let _ = write!(why, "\n  {name}: {reason}");
+            let _ = write!(why, "\n  {}", crate::terminal::visible(&format!("{name}: {reason}")));
         }
         return Err(Error::usage(format!(
             "{}: no file here looks like a source leasetrace reads{why}",
-            folder.display()
+            crate::terminal::visible(&folder.display().to_string())
         )));
     }
     let text = manifest::write(&inspection);
@@ -843,7 +845,9 @@ mod hostile {
                 } else {
                     mutate(&mut random, seed.clone())
                 };
-                std::fs::write(dir.path().join(format!("f{index}\"'.txt")), bytes).unwrap();
+                // A name that would end its comment and add a source, were it written raw.
+                let name = format!("f{index}\"'\n[[sources]]\npath = \"..\\u002Fx\"\u{1b}\u{202E}.txt");
+                std::fs::write(dir.path().join(name), bytes).unwrap();
             }
             let inspection = inspect(dir.path()).unwrap();
             for proposal in &inspection.proposals {
@@ -853,6 +857,11 @@ mod hostile {
             let text = manifest::write(&inspection);
             let parsed: std::result::Result<toml::Value, _> = toml::from_str(&text);
             assert!(parsed.is_ok(), "round {round}: {:?}\n{text}", parsed.err());
+            let sources = parsed.ok().and_then(|p| p.get("sources").and_then(|s| s.as_array()).cloned());
+            for source in sources.unwrap_or_default() {
+                let path = source.get("path").and_then(toml::Value::as_str).unwrap_or_default();
+                assert!(dir.path().join(path).is_file() && !path.contains('/'), "round {round}: {path:?}\n{text}");
+            }
             // Uncommenting a proposed zone keeps it valid.
             for line in text.lines().filter(|l| l.starts_with("# tz = \"") && !l.contains("...")) {
                 let one = text.replacen(line, &line[2..], 1);

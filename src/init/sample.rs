@@ -207,8 +207,9 @@ pub fn group(number: u64) -> String {
     out
 }
 
-/// Text from a file made fit for a one-line TOML comment: control characters shown escaped,
-/// cut to `max` characters (on a character boundary) with `…`.
+/// Text from a file made fit for a one-line TOML comment and a terminal: control and invisible
+/// characters written out as `terminal::visible` writes them (`\x1b`, `\n`, `<U+202E>`), cut to
+/// `max` characters (on a character boundary) with `…`.
 pub fn shown(text: &str, max: usize) -> String {
     let mut out = String::new();
     for (count, c) in text.trim().chars().enumerate() {
@@ -216,16 +217,14 @@ pub fn shown(text: &str, max: usize) -> String {
             out.push('…');
             break;
         }
-        if c.is_control() || c == '\u{feff}' || ('\u{2028}'..='\u{2029}').contains(&c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
+        crate::terminal::push_visible(&mut out, c);
     }
     out
 }
 
-/// A TOML basic string: `"..."` with `"`, `\` and control characters escaped.
+/// A TOML basic string: `"..."` with `"`, `\` and every control or invisible character
+/// (`terminal::is_hidden`: bidi overrides too) escaped, so that the value is exact and its bytes
+/// show what it is in any editor.
 pub fn toml_string(text: &str) -> String {
     let mut out = String::from("\"");
     for c in text.chars() {
@@ -235,7 +234,10 @@ pub fn toml_string(text: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            c if c.is_control() => {
+            c if crate::terminal::is_hidden(c) && u32::from(c) > 0xFFFF => {
+                let _ = write!(out, "\\U{:08X}", u32::from(c));
+            }
+            c if crate::terminal::is_hidden(c) => {
                 let _ = write!(out, "\\u{:04X}", u32::from(c));
             }
             c => out.push(c),
@@ -247,7 +249,7 @@ pub fn toml_string(text: &str) -> String {
 
 /// A regex as a TOML string: a literal `'...'` (no escapes to double) when it can be one.
 pub fn toml_pattern(pattern: &str) -> String {
-    if pattern.contains('\'') || pattern.chars().any(char::is_control) {
+    if pattern.contains('\'') || pattern.chars().any(crate::terminal::is_hidden) {
         toml_string(pattern)
     } else {
         format!("'{pattern}'")
@@ -289,7 +291,8 @@ mod tests {
         let sample = from_bytes(b"ok \xff\xfe line\n".to_vec()).unwrap();
         assert!(sample.lossy);
         assert!(sample.text.contains('\u{fffd}'));
-        assert_eq!(shown("a\u{1b}[31mred\r", 80), "a\\u{1b}[31mred");
+        assert_eq!(shown("a\u{1b}[31mred\r", 80), "a\\x1b[31mred");
+        assert_eq!(shown("x\n[[sources]]\u{202E}", 80), "x\\n[[sources]]<U+202E>");
         assert_eq!(shown("abcdef", 3), "abc…");
     }
 

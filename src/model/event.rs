@@ -54,6 +54,9 @@ pub enum EventKind {
     ItemSelected,
     /// A round delivered an external effect for an item (e.g. posted a review).
     EffectPosted,
+    /// The receiver of an external effect recorded a delivery, in its own record (a ledger with
+    /// `role = "receiver"`): accepted, or recognised as a repeat by its idempotency key.
+    EffectReceived,
     /// A round ended normally.
     RoundFinished,
     /// A round was marked failed (in a lease ledger: one attempt failed, with its cause).
@@ -74,7 +77,7 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 23] = [
+    pub const ALL: [EventKind; 24] = [
         EventKind::ProcessStart,
         EventKind::JobAdded,
         EventKind::JobWaiting,
@@ -90,6 +93,7 @@ impl EventKind {
         EventKind::RoundStarted,
         EventKind::ItemSelected,
         EventKind::EffectPosted,
+        EventKind::EffectReceived,
         EventKind::RoundFinished,
         EventKind::RoundFailed,
         EventKind::LeaseClaimed,
@@ -117,6 +121,7 @@ impl EventKind {
             EventKind::RoundStarted => "round-started",
             EventKind::ItemSelected => "item-selected",
             EventKind::EffectPosted => "effect-posted",
+            EventKind::EffectReceived => "effect-received",
             EventKind::RoundFinished => "round-finished",
             EventKind::RoundFailed => "round-failed",
             EventKind::LeaseClaimed => "lease-claimed",

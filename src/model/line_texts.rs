@@ -43,6 +43,15 @@ impl LineTexts {
         }
     }
 
+    /// `mark`, however near the last mark: for a line that reading forward by line ends would not
+    /// find (a CSV record after one whose quoted cell holds a lone `\r`, which ends no line there).
+    pub fn mark_always(&mut self, line: u64, offset: u64) {
+        let Ok(line) = u32::try_from(line) else { return };
+        if self.marks.last().is_none_or(|last| offset > last.offset) {
+            self.marks.push(Mark { line, offset });
+        }
+    }
+
     /// The last mark at or before `line`; the start of the file when there is none.
     pub fn mark_at_or_before(&self, line: u32) -> Mark {
         let after = self.marks.partition_point(|mark| mark.line <= line);

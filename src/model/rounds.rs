@@ -15,8 +15,10 @@ use super::{Channel, EventKind, Moment, Scope, Text, Timeline};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Round {
     pub run_id: Text,
-    /// Which periodic sweep the round belongs to (`job_name`, else `queue`); `None` when the
-    /// ledger does not say, in which case all such rounds are taken as one sweep.
+    /// Which periodic sweep the round belongs to: its `job_name`, else the repeatable job's key in
+    /// its job id (`repeat:<key>:<millis>`, as BullMQ names a repeatable or scheduled job's runs),
+    /// else its `queue`; `None` when the ledger does not say, in which case all such rounds are
+    /// taken as one sweep.
     pub sweep: Option<Text>,
     pub job_id: Option<Text>,
     pub slot: Option<DateTime<Utc>>,
@@ -114,9 +116,24 @@ impl Round {
         timeline.get(self.ended().unwrap_or(self.last_event)).moment()
     }
 
+    /// Whether the round is a run of a periodic job: it has a scheduled slot, or its job id is a
+    /// repeatable job's (`repeat:<key>:<millis>`). A one-off job's runs are not a sweep's rounds.
+    pub fn is_periodic(&self) -> bool {
+        self.slot.is_some() || self.job_id.is_some_and(|job| repeat_key(job).is_some())
+    }
+
     pub fn is_running_at(&self, timeline: &Timeline, at: DateTime<Utc>) -> bool {
         self.start_at(timeline) <= at && at <= self.end_at(timeline)
     }
+}
+
+/// The key of a repeatable job from one of its runs' job ids: BullMQ names each run
+/// `repeat:<key>:<millis>` (`Queue.add` with `repeat`, and job schedulers since 5.16), where the key
+/// is the job's name, a scheduler id or a hash of its options.
+pub fn repeat_key(job_id: Text) -> Option<Text> {
+    let rest = job_id.as_str().strip_prefix("repeat:")?;
+    let (key, millis) = rest.rsplit_once(':')?;
+    (!key.is_empty() && !millis.is_empty() && millis.bytes().all(|b| b.is_ascii_digit())).then(|| Text::from(key))
 }
 
 /// Groups ledger events by run id, ordered by start time (then run id, for stable output).
@@ -170,7 +187,7 @@ pub fn rounds(timeline: &Timeline) -> Rounds {
             // scope say the same, so once per scope is enough.
             let round = &mut all[place as usize];
             if round.sweep.is_none() {
-                round.sweep = scope.job_name.or(scope.queue);
+                round.sweep = scope.job_name.or_else(|| scope.job_id.and_then(repeat_key)).or(scope.queue);
             }
             if round.job_id.is_none() {
                 round.job_id = scope.job_id;
@@ -255,17 +272,6 @@ pub struct JobAttempts {
     jobs: Vec<(JobKey, u32, u32)>,
 }
 
-/// An activation being gathered from its records (`JobAttempts::build`).
-struct Gathering {
-    best: (u8, EventId),
-    first: Moment,
-    /// The sources that recorded it: one source records an activation once.
-    sources: Vec<u16>,
-    channels: u8,
-    /// A job ended (completed, failed, stalled) after it: a later record is another activation.
-    closed: bool,
-}
-
 impl JobAttempts {
     /// Every job with its attempts, in job order (id, then queue).
     pub fn iter(&self) -> impl Iterator<Item = (JobKey, &[Attempt])> {
@@ -291,28 +297,9 @@ impl JobAttempts {
     }
 
     /// The attempts of `jobs` (each job with its events, in time order, and when the events
-    /// stream of its queue begins, if one was read).
-    ///
-    /// A job's records of activations (`job-active` of any channel, the ledger's `round-started`)
-    /// are taken in time order; a record joins the activation gathered before it, rather than
-    /// starting one of its own, when all of these hold:
-    /// - no record of the job ending (completed, failed, stalled) came between;
-    /// - its source has not recorded that activation already (a source records an activation
-    ///   once: two `active` entries of one stream are two activations);
-    /// - it is no later than the activation's first record by more than the clocks may disagree
-    ///   (`CLOCK_SKEW_MS`, plus a whole second for a source that writes whole seconds), or, for a
-    ///   ledger's `round-started` row (written when the processor began its run, often seconds
-    ///   later), less than `lock_ms` later and no other ledger row is in the activation: a rerun
-    ///   cannot come before the lock has expired.
-    ///
-    /// A record that joins no activation is one of its own only where a more authoritative
-    /// channel cannot speak: the events stream records every activation of its queue from its
-    /// first entry on, so a log's record is an activation of its own when the job has no stream
-    /// entry or when it is older than the stream (trimmed); a ledger row, when the job has no
-    /// stream entry or is older than the stream, and no log recorded an activation of the job; a
-    /// job hash's `processedOn`, when no other channel recorded any. A record that is not taken
-    /// is left out of the attempts, never counted twice: a log or ledger read in the wrong zone
-    /// then shifts nothing into a second attempt (`clock-offset-suspected` reports the zone).
+    /// stream of its queue begins, if one was read): each job's activations merged from every
+    /// channel that recorded them (`merge`, with `lock_ms`, `lockDuration`, bounding how late a
+    /// ledger row of an activation may be).
     pub fn build<'a>(
         timeline: &Timeline,
         lock_ms: i64,
@@ -320,103 +307,202 @@ impl JobAttempts {
     ) -> JobAttempts {
         let mut all = Vec::new();
         let mut listed = Vec::new();
-        let mut resolutions: std::collections::HashMap<u16, i64> = std::collections::HashMap::new();
-        let mut resolution_of = |event: &super::Event| -> i64 {
-            // Only a time on a whole second may be a whole-second log's.
-            if event.at().timestamp_subsec_nanos() != 0 {
-                return 0;
-            }
-            let source = event.origin().source;
-            *resolutions.entry(source).or_insert_with(|| timeline.time_resolution_ns(source))
-        };
-        let skew_ns = super::timeline::CLOCK_SKEW_MS * 1_000_000;
-        let mut gathered: Vec<Gathering> = Vec::new();
+        let mut merger = Merger::new(timeline);
         for (job, events, stream_from) in jobs {
-            gathered.clear();
-            let is_activation = |event: &super::Event| match event.kind {
+            let activations = merger.merge(events, Happening::Activation, stream_from, lock_ms);
+            if activations.is_empty() {
+                continue;
+            }
+            let start = u32::try_from(all.len()).expect("fewer attempts than events");
+            all.extend(activations.iter().map(|&(activated, channels)| Attempt { activated, channels }));
+            let len = u32::try_from(all.len()).expect("fewer attempts than events") - start;
+            listed.push((job, start, len));
+        }
+        listed.sort_unstable_by_key(|a| a.0);
+        JobAttempts { all, jobs: listed }
+    }
+}
+
+/// What a job's records are merged into (`Merger::merge`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Happening {
+    /// Activations: `job-active` of any channel, the ledger's `round-started`; a completion,
+    /// failure or stall ends one.
+    Activation,
+    /// Failures: `job-failed` of any channel but the ledger (the application marking its run
+    /// failed does not fail BullMQ's job); an activation ends one.
+    Failure,
+}
+
+impl Happening {
+    fn is_record(self, event: &super::Event) -> bool {
+        match self {
+            Happening::Activation => match event.kind {
                 EventKind::JobActive => true,
                 EventKind::RoundStarted => event.origin().channel == Channel::Ledger,
                 _ => false,
-            };
-            let mut recorded_by = 0u8;
-            for &id in events {
-                let event = timeline.get(id);
-                if is_activation(event) {
-                    recorded_by |= event.origin().channel.bit();
-                }
+            },
+            Happening::Failure => event.kind == EventKind::JobFailed && event.origin().channel != Channel::Ledger,
+        }
+    }
+
+    /// A record of this kind ends the happening gathered before it: a later record is another.
+    fn closes(self, event: &super::Event) -> bool {
+        match self {
+            Happening::Activation => {
+                matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::JobStalled)
             }
-            let by = |channel: Channel| recorded_by & channel.bit() != 0;
-            // Where the stream cannot speak: before its first entry, less the clocks' skew.
-            let before_stream = |event: &super::Event| {
-                !by(Channel::EventsStream)
-                    || stream_from.is_some_and(|from| event.moment().nanos() < from.nanos().saturating_sub(skew_ns))
-            };
-            for &id in events {
-                let event = timeline.get(id);
-                let channel = event.origin().channel;
-                if matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::JobStalled) {
-                    if let Some(last) = gathered.last_mut() {
-                        last.closed = true;
-                    }
-                    continue;
+            Happening::Failure => Happening::Activation.is_record(event),
+        }
+    }
+}
+
+/// A happening being gathered from its records.
+struct Gathering {
+    best: (u8, EventId),
+    first: Moment,
+    /// The sources that recorded it: one source records a happening once.
+    sources: Vec<u16>,
+    channels: u8,
+    /// Something came after it that ends it (see `Happening::closes`).
+    closed: bool,
+}
+
+/// Merges one job's records of a happening (an activation, a failure) from every channel into
+/// one per happening, and remembers each source's time resolution between jobs.
+pub struct Merger<'t> {
+    timeline: &'t Timeline,
+    resolutions: std::collections::HashMap<u16, i64>,
+    gathered: Vec<Gathering>,
+}
+
+impl<'t> Merger<'t> {
+    pub fn new(timeline: &'t Timeline) -> Self {
+        Merger { timeline, resolutions: std::collections::HashMap::new(), gathered: Vec::new() }
+    }
+
+    fn resolution_of(&mut self, event: &super::Event) -> i64 {
+        // Only a time on a whole second may be a whole-second log's.
+        if event.at().timestamp_subsec_nanos() != 0 {
+            return 0;
+        }
+        let source = event.origin().source;
+        let timeline = self.timeline;
+        *self.resolutions.entry(source).or_insert_with(|| timeline.time_resolution_ns(source))
+    }
+
+    /// The happenings in `events` (one job's, in time order), each as its most authoritative
+    /// record and the channels that recorded it, in time order.
+    ///
+    /// The records are taken in time order; a record joins the happening gathered before it,
+    /// rather than starting one of its own, when all of these hold:
+    /// - nothing that ends it came between (`Happening::closes`);
+    /// - its source has not recorded that happening already (a source records it once: two
+    ///   `active` entries of one stream are two activations);
+    /// - it is no later than the happening's first record by more than the clocks may disagree
+    ///   (`CLOCK_SKEW_MS`, plus a whole second for a source that writes whole seconds), or, for a
+    ///   ledger's `round-started` row (written when the processor began its run, often seconds
+    ///   later), less than `lock_ms` later and no other ledger row is in the activation: a rerun
+    ///   cannot come before the lock has expired.
+    ///
+    /// The most authoritative record is that of the best channel (`Channel::activation_rank`), of
+    /// two of one channel the one with the finer time. A record that joins nothing is a happening
+    /// of its own only where a more authoritative channel cannot speak: the events stream records
+    /// every activation of its queue from its first entry on (`stream_from`), so a log's activation
+    /// is one of its own when the job has no stream activation or it is older than the stream
+    /// (trimmed; up to the clocks' skew after its first entry), and a log's failure always (the stream records only final failures); a ledger row, likewise and only when no log recorded one; a job hash's,
+    /// when no other channel recorded any. A record that is not taken is left out, never counted
+    /// twice: a log or ledger read in the wrong zone then adds nothing (`clock-offset-suspected`
+    /// reports the zone).
+    pub fn merge(
+        &mut self,
+        events: &[EventId],
+        happening: Happening,
+        stream_from: Option<Moment>,
+        lock_ms: i64,
+    ) -> Vec<(EventId, u8)> {
+        let timeline = self.timeline;
+        let skew_ns = super::timeline::CLOCK_SKEW_MS * 1_000_000;
+        let mut recorded_by = 0u8;
+        for &id in events {
+            let event = timeline.get(id);
+            if happening.is_record(event) {
+                recorded_by |= event.origin().channel.bit();
+            }
+        }
+        let by = |channel: Channel| recorded_by & channel.bit() != 0;
+        // Where the stream cannot speak: before its first entry, the clocks' skew allowed (a
+        // record that joined no stream entry, up to a skew after the stream's first, may be of an
+        // entry trimmed just before it).
+        let before_stream = |event: &super::Event| {
+            !by(Channel::EventsStream)
+                || stream_from.is_some_and(|from| event.moment().nanos() < from.nanos().saturating_add(skew_ns))
+        };
+        let mut gathered = std::mem::take(&mut self.gathered);
+        gathered.clear();
+        for &id in events {
+            let event = timeline.get(id);
+            let channel = event.origin().channel;
+            if happening.closes(event) {
+                if let Some(last) = gathered.last_mut() {
+                    last.closed = true;
                 }
-                if !is_activation(event) {
-                    continue;
-                }
-                let source = event.origin().source;
-                let rank = channel.activation_rank();
-                let joins = gathered.last().is_some_and(|last| {
-                    if last.closed || last.sources.contains(&source) {
-                        return false;
-                    }
+                continue;
+            }
+            if !happening.is_record(event) {
+                continue;
+            }
+            let source = event.origin().source;
+            let rank = channel.activation_rank();
+            let joins = match gathered.last() {
+                Some(last) if !last.closed && !last.sources.contains(&source) => {
                     let after_ns = event.moment().nanos().saturating_sub(last.first.nanos());
                     if channel == Channel::Ledger {
                         last.channels & Channel::Ledger.bit() == 0
                             && after_ns > -skew_ns
                             && after_ns < lock_ms.saturating_mul(1_000_000)
                     } else {
-                        let slack_ns = skew_ns + resolution_of(event).max(resolution_of(timeline.get(last.best.1)));
+                        let best = timeline.get(last.best.1);
+                        let slack_ns = skew_ns + self.resolution_of(event).max(self.resolution_of(best));
                         after_ns.saturating_abs() <= slack_ns
                     }
-                });
-                if let (true, Some(last)) = (joins, gathered.last_mut()) {
-                    last.sources.push(source);
-                    last.channels |= channel.bit();
-                    // Of two records of one channel, the one with the finer time: a log of whole
-                    // seconds knows the moment only to its second.
-                    let whole = |e: &super::Event| e.at().timestamp_subsec_nanos() == 0;
-                    let finer = rank == last.best.0 && whole(timeline.get(last.best.1)) && !whole(event);
-                    if rank < last.best.0 || finer {
-                        last.best = (rank, id);
-                    }
-                    continue;
                 }
-                let own = match channel {
-                    Channel::EventsStream => true,
-                    Channel::Log => before_stream(event),
-                    Channel::Ledger => before_stream(event) && !by(Channel::Log),
-                    Channel::JobHash => recorded_by == Channel::JobHash.bit(),
-                };
-                if own {
-                    gathered.push(Gathering {
-                        best: (rank, id),
-                        first: event.moment(),
-                        sources: vec![source],
-                        channels: channel.bit(),
-                        closed: false,
-                    });
+                _ => false,
+            };
+            if let (true, Some(last)) = (joins, gathered.last_mut()) {
+                last.sources.push(source);
+                last.channels |= channel.bit();
+                // Of two records of one channel, the one with the finer time: a log of whole
+                // seconds knows the moment only to its second.
+                let whole = |e: &super::Event| e.at().timestamp_subsec_nanos() == 0;
+                let finer = rank == last.best.0 && whole(timeline.get(last.best.1)) && !whole(event);
+                if rank < last.best.0 || finer {
+                    last.best = (rank, id);
                 }
-            }
-            if gathered.is_empty() {
                 continue;
             }
-            let start = u32::try_from(all.len()).expect("fewer attempts than events");
-            all.extend(gathered.iter().map(|g| Attempt { activated: g.best.1, channels: g.channels }));
-            let len = u32::try_from(all.len()).expect("fewer attempts than events") - start;
-            listed.push((job, start, len));
+            let own = match channel {
+                Channel::EventsStream => true,
+                // BullMQ writes `failed` to its stream only when a job has failed for good (a
+                // failure it retries leaves `delayed` or `waiting` there): the stream cannot speak
+                // for the others.
+                Channel::Log => happening == Happening::Failure || before_stream(event),
+                Channel::Ledger => before_stream(event) && !by(Channel::Log),
+                Channel::JobHash => recorded_by == Channel::JobHash.bit(),
+            };
+            if own {
+                gathered.push(Gathering {
+                    best: (rank, id),
+                    first: event.moment(),
+                    sources: vec![source],
+                    channels: channel.bit(),
+                    closed: false,
+                });
+            }
         }
-        listed.sort_unstable_by_key(|a| a.0);
-        JobAttempts { all, jobs: listed }
+        let merged = gathered.iter().map(|g| (g.best.1, g.channels)).collect();
+        self.gathered = gathered;
+        merged
     }
 }
 

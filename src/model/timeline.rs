@@ -20,6 +20,8 @@ pub struct Timeline {
     /// For a log read inside an envelope, the envelope's UTC time of each line that became an
     /// event, by line (`InputSummary::envelope_times`), by source position.
     envelope_times: Vec<Vec<(u32, super::Moment)>>,
+    /// Each source's time resolution (`time_resolution_ns`), found in one pass when first asked.
+    resolutions: std::sync::OnceLock<Vec<i64>>,
 }
 
 /// The order of the timeline: time, then source position and line (then kind, for a job hash's
@@ -78,7 +80,14 @@ impl Timeline {
             events.sort_unstable_by_key(key);
         }
         let kinds = events.iter().map(|event| event.kind).collect();
-        Timeline { events, kinds, paths: Vec::new(), line_texts: Vec::new(), envelope_times: Vec::new() }
+        Timeline {
+            events,
+            kinds,
+            paths: Vec::new(),
+            line_texts: Vec::new(),
+            envelope_times: Vec::new(),
+            resolutions: std::sync::OnceLock::new(),
+        }
     }
 
     /// The timeline with the paths of its sources, in source order.
@@ -175,21 +184,26 @@ impl Timeline {
     /// Derived from the times rather than the format, because one format (a text log) may write
     /// either. A source with no event gives 1 ns.
     pub fn time_resolution_ns(&self, source: u16) -> i64 {
-        // The index of the coarsest unit every time seen so far is a multiple of; `None` until
-        // the source's first event.
-        let mut unit = None;
-        for event in self.events.iter().filter(|e| e.origin().source == source) {
-            let nanos = i64::from(event.at().timestamp_subsec_nanos());
-            let mut at = unit.unwrap_or(0);
-            while at < UNITS_NS.len() - 1 && nanos % UNITS_NS[at] != 0 {
-                at += 1;
+        let resolutions = self.resolutions.get_or_init(|| {
+            // Per source, the index of the coarsest unit every time seen so far is a multiple of;
+            // `None` until the source's first event. One pass for every source: detectors ask
+            // about many events of few sources.
+            let mut units: Vec<Option<usize>> = Vec::new();
+            for event in &self.events {
+                let source = usize::from(event.origin().source);
+                if units.len() <= source {
+                    units.resize(source + 1, None);
+                }
+                let nanos = i64::from(event.at().timestamp_subsec_nanos());
+                let mut at = units[source].unwrap_or(0);
+                while at < UNITS_NS.len() - 1 && nanos % UNITS_NS[at] != 0 {
+                    at += 1;
+                }
+                units[source] = Some(at);
             }
-            unit = Some(at);
-            if at == UNITS_NS.len() - 1 {
-                break;
-            }
-        }
-        UNITS_NS[unit.unwrap_or(UNITS_NS.len() - 1)]
+            units.into_iter().map(|unit| UNITS_NS[unit.unwrap_or(UNITS_NS.len() - 1)]).collect()
+        });
+        resolutions.get(usize::from(source)).copied().unwrap_or(UNITS_NS[UNITS_NS.len() - 1])
     }
 
     pub fn len(&self) -> usize {

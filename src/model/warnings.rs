@@ -148,8 +148,15 @@ pub fn empty_inputs(inputs: &[InputSummary]) -> Vec<Warning> {
                 reasons.push(format!("{} rejected", input.rejected));
             }
             let account = if reasons.is_empty() { String::new() } else { format!(" ({})", reasons.join(", ")) };
+            let no_entries = crate::ingest::bullmq::events::NO_ENTRIES;
             let message = if input.kind == "bullmq-params" {
                 format!("{} contributed nothing: no lock parameter was read from it{account}", input.path)
+            } else if input.ignored_by_reason.keys().eq([no_entries]) {
+                // `[]`: the export ran and found nothing, which a 0-byte file (an error) cannot say.
+                format!(
+                    "{} contributed nothing: it holds no entries (an empty JSON array, `[]`, not an empty file); check that it is the export of the right stream (queue and prefix) and that the stream was not trimmed",
+                    input.path
+                )
             } else {
                 format!(
                     "{} contributed nothing: none of its {} lines became an event{account}; check that it is the right file, its format ({}) and, for a log, its rules",
@@ -527,6 +534,14 @@ mod tests {
         assert_eq!(
             warnings[0].message,
             "server.log contributed nothing: none of its 3 lines became an event (1 blank, 2 noise); check that it is the right file, its format (text) and, for a log, its rules"
+        );
+        // An events export `[]`: no entries, which "none of its 1 lines" would not say.
+        let mut stream = InputSummary::new("events.json", "bullmq-events", "xrange-json", None);
+        stream.lines = 1;
+        stream.ignore(crate::ingest::bullmq::events::NO_ENTRIES);
+        assert_eq!(
+            empty_inputs(&[stream])[0].message,
+            "events.json contributed nothing: it holds no entries (an empty JSON array, `[]`, not an empty file); check that it is the export of the right stream (queue and prefix) and that the stream was not trimmed"
         );
         let at = chrono::DateTime::parse_from_rfc3339("2026-10-07T00:29:58Z").unwrap().with_timezone(&chrono::Utc);
         let mut finding = Finding::new("lock-params-contradicted", Severity::Warning, at);

@@ -12,12 +12,20 @@
 //! (`packages/core/src/command.ts` in github.com/actions/toolkit): in the message `%`, CR and LF
 //! become `%25`, `%0D`, `%0A`; in a property value also `:` and `,` become `%3A` and `%2C`. A
 //! summary or path holding any of them cannot end the command early or forge another one.
+//!
+//! Before that, text from the case (warnings, the headline, summaries, paths) is made
+//! `terminal::visible` in the message: the runner's log and the annotation show an escape
+//! sequence, a carriage return or a bidi override written out, and the only line breaks are the
+//! renderer's own. The `file` property names the file to annotate, so a line break in its path is
+//! kept (the escaping above carries it back whole); any other control or invisible character in
+//! it is written out, since the runner's escaping has no code for it.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::model::Report;
 use crate::model::report::View;
+use crate::terminal::visible;
 use crate::time::format_datetime;
 
 use super::annotation::{follows_from, message, primary_evidence};
@@ -41,12 +49,12 @@ impl Renderer for Github {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
         for warning in &report.warnings {
             let title = format!("leasetrace ({} warning)", warning.kind);
-            writeln!(out, "{}", command("warning", &[("title", &title)], &warning.message))?;
+            writeln!(out, "{}", command("warning", &[("title", &title)], &visible(&warning.message)))?;
         }
         // What happened, in one notice at the top of the run: the chains, as every human format
         // opens with them.
         let tz = report.display_tz;
-        let mut headline = plain_lines(report);
+        let mut headline: Vec<String> = plain_lines(report).iter().map(|line| visible(line).into_owned()).collect();
         if !headline.is_empty() {
             headline.push(format!("(times in {})", tz.name()));
             writeln!(out, "{}", command("notice", &[("title", "leasetrace (what happened)")], &headline.join("\n")))?;
@@ -57,7 +65,7 @@ impl Renderer for Github {
                 crate::model::Severity::Warning => "warning",
                 crate::model::Severity::Info => "notice",
             };
-            let summary = message(&fill_summary(&finding.summary, &finding.metrics, tz), tz);
+            let summary = message(&visible(&fill_summary(&finding.summary, &finding.metrics, tz)), tz);
             let title = format!("leasetrace ({})", finding.code);
             let mut text = String::new();
             let mut properties: Vec<(&str, String)> = vec![("title", title)];
@@ -65,11 +73,11 @@ impl Renderer for Github {
                 let event = report.timeline.get(id);
                 let path = report.timeline.path(event);
                 let line = event.origin().line;
-                properties.push(("file", path.to_string()));
+                properties.push(("file", file_property(path)));
                 if line > 0 {
                     properties.push(("line", line.to_string()));
                 }
-                let _ = write!(text, "{path}:{line}: ");
+                let _ = write!(text, "{}:{line}: ", visible(path));
             }
             let _ = write!(text, "[{}] {}: {summary}", index + 1, finding.code);
             if let Some(causes) = follows_from(report, finding) {
@@ -82,7 +90,7 @@ impl Renderer for Github {
                     let _ = write!(
                         text,
                         "\n  {}:{}  {}  {}",
-                        report.timeline.path(event),
+                        visible(report.timeline.path(event)),
                         event.origin().line,
                         format_datetime(event.at(), tz),
                         event.kind.name()
@@ -93,6 +101,16 @@ impl Renderer for Github {
             writeln!(out, "{}", command(level, &properties, &text))?;
         }
         Ok(())
+    }
+}
+
+/// A path as the `file` property: exact when the runner's escaping carries it (line breaks
+/// included), else written out (`terminal::visible`).
+fn file_property(path: &str) -> String {
+    if path.chars().any(|c| !matches!(c, '\r' | '\n') && crate::terminal::is_hidden(c)) {
+        visible(path).into_owned()
+    } else {
+        path.to_string()
     }
 }
 

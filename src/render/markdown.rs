@@ -15,6 +15,11 @@
 //! own `<br>` between the meanings of one timeline row and the `<details>` that folds a finding's
 //! metrics. Sources are `file:line` in code, not links: a path of the machine that ran the
 //! analysis is no link on the page it is pasted into.
+//!
+//! Before any of that, text from the inputs is made visible (`terminal::visible_line` in prose,
+//! cells and spans, `terminal::visible` in fenced blocks): a control character, a bidi override or
+//! another invisible character is written out (`\x1b`, `<U+202E>`), never copied into the page,
+//! where a terminal that shows the draft (`cat`, a pager) would obey it.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -103,24 +108,16 @@ pub fn text(raw: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c if c.is_control() => {}
             c => out.push(c),
         }
     }
     out
 }
 
-/// `raw` on one line: each line break (`\r\n`, `\n`, `\r`) and tab a space, other control
-/// characters dropped.
+/// `raw` on one line: each line break (`\r\n`, `\n`, `\r`) and tab a space, every other control
+/// or invisible character written out (`terminal::visible_line`).
 fn one_line(raw: &str) -> String {
-    raw.replace("\r\n", " ")
-        .chars()
-        .filter_map(|c| match c {
-            '\n' | '\r' | '\t' => Some(' '),
-            c if c.is_control() => None,
-            c => Some(c),
-        })
-        .collect()
+    crate::terminal::visible_line(raw).into_owned()
 }
 
 /// `text` at the start of a block: a leading list marker, ordered-list number or heading rule
@@ -227,13 +224,14 @@ fn longest_run(text: &str, c: char) -> usize {
 
 /// A fenced code block of `lines`: the backtick fence is longer than any run of backticks in
 /// them (at least three), so no line can close it; nothing inside is read as Markdown or HTML.
+/// Each line is made `visible` (a line break inside one is written `\n`): a block shows raw
+/// lines as they are, but never hands their control characters to a terminal.
 fn fenced(page: &mut String, info: &str, lines: &[String]) {
     let longest = lines.iter().map(|line| longest_run(line, '`')).max().unwrap_or(0);
     let fence = "`".repeat((longest + 1).max(3));
     let _ = writeln!(page, "{fence}{info}");
     for line in lines {
-        let clean: String = line.chars().filter(|c| !matches!(c, '\r')).collect();
-        let _ = writeln!(page, "{clean}");
+        let _ = writeln!(page, "{}", crate::terminal::visible(line));
     }
     let _ = writeln!(page, "{fence}");
 }
@@ -506,6 +504,7 @@ fn kind_words(kind: EventKind) -> &'static str {
         EventKind::JobDead => "job given up",
         EventKind::LockRefused => "lock refused",
         EventKind::WorkerSettings => "worker lock settings logged",
+        EventKind::EffectReceived => "effect received by the receiver",
     }
 }
 
@@ -985,10 +984,14 @@ pub(crate) mod tests {
         "- not a list",
         "1. not a list",
         "PR-4412",
+        "PR-OK (no duplicate)\rERROR [4] duplicate-selection",
+        "\u{1b}]0;owned\u{7}title \u{1b}]8;;file:///etc/passwd\u{1b}\\link \u{1b}[2J",
+        "abc\u{202E}fed\u{2066} \u{0}\u{7f}\u{9b}",
     ];
 
+    /// What a hostile text shows: on one line, control and invisible characters written out.
     fn flat(raw: &str) -> String {
-        raw.replace("\r\n", " ").replace(['\n', '\r'], " ")
+        crate::terminal::visible_line(raw).into_owned()
     }
 
     #[test]
@@ -1040,6 +1043,16 @@ pub(crate) mod tests {
             let html = comrak::markdown_to_html(&page, &gfm());
             assert!(!html.contains("<script") && !html.contains("<img"), "{raw:?}: {html}");
         }
+    }
+
+    #[test]
+    fn a_fenced_block_shows_control_characters_written_out() {
+        let lines = vec!["PR-OK\rERROR".to_string(), "\u{1b}[2J\u{202E}x".to_string()];
+        let mut page = String::new();
+        fenced(&mut page, "text", &lines);
+        let (_, _, blocks) = read(&page);
+        assert_eq!(blocks, ["PR-OK\\rERROR\n\\x1b[2J<U+202E>x\n"], "{page}");
+        assert!(!page.chars().any(|c| c != '\n' && crate::terminal::is_hidden(c)), "{page:?}");
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! Task and section names come from the evidence (run ids, job ids such as
 //! `repeat:pr-review-sweep:1791333180000`, item names): `:` `;` `#` would end or break a task line,
 //! so they and a few other characters are written as Mermaid's entity codes (`#58;`), which it
-//! draws as the character itself; line breaks become spaces.
+//! draws as the character itself; line breaks and tabs become spaces, and other control or
+//! invisible characters (an escape sequence, a bidi override) are written out as
+//! `terminal::visible_line` writes them (`\x1b`, `<U+202E>`).
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -131,7 +133,7 @@ fn axis_format(chart: &Chart) -> &'static str {
 
 /// A name from the evidence as Mermaid text: the characters that end a task's name (`:`), its
 /// data (`;`), start an entity code (`#`) or a comment (`%`), and angle brackets, as entity codes;
-/// control characters (line breaks) as spaces.
+/// line breaks as spaces, other control and invisible characters written out.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in one_line(text).trim().chars() {
@@ -148,9 +150,10 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// Control characters (line breaks, tabs) as spaces: a Mermaid statement is one line.
+/// Line breaks and tabs as spaces (a Mermaid statement is one line), other control and invisible
+/// characters written out (`terminal::visible_line`).
 fn one_line(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+    crate::terminal::visible_line(text).into_owned()
 }
 
 #[cfg(test)]
@@ -211,6 +214,7 @@ mod tests {
     fn hostile_names_cannot_break_a_line() {
         let hostile = "repeat:a;b#c%%d <e>\nsection x: y";
         assert_eq!(escape(hostile), "repeat#58;a#59;b#35;c#37;#37;d #60;e#62; section x#58; y");
+        assert_eq!(escape("PR-1\u{202E}kcab\u{1b}[2J"), "PR-1#60;U+202E#62;kcab\\x1b[2J");
         let chart = one_lane(hostile, vec![mark(Element::Pick, hostile, "2026-10-07T00:54:05.7Z", None, true)]);
         let text = of_chart(&chart);
         // One line per statement: the title, three settings, a comment, the note, the section and the task.

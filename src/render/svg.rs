@@ -8,8 +8,10 @@
 //! estimated (0.6 em a character, DejaVu Sans' average) only to keep labels from overlapping: a
 //! label that would run into the previous one in its lane goes one row lower.
 //!
-//! Every text from the evidence (ids, items) is escaped as XML; characters XML 1.0 forbids
-//! (control characters) become spaces. No scripts, no external fonts or images: the file is safe
+//! Every text from the evidence (ids, items) is escaped as XML; line breaks and tabs become
+//! spaces, and the characters XML 1.0 forbids (other control characters) and invisible ones (bidi
+//! overrides, zero-width spaces) are written out as `terminal::visible_line` writes them
+//! (`\x1b`, `<U+202E>`). No scripts, no external fonts or images: the file is safe
 //! to open and renders the same anywhere (font-family falls back to the viewer's sans-serif).
 
 use std::fmt::Write as _;
@@ -156,15 +158,15 @@ impl Axis {
 /// Text from the evidence as XML character data or an attribute value.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for c in crate::terminal::visible_line(text).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            // XML 1.0 allows no other control character, nor these two.
-            c if c.is_control() || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push(' '),
+            // XML 1.0 allows neither (control characters are written out above).
+            '\u{FFFE}' | '\u{FFFF}' => out.push(' '),
             c => out.push(c),
         }
     }
@@ -619,7 +621,9 @@ mod tests {
 
     #[test]
     fn evidence_text_is_escaped_as_xml() {
-        assert_eq!(escape("a<b>&\"c'\u{7}\n"), "a&lt;b&gt;&amp;&quot;c&apos;  ");
+        assert_eq!(escape("a<b>&\"c'\u{7}\n"), "a&lt;b&gt;&amp;&quot;c&apos;\\x07 ");
+        // A bidi override would turn the label after it around: written out instead.
+        assert_eq!(escape("PR-1\u{202E}kcab"), "PR-1&lt;U+202E&gt;kcab");
     }
 
     #[test]

@@ -2,6 +2,10 @@
 //! (`--color`, NO_COLOR, CLICOLOR_FORCE; the terminal's width, or COLUMNS or 80 when it says 0):
 //! elsewhere no colour, and tables keep their natural width so that output piped into a file or a
 //! ticket stays stable.
+//!
+//! Every text that came from the case (paths, ids, raw lines, summaries filled with input values,
+//! warnings, notes, rejection reasons) is made `visible` where it enters the table, before any
+//! colour is painted: only the renderer's own codes and line ends reach the terminal.
 
 use std::io::{self, Write};
 
@@ -14,7 +18,7 @@ use crate::model::{Event, Finding, Report, Severity};
 use crate::time::format_datetime;
 
 use super::{Renderer, detailed_value, fill_summary, human_value};
-use crate::terminal::Terminal;
+use crate::terminal::{Terminal, visible};
 
 pub struct Table;
 
@@ -51,9 +55,10 @@ impl Style {
     }
 
     /// `text` after `first`, wrapped to the width with `rest` before every later line, on a
-    /// terminal; one line elsewhere (output kept in a file stays stable, and greppable).
+    /// terminal; one line elsewhere (output kept in a file stays stable, and greppable). `text` is
+    /// the report's (it may quote the case) and is made `visible`; `first` may hold colour.
     fn paragraph(&self, first: &str, rest: &str, text: &str) -> String {
-        let line = format!("{first}{text}");
+        let line = format!("{first}{}", visible(text));
         match self.wrap {
             Some(width) => {
                 // Ids such as run-0933-b and repeat:pr-review-sweep:… are never split at their hyphens.
@@ -121,6 +126,13 @@ fn write_ids(out: &mut String, event: &Event) {
     }
     if let Some(settings) = event.settings() {
         part(out, "", &settings.describe());
+    }
+}
+
+/// Makes a cell the case filled `visible`, in place (no copy when nothing needs it).
+fn make_visible(cell: &mut String) {
+    if let std::borrow::Cow::Owned(shown) = visible(cell) {
+        *cell = shown;
     }
 }
 
@@ -227,10 +239,10 @@ impl Renderer for Table {
         let mut inputs = style.grid(&["input", "kind", "format", "zone", "lines", "events", "ignored", "rejected"]);
         for input in &report.inputs {
             inputs.add_row(vec![
-                input.path.clone(),
+                visible(&input.path).into_owned(),
                 input.kind.to_string(),
                 input.format.to_string(),
-                input.tz.clone().unwrap_or_else(|| "-".into()),
+                input.tz.as_deref().map_or_else(|| "-".into(), |tz| visible(tz).into_owned()),
                 input.lines.to_string(),
                 input.events.to_string(),
                 input.ignored.to_string(),
@@ -240,10 +252,14 @@ impl Renderer for Table {
         writeln!(out, "{inputs}")?;
         writeln!(out, "{}", style.paragraph("Lock parameters: ", "  ", &report.params.summary_line()))?;
         if let Some(version) = &report.params.version {
-            writeln!(out, "BullMQ version: {version}")?;
+            writeln!(out, "BullMQ version: {}", visible(version))?;
         } else if let Some(floor) = &report.params.version_at_least {
             // A dependency range: not the version, only a bound on it (see Assumptions).
-            writeln!(out, "BullMQ version: at least {floor} (a dependency range; the exact version is not known)")?;
+            writeln!(
+                out,
+                "BullMQ version: at least {} (a dependency range; the exact version is not known)",
+                visible(floor)
+            )?;
         }
 
         if report.view != View::Timeline {
@@ -266,6 +282,9 @@ impl Renderer for Table {
                 if let Some(instance) = event.instance {
                     let _ = write!(cells[3], " ({instance})");
                 }
+                // The ids and the path are the case's.
+                make_visible(&mut cells[2]);
+                make_visible(&mut cells[3]);
             };
             let header = ["time", "kind", "ids", "source"];
             if style.wrap.is_some() {
@@ -286,12 +305,13 @@ impl Renderer for Table {
             writeln!(out)?;
             writeln!(out, "Rejected lines")?;
             for input in rejected {
+                let path = visible(&input.path);
                 for rejection in &input.rejections {
-                    writeln!(out, "  {}:{}: {}", input.path, rejection.line, rejection.reason)?;
+                    writeln!(out, "  {path}:{}: {}", rejection.line, visible(&rejection.reason))?;
                 }
                 let unlisted = input.rejected - input.rejections.len() as u64;
                 if unlisted > 0 {
-                    writeln!(out, "  {}: … and {unlisted} more", input.path)?;
+                    writeln!(out, "  {path}: … and {unlisted} more")?;
                 }
             }
         }
@@ -384,7 +404,7 @@ fn render_finding(
     }
     let mut metrics = style.indented_grid(&["metric", "value"], 4);
     for (name, value) in &finding.metrics {
-        metrics.add_row(vec![(*name).to_string(), detailed_value(value, tz)]);
+        metrics.add_row(vec![(*name).to_string(), visible(&detailed_value(value, tz)).into_owned()]);
     }
     for line in metrics.to_string().lines() {
         writeln!(out, "    {line}")?;
@@ -400,14 +420,15 @@ fn render_finding(
     writeln!(out, "    evidence:")?;
     for &id in &finding.evidence {
         let event = report.timeline.get(id);
+        // Clipped first, then made visible: an escape is never cut in two.
         writeln!(
             out,
             "      {}:{}  {}  {}  {}",
-            report.timeline.path(event),
+            visible(report.timeline.path(event)),
             event.origin().line,
             format_datetime(event.at(), tz),
             event.kind.name(),
-            clip(report.raw(id), 140)
+            visible(&clip(report.raw(id), 140))
         )?;
     }
     if !finding.notes.is_empty() {

@@ -55,19 +55,24 @@ export function deriveTruth(input) {
   // ---- BullMQ's refusals and renewal failures, as the workers' error listeners got them
   const refusals = [];
   const renewalFailures = [];
-  // BullMQ emits a refused call's error twice (the retry wrapper, then the worker's loop): one
-  // refusal is one call, the same message from the same process within a second.
+  // A worker whose completion BullMQ refused tries to fail the job and is refused again: the same
+  // message ("Missing lock for job X. moveToFinished") twice, from two calls (their stacks name
+  // moveToCompleted, then moveToFailed, bullmq 6.7.0 worker.js handleCompleted/handleFailed):
+  // each is a refused call. A renewal failure repeated within a second is one.
   const seen = [];
   for (const r of reports) {
     if (r.ev !== 'error') continue;
+    const refused = refusalOf(r.message);
+    if (refused && refused.command !== 'extendLock') {
+      refusals.push({ queue: r.queue, job_id: refused.job_id, command: refused.command, pod: r.pod, pid: r.pid, at: r.at, message: r.message });
+      continue;
+    }
     const twice = seen.find((x) => x.pid === r.pid && x.message === r.message && r.at - x.at <= 1000);
     if (twice) {
       twice.emitted += 1;
       continue;
     }
     seen.push({ pid: r.pid, message: r.message, at: r.at, emitted: 1 });
-    const refused = refusalOf(r.message);
-    if (refused && refused.command !== 'extendLock') refusals.push({ queue: r.queue, job_id: refused.job_id, command: refused.command, pod: r.pod, pid: r.pid, at: r.at, message: r.message });
     const renewal = RENEWAL_FAILED.exec(r.message ?? '');
     if (renewal || (refused && refused.command === 'extendLock')) renewalFailures.push({ queue: r.queue, job_id: renewal ? renewal[1] : refused.job_id, pod: r.pod, pid: r.pid, at: r.at, message: r.message });
   }
@@ -459,7 +464,7 @@ export function deriveTruth(input) {
     stalls: stalls.length,
     stalls_twice_same_job: [...new Set(stalls.map((s) => `${s.queue}/${s.job_id}`))].filter((k) => stalls.filter((s) => `${s.queue}/${s.job_id}` === k).length > 1).length,
     unlogged_stalls: unloggedStalls.length,
-    stale_completions: staleCompletions.length,
+    stale_completions: new Set(staleCompletions.map((r) => `${r.queue}/${r.job_id}/${r.pid}`)).size,
     stale_heartbeats: staleHeartbeats.length,
     stalled_limit_failures: limitFailures.length,
     duplicate_selections: duplicateSelections.length,

@@ -851,13 +851,12 @@ function docsManifest(ctx, podLogs) {
     `columns = ${toml(COLUMNS)}`,
     `events = ${toml(lifecycleValues())}`,
     '',
-    "# The receiver's own record. The docs have no source kind for a receiver's record: declared as",
-    '# a ledger (docs/inputs/ledger.md), its status column giving both the event and the outcome.',
+    "# The receiver's own record: a ledger with role = \"receiver\" (docs/inputs/ledger.md).",
     '[[sources]]',
     'kind = "ledger"',
     'path = "receiver.csv"',
-    'columns = { time = "received_at", event = "status", outcome = "status", key = "idempotency_key", item = "item", job = "job_id", worker = "sender" }',
-    'events = { accepted = "effect-posted", duplicate = "effect-posted" }',
+    'role = "receiver"',
+    'columns = { time = "received_at", outcome = "status", key = "idempotency_key", item = "item", job = "job_id", worker = "sender" }',
     '',
   ];
   for (const pod of podLogs) {
@@ -1077,7 +1076,6 @@ async function main() {
       captured,
       notes: [
         ...ctx.notes,
-        "leasetrace.toml declares receiver.csv as a ledger: the docs have no source kind for a receiver's own record",
         'no ledger column names the job type (it is the lifecycle prefix): the docs give no way to read it',
       ],
     };

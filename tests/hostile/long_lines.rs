@@ -104,6 +104,7 @@ const TOO_LONG: &str =
     "line longer than 1 MiB (the limit; raise it with --max-line-bytes or [analysis] max_line_bytes)";
 
 #[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
 fn an_endless_line_is_rejected_in_bounded_memory() {
     let run = measured(
         &["timeline", "--log", "-", "--log-tz", "UTC", "--max-line-bytes", CAP, "--format", "json"],
@@ -116,6 +117,7 @@ fn an_endless_line_is_rejected_in_bounded_memory() {
 }
 
 #[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
 fn an_endless_line_at_the_end_of_a_file_is_rejected_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("server.log");
@@ -132,6 +134,7 @@ fn an_endless_line_at_the_end_of_a_file_is_rejected_in_bounded_memory() {
 }
 
 #[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
 fn a_gzip_that_inflates_to_one_huge_line_is_rejected_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("server.log.gz");
@@ -152,6 +155,7 @@ const LEDGER_HEAD: &str =
 const LEDGER_TAIL: &str = "\n2026-10-06T23:56:02.911Z,run-1,round_finished\n";
 
 #[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
 fn a_csv_record_past_the_cap_is_rejected_in_bounded_memory_quoted_or_not() {
     for (before, after) in [
         (LEDGER_HEAD, LEDGER_TAIL),
@@ -175,6 +179,7 @@ fn a_csv_record_past_the_cap_is_rejected_in_bounded_memory_quoted_or_not() {
 }
 
 #[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
 fn an_unterminated_quote_followed_by_hundreds_of_mb_is_an_error_in_bounded_memory() {
     let before = concat!(
         "at,run_id,event\n2026-10-06T23:54:02.911Z,run-1,round_started\n",
@@ -190,6 +195,7 @@ fn an_unterminated_quote_followed_by_hundreds_of_mb_is_an_error_in_bounded_memor
 }
 
 #[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
 fn an_unterminated_quote_at_eof_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.csv");
@@ -207,6 +213,7 @@ fn an_unterminated_quote_at_eof_is_an_error() {
 }
 
 #[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
 fn a_parameters_file_past_4_mib_is_refused_from_stdin_and_gzip() {
     let big = format!("{{\"lockDuration\": 30000, \"pad\": \"{}\"}}", "x".repeat(5 << 20));
     let log = "fixtures/incident-2026-10-07/server.log";
@@ -228,6 +235,7 @@ fn a_parameters_file_past_4_mib_is_refused_from_stdin_and_gzip() {
 }
 
 #[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
 fn an_endless_json_log_line_is_rejected_in_bounded_memory() {
     // pino's lines, as fixtures/formats/pino.log has them, with a message of no end between.
     const FIRST: &str = "{\"level\":30,\"time\":1791332997812,\"pid\":41877,\"hostname\":\"api-1\",\"msg\":\"loading config\"}\n{\"level\":30,\"time\":1791332997900,\"pid\":41877,\"hostname\":\"api-1\",\"msg\":\"";
@@ -244,6 +252,7 @@ fn an_endless_json_log_line_is_rejected_in_bounded_memory() {
 }
 
 #[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
 fn an_endless_events_array_is_refused_in_bounded_memory() {
     // `redis-cli --json XRANGE` writes one array, held whole: past 64 MiB it is refused, however
     // much more there is (here 512 MiB, read no further than the limit).
@@ -272,6 +281,7 @@ fn zeros(before: &'static str, len: usize) -> Feed {
 }
 
 #[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
 fn an_endless_run_of_nul_bytes_is_binary_data_not_a_line_passed_over_for_ever() {
     // `/dev/zero` after a line: a line without end, but not text. Refused once the cap is
     // reached (1 MiB here), not read on to its end (it has none).
@@ -294,6 +304,7 @@ fn an_endless_run_of_nul_bytes_is_binary_data_not_a_line_passed_over_for_ever() 
 }
 
 #[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
 fn a_manifest_larger_than_a_mebibyte_is_refused_unread() {
     // A TOML comment of 2 MiB: valid TOML, but no manifest; read no further than the limit.
     let dir = tempfile::tempdir().unwrap();
@@ -312,6 +323,7 @@ fn a_manifest_larger_than_a_mebibyte_is_refused_unread() {
 /// A CloudWatch export (one JSON document) whose first event's message is 128 MiB: that event is
 /// rejected, passed over in bounded memory, and the event after it is read.
 #[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
 fn an_endless_record_in_a_json_export_is_rejected_in_bounded_memory() {
     const BEFORE: &str = "{\n    \"events\": [\n        {\n            \"logStreamName\": \"i-0abc\",\n            \"timestamp\": 1791330600001,\n            \"message\": \"";
     const AFTER_EVENT: &str = "\",\n            \"ingestionTime\": 1791330600061,\n            \"eventId\": \"1\"\n        },\n        {\n            \"logStreamName\": \"i-0abc\",\n            \"timestamp\": 1791334380013,\n            \"message\": \"2026-10-07 09:33:00.012 INFO server starting\",\n            \"ingestionTime\": 1791334380061,\n            \"eventId\": \"2\"\n        }\n    ],\n    \"searchedLogStreams\": []\n}\n";

@@ -821,3 +821,49 @@ fn init_on_a_fleet_case_maps_the_shared_ledger_the_pod_logs_and_the_streams_and_
         assert!(kinds(&from_init).iter().any(|k| k == kind), "{kind}: {:?}", kinds(&from_init));
     }
 }
+
+/// A file name that would end its comment and add a source of its own reading a file outside
+/// the folder (`\u002F` is `/` in a TOML string, so the name needs no slash).
+const INJECTING_NAME: &str =
+    "ledger.csv\n[[sources]]\nkind = \"log\"\npath = \"..\\u002Fsecret.log\"\ntz = \"UTC\"\n# ";
+
+#[test]
+fn a_file_name_cannot_add_a_source_to_the_manifest_or_reach_the_terminal_raw() {
+    let outer = tempfile::tempdir().unwrap();
+    std::fs::write(outer.path().join("secret.log"), "2026-10-07 09:40:00.000 INFO  [main] server starting SECRET\n")
+        .unwrap();
+    let case = outer.path().join("case");
+    std::fs::create_dir(&case).unwrap();
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join(INCIDENT);
+    let params = "bullmq\u{1b}]0;owned\u{7}\u{202E}.json";
+    std::fs::copy(from.join("ledger.csv"), case.join(INJECTING_NAME)).unwrap();
+    std::fs::copy(from.join("bullmq.json"), case.join(params)).unwrap();
+    let (stdout, manifest) = init(&case);
+    // On the terminal: each name written out, on its own line.
+    assert!(!stdout.chars().any(|c| c != '\n' && leasetrace::terminal::is_hidden(c)), "{stdout:?}");
+    assert!(
+        stdout.contains("  ledger.csv\\n[[sources]]\\nkind = \"log\"\\npath = \"..\\u002Fsecret.log\""),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  bullmq\\x1b]0;owned\\x07<U+202E>.json "), "{stdout}");
+    assert_eq!(stdout.lines().count(), 3, "wrote, and one line per file:\n{stdout}");
+    // In the manifest: the names are exact as values, escaped in comments; two sources only.
+    assert!(!manifest.chars().any(|c| c != '\n' && leasetrace::terminal::is_hidden(c)), "{manifest:?}");
+    assert_eq!(manifest.lines().filter(|line| *line == "[[sources]]").count(), 2, "{manifest}");
+    let parsed: toml::Table = manifest.parse().unwrap_or_else(|e| panic!("{e}\n{manifest}"));
+    let mut paths: Vec<&str> =
+        parsed["sources"].as_array().unwrap().iter().map(|s| s["path"].as_str().unwrap()).collect();
+    paths.sort_unstable();
+    assert_eq!(paths, [params, INJECTING_NAME]);
+    for path in paths {
+        assert!(case.join(path).is_file() && case.join(path).parent() == Some(case.as_path()), "{path:?}");
+    }
+    // And what is read is what is in the folder.
+    let run = leasetrace(&["timeline", case.to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains("SECRET"), "the file outside the folder was read");
+    let report = run.json();
+    let inputs: Vec<&str> = report["inputs"].as_array().unwrap().iter().map(|i| i["path"].as_str().unwrap()).collect();
+    assert_eq!(inputs.len(), 2, "{inputs:?}");
+    assert!(inputs.iter().all(|path| path.ends_with(params) || path.ends_with(INJECTING_NAME)), "{inputs:?}");
+}

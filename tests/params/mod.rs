@@ -156,6 +156,31 @@ fn the_lock_verb_reads_a_nested_file_too() {
 }
 
 #[test]
+fn lock_refuses_a_0_ms_lock_flag_as_analyze_does() {
+    for flag in ["--lock-duration", "--lock-renew-time", "--stalled-interval"] {
+        let message = format!("{flag} must be greater than 0 ms");
+        // Without a case (only the flags), with one, and as analyze says it.
+        for args in [
+            vec!["lock", "--activated-at", "2026-10-07T00:33:00Z", flag, "0"],
+            vec!["lock", crate::INCIDENT, "--activated-at", "2026-10-07T09:33:00+09:00", flag, "0"],
+            vec!["analyze", crate::INCIDENT, flag, "0"],
+        ] {
+            let run = leasetrace(&args).run();
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stdout);
+            assert_eq!(run.stderr, format!("leasetrace: error: {message}\n"), "{args:?}");
+        }
+    }
+    // A file that gives 0 is refused the same way.
+    let dir = tempfile::tempdir().unwrap();
+    let params = dir.path().join("bullmq.json");
+    std::fs::write(&params, r#"{"lockDuration": 0}"#).unwrap();
+    let run =
+        leasetrace(&["lock", "--params", params.to_str().unwrap(), "--activated-at", "2026-10-07T00:33:00Z"]).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.ends_with("bullmq.json:1: 'lockDuration' must be greater than 0\n"), "{}", run.stderr);
+}
+
+#[test]
 fn a_parameters_file_that_gives_none_is_an_error_not_defaults() {
     let dir = case_with(
         &[("server.log", LOG), ("config.yaml", b"app:\n  version: 1.4.2\nworker:\n  lock_duration: 12000\n")],

@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::detect::stalled_rerun::{RenewalModel, detection_delay_ms};
 use crate::model::LockParams;
 use crate::model::params::MAX_PARAM_VALUE;
+use crate::terminal::visible;
 use crate::time::{format_datetime, format_duration, format_rfc3339, plus_millis, seconds_between};
 
 /// What the user asked about.
@@ -218,10 +219,12 @@ pub fn render_json(plan: &Plan) -> String {
 pub fn render_table(plan: &Plan, params: &LockParams, tz: Tz, runs: usize) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "leasetrace lock · times in {}", tz.name());
+    // Warnings, the parameters' places and the notes may quote the case (file names, keys): made
+    // visible, as every human output makes the case's text.
     for warning in &plan.warnings {
-        let _ = writeln!(out, "WARNING: {}", warning.message);
+        let _ = writeln!(out, "WARNING: {}", visible(&warning.message));
     }
-    let _ = writeln!(out, "Lock parameters: {}", params.summary_line());
+    let _ = writeln!(out, "Lock parameters: {}", visible(&params.summary_line()));
     let _ = writeln!(out, "Renewal model: {}", plan.renewal_model);
     let _ = writeln!(out);
     for (name, at) in &plan.times {
@@ -276,7 +279,7 @@ pub fn render_table(plan: &Plan, params: &LockParams, tz: Tz, runs: usize) -> St
     let _ = writeln!(out, "What if lockDuration were …\n{grid}");
     let _ = writeln!(out, "\nNotes");
     for note in &plan.notes {
-        let _ = writeln!(out, "  - {note}");
+        let _ = writeln!(out, "  - {}", visible(note));
     }
     out
 }

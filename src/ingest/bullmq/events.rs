@@ -189,6 +189,14 @@ impl EventFormat for XrangeJson {
                 Error::input(&spec.path, Some(e.line() as u64), format!("not a JSON array of stream entries: {e}"))
             })?;
             drop(bytes);
+            // An export of an empty stream: the file holds a document, `[]`, and no entry. Not
+            // an empty file (that is an error, `ingest::empty`): its one line is accounted, and
+            // the report says the export holds no entries (`warnings::empty_inputs`).
+            if entries.is_empty() {
+                summary.lines += 1;
+                summary.ignore(NO_ENTRIES);
+                return Ok(());
+            }
             for (index, value) in entries.into_iter().enumerate() {
                 summary.lines += 1;
                 let entry = json_entry(spec, index as u64 + 1, &value)?;
@@ -207,7 +215,10 @@ impl EventFormat for XrangeJson {
                 Error::input(
                     &spec.path,
                     Some(line),
-                    format!("not a JSON stream entry: {e}; expected {{\"id\": \"<ms>-<seq>\", \"fields\": {{...}}}}"),
+                    format!(
+                        "not a JSON stream entry: {}; expected {{\"id\": \"<ms>-<seq>\", \"fields\": {{...}}}}",
+                        crate::ingest::io::lines::json_problem(&e, text)
+                    ),
                 )
             })?;
             let entry = json_entry(spec, line, &value)?;
@@ -245,6 +256,9 @@ fn scalar(value: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// Why the one line of an events export `[]` is ignored: it holds no stream entry.
+pub const NO_ENTRIES: &str = "an empty JSON array (no stream entries)";
 
 pub struct XrangeText;
 
@@ -375,6 +389,16 @@ mod tests {
         assert_eq!(events[3].detail_str(), Some("job stalled more than allowable limit"));
         assert_eq!((summary.lines, summary.used, summary.ignored), (5, 4, 1));
         assert_eq!(summary.ignored_by_reason["stream event 'drained' not used"], 1);
+    }
+
+    #[test]
+    fn an_empty_array_is_one_line_that_holds_no_entries() {
+        for text in ["[]", " [ ]\n", "[\n]\n"] {
+            let (events, summary) = read(&XrangeJson, text).unwrap();
+            assert!(events.is_empty());
+            assert_eq!((summary.lines, summary.ignored), (1, 1), "{text:?}");
+            assert_eq!(summary.ignored_by_reason[NO_ENTRIES], 1);
+        }
     }
 
     #[test]

@@ -147,7 +147,12 @@ fn entry(line: u64, text: &str) -> Piece {
     }
     let entry = match serde_json::from_str::<Map<String, Value>>(text) {
         Ok(entry) => entry,
-        Err(error) => return rejected(line, format_args!("not a JSON object ({error})")),
+        Err(error) => {
+            return rejected(
+                line,
+                format_args!("not a JSON object ({})", crate::ingest::io::lines::json_problem(&error, text)),
+            );
+        }
     };
     let at = match time(&entry) {
         Ok(at) => at,

@@ -71,7 +71,12 @@ fn rejected(line: u64, why: impl std::fmt::Display) -> Piece {
 fn entry(line: u64, text: &str, common: &Labels) -> Piece {
     let entry = match serde_json::from_str::<Map<String, Value>>(text) {
         Ok(entry) => entry,
-        Err(error) => return rejected(line, format_args!("not a JSON object ({error})")),
+        Err(error) => {
+            return rejected(
+                line,
+                format_args!("not a JSON object ({})", crate::ingest::io::lines::json_problem(&error, text)),
+            );
+        }
     };
     let Some(message) = entry.get("line").and_then(Value::as_str) else {
         return rejected(line, "no \"line\" string");

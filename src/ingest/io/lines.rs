@@ -325,13 +325,94 @@ fn binary(path: &Path, line: u64) -> Error {
 /// One line of a JSON Lines file as an object, or an error naming the line and what a record of
 /// this file should look like (`expected`, e.g. "one ledger record per line").
 pub fn json_object(path: &Path, line: u64, text: &str, expected: &str) -> Result<Map<String, Value>> {
-    serde_json::from_str(text)
-        .map_err(|error| Error::input(path, Some(line), format!("not a JSON object: {error}; expected {expected}")))
+    serde_json::from_str(text).map_err(|error| {
+        Error::input(
+            path,
+            Some(line),
+            format!("not a JSON object: {}; expected {expected}", json_problem(&error, text)),
+        )
+    })
+}
+
+/// What is wrong with the JSON text `text` (one line) that serde_json refused with `error`: its
+/// message, except for an escape of half a UTF-16 surrogate pair (`\ud800` without the `\udc00`
+/// that must follow it, or a `\udc00` alone), which serde_json calls "unexpected end of hex
+/// escape" or "lone leading surrogate": said as what it is, with its column (in characters).
+pub fn json_problem(error: &serde_json::Error, text: &str) -> String {
+    let message = error.to_string();
+    if (message.contains("hex escape") || message.contains("surrogate"))
+        && let Some((column, escape)) = lone_surrogate(text)
+    {
+        return format!(
+            "an invalid escape at column {column}: '{escape}' is a lone UTF-16 surrogate (half of a pair, without its other half), which no JSON reader can turn into a character"
+        );
+    }
+    message
+}
+
+/// The first `\uD800`–`\uDFFF` escape inside a JSON string of `text` that is not a high
+/// surrogate followed by a low one: its 1-based column in characters and its text.
+fn lone_surrogate(text: &str) -> Option<(usize, &str)> {
+    let bytes = text.as_bytes();
+    let escape_at = |at: usize| -> Option<u32> {
+        let digits = text.get(at + 2..at + 6)?;
+        (bytes.get(at..at + 2)? == b"\\u" && digits.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| u32::from_str_radix(digits, 16).ok())
+            .flatten()
+    };
+    let (mut at, mut in_string) = (0, false);
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                match escape_at(at) {
+                    // A high surrogate and a low one: one character.
+                    Some(0xD800..=0xDBFF) if escape_at(at + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low)) => {
+                        at += 12;
+                        continue;
+                    }
+                    Some(0xD800..=0xDFFF) => return Some((text[..at].chars().count() + 1, &text[at..at + 6])),
+                    _ => {}
+                }
+                // Any other escape: its backslash and the character after it.
+                at += 2;
+                continue;
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lone_surrogate_escape_is_said_with_its_column() {
+        let path = Path::new("app.log");
+        for (text, column, escape) in [
+            (r#"{"msg":"job \ud800 active"}"#, 13, r"\ud800"),
+            (r#"{"msg":"job \ud800x"}"#, 13, r"\ud800"),
+            (r#"{"msg":"é \udc00"}"#, 11, r"\udc00"),
+            (r#"{"msg":"😀 \ud83d\ude00 then \uDBFF\u0041"}"#, 29, r"\uDBFF"),
+        ] {
+            let error = json_object(path, 3, text, "one record per line").unwrap_err().to_string();
+            assert_eq!(
+                error,
+                format!(
+                    "app.log:3: not a JSON object: an invalid escape at column {column}: '{escape}' is a lone UTF-16 surrogate (half of a pair, without its other half), which no JSON reader can turn into a character; expected one record per line"
+                ),
+                "{text}"
+            );
+        }
+        // A pair is a character; an escaped backslash before `u` is no escape.
+        assert!(json_object(path, 1, r#"{"msg":"\ud83d\ude00 \\ud800"}"#, "x").is_ok());
+        // Other errors keep serde_json's message.
+        let error = json_object(path, 1, r#"{"msg":"\u12"}"#, "x").unwrap_err().to_string();
+        assert!(error.ends_with("not a JSON object: invalid escape at line 1 column 14; expected x"), "{error}");
+    }
 
     #[test]
     fn a_small_text_is_read_whole_up_to_its_limit_and_refused_past_it() {

@@ -108,6 +108,8 @@ fn read_lines(
     let mut input = SourceText::open(spec, progress)?;
     let delimiter = (spec.kind == SourceKind::Ledger)
         .then(|| crate::ingest::ledger::csv::detect_delimiter(spec, &mut input.reader()));
+    // A ledger's lines as its reader counted them (`ledger::csv`'s module header).
+    let cr_lines = delimiter.is_some() && crate::ingest::ledger::csv::lone_cr_ends_lines(&mut input.reader());
     lines.sort_unstable();
     // Where the reader is: the byte, the line that starts there, and whether the byte before it
     // was a `\r` (for a CSV ledger, whose line ends are `line_ends`').
@@ -151,7 +153,10 @@ fn read_lines(
             return Err(changed(wanted));
         }
         position += read;
-        let ends = crate::ingest::line_ends(&buffer, &mut after_cr);
+        let ends = match delimiter {
+            Some(delimiter) => crate::ingest::ledger::csv::line_ends_in(&buffer, delimiter, cr_lines, &mut after_cr),
+            None => crate::ingest::line_ends(&buffer, &mut after_cr),
+        };
         // A source has at most `u32::MAX` lines (`Origin::line_number`).
         line = line.saturating_add(u32::try_from(ends).unwrap_or(u32::MAX));
         // A plain file's first line is read back with the byte-order mark its reader skipped.

@@ -2,6 +2,15 @@
 //!
 //! A "line" in the input summary is a CSV record (a quoted field may span physical lines; the
 //! line reported for a record is the physical line it starts on).
+//!
+//! Which line that is, is what an editor shows: every `\n`, `\r\n` and, in a file whose lines end
+//! with a lone `\r` (an old Mac export, told by its first line's end), every lone `\r` ends a line.
+//! Outside quotes a lone `\r` ends a record, and so a line, in any file (as `csv::Reader` ends a
+//! record there). Inside a quoted cell of a file whose lines end with `\n` or `\r\n`, a lone `\r`
+//! is a character of the cell, as an editor shows it (`^M`): it ends no line, so the records after
+//! it are cited at the lines an editor shows them on (`line_ends_in`). Reading back such a record's
+//! successors starts from a mark the reader leaves at the next record (`LineTexts::mark_always`):
+//! the read-back counts line ends without quotes.
 
 use std::io::BufRead;
 
@@ -78,8 +87,10 @@ fn read_in_parts(
 ) -> Result<()> {
     use std::sync::atomic::{AtomicBool, Ordering};
     let delimiter = detect_delimiter(spec, &mut input);
+    let cr_lines = lone_cr_ends_lines(&mut input);
     // The input skips a byte-order mark; the offsets that rows are read back by count it.
     let mut records = Records::resuming(input, delimiter, spec.text_start, 1, None);
+    records.quotes.cr_lines = cr_lines;
     let Some(mut rows) = Rows::from_header(spec, source, delimiter, &mut records, summary)? else {
         return Ok(());
     };
@@ -99,7 +110,8 @@ fn read_in_parts(
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let (later_rows, expected, stop_ref) = (rows.like(), records.expected, &stop);
-        let later = scope.spawn(move || read_from(spec, reopen, middle, later_rows, expected, delimiter, stop_ref));
+        let later =
+            scope.spawn(move || read_from(spec, reopen, middle, later_rows, (expected, cr_lines), delimiter, stop_ref));
         // Stops the second part on every way out that does not use it (an error included).
         let _stop_later = StopOnDrop(&stop);
         // The line of the record at the middle, once met.
@@ -148,11 +160,12 @@ fn read_from(
     reopen: &Reopen,
     start: u64,
     mut rows: Rows,
-    expected: Option<usize>,
+    (expected, cr_lines): (Option<usize>, bool),
     delimiter: u8,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<(Vec<Event>, InputSummary)> {
     let mut records = Records::resuming(reopen.at(start)?, delimiter, start, 1, expected);
+    records.quotes.cr_lines = cr_lines;
     let mut events = Vec::new();
     let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), "csv", spec.tz);
     while let Some(record) = records.next(spec)? {
@@ -231,7 +244,10 @@ impl<'s> Rows<'s> {
             return Ok(());
         }
         let in_file = spec.reread.by_offset();
-        if in_file {
+        if in_file && record.after_uncounted {
+            // Counting line ends from a mark before it would not find it: marked itself.
+            summary.texts.mark_always(line, record.offset);
+        } else if in_file {
             // Where some records start: the read-back finds a record from the last one before it.
             summary.texts.mark(line, record.offset);
         }
@@ -268,6 +284,27 @@ impl<'s> Rows<'s> {
     }
 }
 
+/// Whether the lines of a CSV source end with a lone `\r` (an old Mac export): its first line
+/// end, in the head of the input, is a `\r` not followed by `\n`. Then a lone `\r` inside a quoted
+/// cell ends a line too, as everywhere in that file.
+pub(crate) fn lone_cr_ends_lines(input: &mut impl BufRead) -> bool {
+    let head = input.fill_buf().unwrap_or_default();
+    match memchr::memchr2(b'\n', b'\r', head) {
+        Some(end) => head[end] == b'\r' && head.get(end + 1).is_some_and(|&next| next != b'\n'),
+        None => false,
+    }
+}
+
+/// The line ends of a whole CSV record's bytes `record` (from its first byte to its terminator),
+/// as the ledger reader counts them (module header): `ingest::line_ends`, less the lone `\r`s in
+/// its quoted cells unless `cr_lines`. For reading a record back.
+pub(crate) fn line_ends_in(record: &[u8], delimiter: u8, cr_lines: bool, after_cr: &mut bool) -> u64 {
+    let ends = crate::ingest::line_ends(record, after_cr);
+    let mut quotes = Quotes { cr_lines, ..Quotes::default() };
+    quotes.walk(record, delimiter);
+    ends.saturating_add_signed(-quotes.take_uncounted())
+}
+
 /// The delimiter of a CSV source: a tab for `.tsv` files and for a first line with tabs and no
 /// comma, a comma otherwise.
 pub(crate) fn detect_delimiter(spec: &SourceSpec, input: &mut impl BufRead) -> u8 {
@@ -295,9 +332,17 @@ struct Record<'a> {
     bounds: &'a [(usize, usize)],
     /// A record longer than `SourceSpec::max_line_bytes`, passed over: no cells.
     too_long: bool,
+    /// A record before it (since the last one so marked) had a lone `\r` in a quoted cell that
+    /// ends no line: its line is not found by counting line ends from an earlier record.
+    after_uncounted: bool,
 }
 
 impl<'a> Record<'a> {
+    /// A record past the cap, passed over.
+    fn passed(line: u64, offset: u64) -> Record<'a> {
+        Record { line, offset, text: "", bounds: &[], too_long: true, after_uncounted: false }
+    }
+
     fn cell(&self, index: usize) -> Option<&'a str> {
         self.bounds.get(index).map(|&(start, end)| &self.text[start..end])
     }
@@ -340,8 +385,10 @@ struct Records {
     ends: Vec<usize>,
     bounds: Vec<(usize, usize)>,
     /// Where the record `csv_core` reads is in its quotes: whether a quoted cell is open at the
-    /// end of the input.
+    /// end of the input, and the lone `\r`s in quoted cells that end no line.
     quotes: Quotes,
+    /// A record read had such a `\r`: the next one returned says so (`Record::after_uncounted`).
+    uncounted: bool,
 }
 
 impl Records {
@@ -366,6 +413,7 @@ impl Records {
             ends: vec![0; 64],
             bounds: Vec::new(),
             quotes: Quotes::default(),
+            uncounted: false,
         }
     }
 
@@ -407,6 +455,13 @@ impl Records {
         };
         let line = self.line;
         let offset = self.offset + first as u64;
+        let after_uncounted = std::mem::take(&mut self.uncounted);
+        let record = self.next_after_line_ends(spec, line, offset)?;
+        Ok(record.map(|record| Record { after_uncounted, ..record }))
+    }
+
+    /// `next` from the record's first byte, at `line` and `offset`.
+    fn next_after_line_ends(&mut self, spec: &SourceSpec, line: u64, offset: u64) -> Result<Option<Record<'_>>> {
         if self.expected.is_none() {
             return self.next_by_csv_core(spec, line, offset);
         }
@@ -435,7 +490,7 @@ impl Records {
         self.start = content_end;
         self.after_cr = false;
         if content_end - first > spec.max_line_bytes {
-            return Ok(Some(Record { line, offset, text: "", bounds: &[], too_long: true }));
+            return Ok(Some(Record::passed(line, offset)));
         }
 
         let content = &self.buffer[first..content_end];
@@ -452,7 +507,17 @@ impl Records {
             return Err(binary(spec, line));
         }
         let text = std::str::from_utf8(content).map_err(|_| binary(spec, line))?;
-        Ok(Some(Record { line, offset, text, bounds: &self.bounds, too_long: false }))
+        Ok(Some(Record { line, offset, text, bounds: &self.bounds, too_long: false, after_uncounted: false }))
+    }
+
+    /// Counts the line ends of `read`, bytes of the record `csv_core` has just read (after the
+    /// quote walk over them): `ingest::line_ends`, less the lone `\r`s of quoted cells that end no
+    /// line (module header).
+    fn count_lines(&mut self, read: std::ops::Range<usize>) {
+        let ends = crate::ingest::line_ends(&self.buffer[read], &mut self.after_cr);
+        let uncounted = self.quotes.take_uncounted();
+        self.uncounted |= uncounted != 0;
+        self.line = self.line.saturating_add(ends).saturating_add_signed(-uncounted);
     }
 
     /// Reads one record with `csv_core`, as `csv::Reader::read_byte_record` does.
@@ -482,7 +547,7 @@ impl Records {
             );
             self.quotes.walk(&self.buffer[self.start..self.start + read], self.delimiter);
             // Counted here, not by `csv_core`, which ends lines at `\n` only.
-            self.line += crate::ingest::line_ends(&self.buffer[self.start..self.start + read], &mut self.after_cr);
+            self.count_lines(self.start..self.start + read);
             self.start += read;
             written += wrote;
             ended += ends;
@@ -501,7 +566,7 @@ impl Records {
         }
         self.quotes.check_closed(spec, line, self.at_eof && self.start == self.end)?;
         if self.position() - offset > spec.max_line_bytes as u64 {
-            return Ok(Some(Record { line, offset, text: "", bounds: &[], too_long: true }));
+            return Ok(Some(Record::passed(line, offset)));
         }
         check_width(spec, line, self.expected, ended)?;
         self.expected = Some(ended);
@@ -519,7 +584,7 @@ impl Records {
         // inside a character.
         match std::str::from_utf8(cells) {
             Ok(text) if self.bounds.iter().all(|&(_, end)| text.is_char_boundary(end)) => {
-                Ok(Some(Record { line, offset, text, bounds: &self.bounds, too_long: false }))
+                Ok(Some(Record { line, offset, text, bounds: &self.bounds, too_long: false, after_uncounted: false }))
             }
             _ => Err(binary(spec, line)),
         }
@@ -543,14 +608,14 @@ impl Records {
                 return Err(binary(spec, line));
             }
             self.quotes.walk(&self.buffer[self.start..self.start + read], self.delimiter);
-            self.line += crate::ingest::line_ends(&self.buffer[self.start..self.start + read], &mut self.after_cr);
+            self.count_lines(self.start..self.start + read);
             self.start += read;
             if matches!(result, ReadRecordResult::Record | ReadRecordResult::End) {
                 break;
             }
         }
         self.quotes.check_closed(spec, line, self.at_eof && self.start == self.end)?;
-        Ok(Some(Record { line, offset, text: "", bounds: &[], too_long: true }))
+        Ok(Some(Record::passed(line, offset)))
     }
 
     /// Reads more input after the unread bytes, moving them to the front of the buffer first.
@@ -591,6 +656,12 @@ struct Quotes {
     opened: u64,
     /// Bytes at the start to pass over (a byte-order mark `csv_core` drops).
     skip: usize,
+    /// Whether the file's lines end with a lone `\r` (`lone_cr_ends_lines`): then one in a quoted
+    /// cell ends a line too.
+    cr_lines: bool,
+    /// The lone `\r`s in quoted cells walked since last taken that end no line (`\r`s less the
+    /// `\n`s right after one; signed, as a `\r\n` may be cut between two walks).
+    uncounted: i64,
 }
 
 #[derive(Default, Clone, Copy, PartialEq, Eq)]
@@ -609,7 +680,12 @@ enum QuoteState {
 impl Quotes {
     /// The start of a record on physical line `line`.
     fn start(&mut self, line: u64) {
-        *self = Quotes { line, ..Quotes::default() };
+        *self = Quotes { line, cr_lines: self.cr_lines, uncounted: self.uncounted, ..Quotes::default() };
+    }
+
+    /// The lone `\r`s in quoted cells that end no line, since last taken.
+    fn take_uncounted(&mut self) -> i64 {
+        std::mem::take(&mut self.uncounted)
     }
 
     /// Follows the record's bytes `bytes`, the next `csv_core` read. Outside quotes only the
@@ -644,7 +720,16 @@ impl Quotes {
                 }
                 QuoteState::Quoted => {
                     let end = memchr::memchr(b'"', &bytes[at..]).map_or(bytes.len(), |found| at + found);
-                    self.line += crate::ingest::line_ends(&bytes[at..end], &mut self.after_cr);
+                    let ends = crate::ingest::line_ends(&bytes[at..end], &mut self.after_cr);
+                    if self.cr_lines {
+                        self.line += ends;
+                    } else {
+                        // Only `\n` ends a line in the cell: `ends` less the lone `\r`s.
+                        let newlines = memchr::memchr_iter(b'\n', &bytes[at..end]).count() as u64;
+                        self.line += newlines;
+                        self.uncounted +=
+                            i64::try_from(ends).unwrap_or(i64::MAX) - i64::try_from(newlines).unwrap_or(0);
+                    }
                     if end < bytes.len() {
                         self.state = QuoteState::QuoteInQuoted;
                         self.after_cr = false;
@@ -740,14 +825,22 @@ mod tests {
         Ok((events, summary))
     }
 
-    /// The lines of `text` as `line_ends` ends them (`\n`, `\r\n` or a lone `\r`).
+    /// The lines of `text` as an editor shows them (module header): `\n`, `\r\n` and a lone `\r`
+    /// end one, but a lone `\r` in quotes only in a file whose first line ends with one.
     fn physical_lines(text: &str) -> Vec<&str> {
         let mut lines = Vec::new();
         let mut start = 0;
         let bytes = text.as_bytes();
+        let cr_lines = lone_cr_ends_lines(&mut &bytes[..]);
+        let mut quoted = false;
         let mut at = 0;
         while at < bytes.len() {
             match bytes[at] {
+                b'"' => {
+                    quoted = !quoted;
+                    at += 1;
+                }
+                b'\r' if quoted && !cr_lines && bytes.get(at + 1) != Some(&b'\n') => at += 1,
                 b'\r' if bytes.get(at + 1) == Some(&b'\n') => {
                     lines.push(&text[start..at]);
                     at += 2;
@@ -816,6 +909,50 @@ mod tests {
             }
         }
         assert!(over_the_middle > 0, "no case put the middle inside a quoted cell");
+    }
+
+    #[test]
+    fn a_lone_cr_in_a_quoted_cell_of_a_file_of_newlines_ends_no_line() {
+        // As an editor shows the file: the `\r` inside the item is `^M` on line 2, and the rows
+        // after it are on lines 3 and 5 (a CRLF and an LF inside a quoted cell do end lines).
+        let text = "at,run_id,event,item\n\
+            2026-10-07T00:54:05.700Z,r1,item_selected,\"PR-OK (no duplicate)\rERROR [4]\"\n\
+            2026-10-07T00:54:06.360Z,r2,item_selected,\"a\r\nb\"\n\
+            2026-10-07T00:55:00.000Z,r2,round_started,\"\r\"\n\
+            2026-10-07T00:56:00.000Z,r2,round_finished,\n";
+        for split in [u64::MAX, 1] {
+            let (events, summary) = read_file(text, split).unwrap();
+            let lines: Vec<u32> = events.iter().map(|e| e.origin().line).collect();
+            assert_eq!(lines, [2, 3, 5, 6], "split at {split}");
+            assert_eq!(summary.lines, 5);
+        }
+        // In a file whose lines end with a lone `\r`, one in a quoted cell ends a line there too.
+        let old_mac = text.replace("\r\n", "\r").replace('\n', "\r");
+        let (events, _) = read_file(&old_mac, u64::MAX).unwrap();
+        let lines: Vec<u32> = events.iter().map(|e| e.origin().line).collect();
+        assert_eq!(lines, [2, 4, 6, 8]);
+        // And the walk over a record that is read back counts the same.
+        let record = "1,\"a\rb\r\nc\",x\r\n".as_bytes();
+        assert_eq!(line_ends_in(record, b',', false, &mut false), 2);
+        assert_eq!(line_ends_in(record, b',', true, &mut false), 3);
+    }
+
+    #[test]
+    fn records_after_lone_crs_in_quoted_cells_read_the_same_in_two_parts_and_back() {
+        let mut over_the_middle = 0;
+        for quoted in (590..610).chain([1]) {
+            // The quoted cell holds a lone `\r`, then an `\n`.
+            let text = ledger(1200, Some(quoted), None, "\n").replacen("\"a, b\nc", "\"a, b\rc", 1);
+            assert!(text.contains("\"a, b\rc"));
+            let whole = read_file(&text, u64::MAX).unwrap();
+            let parts = read_file(&text, 1).unwrap();
+            assert!(parts.0 == whole.0, "quoted row {quoted}");
+            assert_eq!(parts.1, whole.1);
+            let start = text.find(&format!("run-{},", quoted / 4)).unwrap();
+            let record = text[start..].find("e\"").map(|end| start + end).unwrap();
+            over_the_middle += usize::from(start < text.len() / 2 && text.len() / 2 < record);
+        }
+        assert!(over_the_middle > 0, "no case put the middle inside the quoted cell");
     }
 
     #[test]

@@ -195,7 +195,10 @@ impl Columns {
                 Some(column) => {
                     names.insert(field.name, column.clone());
                 }
-                None if field.required => {
+                // A receiver's record has no event column: each row is an effect it received.
+                None if field.required
+                    && !(field.name == "event" && spec.role == crate::ingest::LedgerRole::Receiver) =>
+                {
                     return Err(Error::input(
                         &spec.path,
                         Some(line),
@@ -308,16 +311,22 @@ pub fn record_to_event<'r>(
             format!("column '{}': {}", column(FieldId::Time), spec.zone_problem(&problem)),
         )
     })?;
-    let Some(event_text) = field(FieldId::Event) else {
-        return Ok(Outcome::Rejected(format!("empty event in column '{}'", column(FieldId::Event))));
-    };
-    let Some(kind) = event_kind(&event_text, &spec.event_values) else {
-        let known: Vec<&str> = EVENT_VALUES.iter().map(|(_, names)| names[0]).collect();
-        return Ok(Outcome::Rejected(format!(
-            "unknown event '{event_text}' in column '{}': expected {} (or map it under events in the manifest)",
-            column(FieldId::Event),
-            known.join(", ")
-        )));
+    let kind = if spec.role == crate::ingest::LedgerRole::Receiver {
+        // Every row of a receiver's record is an effect it received; its outcome column says how.
+        EventKind::EffectReceived
+    } else {
+        let Some(event_text) = field(FieldId::Event) else {
+            return Ok(Outcome::Rejected(format!("empty event in column '{}'", column(FieldId::Event))));
+        };
+        let Some(kind) = event_kind(&event_text, &spec.event_values) else {
+            let known: Vec<&str> = EVENT_VALUES.iter().map(|(_, names)| names[0]).collect();
+            return Ok(Outcome::Rejected(format!(
+                "unknown event '{event_text}' in column '{}': expected {} (or map it under events in the manifest)",
+                column(FieldId::Event),
+                known.join(", ")
+            )));
+        };
+        kind
     };
     // Before any of its texts are kept: interned texts stay for the whole run.
     if spec.window.is_some_and(|window| !window.holds(at)) {

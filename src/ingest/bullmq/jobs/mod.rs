@@ -672,7 +672,7 @@ fn job_events(
     };
     let mut out = Vec::new();
     if let Some(at) = millis("timestamp")? {
-        out.push(make(at, EventKind::JobAdded, None));
+        out.push(make(at, EventKind::JobAdded, retry_options(field(fields, &["opts"]))));
     }
     if let Some(at) = millis("processedOn")? {
         let mut detail = String::from("last activation (processedOn)");
@@ -705,9 +705,59 @@ fn job_events(
     Ok(out)
 }
 
+/// What a job's options (`opts`, the JSON BullMQ keeps in the hash) say of its retries, as the
+/// job-added event's detail: `attempts=3 backoff=exponential:1000ms`. A retry delayed by the
+/// job's own backoff is not a retry without backoff (`retry-storm`), however the delays came out.
+/// `None` when the options say nothing of retries, or are not JSON.
+fn retry_options(opts: Option<&str>) -> Option<String> {
+    let opts: serde_json::Value = serde_json::from_str(opts?).ok()?;
+    let mut said = Vec::new();
+    // One attempt (or BullMQ's 0, the default) is no retry at all.
+    if let Some(attempts) = opts.get("attempts").and_then(serde_json::Value::as_u64).filter(|&n| n > 1) {
+        said.push(format!("attempts={attempts}"));
+    }
+    // `backoff` is a number (a fixed delay in ms) or `{type, delay}`.
+    match opts.get("backoff") {
+        Some(serde_json::Value::Number(delay)) => said.push(format!("backoff=fixed:{delay}ms")),
+        Some(serde_json::Value::Object(backoff)) => {
+            let kind = backoff.get("type").and_then(serde_json::Value::as_str).unwrap_or("fixed");
+            // A name a server chose: only what a backoff type is written with.
+            let kind: String = kind.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(32).collect();
+            let delay = backoff.get("delay").and_then(serde_json::Value::as_u64).unwrap_or(0);
+            said.push(format!("backoff={kind}:{delay}ms"));
+        }
+        _ => {}
+    }
+    (!said.is_empty()).then(|| said.join(" "))
+}
+
+/// The backoff a job-added detail (`retry_options`) declares: its type and delay in ms.
+pub fn declared_backoff(detail: &str) -> Option<(&str, u64)> {
+    let rest = detail.split(' ').find_map(|part| part.strip_prefix("backoff="))?;
+    let (kind, delay) = rest.split_once(':')?;
+    Some((kind, delay.strip_suffix("ms")?.parse().ok()?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_jobs_retry_options_are_read_from_its_opts() {
+        // bullmq 6.7.0's job JSON, as HGETALL gives it.
+        let opts = r#"{"attempts":3,"backoff":{"type":"exponential","delay":1000},"jobId":"gh-1004"}"#;
+        let detail = retry_options(Some(opts)).unwrap();
+        assert_eq!(detail, "attempts=3 backoff=exponential:1000ms");
+        assert_eq!(declared_backoff(&detail), Some(("exponential", 1000)));
+        assert_eq!(
+            retry_options(Some(r#"{"attempts":4,"backoff":800}"#)).as_deref(),
+            Some("attempts=4 backoff=fixed:800ms")
+        );
+        assert_eq!(retry_options(Some(r#"{"jobId":"7"}"#)), None);
+        assert_eq!(retry_options(Some(r#"{"attempts":0}"#)), None, "no retries");
+        assert_eq!(retry_options(Some("not json")), None);
+        assert_eq!(declared_backoff("attempts=3"), None);
+    }
 
     #[test]
     fn repeat_job_ids_carry_their_slot() {
