@@ -326,9 +326,9 @@ impl Proposal {
         self.mapped.iter().find(|m| m.field == field).map(|m| m.column.as_str())
     }
 
-    /// Whether every value of the event column has a kind.
+    /// Whether some value of the event column has a kind (a receiver's record has none to have).
     pub fn events_decided(&self) -> bool {
-        self.events.iter().any(|e| e.proposal.kind.is_some())
+        self.receiver || self.events.iter().any(|e| e.proposal.kind.is_some())
     }
 }
 
@@ -830,6 +830,12 @@ pub fn propose(table: &Table, known: &Known) -> Result<Proposal, String> {
             "the job type: no column names it (no sweep field); it is the prefix of the values of column '{event_column}' ({types}), which no field reads"
         ));
     }
+    if let Some(c) = cols.index("worker").filter(|_| receiver.is_some()) {
+        let why = format!("named like who sent the request (e.g. '{}')", example(c, &cols));
+        if let Some(worker) = cols.mapped.iter_mut().find(|m| m.field == "worker") {
+            worker.why = why;
+        }
+    }
     let unmapped = cols.free().map(|c| (names[c].clone(), example(c, &cols))).collect();
     let more_events = event.is_some_and(|e| cols.profiles[e].distinct.len() > events.len() || cols.profiles[e].many);
     let mut mapped = cols.mapped;
@@ -1013,12 +1019,24 @@ fn receiver_outcome(cols: &Columns, ranked: &[Candidate]) -> Option<usize> {
     if !effect {
         return None;
     }
-    cols.best(|c| {
+    let outcome = cols.best(|c| {
         let p = &cols.profiles[c];
         (p.filled > 0 && share(p.filled, rows) >= 0.95 && p.outcomes == p.filled)
             .then(|| 1.0 + f64::from(name_score("outcome", &names[c]) + name_score("status", &names[c])))
-    })
+    })?;
+    // The receiving side: named so (`received_at`, `request_id`, `sender`), or it recognised
+    // repeats (`duplicate`), which a sender's record of its own sends does not say.
+    let named = names.iter().any(|n| words(n).iter().any(|w| RECEIVING.contains(&w.as_str())));
+    let repeats = cols.profiles[outcome]
+        .distinct
+        .keys()
+        .any(|v| matches!(v.to_lowercase().as_str(), "duplicate" | "deduplicated"));
+    (named || repeats).then_some(outcome)
 }
+
+/// Words of a receiving side's columns.
+const RECEIVING: &[&str] =
+    &["received", "receiver", "receive", "request", "inbound", "incoming", "sender", "caller", "client"];
 
 #[cfg(test)]
 mod tests {
@@ -1329,6 +1347,9 @@ received_at,request_id,idempotency_key,item,job_id,sender,status
         let p = proposal(other).unwrap();
         assert!(p.receiver);
         assert_eq!(p.column("outcome"), Some("result"));
+        // A sender's own record of its deliveries says nothing of repeats: not the receiver's.
+        let outbox = "sent_at,job_id,item,idempotency_key,status\n2026-12-06T02:42:54Z,j1,PR-1,k1,delivered\n2026-12-06T02:42:55Z,j2,PR-2,k2,rejected\n";
+        assert!(!proposal(outbox).unwrap().receiver);
         // A lease ledger has outcomes too, beside its events: not a receiver's record.
         let lease = "at,job_id,event,outcome,item\n2026-12-02T01:00:00Z,n-1,claim,accepted,\n2026-12-02T01:00:03Z,n-1,effect_posted,delivered,user-77\n";
         assert!(!proposal(lease).unwrap().receiver);

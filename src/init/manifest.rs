@@ -129,17 +129,11 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
                 ));
             }
             if p.receiver {
-                // The header says what it is; the block is commented out (below) until the reader
-                // has a role for it.
-                active = false;
-                undecided.push(format!(
-                    "{name}: a receiver's record of effects, which leasetrace does not read yet (the ledger role \"receiver\" is coming); written commented out, never as a second sender's ledger"
-                ));
+                lines.push(
+                    "# every row is one request the receiving side got, with what it did (an outcome on every row, no column of run steps): its own record of the effects, read with role = \"receiver\" (docs/inputs/ledger.md), never as a second sender's ledger, whose rows would be effects the app posted twice".into(),
+                );
             }
             match &found.check {
-                _ if p.receiver => lines.push(
-                    "# NOT READ: every row is one request the receiving side got, with what it did (an outcome on every row, no column of run steps): the receiver's own record of effects, not the sender's ledger. Read as a second ledger, its rows would be effects the app posted twice. The ledger role \"receiver\" that reads it is not in this release: uncommenting the block is refused until then".into(),
-                ),
                 Ok(summary) => lines.push(format!(
                     "# the ledger reader on these {} rows with the mapping below: {} events, {} rejected{}",
                     group(p.rows as u64),
@@ -163,12 +157,12 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
             for why in &p.undecided {
                 undecided.push(format!("{name}: {why}"));
             }
-            if !p.receiver && (!p.events_decided() || p.alternative.is_some()) {
+            if !p.events_decided() || p.alternative.is_some() {
                 active = false;
             }
             if p.receiver {
-                // After `kind`: the role says how the ledger's rows are read.
-                let at = lines.iter().position(|l| l.starts_with("kind = ")).map_or(lines.len(), |at| at + 1);
+                // After `path`: the role says how the ledger's rows are read.
+                let at = lines.iter().position(|l| l.starts_with("path = ")).map_or(lines.len(), |at| at + 1);
                 lines.insert(at, "role = \"receiver\"".into());
             }
             lines.push(String::new());
@@ -299,11 +293,8 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
         Found::Log(_) => {}
     }
     rule_lines(&mut lines, &mut undecided, proposal, inspection);
-    let receiver = matches!(&file.found, Found::Ledger(found) if found.proposal.receiver);
     if !active {
-        if !receiver {
-            undecided.push(format!("{name}: the source is commented out until the above is decided"));
-        }
+        undecided.push(format!("{name}: the source is commented out until the above is decided"));
         for line in &mut lines {
             if !line.is_empty() && !line.starts_with('#') {
                 *line = format!("# {line}");
@@ -564,9 +555,6 @@ pub fn report(inspection: &Inspection, target: &Path) -> String {
                 Some(format!("the {} reader stops: {error}", file.kind().name()))
             }
             (_, Found::Ledger(found)) => match &found.check {
-                _ if found.proposal.receiver => {
-                    Some("a receiver's record of effects, which leasetrace does not read yet".into())
-                }
                 _ if found.proposal.alternative.is_some() => Some(format!(
                     "two columns fit the event column about equally ({}, {})",
                     found.proposal.event_column,
@@ -590,7 +578,7 @@ pub fn report(inspection: &Inspection, target: &Path) -> String {
             let p = &found.proposal;
             let proposed = p.events.iter().filter(|e| e.proposal.kind.is_some()).count();
             extra = if p.receiver {
-                format!("{} columns mapped; ", p.mapped.len())
+                format!("{} columns mapped, a receiver's record (role = \"receiver\"); ", p.mapped.len())
             } else {
                 format!("{} columns mapped, {proposed} of {} event values proposed; ", p.mapped.len(), p.events.len())
             };

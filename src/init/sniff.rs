@@ -163,6 +163,9 @@ fn check(name: &str, text: &str, proposal: &Proposal) -> Result<InputSummary, St
     let tz = (!proposal.time_absolute).then_some(chrono_tz::UTC);
     let mut spec = SourceSpec::new(SourceKind::Ledger, PathBuf::from(name), tz, "tz".into());
     spec.format = Some(proposal.format.to_string());
+    if proposal.receiver {
+        spec.role = crate::ingest::LedgerRole::Receiver;
+    }
     spec.columns = proposal.mapped.iter().map(|m| (m.field.to_string(), m.column.clone())).collect();
     spec.event_values = proposal
         .events

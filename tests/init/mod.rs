@@ -794,19 +794,24 @@ fn init_on_a_fleet_case_maps_the_shared_ledger_the_pod_logs_and_the_streams_and_
         );
         assert!(manifest.contains(&decided), "{decided}:\n{manifest}");
     }
-    // The receiver's record: recognised, mapped, commented out, never a second sender's ledger.
+    // The receiver's record: recognised and read as the receiver's, never a second sender's ledger.
     assert!(
-        manifest.contains("# [[sources]]\n# kind = \"ledger\"\n# role = \"receiver\"\n# path = \"receiver.csv\""),
+        manifest
+            .contains("[[sources]]\nkind = \"ledger\"\npath = \"receiver.csv\"\nrole = \"receiver\"\nformat = \"csv\""),
         "{manifest}"
     );
-    for mapping in ["# outcome = \"status\"", "# key = \"idempotency_key\"", "# item = \"item\"", "# job = \"job_id\""]
-    {
+    for mapping in [
+        "time = \"received_at\"",
+        "outcome = \"status\"",
+        "key = \"idempotency_key\"",
+        "item = \"item\"",
+        "job = \"job_id\"",
+        "worker = \"sender\"",
+    ] {
         assert!(manifest.lines().any(|l| l.starts_with(mapping)), "{mapping}:\n{manifest}");
     }
-    assert!(!manifest.contains("\npath = \"receiver.csv\""), "{manifest}");
-    assert!(
-        manifest.contains("#   - receiver.csv: a receiver's record of effects, which leasetrace does not read yet")
-    );
+    assert!(manifest.contains("# the ledger reader on these 70 rows with the mapping below: 70 events, 0 rejected"));
+    assert!(!manifest.contains("receiver.csv: the"), "nothing of it is left to decide:\n{manifest}");
 
     // Declaring the zone init lists (the only thing left) gives the hand-written manifest's
     // findings: BullMQ's refusals logged as pino error objects among them.
