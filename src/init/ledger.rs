@@ -1026,12 +1026,12 @@ fn receiver_outcome(cols: &Columns, ranked: &[Candidate]) -> Option<usize> {
     })?;
     // The receiving side: named so (`received_at`, `request_id`, `sender`), or it recognised
     // repeats (`duplicate`), which a sender's record of its own sends does not say.
-    let named = names.iter().any(|n| words(n).iter().any(|w| RECEIVING.contains(&w.as_str())));
+    let receiving = names.iter().any(|n| words(n).iter().any(|w| RECEIVING.contains(&w.as_str())));
     let repeats = cols.profiles[outcome]
         .distinct
         .keys()
         .any(|v| matches!(v.to_lowercase().as_str(), "duplicate" | "deduplicated"));
-    (named || repeats).then_some(outcome)
+    (receiving || repeats).then_some(outcome)
 }
 
 /// Words of a receiving side's columns.
