@@ -50,7 +50,7 @@ fn duplicates(context: &Context, tracked_before_a_look: usize) -> Vec<Finding> {
     let (timeline, rounds) = (context.timeline, &context.rounds);
     // Times are read from the events once, here: pairing reads them again and again.
     let spans: Vec<(Moment, Moment)> =
-        rounds.iter().map(|round| (round.start_moment(timeline), context.round_end(round).0)).collect();
+        rounds.iter().map(|round| (round.start_moment(timeline), context.round_end(round).earliest)).collect();
     let window = context.settings.duplicate_window_s;
     // Whether a selection at `later_at` can pair with an earlier one, and whether the earlier
     // one can pair with nothing from then on (its round has ended, or it fell out of the

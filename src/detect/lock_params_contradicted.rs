@@ -212,7 +212,6 @@ fn early_recoveries(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound
                 kinds.contains(&event.kind) && from <= event.at() && event.at() <= to
             })
         };
-        let ends = [EventKind::JobCompleted, EventKind::JobFailed, EventKind::RoundFinished];
         for (k, attempt) in attempts.iter().enumerate() {
             let activation = timeline.get(attempt.activated);
             let next = attempts.get(k + 1).map(|a| a.activated);
@@ -225,7 +224,9 @@ fn early_recoveries(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound
             let until = next.map(|id| timeline.get(id).at() + lag);
             let stall = stalls.iter().copied().find(|&id| {
                 let at = timeline.get(id).at();
-                from < at && until.is_none_or(|until| at <= until) && !ended_between(activation.at(), at, &ends)
+                from < at
+                    && until.is_none_or(|until| at <= until)
+                    && !context.job_ended_between(job, activation.moment(), timeline.get(id).moment())
             });
             if let Some(stalled) = stall {
                 let record = timeline.get(stalled);
@@ -242,11 +243,9 @@ fn early_recoveries(context: &Context, resolution: &Resolution<'_>) -> Vec<Bound
             }
             let Some(rerun_id) = next else { continue };
             let rerun = timeline.get(rerun_id);
-            if ended_between(
-                activation.at(),
-                rerun.at(),
-                &[EventKind::JobCompleted, EventKind::JobFailed, EventKind::RoundFinished, EventKind::JobDelayed],
-            ) {
+            if context.job_ended_between(job, activation.moment(), rerun.moment())
+                || ended_between(activation.at(), rerun.at(), &[EventKind::JobDelayed])
+            {
                 continue;
             }
             // A stream that covers the job shows every stall: without one there, the job came

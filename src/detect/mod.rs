@@ -37,7 +37,7 @@ use crate::model::event::ByHandle;
 use crate::model::job::JobKey;
 use crate::model::rounds::{self, Attempt, Rounds};
 use crate::model::timeline::EventId;
-use crate::model::{Chain, EventKind, Finding, LockParams, Scope, Timeline};
+use crate::model::{Chain, Channel, EventKind, Finding, LockParams, Moment, Scope, Timeline};
 use jobs::{JobEvents, JobIndex, kind_bit};
 
 /// Settings that shape detection, validated before analysis starts.
@@ -163,30 +163,59 @@ impl Context<'_> {
         self.job_events.has(job, kinds)
     }
 
-    /// Consecutive activations of one job with no completion or failure between them: the second
-    /// is a recovery of the first (a stalled rerun), not a retry or a repeat. A ledger
-    /// `round-failed` does not end a job: the application marking its run failed does not release
-    /// BullMQ's lock.
+    /// Whether `job` ended a run in `[from, to]`: BullMQ completed or failed it (a record of the
+    /// stream, a log or a job hash), or, for a job only a ledger knows, its round finished. The
+    /// application's ledger saying its run finished or failed does not end a BullMQ job: only
+    /// BullMQ moving it to completed or failed releases its lock, and a process killed after its
+    /// last row leaves the job active until its lock expires.
+    pub fn job_ended_between(&self, job: JobKey, from: Moment, to: Moment) -> bool {
+        let events = self.events_of_job(job);
+        let timeline = self.timeline;
+        let queue_saw_it = events.iter().any(|&id| timeline.get(id).origin().channel != Channel::Ledger);
+        events.iter().any(|&id| {
+            let event = timeline.get(id);
+            let ends = match event.kind {
+                EventKind::JobCompleted | EventKind::JobFailed => event.origin().channel != Channel::Ledger,
+                EventKind::RoundFinished => !queue_saw_it,
+                _ => false,
+            };
+            ends && from <= event.moment() && event.moment() <= to
+        })
+    }
+
+    /// Whether BullMQ's events stream recorded a stall of `job` in `(from, to]`.
+    fn stall_entry_between(&self, job: JobKey, from: Moment, to: Moment) -> bool {
+        self.job_has(job, &[EventKind::JobStalled])
+            && self.events_of_job(job).iter().any(|&id| {
+                let event = self.timeline.get(id);
+                event.kind == EventKind::JobStalled
+                    && event.origin().channel == Channel::EventsStream
+                    && from < event.moment()
+                    && event.moment() <= to
+            })
+    }
+
+    /// Consecutive activations of one job that BullMQ recorded a stall between, or with nothing
+    /// ending a run between them (`job_ended_between`): the second is a recovery of the first (a
+    /// stalled rerun), not a retry or a repeat.
     pub fn recoveries(&self) -> Vec<(JobKey, EventId, EventId)> {
         let mut found = Vec::new();
         // Nearly every job of a big ledger was activated once: its events are not looked up.
         for (job, attempts) in self.attempts.iter().filter(|(_, attempts)| attempts.len() >= 2) {
-            let events = self.events_of_job(job);
             for pair in attempts.windows(2) {
-                let (from, to) =
-                    (self.timeline.get(pair[0].activated).moment(), self.timeline.get(pair[1].activated).moment());
-                let ended = events.iter().any(|&id| {
-                    let event = self.timeline.get(id);
-                    matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished)
-                        && from <= event.moment()
-                        && event.moment() <= to
-                });
-                if !ended {
+                if self.is_recovery(job, pair[0].activated, pair[1].activated) {
                     found.push((job, pair[0].activated, pair[1].activated));
                 }
             }
         }
         found
+    }
+
+    /// Whether the activation `second` of `job` recovered `first`, the one before it (see
+    /// `recoveries`).
+    pub fn is_recovery(&self, job: JobKey, first: EventId, second: EventId) -> bool {
+        let (from, to) = (self.timeline.get(first).moment(), self.timeline.get(second).moment());
+        self.stall_entry_between(job, from, to) || !self.job_ended_between(job, from, to)
     }
 }
 
@@ -285,7 +314,7 @@ pub fn version_assumptions(params: &LockParams) -> Vec<(&'static str, String)> {
 mod tests {
     use super::lease::tests::row;
     use super::*;
-    use crate::model::{Channel, Text};
+    use crate::model::Text;
 
     #[test]
     fn each_job_has_its_events_in_time_order_and_no_other() {

@@ -23,6 +23,17 @@ use crate::model::{Channel, Event, EventKind, Moment, Round, Text, Timeline};
 
 use super::Context;
 
+/// When a round stopped running, as far as the evidence pins it (`Context::round_end`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundEnd {
+    /// It ran at least until then.
+    pub earliest: Moment,
+    /// It had stopped by then.
+    pub latest: Moment,
+    /// The restart of its owner's process that ended it, when another process closed it later.
+    pub restart: Option<EventId>,
+}
+
 /// How a restart was tied to the process that ran a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Attribution {
@@ -190,16 +201,18 @@ impl Context<'_> {
 
     /// When `round` stopped running: its end row, unless another process wrote that row (a new
     /// process marking the runs it found `running` failed at startup) after a restart tied to the
-    /// round's owner: the owner was dead by that restart, and the round stopped with it. Also the
-    /// restart, when it decided. A round without an end row runs to its last row.
-    pub fn round_end(&self, round: &Round) -> (Moment, Option<EventId>) {
+    /// round's owner: the owner died at or before that restart, and after its last sign of life
+    /// (its last row or log line), and the round stopped with it. A round without an end row runs
+    /// to its last row.
+    pub fn round_end(&self, round: &Round) -> RoundEnd {
         let timeline = self.timeline;
         let end = round.end_moment(timeline);
-        let (Some(ended), Some(started)) = (round.ended(), round.started()) else { return (end, None) };
+        let known = RoundEnd { earliest: end, latest: end, restart: None };
+        let (Some(ended), Some(started)) = (round.ended(), round.started()) else { return known };
         let (owner, closer) = (timeline.get(started).worker, timeline.get(ended).worker);
-        let reaped = matches!((owner, closer), (Some(owner), Some(closer)) if owner != closer);
-        if !reaped {
-            return (end, None);
+        let (Some(owner), Some(closer)) = (owner, closer) else { return known };
+        if owner == closer {
+            return known;
         }
         let start = round.start_moment(timeline);
         let restarts: Vec<EventId> = self
@@ -208,10 +221,24 @@ impl Context<'_> {
             .copied()
             .filter(|&id| start < timeline.get(id).moment() && timeline.get(id).moment() <= end)
             .collect();
-        match self.restart_of(timeline.get(started), &restarts) {
-            Some((restart, _)) => (timeline.get(restart).moment(), Some(restart)),
-            None => (end, None),
-        }
+        let Some((restart, _)) = self.restart_of(timeline.get(started), &restarts) else { return known };
+        let died_by = timeline.get(restart).moment();
+        // The owner's last sign of life before the restart: any record its process wrote.
+        let (host, pid) = host_and_pid(owner.as_str());
+        let from = timeline.events().partition_point(|e| e.moment() < start);
+        let last_seen = timeline
+            .ids_from(from)
+            .take_while(|(_, e)| e.moment() < died_by)
+            .filter(|(_, e)| {
+                e.worker.is_some_and(|worker| {
+                    let (their_host, their_pid) = host_and_pid(worker.as_str());
+                    their_pid == pid && (host.is_none() || their_host.is_none() || their_host == host)
+                })
+            })
+            .map(|(_, e)| e.moment())
+            .last()
+            .unwrap_or(start);
+        RoundEnd { earliest: last_seen, latest: died_by, restart: Some(restart) }
     }
 
     /// The records of the activation `near` is (or of the run it belongs to): itself, and the

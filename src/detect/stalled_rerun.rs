@@ -143,16 +143,9 @@ fn rerun(
     let (activated, rerun_moment) = (activation.moment(), rerun.moment());
     let job_events = context.events_of_job(job);
 
-    // A completion or failure between the activations makes the second one a retry or a repeat,
-    // not a recovery. A ledger `round-failed` does not count: the application marking its run
-    // failed does not release BullMQ's lock.
-    let ended = job_events.iter().any(|&id| {
-        let event = timeline.get(id);
-        matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed | EventKind::RoundFinished)
-            && activated <= event.moment()
-            && event.moment() <= rerun_moment
-    });
-    if ended {
+    // Only a recovery is a rerun: a completion or failure between the activations makes the second
+    // a retry or a repeat (`Context::recoveries`).
+    if !context.is_recovery(job, first, second) {
         return None;
     }
 

@@ -38,7 +38,8 @@ impl Detector for SweepOverlap {
         let mut running: Vec<&Round> = Vec::new();
         for later in rounds.iter().filter(|round| !periodic_only || round.is_periodic()) {
             let later_start = later.start_moment(timeline);
-            running.retain(|earlier| later_start < context.round_end(earlier).0);
+            // A round is known to run until its earliest end: a later start before it overlaps.
+            running.retain(|earlier| later_start < context.round_end(earlier).earliest);
             for earlier in &running {
                 if earlier.sweep != later.sweep || earlier.run_id == later.run_id {
                     continue;
@@ -71,9 +72,9 @@ fn is_rerun(context: &Context, round: &Round) -> bool {
 fn overlap(context: &Context, earlier: &Round, later: &Round) -> Finding {
     let timeline = context.timeline;
     let later_start = later.start_at(timeline);
-    let (earlier_end, earlier_reaped) = context.round_end(earlier);
-    let (later_end, _) = context.round_end(later);
-    let overlap_end = earlier_end.utc().min(later_end.utc());
+    let earlier_end = context.round_end(earlier);
+    let later_end = context.round_end(later);
+    let overlap_end = earlier_end.earliest.utc().min(later_end.earliest.utc());
     let mut finding = Finding::new("sweep-overlap", Severity::Warning, later_start);
     finding.metric("run_a", Value::Text(earlier.run_id.to_string()));
     finding.metric("run_b", Value::Text(later.run_id.to_string()));
@@ -88,14 +89,17 @@ fn overlap(context: &Context, earlier: &Round, later: &Round) -> Finding {
     }
     finding.metric("a_started_at", Value::Time(earlier.start_at(timeline)));
     finding.metric("b_started_at", Value::Time(later_start));
-    finding.metric("a_ended_at", Value::Time(earlier_end.utc()));
-    finding.metric("b_ended_at", Value::Time(later_end.utc()));
-    if let Some(restart) = earlier_reaped {
-        finding.evidence.push(restart);
-        finding.note(format!(
-            "run {} was marked ended by another process after its owner's process restarted: it is taken to have stopped at that restart",
-            earlier.run_id
-        ));
+    finding.metric("a_ended_at", Value::Time(earlier_end.earliest.utc()));
+    finding.metric("b_ended_at", Value::Time(later_end.earliest.utc()));
+    for (round, end) in [(earlier, earlier_end), (later, later_end)] {
+        if let Some(restart) = end.restart {
+            finding.evidence.push(restart);
+            finding.note(format!(
+                "run {} was marked ended by another process after its owner's process restarted: it stopped between its owner's last sign of life and that restart ({} later), and is taken to have run until the first, the least it ran",
+                round.run_id,
+                crate::time::format_duration(end.earliest.seconds_to(end.latest))
+            ));
+        }
     }
     finding.metric("overlap_end_at", Value::Time(overlap_end));
     finding.metric("overlap_s", Value::Seconds(seconds_between(later_start, overlap_end)));
