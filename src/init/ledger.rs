@@ -823,8 +823,13 @@ pub fn propose(table: &Table, known: &Known) -> Result<Proposal, String> {
     // The job type: a sweep column, or the prefix of the event values, which no field reads.
     if let Some(p) = prefixed.as_ref().filter(|_| cols.index("sweep").is_none()) {
         let types = shown(&p.prefixes.join(", "), 120);
+        // What the analysis takes for a round's sweep instead (docs/findings/sweep-overlap.md).
+        let instead = match cols.index("queue") {
+            Some(q) => format!("a round's queue (column '{}') is its sweep to the analysis", names[q]),
+            None => "the rounds are one sweep to the analysis".to_string(),
+        };
         notes.push(format!(
-            "no column names the job type: it is the prefix of the event values ({types}), which no field reads, so rounds of every job type are one sweep to the analysis"
+            "no column names the job type: it is the prefix of the event values ({types}), which no field reads; {instead}"
         ));
         undecided.push(format!(
             "the job type: no column names it (no sweep field); it is the prefix of the values of column '{event_column}' ({types}), which no field reads"
