@@ -46,9 +46,12 @@ impl LogLine {
         }
     }
 
-    /// The texts ids are looked for in: the message, then the error.
-    pub fn texts(&self) -> impl Iterator<Item = &str> {
-        std::iter::once(self.message.as_str()).chain(self.error.as_deref())
+    /// The line as an example shows it: its message, and the error it carries.
+    pub fn shown(&self) -> String {
+        match &self.error {
+            Some(error) => format!("{} [error: {error}]", self.message),
+            None => self.message.clone(),
+        }
     }
 }
 

@@ -155,7 +155,7 @@ pub fn propose(
             example: None,
             outcome: Outcome::NoLine,
         };
-        let example = |m: usize, l: usize| (lines[l].line, lines[l].message.clone(), moments[m].file, moments[m].line);
+        let example = |m: usize, l: usize| (lines[l].line, lines[l].shown(), moments[m].file, moments[m].line);
         if let Some(&(m, l)) = read.first() {
             proposal.example = Some(example(m, l));
             let mut distinct: Vec<usize> = read.iter().map(|(_, l)| *l).collect();
