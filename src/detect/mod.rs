@@ -203,7 +203,7 @@ impl Context<'_> {
         // Nearly every job of a big ledger was activated once: its events are not looked up.
         for (job, attempts) in self.attempts.iter().filter(|(_, attempts)| attempts.len() >= 2) {
             for pair in attempts.windows(2) {
-                if self.is_recovery(job, pair[0].activated, pair[1].activated) {
+                if self.is_recovery(job, &pair[0], &pair[1]) {
                     found.push((job, pair[0].activated, pair[1].activated));
                 }
             }
@@ -211,11 +211,15 @@ impl Context<'_> {
         found
     }
 
-    /// Whether the activation `second` of `job` recovered `first`, the one before it (see
-    /// `recoveries`).
-    pub fn is_recovery(&self, job: JobKey, first: EventId, second: EventId) -> bool {
-        let (from, to) = (self.timeline.get(first).moment(), self.timeline.get(second).moment());
-        self.stall_entry_between(job, from, to) || !self.job_ended_between(job, from, to)
+    /// Whether the attempt `second` of `job` recovered `first`, the one before it (see
+    /// `recoveries`). What ended `first` came before `second`'s earliest record: a job failed at
+    /// once when it is taken again (over the stall limit) fails after its activation, though a
+    /// record of the activation on another clock may be stamped later than the failure.
+    pub fn is_recovery(&self, job: JobKey, first: &Attempt, second: &Attempt) -> bool {
+        let from = self.timeline.get(first.activated).moment();
+        let to = self.timeline.get(second.activated).moment();
+        let ended_by = Moment::from_nanos(second.first.nanos().min(to.nanos()).saturating_sub(1));
+        self.stall_entry_between(job, from, to) || !self.job_ended_between(job, from, ended_by)
     }
 }
 

@@ -183,7 +183,7 @@ pub fn failures(context: &Context, job: JobKey) -> Vec<EventId> {
         return crate::model::rounds::Merger::new(timeline)
             .merge(ids, crate::model::rounds::Happening::Failure, stream_from, lock_ms)
             .into_iter()
-            .map(|(id, _)| id)
+            .map(|(id, _, _)| id)
             .collect();
     }
     ids.iter()

@@ -88,25 +88,28 @@ fn finding(context: &Context, job: JobKey, failures: &[EventId]) -> Finding {
     let timeline = context.timeline;
     let params = context.params;
     // BullMQ's own record (stream, then hash) gives the failure time; a log line comes later.
+    let own_record_first = |channel: Channel| match channel {
+        Channel::EventsStream => 0,
+        Channel::JobHash => 1,
+        Channel::Log => 2,
+        Channel::Ledger => 3,
+    };
     let primary = *failures
         .iter()
         .min_by_key(|&&id| {
             let event = timeline.get(id);
-            (event.origin().channel.activation_rank(), event.at())
+            (own_record_first(event.origin().channel), event.at())
         })
         .expect("a finding has at least one failure");
     let failed = timeline.get(primary);
     let job_events = context.events_of_job(job);
-    let stalls: Vec<EventId> = job_events
-        .iter()
-        .copied()
-        .filter(|&id| timeline.kind(id) == EventKind::JobStalled && timeline.get(id).moment() <= failed.moment())
-        .collect();
-    let stall_channel_best = stalls.iter().map(|&id| timeline.get(id).origin().channel.activation_rank()).min();
-    let stalls_counted = stalls
-        .iter()
-        .filter(|&&id| Some(timeline.get(id).origin().channel.activation_rank()) == stall_channel_best)
-        .count();
+    // The job's stalls before the failure, as `stalled-rerun` and `unlogged-stall` know them: by
+    // BullMQ's `stalled` entry or by timing (a recovery), each once with its records.
+    let known: Vec<&super::stalls::Stall> =
+        context.stalls().of_job(job).filter(|stall| stall.at(timeline) <= failed.at()).collect();
+    let stalls_counted = known.len();
+    let stalls: Vec<EventId> =
+        known.iter().flat_map(|stall| stall.entry.into_iter().chain(stall.lines.iter().copied())).collect();
     // The last activation before the failure, from the most authoritative channel that saw one.
     let activations: Vec<EventId> = job_events
         .iter()

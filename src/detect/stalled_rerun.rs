@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::model::timeline::{CLOCK_SKEW_MS, EventId, Timeline};
-use crate::model::{Channel, Event, EventKind, Finding, JobKey, LockParams, Severity, Value};
+use crate::model::{Channel, Event, EventKind, Finding, JobKey, LockParams, Moment, Severity, Value};
 use crate::time::{plus_millis, seconds_between};
 
 use super::{Context, Detector};
@@ -107,8 +107,14 @@ impl Detector for StalledRerun {
         let mut findings = Vec::new();
         let mut resolutions = HashMap::new();
         for (job, attempts) in context.attempts.iter() {
-            for pair in attempts.windows(2) {
-                if let Some(finding) = rerun(context, job, pair[0].activated, pair[1].activated, &mut resolutions) {
+            for (index, pair) in attempts.windows(2).enumerate() {
+                if !context.is_recovery(job, &pair[0], &pair[1]) {
+                    continue;
+                }
+                let rerun_span = (pair[1].first, attempts.get(index + 2).map(|next| next.first));
+                if let Some(finding) =
+                    rerun(context, job, pair[0].activated, (pair[1].activated, rerun_span), &mut resolutions)
+                {
                     findings.push(finding);
                 }
             }
@@ -128,11 +134,13 @@ fn resolution(timeline: &Timeline, event: &Event, cache: &mut HashMap<u16, i64>)
     TimeDelta::nanoseconds(*cache.entry(source).or_insert_with(|| timeline.time_resolution_ns(source)))
 }
 
+/// `second`: the rerun's activation, with its attempt's earliest record and the next attempt's
+/// (what the rerun's own outcome lies between).
 fn rerun(
     context: &Context,
     job: JobKey,
     first: EventId,
-    second: EventId,
+    (second, (rerun_first, next_first)): (EventId, (Moment, Option<Moment>)),
     resolutions: &mut HashMap<u16, i64>,
 ) -> Option<Finding> {
     let timeline = context.timeline;
@@ -142,12 +150,6 @@ fn rerun(
     let (activated_at, rerun_at) = (activation.at(), rerun.at());
     let (activated, rerun_moment) = (activation.moment(), rerun.moment());
     let job_events = context.events_of_job(job);
-
-    // Only a recovery is a rerun: a completion or failure between the activations makes the second
-    // a retry or a repeat (`Context::recoveries`).
-    if !context.is_recovery(job, first, second) {
-        return None;
-    }
 
     // The restart that ended the job's process: one in the same log as the activation when that
     // log has one (replicas usually log to their own files), else any. A log of whole seconds
@@ -382,16 +384,14 @@ fn rerun(
 
     // Over the stall limit (BullMQ ≥ 5.53.2) the worker that takes the job again fails it at once
     // without running the processor: the second activation is then not a re-run of the work.
+    // The rerun's own outcome: the first completion or failure from its earliest record on, before
+    // the next attempt (every record of the rerun's activation is part of it, not a later one).
     let next_outcome = job_events.iter().copied().find(|&id| {
         let event = timeline.get(id);
-        // The same activation seen by another channel (a log line of the stream's `active`) is
-        // not a later activation.
-        let later_activation = event.kind == EventKind::JobActive && event.origin().channel == rerun.origin().channel;
-        let outcome = matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed);
-        event.moment() >= rerun_moment
-            && id != second
-            && (later_activation || outcome)
-            && event.origin().channel != Channel::JobHash
+        matches!(event.kind, EventKind::JobCompleted | EventKind::JobFailed)
+            && event.origin().channel != Channel::Ledger
+            && event.moment() >= rerun_first
+            && next_first.is_none_or(|next| event.moment() < next)
     });
     let failed_at_once = next_outcome.is_some_and(|id| {
         let event = timeline.get(id);

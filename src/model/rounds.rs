@@ -248,6 +248,8 @@ pub struct Attempt {
     pub activated: EventId,
     /// Every channel that recorded it, one bit per channel (`Channel::bit`).
     pub channels: u8,
+    /// Its earliest record's time: what ended the attempt before it came before this.
+    pub first: Moment,
 }
 
 impl Attempt {
@@ -314,7 +316,7 @@ impl JobAttempts {
                 continue;
             }
             let start = u32::try_from(all.len()).expect("fewer attempts than events");
-            all.extend(activations.iter().map(|&(activated, channels)| Attempt { activated, channels }));
+            all.extend(activations.iter().map(|&(activated, channels, first)| Attempt { activated, channels, first }));
             let len = u32::try_from(all.len()).expect("fewer attempts than events") - start;
             listed.push((job, start, len));
         }
@@ -392,7 +394,7 @@ impl<'t> Merger<'t> {
     }
 
     /// The happenings in `events` (one job's, in time order), each as its most authoritative
-    /// record and the channels that recorded it, in time order.
+    /// record, the channels that recorded it and its earliest record's time, in time order.
     ///
     /// The records are taken in time order; a record joins the happening gathered before it,
     /// rather than starting one of its own, when all of these hold:
@@ -420,7 +422,7 @@ impl<'t> Merger<'t> {
         happening: Happening,
         stream_from: Option<Moment>,
         lock_ms: i64,
-    ) -> Vec<(EventId, u8)> {
+    ) -> Vec<(EventId, u8, Moment)> {
         let timeline = self.timeline;
         let skew_ns = super::timeline::CLOCK_SKEW_MS * 1_000_000;
         let mut recorded_by = 0u8;
@@ -500,7 +502,7 @@ impl<'t> Merger<'t> {
                 });
             }
         }
-        let merged = gathered.iter().map(|g| (g.best.1, g.channels)).collect();
+        let merged = gathered.iter().map(|g| (g.best.1, g.channels, g.first)).collect();
         self.gathered = gathered;
         merged
     }
