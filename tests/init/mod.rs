@@ -872,3 +872,53 @@ fn a_file_name_cannot_add_a_source_to_the_manifest_or_reach_the_terminal_raw() {
     assert_eq!(inputs.len(), 2, "{inputs:?}");
     assert!(inputs.iter().all(|path| path.ends_with(params) || path.ends_with(INJECTING_NAME)), "{inputs:?}");
 }
+
+#[test]
+fn init_leaves_two_event_columns_that_fit_about_equally_to_the_user_with_both_written() {
+    let dir = tempfile::tempdir().unwrap();
+    // The app's step and the state its UI shows: both tell each run's story; they read the send
+    // rows differently (a post, or a selection?).
+    let mut ledger = String::from("at,run,step,ui_state\n");
+    for (n, minute) in [(1, 0), (2, 1), (3, 2)] {
+        for (second, step, state) in
+            [(0, "begin", "start"), (1, "pick", "select"), (2, "send", "select"), (3, "end", "done")]
+        {
+            let _ = writeln!(ledger, "2026-10-07T00:0{minute}:0{second}Z,r{n},{step},{state}");
+        }
+    }
+    std::fs::write(dir.path().join("runs.csv"), ledger).unwrap();
+    let (stdout, manifest) = init(dir.path());
+    assert!(
+        stdout.contains("COMMENTED OUT: two columns fit the event column about equally (step, ui_state)"),
+        "{stdout}"
+    );
+    assert!(manifest.contains("\n# event = \"step\""), "{manifest}");
+    assert!(manifest.contains("\n# event = \"ui_state\"   # the runner-up: 3 distinct values;"), "{manifest}");
+    assert!(
+        manifest.contains("#   - runs.csv: the event column: 'step' and 'ui_state' (lifecycle fit 1.00 against 1.00"),
+        "{manifest}"
+    );
+    assert!(manifest.contains("# the values of column \"ui_state\" (the runner-up) not listed above:"), "{manifest}");
+    assert!(manifest.contains("# \"start\" = \"round-started\""), "{manifest}");
+    // Choosing the runner-up: the source uncommented with its event line.
+    let text = manifest
+        .lines()
+        .map(|l| match l.strip_prefix("# ") {
+            Some(rest)
+                if ["[[sources]]", "kind =", "path =", "format =", "[sources.", "time =", "run =", "\""]
+                    .iter()
+                    .any(|p| rest.starts_with(p)) =>
+            {
+                rest
+            }
+            Some(rest) if rest.starts_with("event = \"ui_state\"") => rest,
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(dir.path().join("leasetrace.toml"), text).unwrap();
+    let run = leasetrace(&["timeline", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let kinds: Vec<Value> = run.json()["timeline"].as_array().unwrap().iter().map(|e| e["kind"].clone()).collect();
+    assert_eq!(kinds.iter().filter(|k| *k == "item-selected").count(), 6, "{kinds:?}");
+}
