@@ -13,6 +13,19 @@ use crate::ingest::log::fields::Classified;
 const ID_KEYS: &[&str] =
     &["id", "jobid", "job_id", "job.id", "job", "run", "run_id", "runid", "execution", "execution_id", "bull_id"];
 
+/// The known ids a log line names, each once: in its keys, its message and the error it carries.
+pub fn line_ids(line: &super::logs::LogLine, known: &HashSet<&str>) -> Vec<String> {
+    let mut found = ids_in(&line.message, &line.fields, known);
+    if let Some(error) = line.error.as_deref() {
+        for id in ids_in(error, &Classified::default(), known) {
+            if !found.contains(&id) {
+                found.push(id);
+            }
+        }
+    }
+    found
+}
+
 /// The known ids the line names, each once.
 pub fn ids_in(message: &str, fields: &Classified, known: &HashSet<&str>) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();

@@ -5,7 +5,7 @@
 //! with `name`/`data`/`opts`). Its epoch-millisecond times are moments on Redis's clock that the
 //! zone proposer compares with naive logs.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use std::path::PathBuf;
 
@@ -35,6 +35,8 @@ pub struct Found {
     pub shape: &'static str,
     pub hashes: usize,
     pub queues: BTreeSet<String>,
+    /// The job ids of each queue (a job id names a job within its queue only).
+    pub ids: BTreeMap<String, HashSet<String>>,
     pub moments: Vec<Reference>,
     /// The first job key (or id), for the evidence.
     pub example: String,
@@ -111,6 +113,7 @@ fn by_reader(sample: &Sample, name: &str) -> (Option<Found>, Option<String>) {
                     shape: format.name(),
                     hashes: 0,
                     queues: BTreeSet::new(),
+                    ids: BTreeMap::new(),
                     moments: Vec::new(),
                     example: String::new(),
                 };
@@ -119,6 +122,9 @@ fn by_reader(sample: &Sample, name: &str) -> (Option<Found>, Option<String>) {
                         found.queues.insert(queue.to_string());
                     }
                     let Some(id) = event.job_id.as_deref() else { continue };
+                    if let Some(queue) = event.queue.as_deref() {
+                        found.ids.entry(queue.to_string()).or_default().insert(id.to_string());
+                    }
                     if found.example.is_empty() {
                         found.example = format!("job {id}");
                     }
@@ -186,13 +192,15 @@ fn by_shape(sample: &Sample, json: Option<&Json>) -> Option<Found> {
         shape,
         hashes: hashes.len(),
         queues: BTreeSet::new(),
+        ids: BTreeMap::new(),
         moments: Vec::new(),
         example: String::new(),
     };
     for (line, key, fields) in &hashes {
         let split = key.as_deref().and_then(split_key);
-        if let Some((queue, _)) = split.filter(|(queue, _)| *queue != "?") {
+        if let Some((queue, id)) = split.filter(|(queue, _)| *queue != "?") {
             found.queues.insert(queue.to_string());
+            found.ids.entry(queue.to_string()).or_default().insert(id.to_string());
         }
         if found.example.is_empty() {
             found.example = key.clone().unwrap_or_else(|| "(no key)".into());

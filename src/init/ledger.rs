@@ -26,6 +26,7 @@ use chrono::Datelike;
 use crate::time::{self, Stamp};
 
 use super::event_values::{self, words};
+use super::lifecycle;
 use super::sample::{Json, SAMPLE_ROWS, Sample, group, shown};
 
 /// A ledger's sampled records, cells as text.
@@ -283,15 +284,41 @@ pub struct Proposal {
     pub mapped: Vec<Mapped>,
     /// Columns no field was given to, with a sample value.
     pub unmapped: Vec<(String, String)>,
+    /// Empty for a receiver's record.
     pub event_column: String,
     pub events: Vec<EventValue>,
     /// More distinct event values than were listed.
     pub more_events: bool,
+    /// Another column that fits a lifecycle about as well as the event column: the choice is
+    /// left to the user.
+    pub alternative: Option<Alternative>,
+    /// The receiving side's record of effects (item, key, job, outcome), not a run ledger.
+    pub receiver: bool,
     /// Whether the time column's timestamps carry an offset (or are epoch counts).
     pub time_absolute: bool,
     pub time_sample: String,
+    /// How the mapping was decided, beyond each field's reason (the event column's runs, the
+    /// runner-up, the job type).
+    pub notes: Vec<String>,
     /// What could not be decided.
     pub undecided: Vec<String>,
+}
+
+/// The runner-up event column, when it fits about as well.
+#[derive(Debug)]
+pub struct Alternative {
+    pub column: String,
+    pub why: String,
+    pub events: Vec<EventValue>,
+}
+
+/// What the folder's other exports say about a ledger's columns.
+#[derive(Debug, Default)]
+pub struct Known {
+    /// The job ids of the events streams and job hashes.
+    pub jobs: HashSet<String>,
+    /// The queues of the job hashes.
+    pub queues: HashSet<String>,
 }
 
 impl Proposal {
@@ -299,9 +326,9 @@ impl Proposal {
         self.mapped.iter().find(|m| m.field == field).map(|m| m.column.as_str())
     }
 
-    /// Whether every value of the event column has a kind.
+    /// Whether some value of the event column has a kind (a receiver's record has none to have).
     pub fn events_decided(&self) -> bool {
-        self.events.iter().any(|e| e.proposal.kind.is_some())
+        self.receiver || self.events.iter().any(|e| e.proposal.kind.is_some())
     }
 }
 
@@ -320,7 +347,7 @@ const HINTS: &[(&str, &[&str])] = &[
         "worker",
         &[
             "worker", "node", "host", "hostname", "pod", "instance", "owner", "pid", "replica", "machine", "server",
-            "consumer", "runner", "executor", "holder", "process",
+            "consumer", "runner", "executor", "holder", "process", "sender",
         ],
     ),
     ("status", &["status", "state", "phase"]),
@@ -404,7 +431,8 @@ type Check = (&'static str, fn(&Profile) -> bool, &'static str);
 /// Proposes the columns and event mapping of a table, or says why it is not a ledger.
 /// `jobs` are the job ids other exports of the folder name (events stream, job hashes): a column
 /// of them is the job column whatever it is named and however its ids look (BullMQ's `42`).
-pub fn propose(table: &Table, jobs: &HashSet<String>) -> Result<Proposal, String> {
+pub fn propose(table: &Table, known: &Known) -> Result<Proposal, String> {
+    let jobs = &known.jobs;
     let rows = table.rows.len();
     if rows == 0 {
         return Err("a header and no rows".into());
@@ -422,63 +450,97 @@ pub fn propose(table: &Table, jobs: &HashSet<String>) -> Result<Proposal, String
         return Err(format!("no column of timestamps among {}", shown(&names.join(", "), 120)));
     }
 
-    // The event column: filled on every row, a few distinct short values, most event-like.
-    let event = cols.best(|c| {
-        let p = &cols.profiles[c];
-        let distinct = p.distinct.len();
-        if timed.contains(&c) || p.many || share(p.filled, rows) < 0.98 || distinct == 0 || distinct > 40 {
-            return None;
-        }
-        // Job ids are not events, though their scheduler names may hold event words.
-        if p.repeat_ids > 0 || p.longest > 48 || share(p.spaced, p.filled) > 0.5 {
-            return None;
-        }
-        let proposed: usize =
-            p.distinct.iter().filter(|(v, _)| event_values::propose(v).kind.is_some()).map(|(_, n)| *n).sum();
-        // A value on almost every row of its own is an id, unless the values are event words
-        // (a short ledger of one round: start, select, post, finish).
-        if distinct > 3 && distinct * 2 > rows && share(proposed, rows) < 0.5 {
-            return None;
-        }
-        // A ledger records at least two kinds of event (a start and an end): one value is a
-        // constant (a sweep name, a status), not the event column.
-        let single = if distinct == 1 && rows > 1 { 0.25 } else { 1.0 };
-        #[allow(clippy::cast_precision_loss)]
-        Some(share(proposed, rows) * 4.0 * single + f64::from(name_score("event", &names[c])) + distinct as f64 / 100.0)
-    });
-    let Some(event) = event else {
-        return Err(format!(
-            "no column of a few distinct event-like values filled on every row among {}",
-            shown(&names.join(", "), 120)
-        ));
-    };
-    let mut events: Vec<EventValue> = cols.profiles[event]
-        .order
-        .iter()
-        .take(40)
-        .map(|value| EventValue {
-            value: value.clone(),
-            rows: cols.profiles[event].distinct[value],
-            proposal: event_values::propose(value),
-        })
-        .collect();
-    events.sort_by_key(|e| std::cmp::Reverse(e.rows));
-    let proposed = events.iter().filter(|e| e.proposal.kind.is_some()).count();
+    // The event column: of the columns with a few distinct short values on every row, the one
+    // whose runs fit a lifecycle best (lifecycle.rs); ids, hosts and queue names never are.
+    let ranked = event_candidates(&cols, &timed, known);
+    let receiver = receiver_outcome(&cols, &ranked);
     let mut undecided = Vec::new();
-    if proposed == 0 {
-        undecided.push(format!("the event kind of each value of column '{}' (no value has a proposal)", names[event]));
+    let mut notes = Vec::new();
+    let mut alternative = None;
+    let mut events: Vec<EventValue> = Vec::new();
+    let mut event_column = String::new();
+    let mut prefixed = None;
+    if let Some(outcome) = receiver {
+        let p = &cols.profiles[outcome];
+        let values: Vec<&str> = p.order.iter().map(String::as_str).take(6).collect();
+        cols.give(
+            "outcome",
+            outcome,
+            format!("every row filled with what the receiver did with the request ({})", values.join(", ")),
+        );
+    } else {
+        let Some(first) = ranked.first() else {
+            return Err(format!(
+                "no column of a few distinct event-like values filled on every row among {}",
+                shown(&names.join(", "), 120)
+            ));
+        };
+        let event = first.column;
+        events = first.values(&cols);
+        let proposed = events.iter().filter(|e| e.proposal.kind.is_some()).count();
+        if proposed == 0 {
+            undecided
+                .push(format!("the event kind of each value of column '{}' (no value has a proposal)", names[event]));
+        }
+        notes.push(format!("event column '{}': {}", names[event], first.fit.evidence(names)));
+        if let Some(runner) = ranked.get(1) {
+            let differ = first.differing_rows(runner, table);
+            let tie = runner.fit.value >= 0.5 && (first.content - runner.content).abs() <= TIE && differ.is_some();
+            let judged = format!(
+                "'{}' (lifecycle fit {:.2} against {:.2}: {})",
+                names[runner.column],
+                runner.fit.value,
+                first.fit.value,
+                runner.fit.evidence(names)
+            );
+            if tie {
+                let (count, line) = differ.unwrap_or_default();
+                let why = format!(
+                    "the event column: '{}' and {judged} fit a run's lifecycle about equally and read {count} row(s) differently (e.g. line {line}): uncomment the source with the one that says what happened",
+                    names[event]
+                );
+                undecided.push(why);
+                notes.push(format!("NOT DECIDED: the runner-up, {judged}"));
+                alternative = Some(Alternative {
+                    column: names[runner.column].clone(),
+                    why: format!(
+                        "the runner-up: {} distinct values; {}",
+                        runner.values(&cols).len(),
+                        runner.fit.evidence(names)
+                    ),
+                    events: runner.values(&cols),
+                });
+            } else if differ.is_none() && runner.fit.value >= 0.5 {
+                notes.push(format!(
+                    "'{}' gives the same kind on every row: either reads the same",
+                    names[runner.column]
+                ));
+            } else if runner.fit.value >= NOTED {
+                notes.push(format!("the next best, {judged}"));
+            }
+        }
+        if let Some(p) = &first.prefixed {
+            notes.push(format!(
+                "its values are <job type>{}<step> (job types {}): each is read by its step",
+                p.separator,
+                shown(&p.prefixes.join(", "), 120)
+            ));
+        }
+        prefixed.clone_from(&first.prefixed);
+        cols.give(
+            "event",
+            event,
+            format!(
+                "every row filled, {} distinct value{}, {proposed} with a proposed kind (below)",
+                events.len(),
+                if events.len() == 1 { "" } else { "s" }
+            ),
+        );
+        event_column.clone_from(&names[event]);
     }
-    cols.give(
-        "event",
-        event,
-        format!(
-            "every row filled, {} distinct value{}, {proposed} with a proposed kind (below)",
-            events.len(),
-            if events.len() == 1 { "" } else { "s" }
-        ),
-    );
+    let event = cols.index("event");
     let kinds: HashMap<&str, Option<EventKind>> = events.iter().map(|e| (e.value.as_str(), e.proposal.kind)).collect();
-    let row_kind = |row: &Row| kinds.get(row.cells[event].as_str()).copied().flatten();
+    let row_kind = |row: &Row| event.and_then(|e| kinds.get(row.cells[e].as_str()).copied().flatten());
 
     // Job ids: those of the folder's stream or job hashes, BullMQ's repeat ids, or a job-named
     // column of ids.
@@ -627,13 +689,18 @@ pub fn propose(table: &Table, jobs: &HashSet<String>) -> Result<Proposal, String
         cols.give("lease_until", until, "timestamps, named like a lease expiry".into());
     }
 
-    // Item: filled on the rows that select or post, empty on the rows that start or finish.
+    // Item: filled on the rows that select or post, empty on the rows that start or finish (a
+    // run's last row may name its item: then empty on the rows that start). A row number is not.
     let item_fit = |c: usize| -> Option<(f64, String)> {
         let p = &cols.profiles[c];
         if timed.contains(&c) || p.filled == 0 || p.longest > 128 || share(p.spaced, p.filled) > 0.2 {
             return None;
         }
+        if p.integers == p.filled && p.distinct.len() == p.filled && !p.many && p.filled > 1 {
+            return None;
+        }
         let (mut acting, mut acting_filled, mut framing, mut framing_filled) = (0, 0, 0, 0);
+        let (mut starting, mut starting_filled) = (0, 0);
         for row in &table.rows {
             let filled = usize::from(!row.cells[c].is_empty());
             match row_kind(row) {
@@ -641,9 +708,13 @@ pub fn propose(table: &Table, jobs: &HashSet<String>) -> Result<Proposal, String
                     acting += 1;
                     acting_filled += filled;
                 }
-                Some(EventKind::RoundStarted | EventKind::RoundFinished) => {
+                Some(kind @ (EventKind::RoundStarted | EventKind::RoundFinished)) => {
                     framing += 1;
                     framing_filled += filled;
+                    if kind == EventKind::RoundStarted {
+                        starting += 1;
+                        starting_filled += filled;
+                    }
                 }
                 _ => {}
             }
@@ -655,6 +726,14 @@ pub fn propose(table: &Table, jobs: &HashSet<String>) -> Result<Proposal, String
                 example(c, &cols)
             );
             return Some((2.0 + name, why));
+        }
+        if acting > 0 && starting > 0 && share(acting_filled, acting) >= 0.8 && share(starting_filled, starting) <= 0.1
+        {
+            let why = format!(
+                "filled on {acting_filled} of {acting} item-selected/effect-posted rows and {starting_filled} of {starting} round-started rows (e.g. '{}')",
+                example(c, &cols)
+            );
+            return Some((1.5 + name, why));
         }
         (name >= 2.0).then(|| (name, format!("the reader's default name for the item (e.g. '{}')", example(c, &cols))))
     };
@@ -741,7 +820,29 @@ pub fn propose(table: &Table, jobs: &HashSet<String>) -> Result<Proposal, String
             cols.give(field.name, c, why);
         }
     }
+    // The job type: a sweep column, or the prefix of the event values, which no field reads.
+    if let Some(p) = prefixed.as_ref().filter(|_| cols.index("sweep").is_none()) {
+        let types = shown(&p.prefixes.join(", "), 120);
+        // What the analysis takes for a round's sweep instead (docs/findings/sweep-overlap.md).
+        let instead = match cols.index("queue") {
+            Some(q) => format!("a round's queue (column '{}') is its sweep to the analysis", names[q]),
+            None => "the rounds are one sweep to the analysis".to_string(),
+        };
+        notes.push(format!(
+            "no column names the job type: it is the prefix of the event values ({types}), which no field reads; {instead}"
+        ));
+        undecided.push(format!(
+            "the job type: no column names it (no sweep field); it is the prefix of the values of column '{event_column}' ({types}), which no field reads"
+        ));
+    }
+    if let Some(c) = cols.index("worker").filter(|_| receiver.is_some()) {
+        let why = format!("named like who sent the request (e.g. '{}')", example(c, &cols));
+        if let Some(worker) = cols.mapped.iter_mut().find(|m| m.field == "worker") {
+            worker.why = why;
+        }
+    }
     let unmapped = cols.free().map(|c| (names[c].clone(), example(c, &cols))).collect();
+    let more_events = event.is_some_and(|e| cols.profiles[e].distinct.len() > events.len() || cols.profiles[e].many);
     let mut mapped = cols.mapped;
     let order: BTreeMap<&str, usize> = FIELDS.iter().enumerate().map(|(i, f)| (f.name, i)).collect();
     mapped.sort_by_key(|m| order.get(m.field).copied().unwrap_or(usize::MAX));
@@ -750,14 +851,197 @@ pub fn propose(table: &Table, jobs: &HashSet<String>) -> Result<Proposal, String
         rows,
         mapped,
         unmapped,
-        event_column: names[event].clone(),
-        more_events: cols.profiles[event].distinct.len() > events.len() || cols.profiles[event].many,
+        event_column,
+        more_events,
         events,
+        alternative,
+        receiver: receiver.is_some(),
         time_absolute,
         time_sample,
+        notes,
         undecided,
     })
 }
+
+/// Two candidates whose content scores are this close fit about equally (the fit weighs 2, the
+/// share of rows with a proposed kind 1): their names do not decide between them.
+const TIE: f64 = 0.25;
+/// A runner-up that fits at least this well is named beside the event column's evidence.
+const NOTED: f64 = 0.25;
+/// The most candidate event columns scored by their runs, and columns tried to group them by.
+const MAX_CANDIDATES: usize = 12;
+const MAX_GROUPINGS: usize = 24;
+
+/// A column that could be the event column, with its values read and its runs scored.
+struct Candidate {
+    column: usize,
+    prefixed: Option<event_values::Prefixed>,
+    proposals: HashMap<String, event_values::Proposal>,
+    fit: lifecycle::Fit,
+    /// The share of rows with a proposed kind (a column of one value weighs a quarter).
+    words: f64,
+    /// What the content says: the fit (twice) and the words.
+    content: f64,
+    /// The content and the column's name.
+    score: f64,
+}
+
+impl Candidate {
+    fn kind(&self, value: &str) -> Option<EventKind> {
+        self.proposals.get(value).and_then(|p| p.kind)
+    }
+
+    /// The listed values, most rows first.
+    fn values(&self, cols: &Columns) -> Vec<EventValue> {
+        let p = &cols.profiles[self.column];
+        let mut events: Vec<EventValue> = p
+            .order
+            .iter()
+            .take(40)
+            .map(|value| EventValue {
+                value: value.clone(),
+                rows: p.distinct[value],
+                proposal: event_values::propose_in(value, self.prefixed.as_ref()),
+            })
+            .collect();
+        events.sort_by_key(|e| std::cmp::Reverse(e.rows));
+        events
+    }
+
+    /// How many rows the two columns give different kinds, and the first such row's line;
+    /// `None` when they agree on every row (either column reads the same).
+    fn differing_rows(&self, other: &Candidate, table: &Table) -> Option<(usize, u64)> {
+        let mut count = 0;
+        let mut first = None;
+        for row in &table.rows {
+            if self.kind(&row.cells[self.column]) != other.kind(&row.cells[other.column]) {
+                count += 1;
+                first.get_or_insert(row.line);
+            }
+        }
+        first.map(|line| (count, line))
+    }
+}
+
+/// The candidate event columns, best first: every row filled, 1 to 64 distinct short values,
+/// not ids (`gh-1001`, `27806`), hosts (`pod/pid`), job ids or the folder's queue names; scored
+/// by how their runs fit a lifecycle, then by the share of rows with a proposed kind.
+fn event_candidates(cols: &Columns, timed: &[usize], known: &Known) -> Vec<Candidate> {
+    let table = cols.table;
+    let rows = table.rows.len();
+    let names = &table.columns;
+    let mut out: Vec<(Candidate, usize, f64)> = Vec::new();
+    for c in cols.free() {
+        let p = &cols.profiles[c];
+        let distinct = p.distinct.len();
+        if timed.contains(&c) || p.many || share(p.filled, rows) < 0.98 || distinct == 0 || distinct > 64 {
+            continue;
+        }
+        // Job ids are not events, though their scheduler names may hold event words.
+        if p.repeat_ids > 0 || p.longest > 48 || share(p.spaced, p.filled) > 0.5 {
+            continue;
+        }
+        // What a row is about (an id, a host, a job, a queue) is not what happened.
+        let rows_of = |test: &dyn Fn(&str) -> bool| -> usize {
+            p.distinct.iter().filter(|(v, _)| test(v)).map(|(_, n)| *n).sum()
+        };
+        if share(rows_of(&|v| event_values::id_like(v)), p.filled) >= 0.5
+            || share(p.host_pid, p.filled) >= 0.5
+            || share(rows_of(&|v| known.jobs.contains(v)), p.filled) >= 0.5
+            || (!known.queues.is_empty() && rows_of(&|v| known.queues.contains(v)) == p.filled)
+        {
+            continue;
+        }
+        let values: Vec<(&str, usize)> = p.order.iter().map(|v| (v.as_str(), p.distinct[v])).collect();
+        let prefixed = event_values::prefixed(&values);
+        let proposals: HashMap<String, event_values::Proposal> =
+            values.iter().map(|(v, _)| ((*v).to_string(), event_values::propose_in(v, prefixed.as_ref()))).collect();
+        let proposed: usize = values.iter().filter(|(v, _)| proposals[*v].kind.is_some()).map(|(_, n)| *n).sum();
+        // A value on almost every row of its own is an id, unless the values are event words
+        // (a short ledger of one round: start, select, post, finish).
+        if distinct > 3 && distinct * 2 > rows && share(proposed, rows) < 0.5 {
+            continue;
+        }
+        // A ledger records at least two kinds of event (a start and an end): one value is a
+        // constant (a sweep name, a status), not the event column.
+        let single = if distinct == 1 && rows > 1 { 0.25 } else { 1.0 };
+        let words = share(proposed, rows) * single;
+        #[allow(clippy::cast_precision_loss)]
+        let by_name = 0.5 * f64::from(name_score("event", &names[c])) + distinct as f64 / 10_000.0;
+        let fit = lifecycle::Fit::default();
+        out.push((
+            Candidate { column: c, prefixed, proposals, fit, words, content: 0.0, score: 0.0 },
+            c,
+            words + by_name,
+        ));
+    }
+    out.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.1.cmp(&b.1)));
+    out.truncate(MAX_CANDIDATES);
+    // Columns to group rows into runs by: ids that repeat on most rows.
+    let mut groupings: Vec<usize> = (0..names.len())
+        .filter(|&c| {
+            let p = &cols.profiles[c];
+            let distinct = p.distinct.len();
+            !p.many && share(p.filled, rows) >= 0.9 && p.spaced == 0 && distinct >= 2 && distinct < p.filled
+        })
+        .collect();
+    groupings.sort_by_key(|&c| std::cmp::Reverse(cols.profiles[c].distinct.len()));
+    groupings.truncate(MAX_GROUPINGS);
+    let mut ranked: Vec<Candidate> = out
+        .into_iter()
+        .map(|(mut candidate, _, prior)| {
+            let kinds: HashMap<&str, Option<EventKind>> =
+                candidate.proposals.iter().map(|(v, p)| (v.as_str(), p.kind)).collect();
+            candidate.fit = lifecycle::fit(table, candidate.column, &kinds, &groupings);
+            candidate.content = 2.0 * candidate.fit.value + candidate.words;
+            candidate.score = 2.0 * candidate.fit.value + prior;
+            candidate
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.column.cmp(&b.column)));
+    ranked
+}
+
+/// The outcome column of a receiver's record of effects: no column tells of more than one kind
+/// of event (every row is one request received), and one is filled on every row with accepted
+/// or rejected values (`accepted`, `duplicate`), beside an item or key column. `None` for a
+/// ledger of runs.
+fn receiver_outcome(cols: &Columns, ranked: &[Candidate]) -> Option<usize> {
+    let names = &cols.table.columns;
+    let rows = cols.table.rows.len();
+    let many_kinds = ranked.iter().any(|c| {
+        let mut kinds: Vec<EventKind> = c.proposals.values().filter_map(|p| p.kind).collect();
+        kinds.sort_by_key(|k| k.name());
+        kinds.dedup();
+        kinds.len() >= 2
+    });
+    if many_kinds {
+        return None;
+    }
+    let effect = (0..names.len()).any(|c| {
+        cols.profiles[c].filled > 0 && (name_score("item", &names[c]) > 0 || name_score("key", &names[c]) > 0)
+    });
+    if !effect {
+        return None;
+    }
+    let outcome = cols.best(|c| {
+        let p = &cols.profiles[c];
+        (p.filled > 0 && share(p.filled, rows) >= 0.95 && p.outcomes == p.filled)
+            .then(|| 1.0 + f64::from(name_score("outcome", &names[c]) + name_score("status", &names[c])))
+    })?;
+    // The receiving side: named so (`received_at`, `request_id`, `sender`), or it recognised
+    // repeats (`duplicate`), which a sender's record of its own sends does not say.
+    let receiving = names.iter().any(|n| words(n).iter().any(|w| RECEIVING.contains(&w.as_str())));
+    let repeats = cols.profiles[outcome]
+        .distinct
+        .keys()
+        .any(|v| matches!(v.to_lowercase().as_str(), "duplicate" | "deduplicated"));
+    (receiving || repeats).then_some(outcome)
+}
+
+/// Words of a receiving side's columns.
+const RECEIVING: &[&str] =
+    &["received", "receiver", "receive", "request", "inbound", "incoming", "sender", "caller", "client"];
 
 #[cfg(test)]
 mod tests {
@@ -766,7 +1050,7 @@ mod tests {
     fn proposal(text: &str) -> Result<Proposal, String> {
         let sample = Sample::from_text(text);
         let json = super::super::sample::json(&sample);
-        propose(&table(&sample, json.as_ref()).ok_or("not a table")?, &HashSet::new())
+        propose(&table(&sample, json.as_ref()).ok_or("not a table")?, &Known::default())
     }
 
     /// The incident's rounds, in a table with the app's own names and words.
@@ -888,13 +1172,192 @@ ts,execution,ref,step
 ";
         let sample = Sample::from_text(text);
         let table = table(&sample, None).unwrap();
-        let without = propose(&table, &HashSet::new()).unwrap();
+        let without = propose(&table, &Known::default()).unwrap();
         assert_eq!(without.column("job"), None, "numbers named 'ref' are not known to be job ids");
         let jobs: HashSet<String> = ["42".to_string(), "43".to_string(), "44".to_string()].into_iter().collect();
-        let with = propose(&table, &jobs).unwrap();
+        let with = propose(&table, &Known { jobs, queues: HashSet::new() }).unwrap();
         assert_eq!(with.column("job"), Some("ref"));
         assert_eq!(with.column("run"), Some("execution"));
         assert!(with.mapped.iter().any(|m| m.why.starts_with("4 of 4 filled cells are job ids of the folder's")));
+    }
+
+    /// A ledger shared by five job types (the fleet's PostgreSQL table, `psql \\copy ... csv
+    /// header`): the lifecycle in one column, a job type before each step, beside a final state,
+    /// a queue, the job and the worker; the pod names hold the word `review`.
+    const SHARED: &str = "\
+id,logged_at,queue_name,bull_job_id,run_ref,lifecycle,final_state,item_ref,idem_key,worker_node,details
+1,2026-12-06 11:42:53.855428+09,review,gh-1001,review-gh-1001-a,review.begin,,,,review-bot-7d9f8c6b5-8nbbd/27806,
+2,2026-12-06 11:42:53.857339+09,review,repeat:pr-sweep:1796524973804,sweep-114253-a,sweep.begin,,,,review-bot-7d9f8c6b5-hv6gs/27805,
+3,2026-12-06 11:42:53.860271+09,notify,gh-1001,notify-gh-1001-a,notify.begin,,,,review-bot-7d9f8c6b5-pb2vv/27807,
+4,2026-12-06 11:42:53.866139+09,notify,repeat:digest:1796524973816,digest-114253-a,digest.begin,,,,review-bot-7d9f8c6b5-hv6gs/27805,
+5,2026-12-06 11:42:54.168686+09,review,repeat:pr-sweep:1796524973804,sweep-114253-a,sweep.pick,,PR-4094,,review-bot-7d9f8c6b5-hv6gs/27805,
+6,2026-12-06 11:42:54.176799+09,review,repeat:pr-sweep:1796524973804,sweep-114253-a,sweep.pick,,PR-4095,,review-bot-7d9f8c6b5-hv6gs/27805,
+7,2026-12-06 11:42:54.375754+09,notify,repeat:digest:1796524973816,digest-114253-a,digest.send,,digest-1142,digest:1796524973816,review-bot-7d9f8c6b5-hv6gs/27805,
+8,2026-12-06 11:42:54.37993+09,notify,repeat:digest:1796524973816,digest-114253-a,digest.end,done,,,review-bot-7d9f8c6b5-hv6gs/27805,
+9,2026-12-06 11:42:54.931304+09,notify,gh-1001,notify-gh-1001-a,notify.send,,user-6,notify:gh-1001:user-6,review-bot-7d9f8c6b5-pb2vv/27807,
+10,2026-12-06 11:42:54.933884+09,notify,gh-1001,notify-gh-1001-a,notify.end,done,user-6,,review-bot-7d9f8c6b5-pb2vv/27807,
+11,2026-12-06 11:42:55.363371+09,review,repeat:pr-sweep:1796524973804,sweep-114253-a,sweep.send,,PR-4094,,review-bot-7d9f8c6b5-hv6gs/27805,
+12,2026-12-06 11:42:55.507519+09,review,gh-1001,review-gh-1001-a,review.send,,PR-5001,,review-bot-7d9f8c6b5-8nbbd/27806,
+13,2026-12-06 11:42:55.523733+09,review,gh-1001,review-gh-1001-a,review.end,done,PR-5001,,review-bot-7d9f8c6b5-8nbbd/27806,
+14,2026-12-06 11:42:56.039394+09,review,gh-1002,review-gh-1002-a,review.begin,,,,review-bot-7d9f8c6b5-pb2vv/27807,
+15,2026-12-06 11:42:56.083381+09,notify,gh-1002,notify-gh-1002-a,notify.begin,,,,review-bot-7d9f8c6b5-pb2vv/27807,
+16,2026-12-06 11:42:56.465392+09,notify,gh-1002,notify-gh-1002-a,notify.send,,user-4,notify:gh-1002:user-4,review-bot-7d9f8c6b5-pb2vv/27807,
+17,2026-12-06 11:42:56.477661+09,notify,gh-1002,notify-gh-1002-a,notify.end,done,user-4,,review-bot-7d9f8c6b5-pb2vv/27807,
+18,2026-12-06 11:42:56.628332+09,review,repeat:pr-sweep:1796524973804,sweep-114253-a,sweep.send,,PR-4095,,review-bot-7d9f8c6b5-hv6gs/27805,
+19,2026-12-06 11:42:56.653751+09,review,repeat:pr-sweep:1796524973804,sweep-114253-a,sweep.end,done,,,review-bot-7d9f8c6b5-hv6gs/27805,
+20,2026-12-06 11:42:57.422354+09,review,gh-1002,review-gh-1002-a,review.send,,PR-5002,,review-bot-7d9f8c6b5-pb2vv/27807,
+178,2026-12-06 11:43:26.27367+09,notify,gh-1014,notify-gh-1014-b,notify.begin,,,,review-bot-7d9f8c6b5-8nbbd/27806,
+179,2026-12-06 11:43:26.405997+09,notify,gh-1013,notify-gh-1013-b,notify.reaped,failed,,,review-bot-7d9f8c6b5-pb2vv/30052,marked failed at startup: container restarted
+";
+
+    fn mapped(p: &Proposal) -> Vec<(&str, &str)> {
+        p.mapped.iter().map(|m| (m.field, m.column.as_str())).collect()
+    }
+
+    #[test]
+    fn of_competing_columns_the_one_whose_runs_fit_a_lifecycle_is_the_event_column() {
+        let sample = Sample::from_text(SHARED);
+        let table = table(&sample, None).unwrap();
+        let known = Known { jobs: HashSet::new(), queues: ["review".into(), "notify".into()].into_iter().collect() };
+        let p = propose(&table, &known).unwrap();
+        assert_eq!(
+            mapped(&p),
+            [
+                ("time", "logged_at"),
+                ("event", "lifecycle"),
+                ("run", "run_ref"),
+                ("job", "bull_job_id"),
+                ("item", "item_ref"),
+                ("worker", "worker_node"),
+                ("status", "final_state"),
+                ("queue", "queue_name"),
+                ("detail", "details"),
+                ("key", "idem_key"),
+            ]
+        );
+        assert!(p.alternative.is_none());
+        let kinds: Vec<(&str, Option<EventKind>)> =
+            p.events.iter().map(|e| (e.value.as_str(), e.proposal.kind)).collect();
+        for (value, kind) in [
+            ("review.begin", EventKind::RoundStarted),
+            ("sweep.pick", EventKind::ItemSelected),
+            ("notify.send", EventKind::EffectPosted),
+            ("review.end", EventKind::RoundFinished),
+            ("notify.reaped", EventKind::RoundFailed),
+        ] {
+            assert!(kinds.contains(&(value, Some(kind))), "{value}: {kinds:?}");
+        }
+        assert!(kinds.iter().all(|(_, kind)| kind.is_some()), "{kinds:?}");
+        assert_eq!(
+            p.notes[0],
+            "event column 'lifecycle': of 8 runs (by 'run_ref'), 7 open with their one round-started row, 6 have several values, 6 close with a finish or failure"
+        );
+        assert!(p.notes.iter().any(|n| n.starts_with("its values are <job type>.<step> (job types ")), "{:?}", p.notes);
+        // No column names the job type: said, and left to the user.
+        assert!(
+            p.undecided.iter().any(|u| u.starts_with("the job type: no column names it (no sweep field); it is the prefix of the values of column 'lifecycle'")),
+            "{:?}",
+            p.undecided
+        );
+        // The row number is filled on every row and is no item.
+        assert!(p.unmapped.iter().any(|(c, _)| c == "id"), "{:?}", p.unmapped);
+    }
+
+    #[test]
+    fn two_columns_that_fit_about_equally_and_disagree_are_left_to_the_user() {
+        // The app's step and the state the UI shows: both tell each run's story, and they read the
+        // send rows differently (posted, or a selection?).
+        let text = "\
+at,run,step,ui_state
+2026-10-07T00:00:00Z,r1,begin,start
+2026-10-07T00:00:01Z,r1,pick,select
+2026-10-07T00:00:02Z,r1,send,select
+2026-10-07T00:00:03Z,r1,end,done
+2026-10-07T00:01:00Z,r2,begin,start
+2026-10-07T00:01:01Z,r2,pick,select
+2026-10-07T00:01:02Z,r2,send,select
+2026-10-07T00:01:03Z,r2,end,done
+";
+        let p = proposal(text).unwrap();
+        assert_eq!(p.column("event"), Some("step"));
+        let alternative = p.alternative.as_ref().expect("a runner-up");
+        assert_eq!(alternative.column, "ui_state");
+        assert!(
+            p.undecided
+                .iter()
+                .any(|u| u.starts_with("the event column: 'step' and 'ui_state' (lifecycle fit 1.00 against 1.00")
+                    && u.contains("read 2 row(s) differently (e.g. line 4)")),
+            "{:?}",
+            p.undecided
+        );
+        // The same story in other words reads the same: decided, and said.
+        let same = text.replace(",send,select", ",send,post");
+        let p = proposal(&same).unwrap();
+        assert!(p.alternative.is_none());
+        assert_eq!(p.column("event"), Some("step"));
+        assert!(
+            p.notes.iter().any(|n| n == "'ui_state' gives the same kind on every row: either reads the same"),
+            "{:?}",
+            p.notes
+        );
+    }
+
+    #[test]
+    fn queue_names_hosts_and_ids_are_never_the_event_column() {
+        // Every value of these columns holds an event word ('review', 'notify', 'done'), and the
+        // lifecycle column holds none the words alone would read.
+        let text = "\
+ts,queue,node,job,run,phase
+2026-10-07T00:00:00Z,review,review-pod-1/2,gh-1001,a,opened
+2026-10-07T00:00:01Z,review,review-pod-1/2,gh-1001,a,closed
+2026-10-07T00:00:02Z,notify,notify-pod-2/3,gh-1002,b,opened
+2026-10-07T00:00:03Z,notify,notify-pod-2/3,gh-1002,b,closed
+";
+        let known = Known { jobs: HashSet::new(), queues: ["review".into(), "notify".into()].into_iter().collect() };
+        let sample = Sample::from_text(text);
+        let err = propose(&table(&sample, None).unwrap(), &known).map(|p| p.column("event").map(str::to_string));
+        assert!(!matches!(err, Ok(Some(ref c)) if c == "queue" || c == "node" || c == "job"), "{err:?}");
+    }
+
+    /// The receiving side's own record of the effects it got (the fleet's `receiver.csv`).
+    const RECEIVED: &str = "\
+received_at,request_id,idempotency_key,item,job_id,sender,status
+2026-12-06T02:42:54.316Z,req-00001,digest:1796524973816,digest-1142,repeat:digest:1796524973816,review-bot-7d9f8c6b5-hv6gs,accepted
+2026-12-06T02:42:54.909Z,req-00002,notify:gh-1001:user-6,user-6,gh-1001,review-bot-7d9f8c6b5-pb2vv,accepted
+2026-12-06T02:42:55.334Z,req-00003,,PR-4094,repeat:pr-sweep:1796524973804,review-bot-7d9f8c6b5-hv6gs,accepted
+2026-12-06T02:42:55.490Z,req-00004,,PR-5001,gh-1001,review-bot-7d9f8c6b5-8nbbd,accepted
+2026-12-06T02:43:05.943Z,req-00017,notify:gh-1005:user-7,user-7,gh-1005,review-bot-7d9f8c6b5-8nbbd,duplicate
+2026-12-06T02:43:07.676Z,req-00022,notify:gh-1006:user-7,user-7,gh-1006,review-bot-7d9f8c6b5-8nbbd,duplicate
+";
+
+    #[test]
+    fn a_receivers_record_of_effects_is_told_from_a_run_ledger() {
+        let p = proposal(RECEIVED).unwrap();
+        assert!(p.receiver);
+        assert!(p.events.is_empty() && p.event_column.is_empty());
+        assert_eq!(
+            mapped(&p),
+            [
+                ("time", "received_at"),
+                ("job", "job_id"),
+                ("item", "item"),
+                ("worker", "sender"),
+                ("outcome", "status"),
+                ("key", "idempotency_key"),
+            ]
+        );
+        assert_eq!(p.unmapped, [("request_id".to_string(), "req-00001".to_string())]);
+        // Other words for the same record: delivered/deduplicated, a `dedupe_key`, a `pr`.
+        let other = "at,dedupe_key,pr,result\n2026-12-06T02:42:54Z,k1,PR-1,delivered\n2026-12-06T02:42:55Z,k1,PR-1,deduplicated\n2026-12-06T02:42:56Z,k2,PR-2,delivered\n";
+        let p = proposal(other).unwrap();
+        assert!(p.receiver);
+        assert_eq!(p.column("outcome"), Some("result"));
+        // A sender's own record of its deliveries says nothing of repeats: not the receiver's.
+        let outbox = "sent_at,job_id,item,idempotency_key,status\n2026-12-06T02:42:54Z,j1,PR-1,k1,delivered\n2026-12-06T02:42:55Z,j2,PR-2,k2,rejected\n";
+        assert!(!proposal(outbox).unwrap().receiver);
+        // A lease ledger has outcomes too, beside its events: not a receiver's record.
+        let lease = "at,job_id,event,outcome,item\n2026-12-02T01:00:00Z,n-1,claim,accepted,\n2026-12-02T01:00:03Z,n-1,effect_posted,delivered,user-77\n";
+        assert!(!proposal(lease).unwrap().receiver);
     }
 
     #[test]

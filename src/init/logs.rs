@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use crate::ingest::log::fields::Classified;
 use crate::ingest::log::nestjs::strip_ansi;
-use crate::ingest::log::structured::json_fields;
+use crate::ingest::log::rules::RuleSet;
+use crate::ingest::log::structured::{error_text, json_fields};
 use crate::ingest::{self, SourceKind};
 use crate::model::{Channel, Event, EventKind, Moment, Origin};
 use crate::time::fold::{LineOrder, Placed};
@@ -25,11 +26,43 @@ pub struct LogLine {
     pub message: String,
     /// Ids and names from the line's JSON keys (pino, winston).
     pub fields: Classified,
+    /// The message of the Error the line carries (pino's `err`, winston's and NestJS's `error`,
+    /// else its stack's first line): the rules read it when the message says nothing they know
+    /// (`{"err":{"message":"Lock mismatch for job 42. ..."},"msg":"worker error"}`).
+    pub error: Option<String>,
+}
+
+impl LogLine {
+    /// What the log rules read of the line: its message, or the error it carries when the rules
+    /// find nothing in the message (as `ingest::log::structured::emit` does).
+    pub fn classify(&self, rules: &RuleSet) -> Classified {
+        let found = rules.classify(&self.message);
+        if found.kind.is_some() {
+            return found;
+        }
+        match self.error.as_deref().map(|error| rules.classify(error)) {
+            Some(in_error) if in_error.kind.is_some() => in_error,
+            _ => found,
+        }
+    }
+
+    /// The line as an example shows it: its message, and the error it carries.
+    pub fn shown(&self) -> String {
+        match &self.error {
+            Some(error) => format!("{} [error: {error}]", self.message),
+            None => self.message.clone(),
+        }
+    }
 }
 
 #[derive(Debug)]
 pub struct Found {
+    /// The log format, or the envelope's (`kubectl`).
     pub format: &'static str,
+    /// In an envelope: the structured format of the lines inside (`pino`), written after the
+    /// envelope's name (`kubectl+pino`) so that the reader takes every record as such, whatever
+    /// the first one is.
+    pub inner: Option<&'static str>,
     pub lines: Vec<LogLine>,
     /// Lines whose time has no offset.
     pub naive: usize,
@@ -43,12 +76,35 @@ pub struct Found {
     pub envelope: Vec<(u64, DateTime<Utc>)>,
 }
 
-const NEST: &str = "[Nest] ";
+/// The structured log formats, told by their lines' shape.
+const STRUCTURED: [&str; 3] = ["pino", "winston", "nestjs"];
+
+impl Found {
+    /// The format to declare: `pino`, `text`, `kubectl`, or `kubectl+pino`.
+    pub fn declared(&self) -> String {
+        match self.inner {
+            Some(inner) => format!("{}+{inner}", self.format),
+            None => self.format.to_string(),
+        }
+    }
+}
 
 pub fn recognise(sample: &Sample) -> Option<Found> {
     let first = sample.first_line()?;
+    // The first line's format, else the one most of the first 50 lines have (a banner, `npm
+    // start`'s echo, before the JSON lines).
+    let head: Vec<&str> = sample.lines().take(50).map(|(_, line)| line.trim()).collect();
     let structured = ingest::plain_formats()
-        .find(|f| f.kind() == SourceKind::Log && matches!(f.name(), "pino" | "winston" | "nestjs") && f.sniff(first));
+        .filter(|f| f.kind() == SourceKind::Log && STRUCTURED.contains(&f.name()))
+        .find(|f| f.sniff(first))
+        .or_else(|| {
+            ingest::plain_formats()
+                .filter(|f| f.kind() == SourceKind::Log && STRUCTURED.contains(&f.name()))
+                .map(|f| (f, head.iter().filter(|line| f.sniff(line)).count()))
+                .filter(|(_, count)| count * 2 > head.len())
+                .max_by_key(|(_, count)| *count)
+                .map(|(f, _)| f)
+        });
     let format = if let Some(format) = structured {
         format.name()
     } else {
@@ -68,8 +124,15 @@ pub fn recognise(sample: &Sample) -> Option<Found> {
         }
         "text"
     };
-    let mut found =
-        Found { format, lines: Vec::new(), naive: 0, first_naive: None, whole_seconds: true, envelope: Vec::new() };
+    let mut found = Found {
+        format,
+        inner: None,
+        lines: Vec::new(),
+        naive: 0,
+        first_naive: None,
+        whole_seconds: true,
+        envelope: Vec::new(),
+    };
     for (line, text) in sample.lines() {
         let parsed = match format {
             "text" => text_line(text),
@@ -77,13 +140,13 @@ pub fn recognise(sample: &Sample) -> Option<Found> {
             "pino" => json_line(text, "time", "msg"),
             _ => json_line(text, "timestamp", "message"),
         };
-        let Some((stamp, message, fields)) = parsed else { continue };
+        let Some((stamp, message, fields, error)) = parsed else { continue };
         if let Stamp::Local(naive) = stamp {
             found.naive += 1;
             found.first_naive.get_or_insert_with(|| (line, text.to_string()));
             found.whole_seconds &= naive.and_utc().timestamp_subsec_millis() == 0;
         }
-        found.lines.push(LogLine { line, stamp, message, fields });
+        found.lines.push(LogLine { line, stamp, message, fields, error });
     }
     Some(found)
 }
@@ -114,6 +177,7 @@ pub fn recognise_enveloped(sample: &Sample) -> Option<Found> {
     let inner = Sample { text: messages.join("\n"), truncated: false, lossy: sample.lossy };
     let mut found = recognise(&inner).unwrap_or(Found {
         format: "text",
+        inner: None,
         lines: Vec::new(),
         naive: 0,
         first_naive: None,
@@ -135,11 +199,18 @@ pub fn recognise_enveloped(sample: &Sample) -> Option<Found> {
             .filter_map(|r| {
                 let at = r.at?.utc();
                 let message = r.message.split(['\n', '\r']).next().unwrap_or_default().to_string();
-                Some(LogLine { line: r.line, stamp: Stamp::Absolute(at), message, fields: Classified::default() })
+                Some(LogLine {
+                    line: r.line,
+                    stamp: Stamp::Absolute(at),
+                    message,
+                    fields: Classified::default(),
+                    error: None,
+                })
             })
             .collect();
         found.envelope.clear();
     }
+    found.inner = STRUCTURED.contains(&found.format).then_some(found.format);
     found.format = envelope.name();
     Some(found)
 }
@@ -188,33 +259,33 @@ pub fn instants(lines: &[LogLine], tz: Option<Tz>) -> Vec<Option<DateTime<Utc>>>
     placed
 }
 
-fn text_line(text: &str) -> Option<(Stamp, String, Classified)> {
+/// A line's time, the text the rules see, the ids of its keys and the error it carries.
+type Parsed = (Stamp, String, Classified, Option<String>);
+
+fn text_line(text: &str) -> Option<Parsed> {
     let Leading::Found(stamp, offset) = time::leading_stamp(text) else { return None };
-    Some((stamp, text.get(offset..)?.trim_start().to_string(), Classified::default()))
+    Some((stamp, text.get(offset..)?.trim_start().to_string(), Classified::default(), None))
 }
 
 /// `[Nest] 41877  - 10/07/2026, 9:33:00 AM     LOG [BullWorker] job active ...`: the date, and the
-/// level, context and message after it (what the rules see).
-fn nest_line(text: &str) -> Option<(Stamp, String, Classified)> {
-    let clean = strip_ansi(text);
-    let rest = clean.strip_prefix(NEST)?;
-    let pid_len = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let date = rest[pid_len..].trim_start_matches(' ').strip_prefix("- ")?;
-    let (stamp, used) = time::parse_en_us_datetime(date).ok()?;
-    let message = date.get(used..)?.trim_start().to_string();
-    let fields = Classified { worker: Some(rest[..pid_len].to_string()), ..Classified::default() };
-    Some((stamp, message, fields))
+/// level, context and message after it (what the rules see), as the NestJS reader reads it.
+fn nest_line(text: &str) -> Option<Parsed> {
+    crate::ingest::log::nestjs::read_line(text)
 }
 
-fn json_line(text: &str, time_key: &str, message_key: &str) -> Option<(Stamp, String, Classified)> {
+fn json_line(text: &str, time_key: &str, message_key: &str) -> Option<Parsed> {
     let Ok(Value::Object(object)) = serde_json::from_str::<Value>(text) else { return None };
     let stamp = match object.get(time_key)? {
         Value::String(text) => time::parse_field(text).ok()?,
         Value::Number(number) => time::parse_field(&number.to_string()).ok()?,
         _ => return None,
     };
-    let message = object.get(message_key).and_then(Value::as_str).unwrap_or_default().to_string();
-    Some((stamp, message, json_fields(&object)))
+    let message = match object.get(message_key) {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Number(number)) => number.to_string(),
+        _ => String::new(),
+    };
+    Some((stamp, message, json_fields(&object), error_text(&object)))
 }
 
 #[cfg(test)]
@@ -275,6 +346,52 @@ mod tests {
         assert_eq!(instants_of(&["2026-11-01 01:10:00", "2026-11-01 01:40:00"]), [None, None]);
         // 2026-03-08 02:30 did not happen there.
         assert_eq!(instants_of(&["2026-03-08 01:50:00", "2026-03-08 02:30:00"]), [Some("09:50:00Z".into()), None]);
+    }
+
+    /// `kubectl logs --timestamps` of a pod whose app writes pino, the way the fleet's pods do;
+    /// the first record is the npm script's echo, not JSON.
+    const KUBECTL_PINO: &str = r#"2026-12-06T02:42:51.800000000Z > review-bot@4.2.0 start
+2026-12-06T02:42:51.827888183Z {"level":30,"time":1796524971786,"pid":27806,"hostname":"review-bot-7d9f8c6b5-8nbbd","msg":"server starting"}
+2026-12-06T02:42:53.842094238Z {"level":30,"time":1796524973839,"pid":27806,"hostname":"review-bot-7d9f8c6b5-8nbbd","queue":"review","jobId":"gh-1001","jobName":"review-pr","msg":"job active"}
+2026-12-06T02:43:10.082683105Z {"level":40,"time":1796524990076,"pid":27806,"hostname":"review-bot-7d9f8c6b5-8nbbd","queue":"review","jobId":"gh-1007","err":{"type":"Error","message":"HTTP 502 Bad Gateway from review-api","stack":"Error: HTTP 502 Bad Gateway from review-api\n    at review-pr (file:///app/pod.mjs:184:21)"},"msg":"job failed"}
+2026-12-06T02:43:11.000000000Z {"level":50,"time":1796524991000,"pid":27806,"hostname":"review-bot-7d9f8c6b5-8nbbd","err":{"type":"Error","message":"Lock mismatch for job gh-1003. Cmd moveToFinished from active","stack":"Error: Lock mismatch for job gh-1003. Cmd moveToFinished from active\n    at Scripts.finishedErrors"},"msg":"worker error"}
+"#;
+
+    #[test]
+    fn pino_inside_kubectl_is_declared_as_both_whatever_the_first_record() {
+        let found = recognise_enveloped(&Sample::from_text(KUBECTL_PINO)).unwrap();
+        assert_eq!((found.format, found.inner, found.declared().as_str()), ("kubectl", Some("pino"), "kubectl+pino"));
+        assert_eq!(found.lines.len(), 4, "the echo has no time of its own");
+        assert_eq!(found.lines[1].message, "job active");
+        assert_eq!(found.lines[1].fields.job_id.as_deref(), Some("gh-1001"));
+        assert_eq!(found.lines[1].line, 3, "numbered by the export's lines");
+        // A logged Error's own words, as the rules read them.
+        assert_eq!(found.lines[2].error.as_deref(), Some("HTTP 502 Bad Gateway from review-api"));
+        let rules = RuleSet::new(&[], true, "t").unwrap();
+        let refused = found.lines[3].classify(&rules);
+        assert_eq!((refused.kind, refused.job_id.as_deref()), (Some(EventKind::LockRefused), Some("gh-1003")));
+        // A plain log (no envelope) with a banner first: the format most lines have.
+        let plain: String = KUBECTL_PINO.lines().flat_map(|l| [&l[31..], "\n"]).collect();
+        let plain = recognise(&Sample::from_text(&plain)).unwrap();
+        assert_eq!((plain.format, plain.inner), ("pino", None));
+    }
+
+    #[test]
+    fn winston_and_nestjs_errors_are_read_as_their_readers_read_them() {
+        let winston = recognise(&Sample::from_text(
+            r#"{"level":"error","message":"worker error","timestamp":"2026-10-07T00:21:12.901Z","error":{"message":"Missing lock for job 8815. moveToFinished","stack":"Error: Missing lock for job 8815. moveToFinished"}}"#,
+        ))
+        .unwrap();
+        assert_eq!(winston.format, "winston");
+        assert_eq!(winston.lines[0].error.as_deref(), Some("Missing lock for job 8815. moveToFinished"));
+        let nest = recognise(&Sample::from_text(
+            "[Nest] 41877  - 10/07/2026, 9:33:00 AM    WARN [BullWorker] worker error { error: 'Lock mismatch for job 7. Cmd moveToFinished from active' } +3ms\n",
+        ))
+        .unwrap();
+        assert_eq!(nest.lines[0].message, "WARN [BullWorker] worker error", "params and elapsed time apart");
+        assert_eq!(nest.lines[0].error.as_deref(), Some("Lock mismatch for job 7. Cmd moveToFinished from active"));
+        let rules = RuleSet::new(&[], true, "t").unwrap();
+        assert_eq!(nest.lines[0].classify(&rules).kind, Some(EventKind::LockRefused));
     }
 
     #[test]

@@ -19,6 +19,7 @@ use std::path::Path;
 
 use crate::terminal::visible;
 
+use super::ledger::EventValue;
 use super::rules::{Channel, Outcome};
 use super::sample::{SAMPLE_BYTES, SAMPLE_ROWS, group, shown, toml_pattern, toml_string};
 use super::zone::{Measured, format_offset};
@@ -127,6 +128,11 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
                     found.header.split(',').count()
                 ));
             }
+            if p.receiver {
+                lines.push(
+                    "# every row is one request the receiving side got, with what it did (an outcome on every row, no column of run steps): its own record of the effects, read with role = \"receiver\" (docs/inputs/ledger.md), never as a second sender's ledger, whose rows would be effects the app posted twice".into(),
+                );
+            }
             match &found.check {
                 Ok(summary) => lines.push(format!(
                     "# the ledger reader on these {} rows with the mapping below: {} events, {} rejected{}",
@@ -151,8 +157,13 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
             for why in &p.undecided {
                 undecided.push(format!("{name}: {why}"));
             }
-            if !p.events_decided() {
+            if !p.events_decided() || p.alternative.is_some() {
                 active = false;
+            }
+            if p.receiver {
+                // After `path`: the role says how the ledger's rows are read.
+                let at = lines.iter().position(|l| l.starts_with("path = ")).map_or(lines.len(), |at| at + 1);
+                lines.insert(at, "role = \"receiver\"".into());
             }
             lines.push(String::new());
             lines.push("[sources.columns]   # ledger field = column, found by what the column holds".into());
@@ -161,28 +172,50 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
                 let setting = format!("{} = {}", m.field, toml_string(&m.column));
                 lines.push(format!("{setting:<w$}   # {}", shown(&m.why, 160), w = width + 3));
             }
+            if let Some(alternative) = &p.alternative {
+                let setting = format!("# event = {}", toml_string(&alternative.column));
+                lines.push(format!("{setting:<w$}   # {}", shown(&alternative.why, 160), w = width + 3));
+            }
             for (column, example) in &p.unmapped {
                 lines.push(format!("# column {} is not mapped (e.g. '{example}')", toml_string(column)));
             }
-            lines.push(String::new());
-            lines.push(format!(
-                "[sources.events]   # each value of column {} in the sample = the event kind proposed",
-                toml_string(&p.event_column)
-            ));
-            let width = p.events.iter().map(|e| toml_string(&e.value).len()).max().unwrap_or(0) + 18;
-            for e in &p.events {
-                let rows = format!("{} row{}", group(e.rows as u64), if e.rows == 1 { "" } else { "s" });
-                if let Some(kind) = e.proposal.kind {
-                    let setting = format!("{} = \"{}\"", toml_string(&e.value), kind.name());
-                    lines.push(format!("{setting:<width$}   # {rows}; {}", e.proposal.why));
-                } else {
-                    let setting = format!("# {} = \"...\"", toml_string(&e.value));
-                    lines.push(format!("{setting:<width$}   # {rows}; {}", e.proposal.why));
-                    undecided.push(format!(
-                        "{name}: the event kind of {} ({rows}; {}); rows of it are rejected until mapped",
-                        toml_string(&e.value),
-                        e.proposal.why
+            for note in &p.notes {
+                lines.push(format!("# {}", shown(note, 400)));
+            }
+            // A receiver's record has no event column: every row is an effect received.
+            if !p.receiver {
+                lines.push(String::new());
+                lines.push(format!(
+                    "[sources.events]   # each value of column {} in the sample = the event kind proposed",
+                    toml_string(&p.event_column)
+                ));
+                let runner: Vec<&EventValue> = p
+                    .alternative
+                    .iter()
+                    .flat_map(|a| a.events.iter().filter(|e| !p.events.iter().any(|o| o.value == e.value)))
+                    .collect();
+                let width = p
+                    .events
+                    .iter()
+                    .chain(runner.iter().copied())
+                    .map(|e| toml_string(&e.value).len())
+                    .max()
+                    .unwrap_or(0)
+                    + 18;
+                if p.alternative.is_some() {
+                    lines.push(format!("# the values of column {}:", toml_string(&p.event_column)));
+                }
+                for e in &p.events {
+                    event_line(&mut lines, &mut undecided, &name, e, width);
+                }
+                if let Some(alternative) = p.alternative.as_ref().filter(|_| !runner.is_empty()) {
+                    lines.push(format!(
+                        "# the values of column {} (the runner-up) not listed above:",
+                        toml_string(&alternative.column)
                     ));
+                    for e in runner {
+                        event_line(&mut lines, &mut undecided, &name, e, width);
+                    }
                 }
             }
             if p.more_events {
@@ -250,7 +283,7 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
             }
         },
         Found::Events(_) => match &proposal.queue {
-            Some(Ok((queue, why))) => lines.push(format!("queue = {}   # {}", toml_string(queue), shown(why, 160))),
+            Some(Ok((queue, why))) => lines.push(format!("queue = {}   # {}", toml_string(queue), shown(why, 300))),
             Some(Err(why)) => {
                 lines.push(format!("# queue = \"...\"   # NOT DECIDED: {}", shown(why, 160)));
                 undecided.push(format!("{name}: the queue of the stream ({why}); set queue (optional)"));
@@ -274,14 +307,36 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
     (text, undecided)
 }
 
+/// One value of the event column: its kind, or commented out and listed as undecided.
+fn event_line(lines: &mut Vec<String>, undecided: &mut Vec<String>, name: &str, e: &EventValue, width: usize) {
+    let rows = format!("{} row{}", group(e.rows as u64), if e.rows == 1 { "" } else { "s" });
+    if let Some(kind) = e.proposal.kind {
+        let setting = format!("{} = \"{}\"", toml_string(&e.value), kind.name());
+        lines.push(format!("{setting:<width$}   # {rows}; {}", e.proposal.why));
+    } else {
+        let setting = format!("# {} = \"...\"", toml_string(&e.value));
+        lines.push(format!("{setting:<width$}   # {rows}; {}", e.proposal.why));
+        undecided.push(format!(
+            "{name}: the event kind of {} ({rows}; {}); rows of it are rejected until mapped",
+            toml_string(&e.value),
+            e.proposal.why
+        ));
+    }
+}
+
 fn describe(found: &Found) -> String {
     match found {
         Found::Params(found) => format!("BullMQ lock parameters: {}", found.evidence()),
         Found::Jobs(found) => format!("BullMQ job hashes: {}", found.evidence()),
         Found::Events(found) => format!("BullMQ events stream ({}): {}", found.format, found.evidence()),
         Found::Log(found) => {
-            format!("a server log ({}), {} lines with a timestamp", found.format, group(found.lines.len() as u64))
+            format!("a server log ({}), {} lines with a timestamp", found.declared(), group(found.lines.len() as u64))
         }
+        Found::Ledger(found) if found.proposal.receiver => format!(
+            "a receiver's record of effects ({}) with the columns {}",
+            found.proposal.format,
+            shown(&found.header, 120)
+        ),
         Found::Ledger(found) => {
             format!("a run ledger ({}) with the columns {}", found.proposal.format, shown(&found.header, 120))
         }
@@ -500,6 +555,11 @@ pub fn report(inspection: &Inspection, target: &Path) -> String {
                 Some(format!("the {} reader stops: {error}", file.kind().name()))
             }
             (_, Found::Ledger(found)) => match &found.check {
+                _ if found.proposal.alternative.is_some() => Some(format!(
+                    "two columns fit the event column about equally ({}, {})",
+                    found.proposal.event_column,
+                    found.proposal.alternative.as_ref().map_or("", |a| a.column.as_str())
+                )),
                 Err(error) => Some(format!("the ledger reader stops: {error}")),
                 Ok(_) if !found.proposal.events_decided() => Some("no event value has a proposed kind".into()),
                 Ok(_) => None,
@@ -517,8 +577,11 @@ pub fn report(inspection: &Inspection, target: &Path) -> String {
         if let Found::Ledger(found) = &file.found {
             let p = &found.proposal;
             let proposed = p.events.iter().filter(|e| e.proposal.kind.is_some()).count();
-            extra =
-                format!("{} columns mapped, {proposed} of {} event values proposed; ", p.mapped.len(), p.events.len());
+            extra = if p.receiver {
+                format!("{} columns mapped, a receiver's record (role = \"receiver\"); ", p.mapped.len())
+            } else {
+                format!("{} columns mapped, {proposed} of {} event values proposed; ", p.mapped.len(), p.events.len())
+            };
         }
         let rules = proposal.rules.iter().filter(|r| matches!(r.outcome, Outcome::Rule { .. })).count();
         if rules > 0 {
@@ -528,7 +591,7 @@ pub fn report(inspection: &Inspection, target: &Path) -> String {
             "  {:<width$} {:<14} {:<12} {extra}{}",
             visible(&file.name),
             file.kind().name(),
-            file.format().unwrap_or("-"),
+            file.format().as_deref().unwrap_or("-"),
             shown(&state, 160)
         ));
     }

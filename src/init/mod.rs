@@ -17,6 +17,7 @@ mod events;
 mod ids;
 mod jobs;
 mod ledger;
+mod lifecycle;
 mod logs;
 mod manifest;
 mod params;
@@ -86,13 +87,13 @@ impl File {
     }
 
     /// The format to declare (`None`: the reader chooses, from content and name).
-    pub fn format(&self) -> Option<&'static str> {
+    pub fn format(&self) -> Option<String> {
         match &self.found {
             Found::Params(_) => None,
-            Found::Jobs(found) => found.format,
-            Found::Events(found) => Some(found.format),
-            Found::Log(found) => Some(found.format),
-            Found::Ledger(found) => Some(found.proposal.format),
+            Found::Jobs(found) => found.format.map(str::to_string),
+            Found::Events(found) => Some(found.format.to_string()),
+            Found::Log(found) => Some(found.declared()),
+            Found::Ledger(found) => Some(found.proposal.format.to_string()),
         }
     }
 }
@@ -182,16 +183,27 @@ pub fn inspect(folder: &Path) -> Result<Inspection> {
     }
     // A ledger's job column may hold BullMQ's plain ids (`42`): known once the stream and the job
     // hashes of the folder are read.
-    let jobs: HashSet<String> = files
-        .iter()
-        .filter(|f| matches!(f.found, Found::Events(_) | Found::Jobs(_)))
-        .flat_map(|f| file_moments(f).iter().map(|m| m.id.clone()))
-        .collect();
-    if !jobs.is_empty() {
+    // Its event column is never the queue names of the job hashes.
+    let known = ledger::Known {
+        jobs: files
+            .iter()
+            .filter(|f| matches!(f.found, Found::Events(_) | Found::Jobs(_)))
+            .flat_map(|f| file_moments(f).iter().map(|m| m.id.clone()))
+            .collect(),
+        queues: files
+            .iter()
+            .filter_map(|f| match &f.found {
+                Found::Jobs(found) => Some(found.queues.iter().cloned()),
+                _ => None,
+            })
+            .flatten()
+            .collect(),
+    };
+    if !known.jobs.is_empty() || !known.queues.is_empty() {
         files = files
             .into_iter()
             .map(|file| match file.found {
-                Found::Ledger(found) => File { found: Found::Ledger(Box::new(found.with_jobs(&jobs))), ..file },
+                Found::Ledger(found) => File { found: Found::Ledger(Box::new(found.with_known(&known))), ..file },
                 _ => file,
             })
             .collect();
@@ -285,7 +297,7 @@ fn mentions(file: &File, known: &HashSet<&str>) -> Vec<zone::Mention> {
             .iter()
             .filter_map(|line| {
                 let Stamp::Local(naive) = line.stamp else { return None };
-                let mut ids = ids::ids_in(&line.message, &line.fields, known);
+                let mut ids = ids::line_ids(line, known);
                 let own = envelope_id(line.line);
                 if known.contains(own.as_str()) {
                     ids.push(own);
@@ -428,30 +440,144 @@ fn zone_of(file: &File, mentions: &[zone::Mention], references: &[Reference], na
     Some(Zone::Measured { measured: Box::new(measured), against, date, what })
 }
 
-/// The queue of an events stream: the job hashes' queue, else the `queue=` of log lines that
-/// name the stream's jobs.
+/// The queue of an events stream, with the evidence, or why it is not known. The export does not
+/// name it; the evidence does, when it is clear:
+///
+/// - the job ids its entries name are job hashes of one queue: that queue's hashes hold nearly
+///   all of them (90 %) and every other queue's clearly fewer (job ids repeat across queues:
+///   `gh-1004` in two queues is two jobs);
+/// - its file name names one known queue (of the job hashes, the ledger's queue column, the
+///   logs' `queue` keys) as a word (`events-notify.json`);
+/// - the log lines that name its jobs all say one `queue`.
+///
+/// Two that disagree leave it undecided, saying both.
 fn queue_of(
     file: &File,
     files: &[File],
     hash_queues: &BTreeSet<String>,
 ) -> std::result::Result<(String, String), String> {
-    if let [queue] = hash_queues.iter().collect::<Vec<_>>().as_slice() {
-        let hashes: Vec<&str> =
-            files.iter().filter(|f| matches!(f.found, Found::Jobs(_))).map(|f| f.name.as_str()).collect();
-        return Ok(((*queue).clone(), format!("the job hashes in {} are all of queue {queue}", hashes.join(", "))));
-    }
-    if hash_queues.len() > 1 {
-        let all: Vec<&str> = hash_queues.iter().map(String::as_str).collect();
-        return Err(format!("the job hashes are of several queues ({}): which one's stream is this?", all.join(", ")));
-    }
     let Found::Events(stream) = &file.found else { return Err(String::new()) };
     let jobs: HashSet<&str> = stream.moments.iter().map(|m| m.id.as_str()).collect();
+    let by_ids = queue_by_ids(&jobs, files);
+    let by_name = queue_by_name(&file.name, files);
+    let name_says = |queue: &str| format!("its file name names queue {queue}, the only known queue it names");
+    match (by_ids, by_name) {
+        (Ids::Decided(queue, why), Some(named)) if named == queue => {
+            Ok((queue, format!("{why}; {}", name_says(&named))))
+        }
+        (Ids::Decided(_, why), Some(named)) => Err(format!("{why}, but its file name names queue {named}")),
+        (Ids::Decided(queue, why), None) => Ok((queue, why)),
+        (Ids::Unclear(why), Some(named)) => {
+            if let Some(against) = why.as_ref().filter(|(_, covered)| !covered.contains(&named)) {
+                return Err(format!("{}, but its file name names queue {named}", against.0));
+            }
+            Ok((named.clone(), name_says(&named)))
+        }
+        (Ids::Unclear(why), None) => {
+            if let [queue] = hash_queues.iter().collect::<Vec<_>>().as_slice() {
+                let hashes: Vec<&str> =
+                    files.iter().filter(|f| matches!(f.found, Found::Jobs(_))).map(|f| f.name.as_str()).collect();
+                return Ok((
+                    (*queue).clone(),
+                    format!("the job hashes in {} are all of queue {queue}", hashes.join(", ")),
+                ));
+            }
+            queue_by_logs(&jobs, files)
+                .map_err(|none| why.map_or(none, |(why, _)| format!("{why}, and its file name names no known queue")))
+        }
+    }
+}
+
+/// What the job ids of a stream say of its queue.
+enum Ids {
+    Decided(String, String),
+    /// Why not, with the queues whose hashes hold nearly all of them (`None`: no job hashes).
+    Unclear(Option<(String, Vec<String>)>),
+}
+
+/// The queue whose job hashes hold nearly all (90 %) the job ids of a stream while every other
+/// queue's hold at least a tenth (and 2) fewer.
+fn queue_by_ids(jobs: &HashSet<&str>, files: &[File]) -> Ids {
+    let mut ids: std::collections::BTreeMap<&str, HashSet<&str>> = std::collections::BTreeMap::new();
+    let mut names: std::collections::BTreeMap<&str, BTreeSet<&str>> = std::collections::BTreeMap::new();
+    for file in files {
+        let Found::Jobs(found) = &file.found else { continue };
+        for (queue, of) in &found.ids {
+            ids.entry(queue.as_str()).or_default().extend(of.iter().map(String::as_str));
+            names.entry(queue.as_str()).or_default().insert(file.name.as_str());
+        }
+    }
+    if ids.is_empty() || jobs.is_empty() {
+        return Ids::Unclear(None);
+    }
+    let mut covered: Vec<(&str, usize)> =
+        ids.iter().map(|(queue, of)| (*queue, jobs.iter().filter(|j| of.contains(*j)).count())).collect();
+    covered.sort_by_key(|(queue, n)| (std::cmp::Reverse(*n), *queue));
+    let n = jobs.len();
+    let (best, most) = covered[0];
+    let next = covered.get(1).map_or(0, |(_, c)| *c);
+    let others: Vec<String> = covered[1..].iter().map(|(q, c)| format!("queue {q}'s {c}")).collect();
+    let share = if most == n {
+        format!("every job id its entries name ({n}) is a job hash")
+    } else {
+        format!("{most} of the {n} job ids its entries name are job hashes")
+    };
+    let said = format!(
+        "{share} of queue {best} ({}){}",
+        names.get(best).map(|f| f.iter().copied().collect::<Vec<_>>().join(", ")).unwrap_or_default(),
+        if others.is_empty() { String::new() } else { format!(", against {}", others.join(", ")) }
+    );
+    if most * 10 >= n * 9 && most >= next + (n / 10).max(2) {
+        return Ids::Decided(best.to_string(), said);
+    }
+    let near: Vec<String> = covered.iter().filter(|(_, c)| c * 10 >= n * 9).map(|(q, _)| (*q).to_string()).collect();
+    Ids::Unclear(Some((format!("the job ids do not tell: {said}"), near)))
+}
+
+/// The one known queue the file's name names as a word (`events-notify.json`, `notify_events`).
+fn queue_by_name(name: &str, files: &[File]) -> Option<String> {
+    let mut known: BTreeSet<String> = BTreeSet::new();
+    for file in files {
+        match &file.found {
+            Found::Jobs(found) => known.extend(found.queues.iter().cloned()),
+            Found::Ledger(found) => {
+                let Some(column) = found.proposal.column("queue") else { continue };
+                let Some(at) = found.table.columns.iter().position(|c| c == column) else { continue };
+                known.extend(
+                    found.table.rows.iter().map(|r| r.cells[at].clone()).filter(|q| !q.is_empty()).take(10_000),
+                );
+            }
+            Found::Log(found) => known.extend(found.lines.iter().filter_map(|l| l.fields.queue.clone())),
+            _ => {}
+        }
+    }
+    let lower = name.to_lowercase();
+    let named: Vec<String> = known
+        .into_iter()
+        .filter(|queue| {
+            let queue = queue.to_lowercase();
+            !queue.is_empty()
+                && lower.match_indices(&queue).any(|(at, _)| {
+                    let before = lower[..at].chars().next_back();
+                    let after = lower[at + queue.len()..].chars().next();
+                    !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+                })
+        })
+        .collect();
+    match named.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// The one `queue` the log lines that name the stream's jobs say.
+fn queue_by_logs(jobs: &HashSet<&str>, files: &[File]) -> std::result::Result<(String, String), String> {
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut lines = 0;
     for other in files {
         let Found::Log(log) = &other.found else { continue };
         for line in &log.lines {
-            if ids::ids_in(&line.message, &line.fields, &jobs).is_empty() {
+            if ids::line_ids(line, jobs).is_empty() {
                 continue;
             }
             let from_key = line.fields.queue.clone();
@@ -470,7 +596,7 @@ fn queue_of(
             let queue = seen.into_iter().next().unwrap_or_default();
             Ok((queue.clone(), format!("{lines} log lines that name the stream's jobs say queue={queue}")))
         }
-        0 => Err("the export does not name its queue, and no job hash or log line names it".into()),
+        0 => Err("the export does not name its queue, and no job hash, file name or log line names it".into()),
         _ => Err(format!(
             "log lines that name the stream's jobs give several queues ({})",
             seen.into_iter().collect::<Vec<_>>().join(", ")
@@ -514,7 +640,7 @@ mod tests {
     fn the_incident_folder_is_recognised_and_the_log_zone_measured_but_left_to_the_user() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/incident-2026-10-07");
         let inspection = inspect(&root).unwrap();
-        let found: Vec<(&str, &str, Option<&str>)> = inspection
+        let found: Vec<(&str, &str, Option<String>)> = inspection
             .proposals
             .iter()
             .map(|p| (p.file.name.as_str(), p.file.kind().name(), p.file.format()))
@@ -523,8 +649,8 @@ mod tests {
             found,
             [
                 ("bullmq.json", "bullmq-params", None),
-                ("ledger.csv", "ledger", Some("csv")),
-                ("server.log", "log", Some("text"))
+                ("ledger.csv", "ledger", Some("csv".to_string())),
+                ("server.log", "log", Some("text".to_string()))
             ]
         );
         assert!(matches!(inspection.proposals[1].zone, Some(Zone::NotNeeded(_))));
@@ -536,6 +662,66 @@ mod tests {
         assert_eq!(against, &["ledger.csv"]);
         assert_eq!(date, "2026-10-06 to 2026-10-07", "the ledger's rows are UTC: 23:54 on the 6th");
         assert!(measured.zones.iter().any(|c| c.tz.name() == "Asia/Seoul"));
+    }
+}
+
+#[cfg(test)]
+mod queues {
+    use super::*;
+
+    /// The queue proposed for the stream `name` (entries naming `jobs`) beside the job hashes of
+    /// `mail` (7, 8, 9, 10) and `sms` (7, 8, 11, 12): ids collide across queues.
+    fn queue(name: &str, jobs: &[&str]) -> std::result::Result<(String, String), String> {
+        let dir = tempfile::tempdir().unwrap();
+        for (queue, ids) in [("mail", ["7", "8", "9", "10"]), ("sms", ["7", "8", "11", "12"])] {
+            let hashes: Vec<String> = ids
+                .iter()
+                .map(|id| {
+                    format!(
+                        r#"{{"key":"bull:{queue}:{id}","fields":{{"name":"send","timestamp":"1796524973816","processedOn":"1796524973843"}}}}"#
+                    )
+                })
+                .collect();
+            std::fs::write(dir.path().join(format!("hashes-{queue}.jsonl")), hashes.join("\n")).unwrap();
+        }
+        let entries: Vec<String> = jobs
+            .iter()
+            .enumerate()
+            .map(|(n, id)| format!(r#"{{"id":"17965249739{n:02}-0","fields":{{"event":"active","jobId":"{id}"}}}}"#))
+            .collect();
+        std::fs::write(dir.path().join(name), format!("[{}]", entries.join(","))).unwrap();
+        let inspection = inspect(dir.path()).unwrap();
+        inspection.proposals.into_iter().find(|p| p.file.name == name).unwrap().queue.unwrap()
+    }
+
+    #[test]
+    fn a_streams_queue_is_the_one_whose_hashes_hold_its_jobs_or_the_one_its_name_names() {
+        assert_eq!(
+            queue("stream.json", &["7", "8", "9", "10"]),
+            Ok((
+                "mail".into(),
+                "every job id its entries name (4) is a job hash of queue mail (hashes-mail.jsonl), against queue sms's 2"
+                    .into()
+            ))
+        );
+        // Ids both queues have: the name tells.
+        assert_eq!(
+            queue("sms-events.json", &["7", "8"]),
+            Ok(("sms".into(), "its file name names queue sms, the only known queue it names".into()))
+        );
+    }
+
+    #[test]
+    fn a_streams_queue_is_left_undecided_when_the_evidence_disagrees_or_is_silent() {
+        assert_eq!(
+            queue("sms-events.json", &["7", "8", "9", "10"]).unwrap_err(),
+            "every job id its entries name (4) is a job hash of queue mail (hashes-mail.jsonl), against queue sms's 2, but its file name names queue sms"
+        );
+        assert_eq!(
+            queue("stream.json", &["7", "8"]).unwrap_err(),
+            "the job ids do not tell: every job id its entries name (2) is a job hash of queue mail (hashes-mail.jsonl), against queue sms's 2, and its file name names no known queue"
+        );
+        assert!(queue("mail-sms.json", &["7", "8"]).is_err(), "a name that names both queues tells nothing");
     }
 }
 

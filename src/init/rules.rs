@@ -19,7 +19,7 @@ use crate::ingest::log::rules::RuleSet;
 use crate::model::EventKind;
 
 use super::What;
-use super::ids::ids_in;
+use super::ids::line_ids;
 use super::logs::LogLine;
 use super::zone::Reference;
 
@@ -79,7 +79,7 @@ pub fn propose(
 ) -> Vec<Proposal> {
     let known: HashSet<&str> = references.iter().map(|(_, r)| r.id.as_str()).collect();
     let placed: Vec<(Option<DateTime<Utc>>, Vec<String>)> =
-        lines.iter().zip(utc).map(|(line, at)| (*at, ids_in(&line.message, &line.fields, &known))).collect();
+        lines.iter().zip(utc).map(|(line, at)| (*at, line_ids(line, &known))).collect();
     // Lines and references by the ids they name: each moment is compared with its job's lines only.
     let mut lines_of: HashMap<&str, Vec<usize>> = HashMap::new();
     for (l, (_, ids)) in placed.iter().enumerate() {
@@ -118,7 +118,7 @@ pub fn propose(
                 .filter(|(_, apart)| *apart <= tolerance)
                 .collect();
             let classified = |l: usize| {
-                let found = builtin.as_ref().map(|rules| rules.classify(&lines[l].message)).unwrap_or_default();
+                let found = builtin.as_ref().map(|rules| lines[l].classify(rules)).unwrap_or_default();
                 let id = found.job_id.or_else(|| lines[l].fields.job_id.clone());
                 (found.kind, id)
             };
@@ -155,7 +155,7 @@ pub fn propose(
             example: None,
             outcome: Outcome::NoLine,
         };
-        let example = |m: usize, l: usize| (lines[l].line, lines[l].message.clone(), moments[m].file, moments[m].line);
+        let example = |m: usize, l: usize| (lines[l].line, lines[l].shown(), moments[m].file, moments[m].line);
         if let Some(&(m, l)) = read.first() {
             proposal.example = Some(example(m, l));
             let mut distinct: Vec<usize> = read.iter().map(|(_, l)| *l).collect();
@@ -211,7 +211,7 @@ pub fn propose(
         let evidence_lines: HashSet<usize> = evidence.iter().map(|(_, l)| *l).collect();
         let (mut also, mut conflicts) = (0, 0);
         for (l, line) in lines.iter().enumerate() {
-            if rule.classify(&line.message).kind != Some(event) || evidence_lines.contains(&l) {
+            if line.classify(&rule).kind != Some(event) || evidence_lines.contains(&l) {
                 continue;
             }
             let (at, ids) = &placed[l];
@@ -275,9 +275,23 @@ const WORDS: &[(What, &[&str])] = &[
 /// Level words: they say how a line was logged, not what it records.
 const LEVELS: &[&str] = &["INFO", "WARN", "WARNING", "ERROR", "DEBUG", "TRACE", "FATAL", "LOG", "VERBOSE", "NOTICE"];
 
-/// A pattern for lines worded like this one, with `id` captured (when the message holds it).
+/// A pattern for lines worded like this one, with `id` captured (when the message holds it, or
+/// else the error the line carries). A pattern generalises: words with digits (times, pids,
+/// counts, other ids) become `\S+`, the characters around the id in its word are kept only up
+/// to a digit, and a JSON record read as text gets none (its keys and values are not wording:
+/// its format is to be declared).
 pub fn template(line: &LogLine, id: &str) -> Option<String> {
-    let tokens: Vec<&str> = line.message.split_whitespace().collect();
+    if line.message.trim_start().starts_with('{')
+        && serde_json::from_str::<serde_json::Value>(&line.message).is_ok_and(|v| v.is_object())
+    {
+        return None;
+    }
+    let in_message = line.message.split_whitespace().any(|t| holds(t, id));
+    let text = match line.error.as_deref() {
+        Some(error) if !in_message && error.split_whitespace().any(|t| holds(t, id)) => error,
+        _ => line.message.as_str(),
+    };
+    let tokens: Vec<&str> = text.split_whitespace().collect();
     let at = tokens.iter().position(|t| holds(t, id));
     if at.is_none() && line.fields.job_id.as_deref() != Some(id) {
         return None;
@@ -289,9 +303,9 @@ pub fn template(line: &LogLine, id: &str) -> Option<String> {
     if let Some(at) = at {
         let token = tokens[at];
         let from = token.find(id).unwrap_or(0);
-        let (prefix, suffix) = (&token[..from], &token[from + id.len()..]);
+        let (prefix, suffix) = (around(&token[..from], true), around(&token[from + id.len()..], false));
         // Greedy, then the suffix: the capture ends at the suffix's last place in the word.
-        pieces.push(format!("{}(?P<job_id>\\S+){}", regex::escape(prefix), regex::escape(suffix)));
+        pieces.push(format!("{prefix}(?P<job_id>\\S+){suffix}"));
         suffixed = !suffix.is_empty();
         for token in tokens.iter().skip(at + 1).take(4) {
             if token.contains('=') {
@@ -327,6 +341,31 @@ fn holds(token: &str, id: &str) -> bool {
     })
 }
 
+/// The most characters kept of the id's word on either side of it.
+const AROUND: usize = 16;
+
+/// The characters of the id's word before it (`before`) or after it, as a pattern: those next to
+/// the id up to a digit and at most `AROUND` of them (`job#`, `(`, `):`), the rest, if any, any
+/// characters (`\S*`): `id=` stays, `{"time":1796524973839,...,"jobId":"` does not.
+fn around(text: &str, before: bool) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let kept: Vec<char> = if before {
+        let mut kept: Vec<char> =
+            chars.iter().rev().take_while(|c| !c.is_ascii_digit()).take(AROUND).copied().collect();
+        kept.reverse();
+        kept
+    } else {
+        chars.iter().take_while(|c| !c.is_ascii_digit()).take(AROUND).copied().collect()
+    };
+    let kept: String = kept.into_iter().collect();
+    let cut = kept.chars().count() < chars.len();
+    match (cut, before) {
+        (false, _) => regex::escape(&kept),
+        (true, true) => format!("\\S*{}", regex::escape(&kept)),
+        (true, false) => format!("{}\\S*", regex::escape(&kept)),
+    }
+}
+
 /// A word as written, unless it holds digits (counts, durations, other ids): then any word.
 fn piece(token: &str) -> String {
     if let Some((key, value)) = token.split_once('=')
@@ -352,7 +391,13 @@ mod tests {
     }
 
     fn line(n: u64, utc: &str, message: &str) -> LogLine {
-        LogLine { line: n, stamp: Stamp::Absolute(at(utc)), message: message.into(), fields: Classified::default() }
+        LogLine {
+            line: n,
+            stamp: Stamp::Absolute(at(utc)),
+            message: message.into(),
+            fields: Classified::default(),
+            error: None,
+        }
     }
 
     fn stream(id: &str, utc: &str, what: What) -> (Channel, Reference) {
@@ -463,6 +508,40 @@ mod tests {
         let proposals = propose(&lines, &placed(&lines), &references, false);
         let Outcome::Rule { decided, enough, .. } = proposals[0].outcome else { panic!("{:?}", proposals[0]) };
         assert_eq!((decided, enough, proposals[0].covered), (false, false, 1));
+    }
+
+    #[test]
+    fn a_template_generalises_the_word_around_the_id_and_a_json_record_gets_none() {
+        // A pino record read as a text log: its time, pid and host are no wording.
+        let json = line(
+            1,
+            "2026-12-06T02:42:53.842Z",
+            r#"{"level":30,"time":1796524973839,"pid":27806,"hostname":"review-bot-7d9f8c6b5-8nbbd","jobId":"gh-1001","msg":"job active"}"#,
+        );
+        assert_eq!(template(&json, "gh-1001"), None);
+        // Around the id, the characters next to it up to a digit are kept, the rest any.
+        let glued = line(1, "2026-12-06T02:42:53Z", "picked up t=1796524973839/job:gh-1001/attempt2 now");
+        let pattern = template(&glued, "gh-1001").unwrap();
+        assert_eq!(pattern, r"^picked\s+up\s+\S*/job:(?P<job_id>\S+)/attempt\S*\s+now");
+        let rules =
+            RuleSet::new(&[RuleSpec { event: "job-active".into(), pattern: pattern.clone() }], false, "t").unwrap();
+        let other = rules.classify("picked up t=1796524999000/job:gh-1002/attempt3 now");
+        assert_eq!(other.job_id.as_deref(), Some("gh-1002"), "{pattern}");
+    }
+
+    #[test]
+    fn a_line_whose_error_names_the_job_gets_a_rule_from_the_errors_words() {
+        let mut l = line(1, "2026-11-30T08:00:00Z", "worker error");
+        l.error = Some("Job repeat:s:1796028384203 was reclaimed after its lock expired".into());
+        assert_eq!(
+            template(&l, "repeat:s:1796028384203").unwrap(),
+            r"^Job\s+(?P<job_id>\S+)\s+was\s+reclaimed\s+after\s+its"
+        );
+        // The built-in rules read an error's words when the message says nothing they know.
+        let mut failed = line(1, "2026-11-30T08:00:00Z", "worker error");
+        failed.error = Some("job 42 failed: boom".into());
+        let builtin = RuleSet::new(&[], true, "t").unwrap();
+        assert_eq!(failed.classify(&builtin).kind, Some(EventKind::JobFailed));
     }
 
     #[test]

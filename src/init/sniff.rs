@@ -5,7 +5,7 @@
 //! pino or winston log is JSON that may carry any key (a job's `failedReason` included), a ledger
 //! is the table left when nothing else fits.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use chrono::NaiveDateTime;
@@ -67,7 +67,7 @@ pub fn recognise(path: &Path, name: &str) -> Result<File, String> {
     if let Some(found) =
         logs::recognise_enveloped(&sample).or_else(|| logs::recognise(&sample)).filter(|found| !found.lines.is_empty())
     {
-        let checked = check_with(SourceKind::Log, found.format);
+        let checked = check_with(SourceKind::Log, &found.declared());
         return Ok(File { check: Some(checked), ..file(Found::Log(found)) });
     }
     if let Some(found) = jobs::recognise(&sample, json.as_ref(), name) {
@@ -83,8 +83,8 @@ pub fn recognise(path: &Path, name: &str) -> Result<File, String> {
                 .into(),
         );
     };
-    let proposal =
-        ledger::propose(&table, &HashSet::new()).map_err(|why| format!("a table, but not a ledger: {why}"))?;
+    let proposal = ledger::propose(&table, &ledger::Known::default())
+        .map_err(|why| format!("a table, but not a ledger: {why}"))?;
     let text = sample.text[..table.end.min(sample.text.len())].to_string();
     let found = LedgerFound::new(name, table, text, proposal);
     Ok(file(Found::Ledger(Box::new(found))))
@@ -96,7 +96,8 @@ impl LedgerFound {
             name: name.to_string(),
             header: sample::shown(&table.columns.join(","), 120),
             ragged: table.ragged,
-            moments: moments(&table, &proposal),
+            // A receiver's record is on the receiver's clock, and its rows are no moments of a run.
+            moments: if proposal.receiver { Vec::new() } else { moments(&table, &proposal) },
             naive_rows: naive_rows(&table, &proposal),
             check: check(name, &text, &proposal),
             proposal,
@@ -105,10 +106,10 @@ impl LedgerFound {
         }
     }
 
-    /// Proposed again knowing the job ids of the folder's stream and job hashes, when they change
-    /// the mapping.
-    pub fn with_jobs(self, jobs: &HashSet<String>) -> LedgerFound {
-        match ledger::propose(&self.table, jobs) {
+    /// Proposed again knowing the job ids and queues of the folder's streams and job hashes, when
+    /// they change the mapping.
+    pub fn with_known(self, known: &ledger::Known) -> LedgerFound {
+        match ledger::propose(&self.table, known) {
             Ok(proposal) if proposal.mapped != self.proposal.mapped => {
                 LedgerFound::new(&self.name, self.table, self.text, proposal)
             }
@@ -162,6 +163,9 @@ fn check(name: &str, text: &str, proposal: &Proposal) -> Result<InputSummary, St
     let tz = (!proposal.time_absolute).then_some(chrono_tz::UTC);
     let mut spec = SourceSpec::new(SourceKind::Ledger, PathBuf::from(name), tz, "tz".into());
     spec.format = Some(proposal.format.to_string());
+    if proposal.receiver {
+        spec.role = crate::ingest::LedgerRole::Receiver;
+    }
     spec.columns = proposal.mapped.iter().map(|m| (m.field.to_string(), m.column.clone())).collect();
     spec.event_values = proposal
         .events

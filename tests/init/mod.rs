@@ -273,7 +273,9 @@ fn init_on_a_real_bullmq_run_reads_each_record_once_and_matches_its_manifest() {
     assert!(stdout.contains("events.txt: the same job moments as events.json"), "{stdout}");
     assert!(!manifest.contains("path = \"events.txt\""), "{manifest}");
     assert!(
-        manifest.contains("queue = \"pr-review\"   # the job hashes in jobs.jsonl are all of queue pr-review"),
+        manifest.contains(
+            "queue = \"pr-review\"   # every job id its entries name (4) is a job hash of queue pr-review (jobs.jsonl)"
+        ),
         "{manifest}"
     );
     assert!(manifest.contains("kind = \"bullmq-jobs\"\npath = \"jobs.jsonl\""), "{manifest}");
@@ -722,6 +724,109 @@ fn init_measures_a_kubectl_logs_zone_against_its_own_envelope_and_the_case_reads
     assert!(!metrics(&from_init).is_empty());
 }
 
+/// A real fleet's evidence, trimmed (docs/fleet.md, the fixture's NOTES.md).
+const FLEET: &str = "fixtures/fleet-bullmq-6.7.0-shared-ledger";
+
+#[test]
+fn init_on_a_fleet_case_maps_the_shared_ledger_the_pod_logs_and_the_streams_and_matches_its_manifest() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(format!("{root}/{FLEET}")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap();
+        if name != "leasetrace.toml" && name != "NOTES.md" {
+            std::fs::copy(&path, dir.path().join(name)).unwrap();
+        }
+    }
+    let (stdout, manifest) = init(dir.path());
+
+    // The ledger: of the columns with a few short values on every row (a final state, a queue, a
+    // worker whose pod names hold 'review'), the one whose runs open, go on and close.
+    for mapping in [
+        "time = \"logged_at\"",
+        "event = \"lifecycle\"",
+        "run = \"run_ref\"",
+        "job = \"bull_job_id\"",
+        "item = \"item_ref\"",
+        "worker = \"worker_node\"",
+        "status = \"final_state\"",
+        "queue = \"queue_name\"",
+        "detail = \"details\"",
+        "key = \"idem_key\"",
+    ] {
+        assert!(manifest.lines().any(|l| l.starts_with(mapping) && l.contains("   # ")), "{mapping}:\n{manifest}");
+    }
+    assert!(manifest.contains("# column \"id\" is not mapped (e.g. '1')"), "{manifest}");
+    assert!(
+        manifest.contains(
+            "# event column 'lifecycle': of 89 runs (by 'run_ref'), 89 open with their one round-started row"
+        ),
+        "{manifest}"
+    );
+    for (value, kind) in [
+        ("sweep.begin", "round-started"),
+        ("sweep.pick", "item-selected"),
+        ("review.send", "effect-posted"),
+        ("notify.end", "round-finished"),
+        ("backfill.reaped", "round-failed"),
+    ] {
+        let line = format!("\"{value}\" = \"{kind}\"");
+        assert!(manifest.lines().any(|l| l.starts_with(&line)), "{line}:\n{manifest}");
+    }
+    assert!(manifest.contains("the ledger reader on these 271 rows with the mapping below: 271 events, 0 rejected"));
+    // No column names the job type: said, not guessed.
+    assert!(
+        manifest.contains("#   - ledger.csv: the job type: no column names it (no sweep field); it is the prefix of the values of column 'lifecycle'"),
+        "{manifest}"
+    );
+    // The pods' logs: pino inside kubectl, and no rule made of a sample line.
+    assert_eq!(manifest.matches("format = \"kubectl+pino\"").count(), 3, "{manifest}");
+    assert!(stdout.contains("review-bot-7d9f8c6b5-8nbbd.log log            kubectl+pino"), "{stdout}");
+    assert!(!manifest.contains("pattern ="), "{manifest}");
+    // The streams' queues, from the job hashes that hold their job ids and their file names.
+    for (file, queue, other, theirs) in
+        [("events-review.json", "review", "notify", 9), ("events-notify.json", "notify", "review", 12)]
+    {
+        let line = format!("path = \"{file}\"\nformat = \"xrange-json\"\n# the bullmq-events reader on the sample: 8");
+        assert!(manifest.contains(&line), "{line}:\n{manifest}");
+        let decided = format!(
+            "queue = \"{queue}\"   # every job id its entries name (17) is a job hash of queue {queue} (jobs-{queue}.jsonl), against queue {other}'s {theirs}; its file name names queue {queue}, the only known queue it names"
+        );
+        assert!(manifest.contains(&decided), "{decided}:\n{manifest}");
+    }
+    // The receiver's record: recognised and read as the receiver's, never a second sender's ledger.
+    assert!(
+        manifest
+            .contains("[[sources]]\nkind = \"ledger\"\npath = \"receiver.csv\"\nrole = \"receiver\"\nformat = \"csv\""),
+        "{manifest}"
+    );
+    for mapping in [
+        "time = \"received_at\"",
+        "outcome = \"status\"",
+        "key = \"idempotency_key\"",
+        "item = \"item\"",
+        "job = \"job_id\"",
+        "worker = \"sender\"",
+    ] {
+        assert!(manifest.lines().any(|l| l.starts_with(mapping)), "{mapping}:\n{manifest}");
+    }
+    assert!(manifest.contains("# the ledger reader on these 70 rows with the mapping below: 70 events, 0 rejected"));
+    assert!(!manifest.contains("receiver.csv: the"), "nothing of it is left to decide:\n{manifest}");
+
+    // Declaring the zone init lists (the only thing left) gives the hand-written manifest's
+    // findings: BullMQ's refusals logged as pino error objects among them.
+    uncomment(&dir.path().join("leasetrace.toml"), "tz = \"Asia/Seoul\"");
+    let from_init = analyze_json(dir.path().to_str().unwrap());
+    let by_hand = analyze_json(FLEET);
+    let metrics = |r: &Value| -> Vec<(Value, Value)> {
+        r["findings"].as_array().unwrap().iter().map(|f| (f["kind"].clone(), f["metrics"].clone())).collect()
+    };
+    assert_eq!(metrics(&from_init), metrics(&by_hand));
+    for kind in ["duplicate-selection", "duplicate-effect", "stale-completion", "stalled-rerun", "retry-exhausted"] {
+        assert!(kinds(&from_init).iter().any(|k| k == kind), "{kind}: {:?}", kinds(&from_init));
+    }
+}
+
 /// A file name that would end its comment and add a source of its own reading a file outside
 /// the folder (`\u002F` is `/` in a TOML string, so the name needs no slash).
 const INJECTING_NAME: &str =
@@ -766,4 +871,54 @@ fn a_file_name_cannot_add_a_source_to_the_manifest_or_reach_the_terminal_raw() {
     let inputs: Vec<&str> = report["inputs"].as_array().unwrap().iter().map(|i| i["path"].as_str().unwrap()).collect();
     assert_eq!(inputs.len(), 2, "{inputs:?}");
     assert!(inputs.iter().all(|path| path.ends_with(params) || path.ends_with(INJECTING_NAME)), "{inputs:?}");
+}
+
+#[test]
+fn init_leaves_two_event_columns_that_fit_about_equally_to_the_user_with_both_written() {
+    let dir = tempfile::tempdir().unwrap();
+    // The app's step and the state its UI shows: both tell each run's story; they read the send
+    // rows differently (a post, or a selection?).
+    let mut ledger = String::from("at,run,step,ui_state\n");
+    for (n, minute) in [(1, 0), (2, 1), (3, 2)] {
+        for (second, step, state) in
+            [(0, "begin", "start"), (1, "pick", "select"), (2, "send", "select"), (3, "end", "done")]
+        {
+            let _ = writeln!(ledger, "2026-10-07T00:0{minute}:0{second}Z,r{n},{step},{state}");
+        }
+    }
+    std::fs::write(dir.path().join("runs.csv"), ledger).unwrap();
+    let (stdout, manifest) = init(dir.path());
+    assert!(
+        stdout.contains("COMMENTED OUT: two columns fit the event column about equally (step, ui_state)"),
+        "{stdout}"
+    );
+    assert!(manifest.contains("\n# event = \"step\""), "{manifest}");
+    assert!(manifest.contains("\n# event = \"ui_state\"   # the runner-up: 3 distinct values;"), "{manifest}");
+    assert!(
+        manifest.contains("#   - runs.csv: the event column: 'step' and 'ui_state' (lifecycle fit 1.00 against 1.00"),
+        "{manifest}"
+    );
+    assert!(manifest.contains("# the values of column \"ui_state\" (the runner-up) not listed above:"), "{manifest}");
+    assert!(manifest.contains("# \"start\" = \"round-started\""), "{manifest}");
+    // Choosing the runner-up: the source uncommented with its event line.
+    let text = manifest
+        .lines()
+        .map(|l| match l.strip_prefix("# ") {
+            Some(rest)
+                if ["[[sources]]", "kind =", "path =", "format =", "[sources.", "time =", "run =", "\""]
+                    .iter()
+                    .any(|p| rest.starts_with(p)) =>
+            {
+                rest
+            }
+            Some(rest) if rest.starts_with("event = \"ui_state\"") => rest,
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(dir.path().join("leasetrace.toml"), text).unwrap();
+    let run = leasetrace(&["timeline", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let kinds: Vec<Value> = run.json()["timeline"].as_array().unwrap().iter().map(|e| e["kind"].clone()).collect();
+    assert_eq!(kinds.iter().filter(|k| *k == "item-selected").count(), 6, "{kinds:?}");
 }

@@ -162,6 +162,19 @@ fn continuation(
     Ok(())
 }
 
+/// A `[Nest]` line as this reader reads it (for `init`, which proposes rules on what the rules
+/// will see): its time, the text the rules classify (level, context and message, without the
+/// params and the elapsed time), the ids and names of its params, and the error they carry.
+pub fn read_line(text: &str) -> Option<(Stamp, String, Classified, Option<String>)> {
+    let clean = strip_ansi(text);
+    let header = parse_line(clean.strip_prefix(PREFIX)?).ok()?;
+    let mut fields = json_fields(&header.params);
+    if fields.worker.is_none() {
+        fields.worker = Some(header.pid.to_string());
+    }
+    Some((header.stamp, header.rules_text.to_string(), fields, error_text(&header.params)))
+}
+
 /// A `[Nest]` line after its prefix.
 struct Line<'a> {
     pid: &'a str,
