@@ -178,7 +178,7 @@ mod tests {
         assert!(!notes_of(&untrimmed).iter().any(|n| n.contains("trimmed")));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("capture.json");
-        std::fs::write(&path, r#"{"schema": "leasetrace.report/v3"}"#).unwrap();
+        std::fs::write(&path, r#"{"schema": "leasetrace.report/v4"}"#).unwrap();
         let error = notes(&path).unwrap_err().to_string();
         assert!(error.contains("not a capture record") && error.contains("leasetrace.capture/v1"), "{error}");
     }
