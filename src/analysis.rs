@@ -66,6 +66,10 @@ pub(crate) fn build(config: &Config, view: View, read_back: bool) -> Result<(Rep
     let timeline =
         Timeline::new(events).with_paths(paths).with_line_texts(line_texts).with_envelope_times(envelope_times);
     phases.end("sorted");
+    // A line or a file read twice is one piece of evidence: counted twice, one activation would be
+    // a rerun. Said first, since it changes every count below.
+    let (timeline, repeats) = ingest::io::repeats::drop_repeats(timeline, &sources, &mut inputs, &config.progress)?;
+    let repeat_warnings = ingest::io::repeats::warnings(&timeline, &repeats, &inputs);
     // The worker settings the logs gave are evidence for the parameters no flag or file gives.
     let logged = model::params::Logged::from_timeline(&timeline);
     let activations = if model::params::Logged::values_differ(&logged) {
@@ -140,6 +144,7 @@ pub(crate) fn build(config: &Config, view: View, read_back: bool) -> Result<(Rep
     }
     // Sources read outside the case folder come first: the report's evidence is not all in it.
     let mut warnings = config.warnings.clone();
+    warnings.extend(repeat_warnings);
     // BullMQ's parameters matter to a case with BullMQ jobs in it (a lease ledger alone has none).
     if view != View::Timeline && has_bullmq_jobs(&timeline) {
         warnings.extend(model::warnings::defaults_in_force(&params));

@@ -100,6 +100,9 @@ struct ManifestAnalysis {
     duplicate_window_s: Option<f64>,
     /// The longest line or CSV record read, in bytes, as `--max-line-bytes` gives it (the flag wins).
     max_line_bytes: Option<u64>,
+    /// The most bytes of records held for an export read whole, as `--max-held-bytes` gives it
+    /// (the flag wins).
+    max_held_bytes: Option<u64>,
     /// The BullMQ version the case ran with, as `--bullmq-version` gives it (the flag wins).
     bullmq_version: Option<String>,
 }
@@ -412,9 +415,21 @@ impl Config {
             }
             (None, None) => crate::ingest::io::lines::MAX_LINE_BYTES as u64,
         };
+        let ceiling = crate::ingest::io::lines::MAX_HELD_BYTES_CEILING;
+        let max_held_bytes = match (args.max_held_bytes, manifest.analysis.max_held_bytes) {
+            (Some(bytes), _) => bytes,
+            (None, Some(bytes)) if (1..=ceiling).contains(&bytes) => bytes,
+            (None, Some(bytes)) => {
+                return Err(Error::usage(format!(
+                    "{manifest_name}: [analysis] max_held_bytes must be a number of bytes from 1 to {ceiling}, found {bytes}"
+                )));
+            }
+            (None, None) => crate::ingest::io::lines::MAX_HELD_BYTES as u64,
+        };
         for spec in &mut sources {
             // At most the ceiling (1 GiB), checked above.
             spec.max_line_bytes = usize::try_from(max_line_bytes).unwrap_or(usize::MAX);
+            spec.max_held_bytes = usize::try_from(max_held_bytes).unwrap_or(usize::MAX);
         }
         let source_zones = sources.iter().map(|s| s.tz).collect();
         let capture_record = manifest.capture.as_ref().map(|path| base.join(path));

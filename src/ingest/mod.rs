@@ -140,6 +140,9 @@ pub struct SourceSpec {
     /// The longest line (a CSV ledger: record) read, in bytes: a longer one is rejected and passed
     /// over in bounded memory (`lines::MAX_LINE_BYTES` unless `--max-line-bytes` says otherwise).
     pub max_line_bytes: usize,
+    /// The most bytes of records a reader holds when it must hold a source whole (a newest-first
+    /// export: `lines::MAX_HELD_BYTES` unless `--max-held-bytes` says otherwise).
+    pub max_held_bytes: usize,
     /// Where a source read once (standard input, a FIFO) is read back from: the temporary copy
     /// written while it is read, or stdin's own file (`spool::Spool`). Set before the sources are
     /// read (`spool::attach`).
@@ -195,6 +198,7 @@ impl SourceSpec {
             reread_compressed: true,
             text_start: 0,
             max_line_bytes: lines::MAX_LINE_BYTES,
+            max_held_bytes: lines::MAX_HELD_BYTES,
             spool: None,
             window: None,
         }

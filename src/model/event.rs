@@ -563,6 +563,20 @@ impl Event {
         Origin { channel: self.channel, source: self.source, line: self.line } = origin;
     }
 
+    /// What an event says, but not where: its time, kind, ids, item, detail and channel. Two
+    /// events of one source with the same key on different lines, and the same text, are a line
+    /// repeated (`ingest::io::repeats`).
+    pub fn content_key(&self) -> (Moment, EventKind, Handle<Scope>, Option<super::Item>, Handle<Extra>, Channel) {
+        (self.at, self.kind, self.scope, self.item, self.extra, self.channel)
+    }
+
+    /// Feeds what the event says and its line, not its source, to `state`: two sources that
+    /// give the same events on the same lines are one piece of evidence read twice.
+    pub fn hash_content<H: std::hash::Hasher>(&self, state: &mut H) {
+        use std::hash::Hash;
+        (self.content_key(), self.line).hash(state);
+    }
+
     pub fn scope(&self) -> Handle<Scope> {
         self.scope
     }

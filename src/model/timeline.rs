@@ -209,6 +209,20 @@ impl Timeline {
     pub fn len(&self) -> usize {
         self.events.len()
     }
+
+    /// The timeline without the events `drop` marks (by event id): evidence read twice, kept
+    /// once. The order of the rest is unchanged, so ids change; nothing has cited any yet.
+    #[must_use]
+    pub fn without(self, drop: &[bool]) -> Self {
+        let mut place = 0;
+        let mut events = self.events;
+        events.retain(|_| {
+            place += 1;
+            !drop.get(place - 1).copied().unwrap_or(false)
+        });
+        let kinds = events.iter().map(|event| event.kind).collect();
+        Timeline { events, kinds, resolutions: std::sync::OnceLock::new(), ..self }
+    }
 }
 
 #[cfg(test)]

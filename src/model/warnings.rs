@@ -140,7 +140,11 @@ fn short_place(given: &Given) -> String {
 pub fn empty_inputs(inputs: &[InputSummary]) -> Vec<Warning> {
     inputs
         .iter()
-        .filter(|input| input.events == 0)
+        // A file read twice has its own warning (`duplicate-evidence`): its evidence is the other's.
+        .filter(|input| {
+            input.events == 0
+                && !input.ignored_by_reason.keys().any(|reason| reason.starts_with(crate::ingest::io::repeats::SAME_EVIDENCE_AS))
+        })
         .map(|input| {
             let mut reasons: Vec<String> =
                 input.ignored_by_reason.iter().map(|(reason, count)| format!("{count} {reason}")).collect();

@@ -343,3 +343,53 @@ fn an_endless_record_in_a_json_export_is_rejected_in_bounded_memory() {
     assert_eq!((lines, used, rejected), (19, 1, 1), "{}", run.stdout);
     assert_eq!(rejections, vec![(3, TOO_LONG.to_string())]);
 }
+
+/// A Loki export of `records` lines of one pod, newest first, as `logcli query --output=jsonl`
+/// writes it (the default, backward), its times going down a millisecond a record.
+fn loki_newest_first(records: u64) -> Feed {
+    Box::new(move |out| {
+        let start = chrono::DateTime::parse_from_rfc3339("2026-10-07T01:00:00Z").unwrap().timestamp_millis();
+        let _ = (|| {
+            let mut block: Vec<u8> = Vec::new();
+            for record in 0..records {
+                let at = chrono::DateTime::from_timestamp_millis(start - i64::try_from(record).unwrap()).unwrap();
+                let local = at.with_timezone(&chrono_tz::Asia::Seoul).format("%Y-%m-%d %H:%M:%S%.3f");
+                let stamp = at.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
+                writeln!(
+                    block,
+                    "{{\"labels\":{{\"pod\":\"review-api-7d9f8b6c4-x2k9p\"}},\"line\":\"{local} INFO  [HTTP] GET /healthz 200 7.1ms pid=52117 request={record:012}\",\"timestamp\":\"{stamp}\"}}"
+                )?;
+                if block.len() >= 1 << 20 {
+                    out.write_all(&block)?;
+                    block.clear();
+                }
+            }
+            out.write_all(&block)
+        })();
+    })
+}
+
+#[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
+fn a_newest_first_export_past_the_held_limit_is_refused_in_bounded_memory() {
+    // 3 M records (about 620 MiB), held to be read from the last: past 32 MiB of records the run
+    // stops, naming the line and the fix, however much more there is.
+    let run = measured(
+        &["timeline", "--log", "-", "--log-tz", "Asia/Seoul", "--max-held-bytes", "33554432"],
+        Some(loki_newest_first(3_000_000)),
+    );
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(run.stderr.starts_with("leasetrace: error: -:"), "{}", run.stderr);
+    assert!(run.stderr.contains("the export is sorted newest first"), "{}", run.stderr);
+    assert!(run.stderr.contains("pass 33554432 bytes here (--max-held-bytes"), "{}", run.stderr);
+    assert!(run.stderr.contains("export it oldest first"), "{}", run.stderr);
+    assert!(run.peak < 160 << 20, "peak memory {} MiB", run.peak >> 20);
+    // Under the limit the same export is read, from its last record to its first.
+    let run = measured(
+        &["timeline", "--log", "-", "--log-tz", "Asia/Seoul", "--format", "json"],
+        Some(loki_newest_first(2_000)),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["inputs"][0]["lines"], 2_000);
+}

@@ -6,6 +6,7 @@ mod confine;
 mod fuzz_regressions;
 mod line_ends;
 mod long_lines;
+mod repeats;
 mod terminal;
 
 /// The tests that bound the binary's peak memory (long_lines, capture), in a test process of their

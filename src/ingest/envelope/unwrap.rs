@@ -156,7 +156,8 @@ impl EventFormat for Unwrap {
         let mut inner_events = Vec::new();
         let (sender, receiver) = sync_channel::<Vec<u8>>(4);
         let (fed, inner_result) = std::thread::scope(|scope| {
-            let feeder = scope.spawn(move || feed(head, pieces, newest_first, stamps, &sender));
+            let limit = Held { path: &spec.path, most: spec.max_held_bytes };
+            let feeder = scope.spawn(move || feed(head, pieces, newest_first, stamps, limit, &sender));
             let channel: Box<dyn BufRead + Send> =
                 Box::new(BufReader::with_capacity(BATCH_BYTES, Channel { receiver, chunk: Vec::new(), at: 0 }));
             let result = inner.read(&inner_spec, source, channel, &mut inner_events, &mut inner_summary);
@@ -477,6 +478,7 @@ fn feed(
     rest: Box<dyn Iterator<Item = Result<Piece>> + Send + '_>,
     newest_first: bool,
     stamps: Stamps,
+    limit: Held<'_>,
     sender: &SyncSender<Vec<u8>>,
 ) -> Result<(Rows, Account)> {
     let mut rows = Rows::new();
@@ -521,9 +523,16 @@ fn feed(
     };
     let pieces = head.into_iter().map(Ok).chain(rest);
     let mut newest_records = Vec::new();
+    let mut held_bytes = 0usize;
     for piece in pieces {
         match piece? {
-            Piece::Record(record) if newest_first => newest_records.push(record),
+            Piece::Record(record) if newest_first => {
+                held_bytes = held_bytes.saturating_add(Held::size_of(&record));
+                if held_bytes > limit.most {
+                    return Err(limit.exceeded(record.line));
+                }
+                newest_records.push(record);
+            }
             Piece::Record(record) => take(record, &mut batch, &mut rows, &mut account),
             Piece::Ignored { lines, reason, .. } => account.ignore(reason, lines),
             Piece::Rejected { line, lines, reason } => account.reject(line, lines, reason),
@@ -542,6 +551,34 @@ fn feed(
         let _ = sender.send(batch);
     }
     Ok((rows, account))
+}
+
+/// How much of a newest-first export may be held to read it from its end
+/// (`SourceSpec::max_held_bytes`), and whose it is.
+#[derive(Clone, Copy)]
+struct Held<'a> {
+    path: &'a std::path::Path,
+    most: usize,
+}
+
+impl Held<'_> {
+    /// What a record costs held: its message, its labels, and the record itself.
+    fn size_of(record: &Record) -> usize {
+        let labels: usize =
+            record.labels.0.iter().map(|(_, value)| value.len() + std::mem::size_of::<(&str, String)>()).sum();
+        std::mem::size_of::<Record>() + record.message.len() + labels
+    }
+
+    fn exceeded(self, line: u64) -> Error {
+        Error::input(
+            self.path,
+            Some(line),
+            format!(
+                "the export is sorted newest first, so it is held in memory to be read from its last record, and its records pass {} bytes here (--max-held-bytes, [analysis] max_held_bytes); export it oldest first (logcli query --forward, aws logs tail, a Kibana or CloudWatch sort by time ascending), split it by time, or raise the limit",
+                self.most
+            ),
+        )
+    }
 }
 
 /// The log reader's side of the channel: the messages as one stream of lines.

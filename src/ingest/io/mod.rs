@@ -2,7 +2,7 @@
 //! (`lines`), how a gzip file is inflated member after member (`gzip`) on a thread of its own
 //! (`read_ahead`), how a source that can be read only once is kept for reading back (`spool`),
 //! how the lines a report cites are read back from their files (`read_back`), and the per-reader
-//! cache in front of the interner (`recent`). Nothing here knows what a ledger row or a log line
+//! cache in front of the interner (`recent`), and evidence read twice kept once (`repeats`). Nothing here knows what a ledger row or a log line
 //! means.
 
 pub mod gzip;
@@ -10,4 +10,5 @@ pub mod lines;
 pub mod read_ahead;
 pub mod read_back;
 pub mod recent;
+pub mod repeats;
 pub mod spool;
