@@ -130,6 +130,51 @@ impl Context<'_> {
             _ => exact,
         }
     }
+
+    /// When the failure that `primary` records happened, from every record of it: the job's
+    /// other `job-failed` records within the clocks' skew with no activation of the job between
+    /// (a job hash's `finishedOn`, taken before BullMQ's script ran, and a log's line, written
+    /// after it). Each record's window (`when_of`) is intersected; when they do not meet, the
+    /// lags measured on other failures were narrower than this one's, and the window is all of
+    /// them together: never narrower than the evidence.
+    pub fn failure_when(&self, job: crate::model::JobKey, primary: EventId) -> When {
+        let timeline = self.timeline;
+        let at = timeline.get(primary).moment().nanos();
+        let skew_ns = CLOCK_SKEW_MS * 1_000_000;
+        let ids = self.events_of_job(job);
+        let between_activation = |a: i64, b: i64| {
+            let (from, to) = (a.min(b), a.max(b));
+            ids.iter().any(|&id| {
+                let event = timeline.get(id);
+                let t = event.moment().nanos();
+                event.kind == EventKind::JobActive && from < t && t < to
+            })
+        };
+        let records: Vec<&Event> = ids
+            .iter()
+            .map(|&id| timeline.get(id))
+            .filter(|event| {
+                let t = event.moment().nanos();
+                event.kind == EventKind::JobFailed && (t - at).abs() <= skew_ns && !between_activation(at, t)
+            })
+            .collect();
+        let first = self.when_of(timeline.get(primary));
+        if timeline.get(primary).origin().channel == Channel::EventsStream {
+            return first;
+        }
+        let windows: Vec<When> = records.iter().map(|event| self.when_of(event)).collect();
+        let earliest = windows.iter().map(|w| w.earliest).max().unwrap_or(first.earliest);
+        let latest = windows.iter().map(|w| w.latest).min().unwrap_or(first.latest);
+        if earliest <= latest {
+            When { earliest, latest, lag: first.lag }
+        } else {
+            When {
+                earliest: windows.iter().map(|w| w.earliest).min().unwrap_or(first.earliest),
+                latest: windows.iter().map(|w| w.latest).max().unwrap_or(first.latest),
+                lag: first.lag,
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -172,5 +217,50 @@ mod tests {
         assert_eq!((ms(when.earliest), ms(when.latest)), (-31, -4));
         // The stream's own entry is exact.
         assert!(context.activation_when(1).is_exact());
+    }
+
+    /// Job `job`'s `job-failed` at `ms` after a minute mark, from the stream (source 0), a log
+    /// (source 1) or a job hash (source 2).
+    fn failed(ms: i64, job: &str, channel: Channel) -> Event {
+        let mut event = active(ms, job, channel);
+        event.kind = EventKind::JobFailed;
+        event.set_origin(Origin {
+            channel,
+            source: match channel {
+                Channel::EventsStream => 0,
+                Channel::Log => 1,
+                _ => 2,
+            },
+            line: event.origin().line,
+        });
+        event
+    }
+
+    #[test]
+    fn a_failure_whose_records_disagree_with_the_measured_lags_is_the_window_of_all_of_them() {
+        // Jobs a and b: the hash's finishedOn 1–2 ms before the stream's entry, the log's line
+        // 1–3 ms after. Job c's stream entry was trimmed: its hash says 0, its log 27 ms later,
+        // more than either lag allows; the failure is somewhere between, not at the hash's time.
+        let timeline = Timeline::new(vec![
+            failed(0, "c", Channel::JobHash),
+            failed(27, "c", Channel::Log),
+            failed(9_999, "a", Channel::JobHash),
+            failed(10_001, "a", Channel::EventsStream),
+            failed(10_002, "a", Channel::Log),
+            failed(19_999, "b", Channel::JobHash),
+            failed(20_000, "b", Channel::EventsStream),
+            failed(20_003, "b", Channel::Log),
+        ]);
+        let (params, settings) = (LockParams::default(), Settings::default());
+        let context = Context::new(&timeline, &params, &settings);
+        let job = context.job_of(timeline.get(0)).unwrap();
+        let ms = |m: Moment| (m.nanos() - 1_796_028_400_000_000_000) / 1_000_000;
+        let alone = context.when_of(timeline.get(0));
+        assert_eq!((ms(alone.earliest), ms(alone.latest)), (1, 2), "the hash's own window");
+        let when = context.failure_when(job, 0);
+        assert_eq!((ms(when.earliest), ms(when.latest)), (1, 26), "from the hash's window to the log's");
+        // A stream entry is BullMQ's own record: exact, whatever the other records say.
+        let job_a = context.job_of(timeline.get(3)).unwrap();
+        assert!(context.failure_when(job_a, 3).is_exact());
     }
 }

@@ -146,12 +146,12 @@ fn exhausted(context: &Context, job: JobKey, markers: &[EventId]) -> Option<Find
     }
     finding.metric("dead_at", Value::Time(dead_at));
     // A log line or a job hash's stamp stands for a moment near it (`clocks`).
-    let when = context.when_of(timeline.get(primary));
+    let when = context.failure_when(job, primary);
     if !when.is_exact() {
         finding.metric("dead_earliest_at", Value::Time(when.earliest.utc()));
         finding.metric("dead_latest_at", Value::Time(when.latest.utc()));
         finding.note(format!(
-            "dead_at is the {}'s record of it (BullMQ's stream does not have it): that source's records of what the stream also recorded came earlier or later than the stream's, so the job was given up between dead_earliest_at and dead_latest_at",
+            "dead_at is the {}'s record of it (BullMQ's stream does not have it): that source's records, and the other records of this failure, of what the stream also recorded came earlier or later than the stream's, so the job was given up between dead_earliest_at and dead_latest_at",
             timeline.get(primary).origin().channel.describe()
         ));
     }

@@ -142,7 +142,7 @@ fn finding(context: &Context, job: JobKey, failures: &[EventId]) -> Finding {
     }
     finding.metric("failed_at", Value::Time(failed.at()));
     // A log line or a job hash's stamp stands for a moment near it (`clocks`).
-    let when = context.when_of(failed);
+    let when = context.failure_when(job, primary);
     if !when.is_exact() {
         finding.metric("failed_earliest_at", Value::Time(when.earliest.utc()));
         finding.metric("failed_latest_at", Value::Time(when.latest.utc()));

@@ -366,8 +366,10 @@ struct Gathering {
     /// The sources that recorded it: one source records a happening once.
     sources: Vec<u16>,
     channels: u8,
-    /// Something came after it that ends it (see `Happening::closes`).
-    closed: bool,
+    /// When a completion, failure or stall of the job came after it began, if one did (`Happening::closes`): a
+    /// record later than that is another happening's. A record at the very same moment is not (the
+    /// timeline's order within a moment is the sources' order, which means nothing).
+    closed: Option<Moment>,
 }
 
 /// Merges one job's records of a happening (an activation, a failure) from every channel into
@@ -447,7 +449,7 @@ impl<'t> Merger<'t> {
             let channel = event.origin().channel;
             if happening.closes(event) {
                 if let Some(last) = gathered.last_mut() {
-                    last.closed = true;
+                    last.closed.get_or_insert(event.moment());
                 }
                 continue;
             }
@@ -457,7 +459,9 @@ impl<'t> Merger<'t> {
             let source = event.origin().source;
             let rank = channel.activation_rank();
             let joins = match gathered.last() {
-                Some(last) if !last.closed && !last.sources.contains(&source) => {
+                Some(last)
+                    if last.closed.is_none_or(|closed| event.moment() <= closed) && !last.sources.contains(&source) =>
+                {
                     let after_ns = event.moment().nanos().saturating_sub(last.first.nanos());
                     if channel == Channel::Ledger {
                         last.channels & Channel::Ledger.bit() == 0
@@ -498,7 +502,7 @@ impl<'t> Merger<'t> {
                     first: event.moment(),
                     sources: vec![source],
                     channels: channel.bit(),
-                    closed: false,
+                    closed: None,
                 });
             }
         }
@@ -529,6 +533,29 @@ mod tests {
         event.edit().run_id = Some(run.into());
         event.item = item.map(crate::model::Item::from);
         event
+    }
+
+    #[test]
+    fn a_failure_at_the_very_moment_of_an_activation_does_not_split_its_records() {
+        // Two logs recorded the activation at 10.244 and a job hash the failure over the stall
+        // limit in the same millisecond; whatever the order of the sources (the timeline orders
+        // one moment by source), it is one activation.
+        for order in [[0u16, 1, 2], [1, 0, 2], [0, 2, 1], [2, 1, 0]] {
+            let at = DateTime::parse_from_rfc3339("2026-12-06T02:53:10.244Z").unwrap().with_timezone(&Utc);
+            let record = |kind: EventKind, channel: Channel, source: u16| {
+                let mut event = Event::new(at.into(), kind, Origin { channel, source, line: 1 });
+                event.edit().job_id = Some("bf-x2".into());
+                event
+            };
+            let timeline = Timeline::new(vec![
+                record(EventKind::JobActive, Channel::Log, order[0]),
+                record(EventKind::JobFailed, Channel::JobHash, order[1]),
+                record(EventKind::JobActive, Channel::Log, order[2]),
+            ]);
+            let ids: Vec<EventId> = (0..3).collect();
+            let merged = Merger::new(&timeline).merge(&ids, Happening::Activation, None, 4_000);
+            assert_eq!(merged.len(), 1, "sources in the order {order:?}");
+        }
     }
 
     #[test]
