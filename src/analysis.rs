@@ -69,7 +69,7 @@ pub(crate) fn build(config: &Config, view: View, read_back: bool) -> Result<(Rep
     // A line or a file read twice is one piece of evidence: counted twice, one activation would be
     // a rerun. Said first, since it changes every count below.
     let (timeline, repeats) = ingest::io::repeats::drop_repeats(timeline, &sources, &mut inputs, &config.progress)?;
-    let repeat_warnings = ingest::io::repeats::warnings(&timeline, &repeats, &inputs);
+    let repeat_warnings = model::warnings::repeated_evidence(&timeline, &repeats, &inputs);
     // The worker settings the logs gave are evidence for the parameters no flag or file gives.
     let logged = model::params::Logged::from_timeline(&timeline);
     let activations = if model::params::Logged::values_differ(&logged) {

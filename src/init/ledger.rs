@@ -28,24 +28,7 @@ use crate::time::{self, Stamp};
 use super::event_values::{self, words};
 use super::lifecycle;
 use super::sample::{Json, SAMPLE_ROWS, Sample, group, shown};
-
-/// A ledger's sampled records, cells as text.
-#[derive(Debug)]
-pub struct Table {
-    pub format: &'static str,
-    pub columns: Vec<String>,
-    pub rows: Vec<Row>,
-    /// Where the last row read ends in the sample: the reader is tried on the text before it.
-    pub end: usize,
-    /// The first CSV row whose field count differs from the header's: the reader stops there.
-    pub ragged: Option<(u64, usize)>,
-}
-
-#[derive(Debug)]
-pub struct Row {
-    pub line: u64,
-    pub cells: Vec<String>,
-}
+pub use super::table::{Row, Table};
 
 /// The most columns a ledger may have for `init` to look at it.
 const MAX_COLUMNS: usize = 256;

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use crate::model::EventKind;
 
-use super::ledger::Table;
+use super::table::Table;
 
 /// A candidate's runs, grouped by the column that fits it best.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -112,7 +112,7 @@ fn score<'r>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::ledger::Row;
+    use super::super::table::Row;
     use super::*;
 
     fn table(rows: &[[&str; 3]]) -> Table {

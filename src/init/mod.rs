@@ -25,6 +25,7 @@ mod redis_text;
 mod rules;
 mod sample;
 mod sniff;
+mod table;
 mod zone;
 
 use std::collections::{BTreeSet, HashSet};

@@ -71,6 +71,30 @@ pub struct InputSummary {
     pub outside_ids: super::filter::OutsideIds,
 }
 
+/// The reason an events export that is an empty JSON array (`[]`) is counted as ignored: the
+/// export ran and found nothing, which the warning for a source that gave nothing says.
+pub const NO_ENTRIES: &str = "an empty JSON array (no stream entries)";
+
+/// The reason a line that repeats an earlier line of its source word for word is ignored
+/// (`ingest::io::repeats`).
+pub const REPEATED_LINE: &str = "repeat of an earlier line, word for word";
+
+/// The reason a source that repeats an earlier one has its lines ignored, before that source's
+/// path (`ingest::io::repeats`).
+pub const SAME_EVIDENCE_AS: &str = "same evidence as";
+
+/// What one source repeated (`ingest::io::repeats`): lines of its own, or a whole source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repeat {
+    pub source: u16,
+    /// Lines dropped as repeats of earlier lines of the source.
+    pub lines: u64,
+    /// The first of them, and the line it repeats.
+    pub first: Option<(u32, u32)>,
+    /// The earlier source this one repeats whole.
+    pub same_as: Option<u16>,
+}
+
 /// A plain-text log's lines that hold many timestamps (`InputSummary::crowded`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Crowded {

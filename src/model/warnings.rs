@@ -143,7 +143,7 @@ pub fn empty_inputs(inputs: &[InputSummary]) -> Vec<Warning> {
         // A file read twice has its own warning (`duplicate-evidence`): its evidence is the other's.
         .filter(|input| {
             input.events == 0
-                && !input.ignored_by_reason.keys().any(|reason| reason.starts_with(crate::ingest::io::repeats::SAME_EVIDENCE_AS))
+                && !input.ignored_by_reason.keys().any(|reason| reason.starts_with(super::input::SAME_EVIDENCE_AS))
         })
         .map(|input| {
             let mut reasons: Vec<String> =
@@ -152,7 +152,7 @@ pub fn empty_inputs(inputs: &[InputSummary]) -> Vec<Warning> {
                 reasons.push(format!("{} rejected", input.rejected));
             }
             let account = if reasons.is_empty() { String::new() } else { format!(" ({})", reasons.join(", ")) };
-            let no_entries = crate::ingest::bullmq::events::NO_ENTRIES;
+            let no_entries = super::input::NO_ENTRIES;
             let message = if input.kind == "bullmq-params" {
                 format!("{} contributed nothing: no lock parameter was read from it{account}", input.path)
             } else if input.ignored_by_reason.keys().eq([no_entries]) {
@@ -168,6 +168,47 @@ pub fn empty_inputs(inputs: &[InputSummary]) -> Vec<Warning> {
                 )
             };
             Warning { kind: "input-contributed-nothing", message }
+        })
+        .collect()
+}
+
+/// The header warning for what `ingest::io::repeats::drop_repeats` found: one per source, naming what was read once.
+pub fn repeated_evidence(
+    timeline: &super::Timeline,
+    repeats: &[super::input::Repeat],
+    inputs: &[InputSummary],
+) -> Vec<Warning> {
+    let path = |source: u16| inputs.get(usize::from(source)).map_or("?", |input| input.path.as_str());
+    repeats
+        .iter()
+        .map(|repeat| {
+            let message = match (repeat.same_as, repeat.first) {
+                (Some(earlier), _) if path(earlier) == path(repeat.source) => format!(
+                    "{} is named twice among the sources: it was read once; name each file once",
+                    path(repeat.source)
+                ),
+                (Some(earlier), _) => format!(
+                    "{} holds the same evidence as {} (the same events on the same lines): it was read once, as {}; name each file once",
+                    path(repeat.source),
+                    path(earlier),
+                    path(earlier)
+                ),
+                (None, Some((line, earlier))) => {
+                    let coarse = timeline.time_resolution_ns(repeat.source) >= 1_000_000_000;
+                    format!(
+                        "{} repeats {} of its lines word for word (the first: line {line} repeats line {earlier}): each was read once (a log shipper that delivers at least once, or an export taken twice into one file, writes such repeats){}",
+                        path(repeat.source),
+                        repeat.lines,
+                        if coarse {
+                            "; its times are whole seconds, so two events with the same text in one second were also read as one"
+                        } else {
+                            ""
+                        }
+                    )
+                }
+                (None, None) => format!("{} repeats lines", path(repeat.source)),
+            };
+            Warning { kind: "duplicate-evidence", message }
         })
         .collect()
 }
@@ -542,7 +583,7 @@ mod tests {
         // An events export `[]`: no entries, which "none of its 1 lines" would not say.
         let mut stream = InputSummary::new("events.json", "bullmq-events", "xrange-json", None);
         stream.lines = 1;
-        stream.ignore(crate::ingest::bullmq::events::NO_ENTRIES);
+        stream.ignore(crate::model::input::NO_ENTRIES);
         assert_eq!(
             empty_inputs(&[stream])[0].message,
             "events.json contributed nothing: it holds no entries (an empty JSON array, `[]`, not an empty file); check that it is the export of the right stream (queue and prefix) and that the stream was not trimmed"

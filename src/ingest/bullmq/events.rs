@@ -258,7 +258,7 @@ fn scalar(value: &Value) -> String {
 }
 
 /// Why the one line of an events export `[]` is ignored: it holds no stream entry.
-pub const NO_ENTRIES: &str = "an empty JSON array (no stream entries)";
+pub use crate::model::input::NO_ENTRIES;
 
 pub struct XrangeText;
 

@@ -19,7 +19,6 @@ use std::hash::{BuildHasher, Hasher};
 use crate::error::Result;
 use crate::ingest::SourceSpec;
 use crate::model::timeline::EventId;
-use crate::model::warnings::Warning;
 use crate::model::{Event, InputSummary, Timeline};
 
 /// What an event says, but not where (`Event::content_key`).
@@ -33,23 +32,7 @@ type ContentKey = (
 );
 use crate::progress::Progress;
 
-/// The reason a repeated line is ignored (`InputSummary::ignored_by_reason`).
-pub const REPEATED_LINE: &str = "repeat of an earlier line, word for word";
-
-/// The reason a repeated source's lines are ignored, before the path of the source it repeats.
-pub const SAME_EVIDENCE_AS: &str = "same evidence as";
-
-/// What one source repeated.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Repeat {
-    pub source: u16,
-    /// Lines dropped as repeats of earlier lines of the source.
-    pub lines: u64,
-    /// The first of them, and the line it repeats.
-    pub first: Option<(u32, u32)>,
-    /// The earlier source this one repeats whole.
-    pub same_as: Option<u16>,
-}
+use crate::model::input::{REPEATED_LINE, Repeat, SAME_EVIDENCE_AS};
 
 /// Finds the repeats of `timeline` (read from `sources`, summarised in `inputs`), and returns
 /// the timeline without them, `inputs` accounting for them, and what was found.
@@ -224,41 +207,4 @@ fn repeated_lines(
 
 fn to_id(index: usize) -> EventId {
     EventId::try_from(index).expect("a timeline holds at most EventId::MAX events")
-}
-
-/// The header warning for what `drop_repeats` found: one per source, naming what was read once.
-pub fn warnings(timeline: &Timeline, repeats: &[Repeat], inputs: &[InputSummary]) -> Vec<Warning> {
-    let path = |source: u16| inputs.get(usize::from(source)).map_or("?", |input| input.path.as_str());
-    repeats
-        .iter()
-        .map(|repeat| {
-            let message = match (repeat.same_as, repeat.first) {
-                (Some(earlier), _) if path(earlier) == path(repeat.source) => format!(
-                    "{} is named twice among the sources: it was read once; name each file once",
-                    path(repeat.source)
-                ),
-                (Some(earlier), _) => format!(
-                    "{} holds the same evidence as {} (the same events on the same lines): it was read once, as {}; name each file once",
-                    path(repeat.source),
-                    path(earlier),
-                    path(earlier)
-                ),
-                (None, Some((line, earlier))) => {
-                    let coarse = timeline.time_resolution_ns(repeat.source) >= 1_000_000_000;
-                    format!(
-                        "{} repeats {} of its lines word for word (the first: line {line} repeats line {earlier}): each was read once (a log shipper that delivers at least once, or an export taken twice into one file, writes such repeats){}",
-                        path(repeat.source),
-                        repeat.lines,
-                        if coarse {
-                            "; its times are whole seconds, so two events with the same text in one second were also read as one"
-                        } else {
-                            ""
-                        }
-                    )
-                }
-                (None, None) => format!("{} repeats lines", path(repeat.source)),
-            };
-            Warning { kind: "duplicate-evidence", message }
-        })
-        .collect()
 }
