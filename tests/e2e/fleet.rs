@@ -171,6 +171,7 @@ fn e2e_fleet_with_faults_every_fault_found_nothing_invented_times_exact() {
             }
         }
     }
+    shortfalls.extend(doubled_evidence_shortfalls(fleet.dir.path()));
     if !shortfalls.is_empty() {
         fleet.keep = true;
         panic!(
@@ -181,6 +182,83 @@ fn e2e_fleet_with_faults_every_fault_found_nothing_invented_times_exact() {
             fleet.table
         );
     }
+}
+
+/// Each finding's kind, time and metrics: what evidence delivered twice must not change.
+fn findings_of(report: &Value) -> Vec<Value> {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|finding| serde_json::json!([finding["kind"], finding["at"], finding["metrics"]]))
+        .collect()
+}
+
+/// The docs setup of the fleet in `dir` again, as shippers that deliver at least once would have
+/// it (issue 34): every pod log and the KST log twice over, every ledger row twice, and the KST
+/// log named twice in the manifest. The findings must be the same, and each repeat said.
+fn doubled_evidence_shortfalls(dir: &Path) -> Vec<String> {
+    let copy = tempfile::tempdir().expect("a temp dir");
+    let mut doubled = 0;
+    for entry in std::fs::read_dir(dir).expect("the fleet's folder") {
+        let entry = entry.expect("an entry");
+        let name = entry.file_name().into_string().expect("a UTF-8 name");
+        if !entry.file_type().expect("a type").is_file() {
+            continue;
+        }
+        let text = std::fs::read(entry.path()).expect("readable");
+        let out = if Path::new(&name).extension().is_some_and(|extension| extension.eq_ignore_ascii_case("log")) {
+            doubled += 1;
+            [text.as_slice(), text.as_slice()].concat()
+        } else if name == "ledger.csv" {
+            doubled += 1;
+            let text = String::from_utf8(text).expect("a UTF-8 ledger");
+            let mut lines = text.lines();
+            let mut out = format!("{}\n", lines.next().unwrap_or_default());
+            for line in lines {
+                for _ in 0..2 {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+            out.into_bytes()
+        } else if name == "leasetrace.toml" {
+            let mut manifest = String::from_utf8(text).expect("a UTF-8 manifest");
+            manifest.push_str("\n[[sources]]\nkind = \"log\"\npath = \"app-kst.log\"\ntz = \"Asia/Seoul\"\n");
+            manifest.into_bytes()
+        } else {
+            text
+        };
+        std::fs::write(copy.path().join(&name), out).expect("writable");
+    }
+    let analyze = |case: &Path| -> Result<Value, String> {
+        let run = crate::leasetrace(&["analyze", case.to_str().expect("UTF-8"), "--format", "json"]).run();
+        if run.code != 0 {
+            return Err(format!("analyze {} exited {}: {}", case.display(), run.code, run.stderr));
+        }
+        serde_json::from_str(&run.stdout).map_err(|e| format!("not JSON: {e}"))
+    };
+    let (original, twice) = match (analyze(dir), analyze(copy.path())) {
+        (Ok(original), Ok(twice)) => (original, twice),
+        (Err(error), _) | (_, Err(error)) => return vec![format!("doubled evidence: {error}")],
+    };
+    let mut shortfalls = Vec::new();
+    if findings_of(&original) != findings_of(&twice) {
+        shortfalls.push(format!(
+            "doubled evidence: {} findings, {} read once: the findings differ",
+            findings_of(&twice).len(),
+            findings_of(&original).len()
+        ));
+    }
+    let said =
+        twice["warnings"].as_array().expect("warnings").iter().filter(|w| w["kind"] == "duplicate-evidence").count();
+    // Each doubled file, and the KST log named twice.
+    if said != doubled + 1 {
+        shortfalls.push(format!(
+            "doubled evidence: {said} duplicate-evidence warnings for {doubled} doubled files and one named twice"
+        ));
+    }
+    shortfalls
 }
 
 #[test]
