@@ -131,8 +131,10 @@ pub fn propose(
                 continue;
             }
             for (l, apart) in near {
-                // A line the built-in rules read as another event of a job records that one.
-                if classified(l).0.is_some_and(|kind| kind != event && is_job_event(kind)) {
+                // A line the built-in rules read as another event records that one: a job's other
+                // step, or a lock error ('could not renew lock for job X' comes as the job is
+                // taken again elsewhere, at the moment of its next activation).
+                if classified(l).0.is_some_and(|kind| kind != event) {
                     continue;
                 }
                 if let Some(template) = template(&lines[l], &moment.id) {
@@ -235,10 +237,6 @@ pub fn propose(
         out.push(proposal);
     }
     out
-}
-
-fn is_job_event(kind: EventKind) -> bool {
-    kind.name().starts_with("job-")
 }
 
 /// One event's moments and the lines in reach of them.
@@ -495,6 +493,28 @@ mod tests {
         let proposals = propose(&lines, &placed(&lines), &[ledger("2026-10-07T00:33:03.118Z")], false);
         assert!(matches!(proposals[0].outcome, Outcome::Builtin { lines: 1 }), "{:?}", proposals[0]);
         assert_eq!(proposals[0].example.as_ref().map(|e| e.0), Some(1));
+    }
+
+    #[test]
+    fn a_lock_error_at_the_moment_of_an_activation_is_no_activation_line() {
+        // BullMQ's worker logs 'could not renew lock for job X' when the lock it lost is taken by
+        // another worker, as the stream records X active again: the line is the lock error the
+        // built-in rules read, not the app's record of the activation.
+        let renewal_failed = |n, utc| {
+            let mut l = line(n, utc, "worker error");
+            l.error = Some("could not renew lock for job gh-1020".into());
+            l
+        };
+        let lines = [renewal_failed(1, "2026-12-06T06:20:39.897Z"), renewal_failed(2, "2026-12-06T06:21:10.002Z")];
+        let references = [
+            stream("gh-1020", "2026-12-06T06:20:39.890Z", What::Active),
+            stream("gh-1020", "2026-12-06T06:21:10.000Z", What::Active),
+        ];
+        let builtin = RuleSet::new(&[], true, "t").unwrap();
+        assert!(lines[0].classify(&builtin).kind.is_some(), "the built-in rules read the lock error");
+        let proposals = propose(&lines, &placed(&lines), &references, false);
+        let active = proposals.iter().find(|p| p.event == EventKind::JobActive).unwrap();
+        assert!(!matches!(active.outcome, Outcome::Rule { .. }), "{active:?}");
     }
 
     #[test]

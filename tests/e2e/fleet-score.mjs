@@ -417,13 +417,13 @@ function scoreReport(report, truth) {
     loud_findings: others.filter(loud).length,
     true_positives: heartbeats.matches.length,
     false_positives: otherLoud.length,
-    missed: 0,
+    missed: heartbeats.missed.length,
     info_unmatched: others.filter((f) => !loud(f)).length - heartbeats.matches.length,
     exact: { checked: 0, ok: 0 },
     overloud: 0,
     underloud: 0,
     by_kind: countBy(others, (f) => `${f.kind}/${f.severity}`),
-    examples: { false_positives: otherLoud.slice(0, 5).map(brief), missed: [], inexact: [], overloud: [], underloud: [] },
+    examples: { false_positives: otherLoud.slice(0, 5).map(brief), missed: heartbeats.missed.slice(0, 5), inexact: [], overloud: [], underloud: [] },
   };
   return families;
 }

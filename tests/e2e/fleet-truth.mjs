@@ -380,7 +380,11 @@ export function deriveTruth(input) {
       run.push(delay);
       if (run.length > longest.length) longest = [...run];
     }
-    if (longest.length >= 2) retryStorms.push({ pattern: 'no-backoff', queue, job_id: jobId, attempts: longest.length + 1, retry_delays_ms: longest });
+    // A job whose options declare a backoff is BullMQ's backoff at work, however a restart or a
+    // stall stretched one delay and made the next look shorter (issue 33: retry-storm judges the
+    // job's options, docs/findings/retry-storm.md).
+    const declared = jobTypes[jobName(queue, jobId)]?.backoff;
+    if (longest.length >= 2 && !declared) retryStorms.push({ pattern: 'no-backoff', queue, job_id: jobId, attempts: longest.length + 1, retry_delays_ms: longest });
     const invalid = list.find((a) => a.ended === 'failed' && INVALID_INPUT.test(a.error ?? ''));
     if (invalid) {
       const after = list.filter((a) => a.entered_at > invalid.entered_at);
