@@ -165,6 +165,22 @@ impl ConnectError {
     }
 }
 
+/// The addresses of `host`, within the clock's limits: the system's resolver has no timeout of
+/// its own (a resolver that never answers would hold the run past `--deadline`), so it asks on a
+/// thread of its own, which is left behind when the limit runs out.
+fn resolve(host: &str, port: u16, clock: &Clock) -> Result<Vec<std::net::SocketAddr>, ConnectError> {
+    let wait = clock.wait().map_err(|e| ConnectError::io("", &e))?;
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let name = host.to_string();
+    std::thread::spawn(move || {
+        let _ = sender.send((name.as_str(), port).to_socket_addrs().map(Iterator::collect::<Vec<_>>));
+    });
+    let found = receiver
+        .recv_timeout(wait)
+        .unwrap_or_else(|_| Err(clock.note(io::Error::new(io::ErrorKind::TimedOut, "no answer from the resolver"))));
+    found.map_err(|e| ConnectError::io(&format!("cannot resolve {host}: "), &e))
+}
+
 /// Connects to `target` within the clock's limits; with TLS, the handshake (and so the check of
 /// the server's certificate) is done here, before any command.
 pub fn connect(target: &Target, clock: &Rc<Clock>) -> Result<Stream, ConnectError> {
@@ -175,10 +191,7 @@ pub fn connect(target: &Target, clock: &Rc<Clock>) -> Result<Stream, ConnectErro
         }
         Address::Tcp { host, ip, port, tls } => (host, *ip, *port, *tls),
     };
-    let addresses: Vec<_> = (host.as_str(), port)
-        .to_socket_addrs()
-        .map_err(|e| ConnectError::io(&format!("cannot resolve {host}: "), &e))?
-        .collect();
+    let addresses = resolve(host, port, clock)?;
     let mut last = None;
     let mut socket = None;
     for address in addresses {

@@ -10,6 +10,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -501,4 +502,43 @@ fn capture_refuses_a_record_past_max_record_bytes_naming_the_key_and_its_size() 
         BOUND,
     );
     assert_nothing_written(dir.path());
+}
+
+#[test]
+fn capture_gives_up_at_the_deadline_on_a_resolver_that_never_answers() {
+    // The system's resolver has no timeout of its own beyond resolv.conf's (here 3 tries of
+    // 10 s): a name server that swallows every query must not hold the run past --deadline. The
+    // resolver is pointed at a silent UDP socket in a mount namespace of the run's own, which
+    // needs root and unshare(1); without them there is nothing to stage, and the test says so.
+    let staged = Command::new("unshare").args(["-m", "true"]).status().is_ok_and(|status| status.success());
+    let Ok(silent) = std::net::UdpSocket::bind("127.0.0.9:53") else {
+        eprintln!("skipped: cannot bind a silent name server on 127.0.0.9:53 (not root)");
+        return;
+    };
+    if !staged {
+        eprintln!("skipped: unshare -m is not permitted here");
+        return;
+    }
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 4096];
+        while silent.recv_from(&mut buffer).is_ok() {}
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let resolv = dir.path().join("resolv.conf");
+    std::fs::write(&resolv, "nameserver 127.0.0.9\noptions timeout:10 attempts:3\n").unwrap();
+    let out = dir.path().join("out");
+    let started = Instant::now();
+    let run = Command::new("unshare")
+        .args(["-m", "sh", "-c", "mount --bind \"$1\" /etc/resolv.conf && exec \"$2\" capture --redis redis://redis.leasetrace-test.example.com:6379 --queue q --deadline 3 \"$3\"", "sh"])
+        .arg(&resolv)
+        .arg(env!("CARGO_BIN_EXE_leasetrace"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("the --deadline of 3 s passed while waiting for the connection"), "{stderr}");
+    assert!(took < Duration::from_secs(10), "took {took:?}: the resolver held the run past the deadline");
+    assert!(!out.exists(), "nothing written");
 }
