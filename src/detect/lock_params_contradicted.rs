@@ -865,6 +865,7 @@ mod tests {
             place: format!("server.log:{line}"),
             source: 1,
             worker: None,
+            queue: None,
             settings: WorkerSettings {
                 lock_duration: Some(lock),
                 stalled_interval: Some(5_000),

@@ -165,6 +165,8 @@ pub struct Logged {
     pub source: u16,
     /// The worker (pid, host) the line names, if any.
     pub worker: Option<Text>,
+    /// The queue whose worker the line describes, if it names one.
+    pub queue: Option<Text>,
     pub settings: WorkerSettings,
     /// The event on the timeline, for evidence.
     pub event: EventId,
@@ -184,6 +186,7 @@ impl Logged {
                     place: format!("{}:{}", timeline.path(event), event.origin().line),
                     source: event.origin().source,
                     worker: event.worker,
+                    queue: event.queue,
                     settings: event.settings()?,
                     event: id,
                 })
@@ -249,6 +252,9 @@ pub struct Given {
     /// Log: how many lines gave this value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<u64>,
+    /// Log: the queues whose workers' lines gave this value, when the lines name their queue.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<String>,
     /// Log, when the log gives the parameter more than one value: how many job activations came
     /// after a line with this value (of their worker, else of their source, else of any): the
     /// value they ran under, as far as the log says.
@@ -434,9 +440,15 @@ impl LockParams {
         let mut values: Vec<Given> = Vec::new();
         for line in &self.logged {
             let Some(value) = line.settings.get(param) else { continue };
+            let queue = line.queue.map(|queue| queue.to_string());
             if let Some(known) = values.iter_mut().find(|g| g.value == value) {
                 *known.lines.get_or_insert(0) += 1;
                 known.last_logged = Some(line.at);
+                if let Some(queue) = queue
+                    && !known.queues.contains(&queue)
+                {
+                    known.queues.push(queue);
+                }
             } else {
                 values.push(Given {
                     value,
@@ -445,6 +457,7 @@ impl LockParams {
                     at: Some(line.at),
                     worker: line.worker.map(|w| w.to_string()),
                     lines: Some(1),
+                    queues: queue.into_iter().collect(),
                     activations: None,
                     in_force: false,
                     last_logged: Some(line.at),
@@ -566,6 +579,7 @@ impl Given {
             at: None,
             worker: None,
             lines: None,
+            queues: Vec::new(),
             activations: None,
             in_force: false,
             last_logged: None,
@@ -713,6 +727,7 @@ mod tests {
             place: format!("server.log:{line}"),
             source,
             worker: worker.map(Text::from),
+            queue: None,
             settings,
             event: line,
         }

@@ -74,7 +74,39 @@ pub fn disagreements(params: &LockParams, tz: Tz) -> Vec<Warning> {
         );
         let only_log = given.iter().all(|g| g.origin == ParamOrigin::Log);
         let values: Vec<String> = given.iter().map(|g| format!("{} ({})", param.show(g.value), place(g, tz))).collect();
-        let warning = if only_log {
+        // The log's values, each from the workers of queues no other value came from: the
+        // settings differ by queue, and one set for the case is wrong for some queue's jobs.
+        let logged: Vec<&Given> = given.iter().filter(|g| g.origin == ParamOrigin::Log).collect();
+        let by_queue = logged.len() >= 2
+            && logged.iter().all(|g| !g.queues.is_empty())
+            && logged.iter().enumerate().all(|(i, g)| {
+                logged.iter().skip(i + 1).all(|other| g.queues.iter().all(|q| !other.queues.contains(q)))
+            });
+        let in_force_value = params.in_force(param).map_or(params.value(param), |g| g.value);
+        let per_queue: Vec<String> = logged
+            .iter()
+            .map(|g| format!("{} for queue {} ({})", param.show(g.value), g.queues.join(", "), place(g, tz)))
+            .collect();
+        let others: Vec<String> = logged
+            .iter()
+            .filter(|g| g.value != in_force_value)
+            .flat_map(|g| g.queues.iter().map(|q| format!("queue {q}")))
+            .collect();
+        let consequence = format!(
+            "this report has one set of lock parameters and uses {in_force} for every queue, so the lock times of the jobs of {} are computed with a value their workers did not have: analyse those with {} set to their value",
+            join_and(&others),
+            param.flag()
+        );
+        let warning = if by_queue && only_log {
+            Warning {
+                kind: "lock-params-changed",
+                message: format!(
+                    "{}: the workers of different queues log different values: {}; {consequence}",
+                    param.name(),
+                    join_and(&per_queue),
+                ),
+            }
+        } else if only_log {
             Warning {
                 kind: "lock-params-changed",
                 message: format!(
@@ -86,10 +118,18 @@ pub fn disagreements(params: &LockParams, tz: Tz) -> Vec<Warning> {
                 ),
             }
         } else {
+            let queues = if by_queue && !others.is_empty() {
+                format!(
+                    "; the workers of different queues log different values ({}): {consequence}",
+                    join_and(&per_queue)
+                )
+            } else {
+                String::new()
+            };
             Warning {
                 kind: "lock-params-disagree",
                 message: format!(
-                    "{}: the sources disagree: {}; in force: {in_force} (a flag wins over the parameters file, the file over the log)",
+                    "{}: the sources disagree: {}; in force: {in_force} (a flag wins over the parameters file, the file over the log){queues}",
                     param.name(),
                     values.join(", ")
                 ),
@@ -545,6 +585,7 @@ mod tests {
             place: "server.log:3".into(),
             source: 0,
             worker: Some("41877".into()),
+            queue: None,
             settings: WorkerSettings { lock_duration: Some(12_000), ..WorkerSettings::default() },
             event: 0,
         }];
@@ -563,6 +604,49 @@ mod tests {
         let same = ParamOverrides { lock_duration: Some(30_000), ..ParamOverrides::default() };
         let declared = Declared { file: &same, file_path: Some("bullmq.json"), flags: &same };
         assert!(disagreements(&LockParams::resolve_with_log(declared, Vec::new(), &[]), chrono_tz::UTC).is_empty());
+    }
+
+    #[test]
+    fn settings_that_differ_by_queue_say_which_queues_jobs_got_another_value() {
+        // One pod starts a `review` worker with a 4 s lock and a `notify` worker with 30 s: one
+        // set of parameters for the case is wrong for one of the queues, and the report says
+        // which.
+        let at = chrono::DateTime::parse_from_rfc3339("2026-12-06T02:42:50Z").unwrap().with_timezone(&chrono::Utc);
+        let worker = |queue: &str, lock: u64, line: u32| Logged {
+            at,
+            place: format!("pod.log:{line}"),
+            source: 0,
+            worker: Some("pod-1/27805".into()),
+            queue: Some(queue.into()),
+            settings: WorkerSettings { lock_duration: Some(lock), ..WorkerSettings::default() },
+            event: line,
+        };
+        let none = ParamOverrides::default();
+        let declared = Declared { file: &none, file_path: None, flags: &none };
+        let logged = vec![worker("review", 4_000, 1), worker("notify", 30_000, 2), worker("review", 4_000, 9)];
+        let params = LockParams::resolve_with_log(declared, logged, &[]);
+        assert_eq!(params.given(Param::LockDuration)[0].queues, vec!["review".to_string()]);
+        let warnings = disagreements(&params, chrono_tz::UTC);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].kind, "lock-params-changed");
+        let message = &warnings[0].message;
+        assert!(
+            message.contains("the workers of different queues log different values: 4000 ms for queue review"),
+            "{message}"
+        );
+        assert!(message.contains("30000 ms for queue notify"), "{message}");
+        let (in_force, other) = if params.lock_duration == 4_000 { ("4000", "notify") } else { ("30000", "review") };
+        assert!(message.contains(&format!("uses {in_force} ms")), "{message}");
+        assert!(
+            message
+                .contains(&format!("the jobs of queue {other} are computed with a value their workers did not have")),
+            "{message}"
+        );
+        // Workers of one queue that changed their settings between boots are not a queue matter.
+        let logged = vec![worker("review", 4_000, 1), worker("review", 30_000, 2)];
+        let params = LockParams::resolve_with_log(declared, logged, &[]);
+        let warnings = disagreements(&params, chrono_tz::UTC);
+        assert!(!warnings[0].message.contains("different queues"), "{}", warnings[0].message);
     }
 
     #[test]
