@@ -187,10 +187,12 @@ fn allowance(first: &Event, second: &Event, resolution: &Resolution<'_>, cadence
 
 /// The values in force for work that started with `event`.
 fn in_force(context: &Context, param: Param, event: &Event) -> (u64, String) {
-    let (value, line) = context.params.value_at(param, event.at(), event.origin().source, event.worker);
+    // The parameters of the event's job's queue, when its workers logged their own.
+    let params = context.job_of(event).map_or(context.params, |job| context.params_of(job));
+    let (value, line) = params.value_at(param, event.at(), event.origin().source, event.worker);
     let origin = match line {
         Some(line) => format!("logged by the worker at {}", line.place),
-        None => context.params.describe_origin(param),
+        None => params.describe_origin(param),
     };
     (value, origin)
 }

@@ -121,6 +121,11 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The lock parameters the jobs of `job`'s queue ran under (`LockParams::of_queue`).
+    pub fn params_of(&self, job: JobKey) -> &'a LockParams {
+        self.params.of_queue(job.queue.as_ref().map(ustr::Ustr::as_str))
+    }
+
     /// Every stall, with the log lines matched to it (see `stalls`).
     pub fn stalls(&self) -> &stalls::Stalls {
         self.stalls.get_or_init(|| stalls::read(self))

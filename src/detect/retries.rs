@@ -179,7 +179,7 @@ pub fn failures(context: &Context, job: JobKey) -> Vec<EventId> {
             return Vec::new();
         }
         let stream_from = context.stream_start_for(job).and_then(|at| crate::model::Moment::new(at).ok());
-        let lock_ms = i64::try_from(context.params.lock_duration).unwrap_or(i64::MAX);
+        let lock_ms = i64::try_from(context.params_of(job).lock_duration).unwrap_or(i64::MAX);
         return crate::model::rounds::Merger::new(timeline)
             .merge(ids, crate::model::rounds::Happening::Failure, stream_from, lock_ms)
             .into_iter()

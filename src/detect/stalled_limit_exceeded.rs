@@ -86,7 +86,7 @@ impl Detector for StalledLimitExceeded {
 
 fn finding(context: &Context, job: JobKey, failures: &[EventId]) -> Finding {
     let timeline = context.timeline;
-    let params = context.params;
+    let params = context.params_of(job);
     // BullMQ's own record (stream, then hash) gives the failure time; a log line comes later.
     let own_record_first = |channel: Channel| match channel {
         Channel::EventsStream => 0,

@@ -146,7 +146,7 @@ fn rerun(
     resolutions: &mut HashMap<u16, i64>,
 ) -> Finding {
     let timeline = context.timeline;
-    let params = context.params;
+    let params = context.params_of(job);
     let activation = timeline.get(first);
     let rerun = timeline.get(second);
     let (activated_at, rerun_at) = (activation.at(), rerun.at());
@@ -616,7 +616,7 @@ fn lost_lock_cause(
             .map(|&id| timeline.get(id))
             .any(|e| e.worker.as_deref() == Some(w) && activation.moment() < e.moment() && e.at() <= rerun_at)
     });
-    let rerun_lock_end = plus_millis(rerun_at, to_i64(context.params.lock_duration));
+    let rerun_lock_end = plus_millis(rerun_at, to_i64(context.params_of(job).lock_duration));
     // The events from the earliest expiry on, found by halving: the timeline is in time order.
     let from = timeline.events().partition_point(|e| e.at() < expiry_earliest);
     let mut seen: Vec<EventId> = timeline

@@ -210,6 +210,7 @@ pub struct Activation {
     pub at: DateTime<Utc>,
     pub source: u16,
     pub worker: Option<Text>,
+    pub queue: Option<Text>,
 }
 
 impl Activation {
@@ -229,7 +230,12 @@ impl Activation {
                         _ => event.origin().channel == Channel::Ledger,
                     }
             })
-            .map(|event| Activation { at: event.at(), source: event.origin().source, worker: event.worker })
+            .map(|event| Activation {
+                at: event.at(),
+                source: event.origin().source,
+                worker: event.worker,
+                queue: event.queue,
+            })
             .collect()
     }
 }
@@ -291,6 +297,10 @@ pub struct LockParams {
     /// Every worker-settings line, in time order.
     #[serde(skip)]
     pub logged: Vec<Logged>,
+    /// The parameters of the queues whose workers logged settings of their own that differ from
+    /// the case's (`per_queue`): the jobs of such a queue are analysed with these.
+    #[serde(rename = "by_queue", skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub by_queue: std::collections::BTreeMap<String, LockParams>,
 }
 
 // `Given` and `Logged` hold times and texts compared as values: equality is enough for tests.
@@ -333,6 +343,7 @@ impl Default for LockParams {
             },
             given: Default::default(),
             logged: Vec::new(),
+            by_queue: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -432,6 +443,54 @@ impl LockParams {
             max_stalled_count: max_origin,
         };
         params
+    }
+
+    /// The parameters of each queue whose workers' settings lines give values that differ from
+    /// another queue's, resolved as the case's are (flag over file over log) from the lines of
+    /// that queue's workers and the lines that name no queue, and kept only where they differ
+    /// from the case's: a flag or the file gives every queue the same value.
+    #[must_use]
+    pub fn per_queue(mut self, declared: Declared<'_>, activations: &[Activation]) -> LockParams {
+        let mut queues: Vec<Text> = self.logged.iter().filter_map(|line| line.queue).collect();
+        queues.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
+        queues.dedup();
+        if queues.len() < 2 {
+            return self;
+        }
+        let values_of = |queue: Text, param: Param| -> Vec<u64> {
+            let mut values: Vec<u64> = self
+                .logged
+                .iter()
+                .filter(|line| line.queue == Some(queue))
+                .filter_map(|line| line.settings.get(param))
+                .collect();
+            values.sort_unstable();
+            values.dedup();
+            values
+        };
+        let differ = Param::ALL
+            .iter()
+            .any(|&param| queues.iter().any(|&queue| values_of(queue, param) != values_of(queues[0], param)));
+        if !differ {
+            return self;
+        }
+        for queue in queues {
+            let lines: Vec<Logged> =
+                self.logged.iter().filter(|line| line.queue.is_none_or(|q| q == queue)).cloned().collect();
+            let ran: Vec<Activation> = activations.iter().filter(|a| a.queue == Some(queue)).copied().collect();
+            let own = LockParams::resolve_with_log(declared, lines, &ran);
+            let same = Param::ALL.iter().all(|&param| own.value(param) == self.value(param));
+            if !same {
+                self.by_queue.insert(queue.to_string(), own);
+            }
+        }
+        self
+    }
+
+    /// The parameters the jobs of `queue` ran under: the queue's own (`per_queue`), else the
+    /// case's.
+    pub fn of_queue(&self, queue: Option<&str>) -> &LockParams {
+        queue.and_then(|queue| self.by_queue.get(queue)).unwrap_or(self)
     }
 
     /// The distinct values the log gives `param`, each with its first line, its count of lines
@@ -545,7 +604,21 @@ impl LockParams {
                 format!("{} {} ({})", param.name(), param.show(self.value(param)), self.describe_origin(param))
             })
             .collect();
-        entries.join(" · ")
+        let mut line = entries.join(" · ");
+        for (queue, own) in &self.by_queue {
+            let differ: Vec<String> = Param::ALL
+                .iter()
+                .filter(|&&param| own.value(param) != self.value(param))
+                .map(|&param| {
+                    format!("{} {} ({})", param.name(), param.show(own.value(param)), own.describe_origin(param))
+                })
+                .collect();
+            line.push_str("; queue ");
+            line.push_str(queue);
+            line.push_str(": ");
+            line.push_str(&differ.join(" · "));
+        }
+        line
     }
 
     /// Where the value in force of `param` came from, for people: `lock parameters file`, or
@@ -778,6 +851,7 @@ mod tests {
             at: start + chrono::Duration::seconds(offset_s),
             source,
             worker: worker.map(Text::from),
+            queue: None,
         };
         // Three jobs after boot 2 in its log, one on the replica, one before boot 2.
         let activations = [

@@ -98,10 +98,24 @@ pub fn disagreements(params: &LockParams, tz: Tz) -> Vec<Warning> {
             param.flag()
         );
         let warning = if by_queue && only_log {
+            // Each queue's jobs ran under its own workers' value (`LockParams::per_queue`).
+            let own: Vec<String> = params
+                .by_queue
+                .iter()
+                .map(|(queue, own)| format!("queue {queue}: {}", param.show(own.value(param))))
+                .collect();
+            let applied = if own.is_empty() {
+                consequence.clone()
+            } else {
+                format!(
+                    "each queue's jobs are analysed with its own workers' value ({}; the rest {in_force})",
+                    join_and(&own)
+                )
+            };
             Warning {
                 kind: "lock-params-changed",
                 message: format!(
-                    "{}: the workers of different queues log different values: {}; {consequence}",
+                    "{}: the workers of different queues log different values: {}; {applied}",
                     param.name(),
                     join_and(&per_queue),
                 ),
@@ -642,6 +656,26 @@ mod tests {
                 .contains(&format!("the jobs of queue {other} are computed with a value their workers did not have")),
             "{message}"
         );
+        // With each queue's own parameters (`per_queue`), each queue's jobs get their workers' value.
+        let logged = vec![worker("review", 4_000, 1), worker("notify", 30_000, 2), worker("review", 4_000, 9)];
+        let params = LockParams::resolve_with_log(declared, logged, &[]).per_queue(declared, &[]);
+        assert_eq!(params.of_queue(Some("review")).lock_duration, 4_000);
+        assert_eq!(params.of_queue(Some("notify")).lock_duration, 30_000);
+        assert_eq!(params.of_queue(Some("notify")).lock_renew_time, 15_000, "half of its own lock");
+        assert_eq!(params.of_queue(None).lock_duration, params.lock_duration);
+        let warnings = disagreements(&params, chrono_tz::UTC);
+        assert!(
+            warnings[0].message.contains("each queue's jobs are analysed with its own workers' value"),
+            "{}",
+            warnings[0].message
+        );
+        // A flag gives every queue the same value: no queue has parameters of its own.
+        let flag = ParamOverrides { lock_duration: Some(10_000), ..ParamOverrides::default() };
+        let forced = Declared { file: &none, file_path: None, flags: &flag };
+        let logged = vec![worker("review", 4_000, 1), worker("notify", 30_000, 2)];
+        let params = LockParams::resolve_with_log(forced, logged, &[]).per_queue(forced, &[]);
+        assert!(params.by_queue.is_empty());
+        assert_eq!(params.of_queue(Some("notify")).lock_duration, 10_000);
         // Workers of one queue that changed their settings between boots are not a queue matter.
         let logged = vec![worker("review", 4_000, 1), worker("review", 30_000, 2)];
         let params = LockParams::resolve_with_log(declared, logged, &[]);

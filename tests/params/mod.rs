@@ -332,3 +332,71 @@ fn the_queue_meta_hash_version_is_evidence_said_against_the_version_in_force() {
         "{assumptions}"
     );
 }
+
+/// The fleet fixture (two queues on one pod each) with its `notify` workers' logged
+/// `lockDuration` rewritten to 30 s and no parameters file: each queue's jobs are analysed with
+/// their own workers' value, and the notify value, which the run did not have, is contradicted by
+/// the notify job that stalled 4.76 s after its activation.
+#[test]
+fn workers_of_each_queue_lend_their_own_logged_settings_to_their_jobs() {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fleet-bullmq-6.7.0-shared-ledger");
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().into_string().unwrap();
+        let mut text = std::fs::read_to_string(entry.path()).unwrap();
+        if Path::new(&name).extension().is_some_and(|extension| extension == "log") {
+            text = text
+                .lines()
+                .map(|line| {
+                    if line.contains(r#""queue":"notify","opts""#) {
+                        line.replace(r#""lockDuration":4000"#, r#""lockDuration":30000"#)
+                    } else {
+                        line.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+        if name == "leasetrace.toml" {
+            // No parameters file: the logged settings decide.
+            let start = text.find("[[sources]]\nkind = \"bullmq-params\"").unwrap();
+            let end = start + text[start + 1..].find("[[sources]]").unwrap() + 1;
+            text.replace_range(start..end, "");
+        }
+        std::fs::write(dir.path().join(&name), text).unwrap();
+    }
+    let run = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let by_queue = &report["params"]["by_queue"];
+    let lock_of = |queue: &str| {
+        by_queue[queue]["lockDuration"].as_u64().unwrap_or_else(|| report["params"]["lockDuration"].as_u64().unwrap())
+    };
+    assert_eq!((lock_of("review"), lock_of("notify")), (4_000, 30_000), "{by_queue}");
+    let ms = |text: &Value| chrono::DateTime::parse_from_rfc3339(text.as_str().unwrap()).unwrap().timestamp_millis();
+    let mut queues_seen = Vec::new();
+    for finding in report["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "stalled-rerun") {
+        let m = &finding["metrics"];
+        let queue = m["queue"].as_str().unwrap().to_string();
+        let (activated, expired) = match (&m["lock_expired_at"], &m["activated_earliest_at"]) {
+            (Value::String(_), _) => (ms(&m["activated_at"]), ms(&m["lock_expired_at"])),
+            (_, Value::String(_)) => (ms(&m["activated_earliest_at"]), ms(&m["lock_expired_earliest_at"])),
+            _ => (ms(&m["activated_at"]), ms(&m["lock_expired_earliest_at"])),
+        };
+        assert_eq!(expired - activated, i64::try_from(lock_of(&queue)).unwrap(), "{queue} {}", m["job_id"]);
+        queues_seen.push(queue);
+    }
+    assert!(queues_seen.iter().any(|q| q == "review") && queues_seen.iter().any(|q| q == "notify"), "{queues_seen:?}");
+    // The value the notify workers never had is caught on a notify job, and only there.
+    let contradicted: Vec<&Value> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "lock-params-contradicted").collect();
+    assert_eq!(contradicted.len(), 1, "{contradicted:?}");
+    assert_eq!(contradicted[0]["metrics"]["job_id"], "gh-1013");
+    assert_eq!(contradicted[0]["metrics"]["in_force_s"], 30.0);
+    let said = report["warnings"].as_array().unwrap().iter().find(|w| w["kind"] == "lock-params-changed").unwrap();
+    assert!(
+        said["message"].as_str().unwrap().contains("the workers of different queues log different values"),
+        "{said}"
+    );
+}
