@@ -1,7 +1,8 @@
 //! Text from the server made harmless to print: the names of keys and queues are the server's
 //! choice, and a terminal obeys the escape sequences in them (ESC, BEL, CR, OSC titles, colour)
 //! while U+202E reverses the text after it. Every message `capture` prints passes through
-//! `visible` once, as a whole, so that swapping in a house-wide sanitizer is one change here.
+//! `visible` once, as a whole; which characters are written out is `terminal::is_hidden`'s list,
+//! the one every human output uses.
 
 /// `text` with each control character written out: C0 controls and DEL as `\x1b`, C1 controls
 /// and the invisible characters that reorder or hide text (bidirectional controls, zero-width
@@ -33,20 +34,12 @@ pub fn clip(text: &str, chars: usize) -> String {
     }
 }
 
-/// The characters that are not control characters in the C0 sense but still change how the text
-/// around them shows: C1 controls (U+009B is a CSI to some terminals), bidirectional marks,
-/// embeddings, overrides and isolates, zero-width characters, and U+2028/U+2029.
+/// The characters that are not ASCII controls but still change how the text around them shows
+/// (C1 controls, bidirectional controls, zero-width and other format characters): the house's
+/// one list, `terminal::is_hidden`, of which the ASCII controls are written out by `visible`
+/// in their own notation.
 pub fn hidden(c: char) -> bool {
-    matches!(c,
-        '\u{80}'..='\u{9f}'
-        | '\u{ad}'
-        | '\u{61c}'
-        | '\u{180e}'
-        | '\u{200b}'..='\u{200f}'
-        | '\u{2028}'..='\u{202e}'
-        | '\u{2060}'..='\u{2069}'
-        | '\u{feff}'
-        | '\u{fff9}'..='\u{fffb}')
+    !c.is_ascii() && crate::terminal::is_hidden(c)
 }
 
 #[cfg(test)]

@@ -82,13 +82,7 @@ const STATES: &[(&str, &str)] = &[
 
 /// `n` bytes for a message: `64 MiB`, `16 KiB`, or `1000 bytes`.
 pub fn size(n: u64) -> String {
-    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
-        format!("{} MiB", n >> 20)
-    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
-        format!("{} KiB", n >> 10)
-    } else {
-        format!("{n} bytes")
-    }
+    crate::ingest::io::lines::size(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 /// What the command line gave, before it is checked.
