@@ -180,6 +180,17 @@ pub(crate) fn build(config: &Config, view: View, read_back: bool) -> Result<(Rep
     let shows = |event: &model::Event| filter.as_ref().is_none_or(|filter| filter.shows(event));
     report.warnings.extend(model::warnings::window_cut(&report.timeline, shows, &outside));
     if let Some(filter) = filter {
+        if !config.filter.allow_empty && !report.timeline.events().iter().any(|event| filter.shows(event)) {
+            let outside = report.inputs.iter().fold((0, None), |(count, span), input| {
+                let more = input.ignored_by_reason.get(model::filter::OUTSIDE_READ_WINDOW).copied().unwrap_or(0);
+                let span = match (span, input.outside_span) {
+                    (Some((a, b)), Some((c, d))) => Some((std::cmp::min(a, c), std::cmp::max(b, d))),
+                    (span, more) => span.or(more),
+                };
+                (count + more, span)
+            });
+            return Err(error::Error::usage(filter.matches_nothing(&report.timeline, outside, config.display_tz)));
+        }
         report.retain_shown(filter);
     }
     if read_back {

@@ -277,6 +277,12 @@ pub struct CaseArgs {
     #[arg(long = "item", value_name = "ITEM", help_heading = "What to show")]
     pub items: Vec<String>,
 
+    /// Accept a filter that matches no event of the case (a window that may hold nothing): the
+    /// report then says so in a warning. By default such a filter is an error (exit 2) that shows
+    /// what the evidence holds, so that a mistyped id cannot pass a CI check.
+    #[arg(long, help_heading = "What to show")]
+    pub allow_empty_filter: bool,
+
     /// Output format.
     #[arg(long, default_value = "table", value_parser = clap::builder::PossibleValuesParser::new(crate::render::names()))]
     pub format: String,

@@ -553,6 +553,7 @@ fn filter_spec(args: &CaseArgs, display_tz: Tz, zone_declared: bool) -> Result<F
     };
     Ok(FilterSpec {
         read_margin,
+        allow_empty: args.allow_empty_filter,
         since: bound("--since", &args.since)?,
         until: bound("--until", &args.until)?,
         jobs: args.job_ids.clone(),

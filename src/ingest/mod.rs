@@ -716,6 +716,7 @@ fn drop_outside(window: crate::model::filter::ReadWindow, events: &mut Vec<Event
         return;
     }
     let (mut kept_lines, mut dropped_lines) = (Vec::new(), Vec::new());
+    let mut span: Option<(Moment, Moment)> = None;
     events.retain(|event| {
         let keep = window.holds(event.moment()) || event.kind == crate::model::EventKind::WorkerSettings;
         if keep {
@@ -724,9 +725,17 @@ fn drop_outside(window: crate::model::filter::ReadWindow, events: &mut Vec<Event
             dropped_lines.push(event.origin().line);
             let keys = crate::model::filter::outside_keys(event.job_id.as_deref(), event.run_id.as_deref());
             summary.outside_ids.extend(keys.into_iter().flatten());
+            let at = event.moment();
+            span = Some(span.map_or((at, at), |(first, last)| (first.min(at), last.max(at))));
         }
         keep
     });
+    if let Some((first, last)) = span {
+        let earlier = summary.outside_span.take();
+        summary.outside_span = Some(earlier.map_or((first.utc(), last.utc()), |(from, to)| {
+            (from.min(first.utc()), to.max(last.utc()))
+        }));
+    }
     kept_lines.sort_unstable();
     dropped_lines.sort_unstable();
     dropped_lines.dedup();

@@ -41,6 +41,8 @@ pub struct FilterSpec {
     /// How far past `since` and `until` the ledgers and logs are read (`--read-margin`): `None`
     /// reads everything, and so does a bound that is a clock time (`read_plan`).
     pub read_margin: Option<chrono::TimeDelta>,
+    /// `--allow-empty-filter`: a filter that shows no event is said in a warning, not refused.
+    pub allow_empty: bool,
 }
 
 /// The margin read on each side of `--since`/`--until` unless `--read-margin` says otherwise.
@@ -306,6 +308,90 @@ impl Filter {
             }
         }
         shown
+    }
+
+    /// Why a filter that shows no event of `timeline` is refused, and what the evidence holds
+    /// instead: the span of the events (and of the rows and lines left outside the read window,
+    /// `outside`: how many, and their span), and the ids of the fields filtered on, the nearest to
+    /// the values given first. An empty report would read as "nothing happened", and a CI gate
+    /// with a mistyped id would pass.
+    pub fn matches_nothing(
+        &self,
+        timeline: &Timeline,
+        outside: (u64, Option<(DateTime<Utc>, DateTime<Utc>)>),
+        tz: Tz,
+    ) -> String {
+        use std::fmt::Write as _;
+        let events = timeline.events();
+        let mut text = format!(
+            "the filter matches no event: none of the case's {} events read is among the {}",
+            events.len(),
+            self.describe(tz)
+        );
+        let read = events.first().zip(events.last()).map(|(first, last)| (first.at(), last.at()));
+        let span = match (read, outside.1) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (span, more) => span.or(more),
+        };
+        match span {
+            Some((first, last)) => {
+                let _ = write!(
+                    text,
+                    "\n  the evidence runs from {} to {} ({})",
+                    format_datetime(first, tz),
+                    format_datetime(last, tz),
+                    tz.name()
+                );
+            }
+            None => text.push_str("\n  the sources gave no event"),
+        }
+        if outside.0 > 0 {
+            let ids = if self.jobs.is_empty() && self.runs.is_empty() && self.items.is_empty() {
+                ""
+            } else {
+                ": their ids are not listed below; --read-margin all reads them"
+            };
+            let _ = write!(
+                text,
+                "\n  {} rows and lines outside the read window (--read-margin) were counted, not read{ids}",
+                outside.0
+            );
+        }
+        let fields: [(&str, &str, &[String], fn(&Event) -> Option<&str>); 3] = [
+            ("jobs", "--job", &self.jobs, |event| event.job_id.as_deref()),
+            ("runs", "--run", &self.runs, |event| event.run_id.as_deref()),
+            ("items", "--item", &self.items, |event| event.item.as_deref()),
+        ];
+        for (label, flag, wanted, field) in fields {
+            if wanted.is_empty() {
+                continue;
+            }
+            let mut ids: Vec<&str> = events.iter().filter_map(field).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            if ids.is_empty() {
+                let _ = write!(text, "\n  {flag}: no event read has a {} id", &label[..label.len() - 1]);
+                continue;
+            }
+            // The ids nearest to one of the values given first: a typo's fix leads the list.
+            let distance = |id: &str| {
+                wanted.iter().map(|value| strsim::damerau_levenshtein(&value.to_lowercase(), &id.to_lowercase())).min()
+            };
+            ids.sort_by_key(|id| (distance(id), *id));
+            const LISTED: usize = 8;
+            let listed: Vec<String> = ids.iter().take(LISTED).map(|id| crate::terminal::visible(id).into_owned()).collect();
+            let more = ids.len().saturating_sub(LISTED);
+            let _ = write!(text, "\n  {flag}: the {label} read are {}", listed.join(", "));
+            if more > 0 {
+                let _ = write!(text, " and {more} more");
+            }
+        }
+        let _ = write!(
+            text,
+            "\nIds are compared exactly as the sources wrote them, and times without an offset are read in {}. If a report that shows nothing is what you want (a window that may hold no event), add --allow-empty-filter.",
+            tz.name()
+        );
+        text
     }
 
     /// The conditions in words: `events from 2026-10-07 09:50:00 to 2026-10-07 09:55:00 with job X`.

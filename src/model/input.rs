@@ -69,6 +69,10 @@ pub struct InputSummary {
     /// report says so (`warnings::window_cut`).
     #[serde(skip)]
     pub outside_ids: super::filter::OutsideIds,
+    /// The first and last times of the rows and lines left outside the read window: what the
+    /// source holds beyond what was read, for the error on a filter that matches nothing.
+    #[serde(skip)]
+    pub outside_span: Option<(DateTime<Utc>, DateTime<Utc>)>,
 }
 
 /// The reason an events export that is an empty JSON array (`[]`) is counted as ignored: the
@@ -137,6 +141,17 @@ pub struct Rejection {
 /// At most this many rejections are listed per input; all are counted.
 pub const MAX_LISTED_REJECTIONS: usize = 20;
 
+/// The span that holds both spans.
+fn widen(
+    span: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    more: Option<(DateTime<Utc>, DateTime<Utc>)>,
+) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+    match (span, more) {
+        (Some((first, last)), Some((from, to))) => Some((first.min(from), last.max(to))),
+        (span, more) => span.or(more),
+    }
+}
+
 impl InputSummary {
     pub fn new(path: &str, kind: &'static str, format: &'static str, tz: Option<Tz>) -> Self {
         InputSummary {
@@ -160,6 +175,7 @@ impl InputSummary {
             meta_versions: Vec::new(),
             crowded: None,
             outside_ids: super::filter::OutsideIds::default(),
+            outside_span: None,
             envelope_times: Vec::new(),
         }
     }
@@ -178,6 +194,13 @@ impl InputSummary {
                 self.ignored_by_reason.insert(reason.to_string(), 1);
             }
         }
+    }
+
+    /// A row or line at `at` was left outside the read window, with the keys of its job and run.
+    pub fn outside(&mut self, at: DateTime<Utc>, keys: [Option<u64>; 2]) {
+        self.ignore(super::filter::OUTSIDE_READ_WINDOW);
+        self.outside_ids.extend(keys.into_iter().flatten());
+        self.outside_span = widen(self.outside_span, Some((at, at)));
     }
 
     pub fn reject(&mut self, line: u64, reason: impl Into<String>) {
@@ -199,6 +222,7 @@ impl InputSummary {
         self.notes.extend(later.notes);
         self.naive_times += later.naive_times;
         self.outside_ids.extend(later.outside_ids);
+        self.outside_span = widen(self.outside_span, later.outside_span);
         let room = MAX_LISTED_REJECTIONS.saturating_sub(self.rejections.len());
         self.rejections.extend(later.rejections.into_iter().take(room));
         crate::time::fold::merge(&mut self.folds, later.folds);

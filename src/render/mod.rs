@@ -91,6 +91,22 @@ pub fn find(name: &str) -> Option<&'static dyn Renderer> {
     RENDERERS.iter().copied().find(|r| r.name() == name)
 }
 
+/// What a filter hid, for a check's verdict: `5 findings (1 error, 3 warning, 1 info)`; `None`
+/// when it hid nothing.
+pub fn hidden_by_filter(shown: &crate::model::report::Shown) -> Option<String> {
+    let total: usize = shown.hidden.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let by_severity: Vec<String> = [(0, "error"), (1, "warning"), (2, "info")]
+        .iter()
+        .filter(|(i, _)| shown.hidden[*i] > 0)
+        .map(|(i, name)| format!("{} {name}", shown.hidden[*i]))
+        .collect();
+    let noun = if total == 1 { "finding" } else { "findings" };
+    Some(format!("{total} {noun} ({})", by_severity.join(", ")))
+}
+
 /// A metric value for people: clock times in the display zone, durations as "15 min 34 s".
 pub fn human_value(value: &Value, tz: Tz) -> String {
     match value {

@@ -84,8 +84,9 @@ fn incident_2026_10_07_timeline_from_09_50_to_09_55_kst_shows_exactly_those_even
 fn an_until_is_inclusive_to_the_millisecond_and_an_offset_needs_no_zone() {
     // ledger.csv:18 is at 00:54:05.700Z: an until at that instant keeps it, a millisecond before drops it.
     let at = |since: &str, until: &str| {
-        let report = json_of(&["timeline", INCIDENT, "--since", since, "--until", until, "--format", "json"]);
-        lines_of(&report["timeline"])
+        // An empty window is what two of these ask for.
+        let args = ["timeline", INCIDENT, "--since", since, "--until", until, "--allow-empty-filter", "--format", "json"];
+        lines_of(&json_of(&args)["timeline"])
     };
     assert_eq!(at("2026-10-07T00:54:05.700Z", "2026-10-07T09:54:05.700+09:00"), [line("ledger.csv", 18)]);
     assert_eq!(at("2026-10-07T00:54:04Z", "2026-10-07T00:54:05.699Z"), [], "a millisecond before: nothing");
@@ -212,15 +213,40 @@ fn filter_times_that_cannot_be_placed_are_usage_errors_naming_the_fix() {
 }
 
 #[test]
-fn a_filter_that_matches_no_event_says_so_first() {
-    // PR-441 is a prefix of PR-4412, not an id of the case.
-    let run = leasetrace(&["timeline", INCIDENT, "--item", "PR-441"]).run();
+fn a_filter_that_matches_no_event_is_an_error_that_shows_what_the_evidence_holds() {
+    // A typo in a CI filter, or a window on another day, must not be a green build.
+    let run = leasetrace(&["check", INCIDENT, "--job", "nope"]).run();
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(run.stdout.is_empty(), "no report: {}", run.stdout);
+    let e = &run.stderr;
+    assert!(e.contains("the filter matches no event") && e.contains("events with job nope"), "{e}");
+    assert!(e.contains("the evidence runs from 2026-10-07 08:54:00.011 to 2026-10-07 10:15:30.095 (Asia/Seoul)"), "{e}");
+    assert!(e.contains("--job: the jobs read are 8815, 8816, repeat:pr-review-sweep:"), "{e}");
+    assert!(e.contains("--allow-empty-filter"), "{e}");
+    // PR-441 is a prefix of PR-4412, not an id of the case: the nearest ids lead the list.
+    let e = leasetrace(&["timeline", INCIDENT, "--item", "PR-441"]).run();
+    assert_eq!(e.code, 2, "{}", e.stdout);
+    assert!(e.stderr.contains("--item: the items read are PR-4412, "), "{}", e.stderr);
+    // A window on another day: nothing of it was read, and the span is the whole case's.
+    let e = leasetrace(&["check", INCIDENT, "--since", "2030-01-01T00:00:00Z"]).run();
+    assert_eq!(e.code, 2, "{}", e.stdout);
+    assert!(e.stderr.contains("events from 2030-01-01 09:00:00 (Asia/Seoul) on"), "{}", e.stderr);
+    assert!(e.stderr.contains("the evidence runs from 2026-10-07 08:54:00.011 to 2026-10-07 10:15:30.095"), "{}", e.stderr);
+    assert!(e.stderr.contains("46 rows and lines outside the read window"), "{}", e.stderr);
+    for format in ["json", "sarif"] {
+        let e = leasetrace(&["check", INCIDENT, "--run", "run-0933-x", "--format", format]).run();
+        assert_eq!(e.code, 2, "{format}: {}", e.stdout);
+        assert!(e.stdout.is_empty(), "{format}: {}", e.stdout);
+    }
+    // Asked for: the report says it first, and the check passes on nothing.
+    let run = leasetrace(&["check", INCIDENT, "--item", "PR-441", "--allow-empty-filter"]).run();
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let first_warning = run.stdout.lines().find(|l| l.starts_with("WARNING")).unwrap();
     assert!(
-        first_warning.contains("no event of the case's 46 is among the events with item PR-441"),
-        "{first_warning}"
+        run.stdout.lines().any(|l| l.starts_with("WARNING: no event of the case's 46 is among the events with item PR-441")),
+        "{}",
+        run.stdout
     );
+    assert!(run.stdout.contains("check passed: no shown finding at or above warning; the filter hides 5 findings (1 error, 3 warning, 1 info), not counted"), "{}", run.stdout);
     let report = json_of(&["analyze", INCIDENT, "--item", "PR-4412", "--format", "json"]);
     assert!(report["warnings"].as_array().unwrap().iter().all(|w| w["kind"] != "filter-matches-nothing"));
 }

@@ -275,10 +275,7 @@ impl<'s> Rows<'s> {
                 events.push(event);
             }
             Outcome::Rejected(reason) => summary.reject(line, reason),
-            Outcome::OutsideWindow(keys) => {
-                summary.ignore(crate::model::filter::OUTSIDE_READ_WINDOW);
-                summary.outside_ids.extend(keys.into_iter().flatten());
-            }
+            Outcome::OutsideWindow(at, keys) => summary.outside(at, keys),
         }
         Ok(())
     }

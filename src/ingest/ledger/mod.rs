@@ -247,7 +247,7 @@ pub enum Outcome {
     Rejected(String),
     /// Its time is outside the source's read window (`SourceSpec::window`): counted, not kept,
     /// with the keys of its job and run (`filter::outside_key`).
-    OutsideWindow([Option<u64>; 2]),
+    OutsideWindow(DateTime<Utc>, [Option<u64>; 2]),
 }
 
 /// A ledger field by its position in `FIELDS`.
@@ -331,7 +331,10 @@ pub fn record_to_event<'r>(
     // Before any of its texts are kept: interned texts stay for the whole run.
     if spec.window.is_some_and(|window| !window.holds(at)) {
         let (job, run) = (field(FieldId::Job), field(FieldId::Run));
-        return Ok(Outcome::OutsideWindow(crate::model::filter::outside_keys(job.as_deref(), run.as_deref())));
+        return Ok(Outcome::OutsideWindow(
+            at.utc(),
+            crate::model::filter::outside_keys(job.as_deref(), run.as_deref()),
+        ));
     }
     let mut event = Event::new(at, kind, origin);
     // A row of a recent round takes its scope from its cells as written (a malformed slot is an
