@@ -12,7 +12,8 @@ use crate::{capture, coverage, detect, ingest, phases, render, time};
 
 /// Reads every source of a case and builds the report for `view`.
 pub fn build_report(config: &Config, view: View) -> Result<Report> {
-    let shows_raw = render::find(&config.format).is_none_or(|renderer| renderer.shows_raw(view));
+    let shows_raw =
+        config.formats.iter().any(|name| render::find(name).is_none_or(|renderer| renderer.shows_raw(view)));
     build(config, view, shows_raw).map(|(report, _)| report)
 }
 

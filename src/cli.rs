@@ -33,7 +33,7 @@ pub struct Cli {
     pub quiet: bool,
 
     /// Colour in tables: auto (on a terminal, unless NO_COLOR is set or CLICOLOR=0; also when
-    /// piped if CLICOLOR_FORCE is set), always or never.
+    /// piped if CLICOLOR_FORCE or FORCE_COLOR is set), always or never.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto, global = true)]
     pub color: ColorWhen,
 }
@@ -283,9 +283,117 @@ pub struct CaseArgs {
     #[arg(long, help_heading = "What to show")]
     pub allow_empty_filter: bool,
 
-    /// Output format.
-    #[arg(long, default_value = "table", value_parser = clap::builder::PossibleValuesParser::new(crate::render::names()))]
-    pub format: String,
+    /// Output format: NAME writes it to stdout (or to --output-file), NAME=PATH to the file PATH.
+    /// Repeatable, so that one run writes a report for people and one for programs (check
+    /// --format github --format sarif=leasetrace.sarif). At most one without a PATH; without
+    /// one, stdout gets the table.
+    #[arg(long = "format", value_name = "NAME[=PATH]", value_parser = OutputParser, help_heading = "Output")]
+    pub formats: Vec<Output>,
+
+    /// Write the report to PATH instead of stdout (the format without a =PATH, table by
+    /// default), never coloured. The file is replaced only once the report is whole.
+    #[arg(long, value_name = "PATH", help_heading = "Output")]
+    pub output_file: Option<PathBuf>,
+}
+
+/// One `--format`: the renderer's name, and the file it writes (`NAME=PATH`), or `None`: stdout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    pub name: &'static str,
+    pub path: Option<PathBuf>,
+}
+
+impl Output {
+    pub fn stdout(name: &'static str) -> Self {
+        Output { name, path: None }
+    }
+}
+
+impl CaseArgs {
+    /// The format written to stdout (or to `--output-file`): the `--format` given without a
+    /// file, else the table.
+    pub fn main_format(&self) -> &'static str {
+        self.formats.iter().find(|output| output.path.is_none()).map_or("table", |output| output.name)
+    }
+
+    /// Every output of the run, the one to stdout (or `--output-file`) first: refused when two
+    /// would write to stdout or to the same file.
+    pub fn outputs(&self) -> Result<Vec<Output>, crate::error::Error> {
+        let mut to_stdout = self.formats.iter().filter(|output| output.path.is_none());
+        if let (Some(first), Some(second)) = (to_stdout.next(), to_stdout.next()) {
+            return Err(crate::error::Error::usage(format!(
+                "--format {} and --format {} would both write to stdout: give the other a file, e.g. --format {}=leasetrace.{}",
+                first.name, second.name, second.name, second.name
+            )));
+        }
+        let main = Output { name: self.main_format(), path: self.output_file.clone() };
+        let mut outputs = vec![main];
+        outputs.extend(self.formats.iter().filter(|output| output.path.is_some()).cloned());
+        let mut paths: Vec<&Path> = outputs.iter().filter_map(|output| output.path.as_deref()).collect();
+        paths.sort_unstable();
+        if let Some(pair) = paths.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(crate::error::Error::usage(format!(
+                "two outputs would write {}: give each format a file of its own",
+                crate::terminal::visible(&pair[0].display().to_string())
+            )));
+        }
+        Ok(outputs)
+    }
+}
+
+/// `--format NAME[=PATH]`, with the renderers' names as its possible values (for `--help` and
+/// the completions).
+#[derive(Debug, Clone, Copy)]
+struct OutputParser;
+
+impl clap::builder::TypedValueParser for OutputParser {
+    type Value = Output;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Output, clap::Error> {
+        let refuse = |message: String| clap::Error::raw(clap::error::ErrorKind::InvalidValue, message).with_cmd(cmd);
+        let text = value.to_string_lossy();
+        let (name, path) = match text.split_once('=') {
+            Some((name, path)) => (name, Some(path)),
+            None => (text.as_ref(), None),
+        };
+        let Some(renderer) = crate::render::find(name) else {
+            return Err(refuse(format!(
+                "invalid value '{}' for '--format <NAME[=PATH]>': expected one of {}, alone (to stdout) or as NAME=PATH (to a file)\n",
+                crate::terminal::visible(&text),
+                crate::render::names().join(", ")
+            )));
+        };
+        let path = match path {
+            None => None,
+            Some("") => return Err(refuse(format!("--format {name}=: the file name is missing after '='\n"))),
+            // The path as given, not as lossy text: a file name need not be UTF-8.
+            Some(_) => Some(PathBuf::from(split_path(value, name.len() + 1))),
+        };
+        Ok(Output { name: renderer.name(), path })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(crate::render::names().into_iter().map(clap::builder::PossibleValue::new)))
+    }
+}
+
+/// `value` from byte `at` on: what follows `NAME=` of a `--format`, as the OS gave it (a file
+/// name need not be UTF-8). `at` is just past the ASCII `NAME=`, the same bytes in both forms.
+fn split_path(value: &std::ffi::OsStr, at: usize) -> std::ffi::OsString {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::ffi::OsStr::from_bytes(&value.as_bytes()[at..]).to_os_string()
+    }
+    #[cfg(not(unix))]
+    {
+        std::ffi::OsString::from(&value.to_string_lossy()[at..])
+    }
 }
 
 impl Cli {

@@ -41,7 +41,8 @@ pub struct Config {
     /// What the report must say at its top that is known before any file is read: sources read
     /// outside the case folder (`--allow-outside-case`).
     pub warnings: Vec<Warning>,
-    pub format: String,
+    /// The formats the report is rendered in (`--format`): whether it must read lines back.
+    pub formats: Vec<&'static str>,
     /// What the report shows (`--since`, `--until`, `--job`, `--run`, `--item`): applied to the
     /// finished report, never to what the detectors read (`model::filter`).
     pub filter: FilterSpec,
@@ -470,7 +471,7 @@ impl Config {
             settings: Settings { duplicate_window_s, source_zones },
             assumptions,
             warnings,
-            format: args.format.clone(),
+            formats: args.outputs()?.iter().map(|output| output.name).collect(),
             filter,
             progress: Progress::hidden(),
         })

@@ -588,7 +588,11 @@ pub fn case(data: &[u8]) {
         1 => crate::model::report::View::Analyze,
         _ => crate::model::report::View::Check(crate::model::Severity::Warning),
     };
-    let args = crate::cli::CaseArgs { case: Some(dir.clone()), format: "json".into(), ..Default::default() };
+    let args = crate::cli::CaseArgs {
+        case: Some(dir.clone()),
+        formats: vec![crate::cli::Output::stdout("json")],
+        ..Default::default()
+    };
     let config = match crate::config::Config::build(&args) {
         Ok(config) => config,
         Err(error) => {

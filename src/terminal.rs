@@ -12,6 +12,8 @@
 //! 2. `NO_COLOR` set and not empty: no colour;
 //! 3. `CLICOLOR_FORCE` set, not empty and not `0` (anstream takes `0` as set; bixense says
 //!    `!= 0`): colour, even into a pipe or a file;
+//!    `FORCE_COLOR` set and not empty (force-color.org), likewise, except `0` and `false`, which
+//!    Node and many CI tools read as "no forcing" (they force nothing here, and forbid nothing);
 //! 4. `CLICOLOR=0`: no colour;
 //! 5. otherwise colour only when stdout is a terminal whose `TERM` is not `dumb`.
 //!
@@ -85,7 +87,9 @@ pub fn color(when: ColorWhen, terminal: bool, env: impl Fn(&str) -> Option<OsStr
         ColorWhen::Auto => {
             if set("NO_COLOR").is_some() {
                 false
-            } else if set("CLICOLOR_FORCE").is_some_and(|value| value != "0") {
+            } else if set("CLICOLOR_FORCE").is_some_and(|value| value != "0")
+                || set("FORCE_COLOR").is_some_and(|value| value != "0" && value != "false")
+            {
                 true
             } else if env("CLICOLOR").is_some_and(|value| value == "0") {
                 false
@@ -271,6 +275,14 @@ mod tests {
         assert!(!color(ColorWhen::Auto, false, env(&[("CLICOLOR_FORCE", "0")])), "bixense: != 0");
         assert!(!color(ColorWhen::Auto, false, env(&[("CLICOLOR_FORCE", "")])));
         assert!(!color(ColorWhen::Auto, false, env(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")])));
+        // force-color.org: any value but the empty string; 0 and false force nothing.
+        assert!(color(ColorWhen::Auto, false, env(&[("FORCE_COLOR", "1")])));
+        assert!(color(ColorWhen::Auto, false, env(&[("FORCE_COLOR", "3"), ("CLICOLOR", "0")])));
+        assert!(!color(ColorWhen::Auto, false, env(&[("FORCE_COLOR", "0")])));
+        assert!(!color(ColorWhen::Auto, false, env(&[("FORCE_COLOR", "false")])));
+        assert!(!color(ColorWhen::Auto, false, env(&[("FORCE_COLOR", "")])));
+        assert!(!color(ColorWhen::Auto, false, env(&[("FORCE_COLOR", "1"), ("NO_COLOR", "1")])));
+        assert!(!color(ColorWhen::Never, true, env(&[TERM, ("FORCE_COLOR", "1")])));
     }
 
     #[test]

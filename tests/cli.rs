@@ -62,7 +62,7 @@ fn leasetrace(args: &[&str]) -> Leasetrace {
     let mut command = Command::new(env!("CARGO_BIN_EXE_leasetrace"));
     command.current_dir(env!("CARGO_MANIFEST_DIR")).args(args);
     // The user's colour settings would change the bytes of a table (CLICOLOR_FORCE colours pipes).
-    for name in ["NO_COLOR", "CLICOLOR_FORCE", "CLICOLOR"] {
+    for name in ["NO_COLOR", "CLICOLOR_FORCE", "CLICOLOR", "FORCE_COLOR"] {
         command.env_remove(name);
     }
     Leasetrace { command, stdin: None, stdin_file: None }
@@ -1241,10 +1241,10 @@ fn every_metric_a_finding_emits_is_documented() {
 fn every_output_format_is_documented_in_the_index() {
     // The format names come from the binary's own `--format` values (the renderer registry).
     let help = leasetrace(&["analyze", "--help"]).run().stdout;
-    let values = help.split("--format <FORMAT>").nth(1).unwrap();
+    let values = help.split("--format <NAME[=PATH]>").nth(1).unwrap();
     let values = values.split("[possible values: ").nth(1).unwrap().split(']').next().unwrap();
     let formats: Vec<&str> = values.split(", ").map(str::trim).collect();
-    assert!(formats.len() >= 9, "{formats:?}");
+    assert!(formats.len() >= 12, "{formats:?}");
     let index = std::fs::read_to_string(format!("{}/docs/outputs.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
     for format in formats {
         assert!(index.contains(&format!("| `{format}`")), "docs/outputs.md has no row for `{format}`");

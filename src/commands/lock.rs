@@ -38,10 +38,16 @@ pub fn report(
     }
     // Before anything is read: a 0 ms lock would give a plan of 0 s renewals.
     crate::config::check_lock_flags(args)?;
-    if !matches!(args.format.as_str(), "table" | "json") {
+    if !matches!(args.main_format(), "table" | "json") {
         return Err(error::Error::usage(format!(
             "lock writes --format table or json, not {}: its what-if table is not a report of findings and events",
-            args.format
+            args.main_format()
+        )));
+    }
+    if let Some(output) = args.formats.iter().find(|output| output.path.is_some()) {
+        return Err(error::Error::usage(format!(
+            "--format {}=PATH: lock writes one format, to stdout or to --output-file",
+            output.name
         )));
     }
     let has_sources = args.case.is_some() || !args.ledger.is_empty() || !args.log.is_empty() || !args.events.is_empty();
@@ -110,7 +116,7 @@ pub fn report(
     plan.warnings.extend(model::warnings::disagreements(&params, tz));
     plan.warnings.extend(model::warnings::renew_after_expiry(&params));
     plan.notes.splice(0..0, params_notes);
-    Ok(match args.format.as_str() {
+    Ok(match args.main_format() {
         "json" => plan::render_json(&plan),
         _ => plan::render_table(&plan, &params, tz, question.runs.len()),
     })
@@ -119,6 +125,9 @@ pub fn report(
 /// `lock`'s output on stdout.
 pub fn run(args: &CaseArgs, activated: &str, died: Option<&str>, what_if: &[u64], progress: &Progress) -> Result<u8> {
     let text = report(args, activated, died, what_if, progress)?;
-    super::write_stdout(false, |out| out.write_all(text.as_bytes()))?;
+    match &args.output_file {
+        Some(path) => super::write_file(path, |out| out.write_all(text.as_bytes()))?,
+        None => super::write_stdout(false, |out| out.write_all(text.as_bytes()))?,
+    }
     Ok(0)
 }

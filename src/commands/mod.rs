@@ -70,16 +70,74 @@ pub fn run(cli: &Cli) -> Result<u8, Error> {
 /// the report built for `view` and rendered in `--format` on stdout. Exit 1 when a finding is at
 /// or above the check's threshold (only `check` has one).
 fn print_report(args: &CaseArgs, view: View, cli: &Cli, progress: Progress) -> Result<u8, Error> {
+    // Every format checked before any input is read.
+    let asked = args.outputs()?;
     let config = Config { progress, ..Config::build(args)? };
-    let renderer =
-        render::find(&config.format).ok_or_else(|| Error::usage(format!("unknown format '{}'", config.format)))?;
-    if let Some(why) = renderer.refuses(view) {
-        return Err(Error::usage(format!("--format {}: {why}", config.format)));
+    let mut outputs = Vec::new();
+    for output in asked {
+        let renderer =
+            render::find(output.name).ok_or_else(|| Error::usage(format!("unknown format '{}'", output.name)))?;
+        if let Some(why) = renderer.refuses(view) {
+            return Err(Error::usage(format!("--format {}: {why}", output.name)));
+        }
+        outputs.push((renderer, output.path));
     }
     let report = crate::build_report(&config, view)?;
-    let terminal = Terminal::stdout(cli.color);
-    write_stdout(terminal.color, |out| renderer.render_to(&report, terminal, out))?;
+    // The files first, every one whole before any replaces its path (a run that cannot write one
+    // of them writes none); then stdout, so that a check's log ends with its verdict.
+    let mut staged = Vec::new();
+    for (renderer, path) in &outputs {
+        if let Some(path) = path {
+            staged.push((stage_file(path, |out| renderer.render(&report, out))?, path));
+        }
+    }
+    for (file, path) in staged {
+        file.persist(path).map_err(|error| Error::Write { path: path.clone(), source: error.error })?;
+    }
+    if let Some((renderer, None)) = outputs.first() {
+        let terminal = Terminal::stdout(cli.color);
+        write_stdout(terminal.color, |out| renderer.render_to(&report, terminal, out))?;
+    }
     Ok(u8::from(report.failing() > 0))
+}
+
+/// Writes a report to the file `path`, whole or not at all (`stage_file`, then renamed over
+/// `path`): a failed run leaves the previous report, never half of one.
+pub fn write_file(path: &std::path::Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), Error> {
+    stage_file(path, write)?
+        .persist(path)
+        .map_err(|error| Error::Write { path: path.to_path_buf(), source: error.error })?;
+    Ok(())
+}
+
+/// A new file beside `path` with what `write` wrote, to be renamed over `path`.
+fn stage_file(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<tempfile::NamedTempFile, Error> {
+    let cannot = |source: io::Error| Error::Write { path: path.to_path_buf(), source };
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => std::path::Path::new("."),
+    };
+    if path.is_dir() {
+        return Err(cannot(io::Error::new(io::ErrorKind::IsADirectory, "it is a folder; give a file name")));
+    }
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".leasetrace-");
+    // A report is a file like any other the user writes (tempfile's default is owner-only).
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut file = builder.tempfile_in(folder).map_err(cannot)?;
+    let mut out = io::BufWriter::with_capacity(1 << 16, file.as_file_mut());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Ok(()) => {}
+        Err(error) => {
+            return Err(render::as_read_back_failure(error).unwrap_or_else(cannot));
+        }
+    }
+    drop(out);
+    Ok(file)
 }
 
 /// The one way a command's output reaches stdout, so that every command fails the same way: a

@@ -732,9 +732,8 @@ fn drop_outside(window: crate::model::filter::ReadWindow, events: &mut Vec<Event
     });
     if let Some((first, last)) = span {
         let earlier = summary.outside_span.take();
-        summary.outside_span = Some(earlier.map_or((first.utc(), last.utc()), |(from, to)| {
-            (from.min(first.utc()), to.max(last.utc()))
-        }));
+        summary.outside_span =
+            Some(earlier.map_or((first.utc(), last.utc()), |(from, to)| (from.min(first.utc()), to.max(last.utc()))));
     }
     kept_lines.sort_unstable();
     dropped_lines.sort_unstable();

@@ -146,6 +146,15 @@ impl ReadPlan {
     }
 }
 
+/// The first and last instants of something.
+pub type Span = (DateTime<Utc>, DateTime<Utc>);
+
+/// A field the id filters compare: its label, its flag, the values given, and how to read it.
+type IdField<'a> = (&'static str, &'static str, &'a [String], fn(&Event) -> Option<&str>);
+
+/// How many ids of a field the error on a filter that matches nothing lists.
+const LISTED_IDS: usize = 8;
+
 /// The placed filter a report applies.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Filter {
@@ -315,12 +324,7 @@ impl Filter {
     /// `outside`: how many, and their span), and the ids of the fields filtered on, the nearest to
     /// the values given first. An empty report would read as "nothing happened", and a CI gate
     /// with a mistyped id would pass.
-    pub fn matches_nothing(
-        &self,
-        timeline: &Timeline,
-        outside: (u64, Option<(DateTime<Utc>, DateTime<Utc>)>),
-        tz: Tz,
-    ) -> String {
+    pub fn matches_nothing(&self, timeline: &Timeline, outside: (u64, Option<Span>), tz: Tz) -> String {
         use std::fmt::Write as _;
         let events = timeline.events();
         let mut text = format!(
@@ -357,7 +361,7 @@ impl Filter {
                 outside.0
             );
         }
-        let fields: [(&str, &str, &[String], fn(&Event) -> Option<&str>); 3] = [
+        let fields: [IdField<'_>; 3] = [
             ("jobs", "--job", &self.jobs, |event| event.job_id.as_deref()),
             ("runs", "--run", &self.runs, |event| event.run_id.as_deref()),
             ("items", "--item", &self.items, |event| event.item.as_deref()),
@@ -378,9 +382,9 @@ impl Filter {
                 wanted.iter().map(|value| strsim::damerau_levenshtein(&value.to_lowercase(), &id.to_lowercase())).min()
             };
             ids.sort_by_key(|id| (distance(id), *id));
-            const LISTED: usize = 8;
-            let listed: Vec<String> = ids.iter().take(LISTED).map(|id| crate::terminal::visible(id).into_owned()).collect();
-            let more = ids.len().saturating_sub(LISTED);
+            let listed: Vec<String> =
+                ids.iter().take(LISTED_IDS).map(|id| crate::terminal::visible(id).into_owned()).collect();
+            let more = ids.len().saturating_sub(LISTED_IDS);
             let _ = write!(text, "\n  {flag}: the {label} read are {}", listed.join(", "));
             if more > 0 {
                 let _ = write!(text, " and {more} more");

@@ -7,10 +7,13 @@
 
 pub mod annotation;
 pub mod chart;
+pub mod concise;
 pub mod github;
+pub mod gitlab;
 pub mod headline;
 pub mod json;
 pub mod jsonl;
+pub mod junit;
 pub mod markdown;
 pub mod mermaid;
 pub mod roles;
@@ -81,7 +84,7 @@ pub trait Renderer: Sync {
 
 /// Every output format. Adding one: one file and one line here.
 #[rustfmt::skip]
-pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch, &mermaid::Mermaid, &svg::Svg, &markdown::Markdown, &sarif::Sarif, &github::Github];
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch, &mermaid::Mermaid, &svg::Svg, &markdown::Markdown, &sarif::Sarif, &github::Github, &gitlab::Gitlab, &junit::Junit, &concise::Concise];
 
 pub fn names() -> Vec<&'static str> {
     RENDERERS.iter().map(|r| r.name()).collect()
@@ -89,6 +92,20 @@ pub fn names() -> Vec<&'static str> {
 
 pub fn find(name: &str) -> Option<&'static dyn Renderer> {
     RENDERERS.iter().copied().find(|r| r.name() == name)
+}
+
+/// A check's verdict, as the human and CI formats end with it: `check passed: no finding at or
+/// above warning`, with what a filter hid and the check did not count.
+pub fn verdict(report: &Report, threshold: crate::model::Severity) -> String {
+    let (shown, hidden) = match report.shown.as_ref().map(hidden_by_filter) {
+        Some(Some(hidden)) => ("shown ", format!("; the filter hides {hidden}, not counted")),
+        Some(None) => ("shown ", String::new()),
+        None => ("", String::new()),
+    };
+    match report.failing() {
+        0 => format!("check passed: no {shown}finding at or above {}{hidden}", threshold.name()),
+        n => format!("check failed: {n} {shown}finding(s) at or above {}{hidden}", threshold.name()),
+    }
 }
 
 /// What a filter hid, for a check's verdict: `5 findings (1 error, 3 warning, 1 info)`; `None`

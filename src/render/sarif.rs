@@ -32,10 +32,10 @@ use crate::detect::{DETECTORS, Detector};
 use crate::model::report::View;
 use crate::model::timeline::EventId;
 use crate::model::warnings::Warning;
-use crate::model::{Finding, Report, Severity, Value};
+use crate::model::{Finding, Report, Severity};
 use crate::time::{format_datetime, format_rfc3339};
 
-use super::annotation::{follows_from, message, primary_evidence};
+use super::annotation::{finding_fingerprint, fingerprint, follows_from, message, primary_evidence};
 use super::{Renderer, fill_summary};
 
 /// The schema the output claims: the OASIS standard's, errata 01 (the one tests/schemas/ holds).
@@ -593,48 +593,6 @@ pub fn encode_path(path: &str) -> String {
         }
     }
     uri
-}
-
-/// What identifies a finding across runs of the same exports, whatever lines they are on: its
-/// code, the job, run and item ids of its evidence, its text metrics (ids and names such as
-/// `job_id`, `parameter`) and its time (two stalls of one job are two findings).
-fn finding_fingerprint(report: &Report, finding: &Finding) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for &id in &finding.evidence {
-        let event = report.timeline.get(id);
-        for (name, value) in
-            [("job", event.job_id.as_deref()), ("run", event.run_id.as_deref()), ("item", event.item.as_deref())]
-        {
-            if let Some(value) = value {
-                parts.push(format!("{name}={value}"));
-            }
-        }
-    }
-    for (name, value) in &finding.metrics {
-        if let Value::Text(text) = value {
-            parts.push(format!("{name}={text}"));
-        }
-    }
-    parts.sort();
-    parts.dedup();
-    parts.push(format!("at={}", format_rfc3339(finding.at)));
-    let mut all: Vec<&str> = vec![finding.code];
-    all.extend(parts.iter().map(String::as_str));
-    fingerprint(&all)
-}
-
-/// FNV-1a, 64 bits, over the parts separated by NUL: the same parts give the same value in every
-/// build, on every machine (unlike `std`'s hasher, whose output may change between releases).
-fn fingerprint(parts: &[&str]) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for (n, part) in parts.iter().enumerate() {
-        let separator: &[u8] = if n == 0 { b"" } else { b"\0" };
-        for &byte in separator.iter().chain(part.as_bytes()) {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    format!("{hash:016x}")
 }
 
 /// Two results with the same fingerprint are told apart by a count, as GitHub's own line hashes

@@ -324,15 +324,7 @@ impl Renderer for Table {
         }
         if let View::Check(threshold) = report.view {
             writeln!(out)?;
-            let (shown, hidden) = match report.shown.as_ref().map(super::hidden_by_filter) {
-                Some(Some(hidden)) => ("shown ", format!("; the filter hides {hidden}, not counted")),
-                Some(None) => ("shown ", String::new()),
-                None => ("", String::new()),
-            };
-            match report.failing() {
-                0 => writeln!(out, "check passed: no {shown}finding at or above {}{hidden}", threshold.name())?,
-                n => writeln!(out, "check failed: {n} {shown}finding(s) at or above {}{hidden}", threshold.name())?,
-            }
+            writeln!(out, "{}", super::verdict(report, threshold))?;
         }
         Ok(())
     }

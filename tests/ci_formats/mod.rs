@@ -562,6 +562,29 @@ fn docs_samples_are_cut_from_the_real_output() {
         checked += 1;
     }
     assert!(checked > 30, "{checked}");
+    let concise = leasetrace(&["check", INCIDENT, "--format", "concise"]).run().stdout;
+    assert_eq!(
+        sample(&doc, "Sample: `leasetrace check fixtures/incident-2026-10-07 --format concise`", "text"),
+        concise
+    );
+    let gitlab: Value =
+        serde_json::from_str(&leasetrace(&["check", INCIDENT, "--format", "gitlab"]).run().stdout).unwrap();
+    let cut: Value = serde_json::from_str(sample(
+        &doc,
+        "Sample, cut from `leasetrace check fixtures/incident-2026-10-07 --format gitlab`",
+        "json",
+    ))
+    .unwrap();
+    assert_eq!(cut[0], gitlab[3]);
+    let junit = leasetrace(&["check", INCIDENT, "--format", "junit", "--fail-on", "error"]).run().stdout;
+    let cut = sample(
+        &doc,
+        "Sample, cut from `leasetrace check fixtures/incident-2026-10-07 --format junit --fail-on error`",
+        "xml",
+    );
+    for line in cut.lines() {
+        assert!(junit.lines().any(|l| l == line), "docs/outputs/ci.md: not in the output: {line}");
+    }
 }
 
 /// The `run: |` script of the workflow step named `name` in the doc's YAML, dedented.
@@ -619,10 +642,11 @@ fn docs_workflow_keeps_the_exit_code_for_its_last_step() {
         assert_eq!(code, 0, "{case}: the check step must not fail the job");
         let outputs = std::fs::read_to_string(dir.path().join("github-output")).unwrap();
         assert_eq!(outputs, format!("code={expected}\n"), "{case}");
-        let sarif = std::fs::read_to_string(dir.path().join("leasetrace.sarif")).unwrap();
+        let sarif = dir.path().join("leasetrace.sarif");
         if expected == "2" {
-            assert_eq!(sarif, "", "no SARIF to upload after an error");
+            assert!(!sarif.exists(), "no SARIF to upload after an error");
         } else {
+            let sarif = std::fs::read_to_string(sarif).unwrap();
             assert_valid_sarif(&validator, &serde_json::from_str(&sarif).unwrap(), case);
         }
         // The last step fails the job on findings and on errors, with its own annotation.
@@ -630,4 +654,221 @@ fn docs_workflow_keeps_the_exit_code_for_its_last_step() {
         assert_eq!(code.to_string(), expected, "{case}: {stdout}");
         assert_eq!(stdout.starts_with("::error "), expected != "0", "{case}: {stdout}");
     }
+}
+
+// ---------------------------------------------------------------- several outputs in one run
+
+/// `leasetrace` run in `dir` (relative output paths land there).
+fn leasetrace_in(dir: &Path, args: &[&str]) -> Run {
+    let mut run = leasetrace(args);
+    run.command.current_dir(dir);
+    run.run()
+}
+
+#[test]
+fn one_run_writes_every_format_asked_for_each_as_its_own_run_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join(INCIDENT);
+    let case = case.to_str().unwrap();
+    let run = leasetrace_in(
+        dir.path(),
+        &[
+            "check",
+            case,
+            "--format",
+            "github",
+            "--format",
+            "sarif=out/leasetrace.sarif",
+            "--format",
+            "gitlab=gl.json",
+            "--format",
+            "junit=junit.xml",
+            "--format",
+            "json=report.json",
+        ],
+    );
+    // out/ does not exist: nothing is written, and the error names the file.
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(run.stderr.contains("out/leasetrace.sarif: cannot write"), "{}", run.stderr);
+    assert_eq!(run.stdout, "", "no output at all after an error");
+    assert!(!dir.path().join("gl.json").exists() && !dir.path().join("report.json").exists());
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    let run = leasetrace_in(
+        dir.path(),
+        &[
+            "check",
+            case,
+            "--format",
+            "github",
+            "--format",
+            "sarif=out/leasetrace.sarif",
+            "--format",
+            "gitlab=gl.json",
+            "--format",
+            "junit=junit.xml",
+            "--format",
+            "json=report.json",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let alone = |format: &str| leasetrace_in(dir.path(), &["check", case, "--format", format]).run_stdout();
+    assert_eq!(run.stdout, alone("github"), "stdout gets the format given without a file");
+    for (file, format) in
+        [("out/leasetrace.sarif", "sarif"), ("gl.json", "gitlab"), ("junit.xml", "junit"), ("report.json", "json")]
+    {
+        let written = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        assert_eq!(written, alone(format), "{file}");
+    }
+    // Without a format to stdout, stdout gets the table; --output-file sends it to a file.
+    let run = leasetrace_in(dir.path(), &["check", case, "--format", "junit=junit.xml"]);
+    assert_eq!(run.stdout, alone("table"));
+    let run = leasetrace_in(dir.path(), &["analyze", case, "--format", "json", "--output-file", "analyze.json"]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{}", run.stderr);
+    let written = std::fs::read_to_string(dir.path().join("analyze.json")).unwrap();
+    assert_eq!(written, leasetrace_in(dir.path(), &["analyze", case, "--format", "json"]).run_stdout());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("analyze.json")).unwrap().permissions().mode();
+        assert_ne!(mode & 0o044, 0, "a report is readable as the user's other files are: {mode:o}");
+    }
+    // A failed run leaves the previous report whole.
+    let broken = leasetrace_in(
+        dir.path(),
+        &["analyze", "--ledger", "missing.csv", "--format", "json", "--output-file", "analyze.json"],
+    );
+    assert_eq!(broken.code, 2);
+    assert_eq!(std::fs::read_to_string(dir.path().join("analyze.json")).unwrap(), written);
+}
+
+trait RunStdout {
+    fn run_stdout(self) -> String;
+}
+
+impl RunStdout for Run {
+    fn run_stdout(self) -> String {
+        assert!(self.code == 0 || self.code == 1, "{}", self.stderr);
+        self.stdout
+    }
+}
+
+#[test]
+fn outputs_that_would_collide_are_refused_before_anything_is_read() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["--format", "json", "--format", "sarif"], "--format json and --format sarif would both write to stdout"),
+        (&["--format", "json=a.json", "--format", "sarif=a.json"], "two outputs would write a.json"),
+        (
+            &["--format", "json", "--output-file", "a.json", "--format", "sarif=a.json"],
+            "two outputs would write a.json",
+        ),
+        (&["--format", "xml=a.xml"], "invalid value 'xml=a.xml' for '--format <NAME[=PATH]>'"),
+    ];
+    for (args, message) in cases {
+        let run = leasetrace(&[&["check", "no-such-case"][..], args].concat()).run();
+        assert_eq!(run.code, 2, "{args:?}");
+        assert!(run.stderr.contains(message), "{args:?}: {}", run.stderr);
+    }
+    let run = leasetrace(&["check", INCIDENT, "--format", "sarif="]).run();
+    assert!(run.stderr.contains("the file name is missing after '='"), "{}", run.stderr);
+    let run = leasetrace(&["timeline", INCIDENT, "--format", "junit=j.xml"]).run();
+    assert!(run.code == 2 && run.stderr.contains("--format junit: junit reports findings"), "{}", run.stderr);
+}
+
+#[test]
+fn gitlab_code_quality_has_one_issue_per_finding_at_the_sarif_location() {
+    for case in FIXTURES {
+        let run = leasetrace(&["check", case, "--format", "gitlab"]).run();
+        assert!(run.code == 0 || run.code == 1, "{case}: {}", run.stderr);
+        let issues: Value = serde_json::from_str(&run.stdout).unwrap();
+        let issues = issues.as_array().unwrap();
+        let (_, log) = sarif(&["check", case, "--format", "sarif"]);
+        let results = finding_results(&log);
+        assert_eq!(issues.len(), results.len(), "{case}");
+        let mut fingerprints = std::collections::HashSet::new();
+        for (issue, result) in issues.iter().zip(&results) {
+            // GitLab's documented fields, each with its type.
+            assert!(issue["description"].as_str().is_some_and(|d| !d.is_empty()), "{issue}");
+            assert_eq!(issue["check_name"], result["ruleId"], "{case}");
+            assert!(fingerprints.insert(issue["fingerprint"].as_str().unwrap().to_string()), "unique: {issue}");
+            let severity = issue["severity"].as_str().unwrap();
+            let expected = match result["level"].as_str().unwrap() {
+                "error" => "critical",
+                "warning" => "major",
+                _ => "info",
+            };
+            assert_eq!(severity, expected, "{issue}");
+            let (path, line) = location_of(&result["locations"][0]);
+            assert!(path.ends_with(issue["location"]["path"].as_str().unwrap().rsplit('/').next().unwrap()), "{issue}");
+            assert_eq!(issue["location"]["lines"]["begin"].as_u64().unwrap(), line, "{issue}");
+        }
+    }
+}
+
+#[test]
+fn junit_is_xml_with_a_failure_for_each_finding_at_or_above_the_threshold() {
+    let run = leasetrace(&["check", INCIDENT, "--format", "junit", "--fail-on", "error"]).run();
+    assert_eq!(run.code, 1);
+    let document = roxmltree::Document::parse(&run.stdout).expect("well-formed XML");
+    let suite = document.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
+    assert_eq!(suite.attribute("tests"), Some("5"));
+    assert_eq!(suite.attribute("failures"), Some("1"), "one error in the incident");
+    let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
+    assert_eq!(cases.len(), 5);
+    let failed: Vec<_> = cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("failure"))).collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].attribute("name"), Some("[4] duplicate-selection at ledger.csv:19"));
+    let failure = failed[0].children().find(|n| n.has_tag_name("failure")).unwrap();
+    assert!(failure.attribute("message").unwrap().contains("0.66 s apart"));
+    assert!(failure.text().unwrap().contains("ledger.csv:18"), "the evidence lines");
+    // A clean case: one passing test, so the suite is not read as "nothing ran".
+    let clean = leasetrace(&["check", CLEAN, "--format", "junit"]).run();
+    assert_eq!(clean.code, 0);
+    let document = roxmltree::Document::parse(&clean.stdout).unwrap();
+    let cases: Vec<_> = document.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    assert_eq!(cases.len(), 1);
+    assert_eq!(cases[0].attribute("name"), Some("no finding"));
+    // Hostile text stays text, and the document stays XML.
+    let dir = hostile_case();
+    let run = leasetrace(&["check", dir.path().to_str().unwrap(), "--format", "junit"]).run();
+    let document = roxmltree::Document::parse(&run.stdout).expect("well-formed XML");
+    assert!(document.descendants().any(|n| n.attribute("message").is_some_and(|m| m.contains(HOSTILE_ITEM))));
+    assert!(document.descendants().any(|n| n.attribute("file").is_some_and(|f| f.ends_with(HOSTILE_LEDGER))));
+}
+
+#[test]
+fn concise_is_one_line_per_finding_after_the_warnings_then_the_verdict() {
+    let run = leasetrace(&["check", INCIDENT, "--format", "concise"]).run();
+    assert_eq!(run.code, 1);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(lines[0].starts_with("WARNING [lock-params-default]: lockRenewTime 589000 ms"), "{}", lines[0]);
+    let findings: Vec<&str> =
+        lines.iter().copied().filter(|l| !l.starts_with("WARNING") && !l.starts_with("check ")).collect();
+    assert_eq!(findings.len(), 5, "{}", run.stdout);
+    assert!(
+        findings[3].starts_with(&format!("{INCIDENT}/ledger.csv:19: error [4] duplicate-selection: PR-4412 was selected by round run-0933-b at 09:54:05.70"))
+            && findings[3].ends_with("(follows from [3] sweep-overlap)"),
+        "{}",
+        findings[3]
+    );
+    assert_eq!(lines.last(), Some(&"check failed: 4 finding(s) at or above warning"));
+    // A line break in an item or path cannot add a line.
+    let dir = hostile_case();
+    let run = leasetrace(&["check", dir.path().to_str().unwrap(), "--format", "concise"]).run();
+    assert_eq!(run.stdout.lines().count(), lines.len(), "{}", run.stdout);
+}
+
+#[test]
+fn force_color_colours_a_pipe_unless_it_says_0() {
+    let plain = leasetrace(&["check", INCIDENT]).run().stdout;
+    assert!(!plain.contains('\u{1b}'));
+    let forced = leasetrace(&["check", INCIDENT]).env("FORCE_COLOR", "1").run().stdout;
+    assert!(forced.contains("\u{1b}["), "FORCE_COLOR=1 colours the table");
+    assert_eq!(leasetrace(&["check", INCIDENT]).env("FORCE_COLOR", "0").run().stdout, plain);
+    assert_eq!(leasetrace(&["check", INCIDENT]).env("FORCE_COLOR", "1").env("NO_COLOR", "1").run().stdout, plain);
+    // Files are never coloured.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("table.txt");
+    let run = leasetrace(&["check", INCIDENT, "--output-file", file.to_str().unwrap()]).env("FORCE_COLOR", "1").run();
+    assert_eq!(run.code, 1);
+    assert_eq!(std::fs::read_to_string(file).unwrap(), plain);
 }

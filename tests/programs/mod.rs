@@ -85,7 +85,8 @@ fn an_until_is_inclusive_to_the_millisecond_and_an_offset_needs_no_zone() {
     // ledger.csv:18 is at 00:54:05.700Z: an until at that instant keeps it, a millisecond before drops it.
     let at = |since: &str, until: &str| {
         // An empty window is what two of these ask for.
-        let args = ["timeline", INCIDENT, "--since", since, "--until", until, "--allow-empty-filter", "--format", "json"];
+        let args =
+            ["timeline", INCIDENT, "--since", since, "--until", until, "--allow-empty-filter", "--format", "json"];
         lines_of(&json_of(&args)["timeline"])
     };
     assert_eq!(at("2026-10-07T00:54:05.700Z", "2026-10-07T09:54:05.700+09:00"), [line("ledger.csv", 18)]);
@@ -220,7 +221,10 @@ fn a_filter_that_matches_no_event_is_an_error_that_shows_what_the_evidence_holds
     assert!(run.stdout.is_empty(), "no report: {}", run.stdout);
     let e = &run.stderr;
     assert!(e.contains("the filter matches no event") && e.contains("events with job nope"), "{e}");
-    assert!(e.contains("the evidence runs from 2026-10-07 08:54:00.011 to 2026-10-07 10:15:30.095 (Asia/Seoul)"), "{e}");
+    assert!(
+        e.contains("the evidence runs from 2026-10-07 08:54:00.011 to 2026-10-07 10:15:30.095 (Asia/Seoul)"),
+        "{e}"
+    );
     assert!(e.contains("--job: the jobs read are 8815, 8816, repeat:pr-review-sweep:"), "{e}");
     assert!(e.contains("--allow-empty-filter"), "{e}");
     // PR-441 is a prefix of PR-4412, not an id of the case: the nearest ids lead the list.
@@ -231,7 +235,11 @@ fn a_filter_that_matches_no_event_is_an_error_that_shows_what_the_evidence_holds
     let e = leasetrace(&["check", INCIDENT, "--since", "2030-01-01T00:00:00Z"]).run();
     assert_eq!(e.code, 2, "{}", e.stdout);
     assert!(e.stderr.contains("events from 2030-01-01 09:00:00 (Asia/Seoul) on"), "{}", e.stderr);
-    assert!(e.stderr.contains("the evidence runs from 2026-10-07 08:54:00.011 to 2026-10-07 10:15:30.095"), "{}", e.stderr);
+    assert!(
+        e.stderr.contains("the evidence runs from 2026-10-07 08:54:00.011 to 2026-10-07 10:15:30.095"),
+        "{}",
+        e.stderr
+    );
     assert!(e.stderr.contains("46 rows and lines outside the read window"), "{}", e.stderr);
     for format in ["json", "sarif"] {
         let e = leasetrace(&["check", INCIDENT, "--run", "run-0933-x", "--format", format]).run();
@@ -242,7 +250,9 @@ fn a_filter_that_matches_no_event_is_an_error_that_shows_what_the_evidence_holds
     let run = leasetrace(&["check", INCIDENT, "--item", "PR-441", "--allow-empty-filter"]).run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stdout.lines().any(|l| l.starts_with("WARNING: no event of the case's 46 is among the events with item PR-441")),
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("WARNING: no event of the case's 46 is among the events with item PR-441")),
         "{}",
         run.stdout
     );
