@@ -9,13 +9,12 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use crate::model::Severity;
 use crate::terminal::{ColorWhen, color};
 
-/// Where a reader of `--help` or the man page finds the rest: an installed binary has no docs/
-/// folder beside it, and no public address of the source is known, so the help names the commands
-/// that carry the documentation and says where the docs are in the source distribution.
+/// Where a reader of `--help` or the man page finds the rest: the documentation is carried in
+/// the binary (`leasetrace docs`), since an installed binary has no docs/ folder beside it.
 const AFTER_HELP: &str = "Exit codes: 0 clean, 1 findings at or above --fail-on (check only), 2 usage or input error.
-Docs: `leasetrace explain` lists the findings and `leasetrace explain CODE` prints one's documentation; \
-`leasetrace man` prints the manual page. The inputs, the JSON report and the rest are documented in the \
-docs/ folder of the leasetrace source distribution (docs/inputs.md, docs/findings.md, docs/json.md).";
+Docs: `leasetrace docs` lists the documentation's topics and `leasetrace docs TOPIC` prints one \
+(inputs, inputs/ledger, inputs/log, outputs, outputs/ci, json, findings, ...); `leasetrace explain CODE` \
+prints a finding's page; `leasetrace man` prints the manual page.";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -45,6 +44,9 @@ pub enum Command {
     /// Print the findings with their evidence and arithmetic (exit 0 unless the input is bad).
     Analyze(CaseArgs),
     /// Like analyze, for CI: exit 1 when a finding is at or above --fail-on.
+    #[command(
+        after_help = "Exit codes: 0 no shown finding at or above --fail-on; 1 at least one (the findings a filter hides are not counted, and the report says how many); 2 usage or input error, or a filter that matches no event (--allow-empty-filter accepts one), with no report written.\nDocs: `leasetrace docs outputs/ci` (the CI formats and workflows), `leasetrace docs outputs/filters`."
+    )]
     Check {
         #[command(flatten)]
         case: CaseArgs,
@@ -113,6 +115,13 @@ pub enum Command {
         /// The longest line written (16 MiB: the longest analyze reads by default).
         #[arg(long, value_name = "BYTES", default_value_t = crate::capture::MAX_RECORD_BYTES)]
         max_record_bytes: u64,
+    },
+    /// Print a page of the documentation, which the binary carries, or list the topics. Messages
+    /// and help texts cite pages as `leasetrace docs TOPIC`.
+    Docs {
+        /// A topic such as inputs/ledger, findings/stalled-rerun, json or outputs/ci (a page's own
+        /// name will do when only one page has it: ledger, stalled-rerun); omit to list them all.
+        topic: Option<String>,
     },
     /// Print the documentation of a finding (or list them all).
     Explain {
@@ -469,9 +478,150 @@ pub fn write_man(command: Option<&str>, out: &mut dyn Write) -> Result<(), crate
             ))
         })?,
     };
-    clap_mangen::Man::new(page)
-        .render(out)
-        .map_err(|error| crate::error::Error::usage(format!("cannot write the manual page: {error}")))
+    render_man(page, out).map_err(|error| crate::error::Error::usage(format!("cannot write the manual page: {error}")))
+}
+
+/// One manual page: clap_mangen's sections from the definitions (name, synopsis, description,
+/// options, commands), then the sections a man page reader looks for and clap cannot know: EXIT
+/// STATUS, ENVIRONMENT, FILES, EXAMPLES and SEE ALSO (`man_sections`), then the version.
+fn render_man(page: clap::Command, out: &mut dyn Write) -> io::Result<()> {
+    let verb = (page.get_name() != "leasetrace").then(|| page.get_name().to_string());
+    let has_options = page.get_arguments().any(|arg| !arg.is_hide_set());
+    let has_commands = page.get_subcommands().any(|command| !command.is_hide_set());
+    let has_version = page.get_version().or(page.get_long_version()).is_some();
+    let man = clap_mangen::Man::new(page);
+    man.render_title(out)?;
+    man.render_name_section(out)?;
+    man.render_synopsis_section(out)?;
+    man.render_description_section(out)?;
+    if has_options {
+        man.render_options_section(out)?;
+    }
+    if has_commands {
+        man.render_subcommands_section(out)?;
+    }
+    let mut roff = roff::Roff::new();
+    man_sections(verb.as_deref(), &mut roff);
+    roff.to_writer(out)?;
+    if has_version {
+        man.render_version_section(out)?;
+    }
+    Ok(())
+}
+
+/// EXIT STATUS, ENVIRONMENT, FILES, EXAMPLES and SEE ALSO of leasetrace(1) (`verb` `None`) or of
+/// leasetrace-VERB(1).
+fn man_sections(verb: Option<&str>, roff: &mut roff::Roff) {
+    use roff::{bold, roman};
+    let item = |roff: &mut roff::Roff, term: &str, text: &str| {
+        roff.control("TP", []).text([bold(term)]).text([roman(text)]);
+    };
+    roff.control("SH", ["EXIT STATUS"]);
+    item(roff, "0", "The command ran to its end: for check, no shown finding is at or above --fail-on.");
+    if matches!(verb, None | Some("check")) {
+        item(roff, "1", "check only: at least one shown finding is at or above --fail-on (default warning).");
+    }
+    item(
+        roff,
+        "2",
+        "A usage or input error: the message on standard error names the file, the line and the fix. No report is written (no file of a --format NAME=PATH either).",
+    );
+    roff.control("SH", ["ENVIRONMENT"]);
+    item(roff, "NO_COLOR", "Set and not empty: no colour (a --color flag wins over it).");
+    item(
+        roff,
+        "CLICOLOR_FORCE, FORCE_COLOR",
+        "Set, not empty and not 0 (nor false for FORCE_COLOR): colour even into a pipe or a file given as stdout; never into a --format NAME=PATH or --output-file file.",
+    );
+    item(roff, "CLICOLOR", "0: no colour on a terminal.");
+    item(roff, "COLUMNS", "The width tables wrap to on a terminal that does not report one.");
+    if matches!(verb, None | Some("capture")) {
+        item(
+            roff,
+            "LEASETRACE_REDIS_URL",
+            "capture: the Redis server when --redis is not given (a password in the environment is not shown by ps).",
+        );
+    }
+    roff.control("SH", ["FILES"]);
+    match verb {
+        Some("init") => {
+            item(roff, "CASE/leasetrace.toml", "The manifest init writes, for you to review (--force replaces one).");
+        }
+        Some("capture") => {
+            item(roff, "OUT/leasetrace.toml", "The manifest of the case capture writes.");
+            item(roff, "OUT/capture.json", "The capture record: what was read, when, and what was left out.");
+        }
+        _ => item(
+            roff,
+            "CASE/leasetrace.toml",
+            "The case's manifest: its sources (kind, path, format, zone), the display zone and the analysis settings (leasetrace docs inputs). Without a CASE, the current folder's.",
+        ),
+    }
+    roff.control("SH", ["EXAMPLES"]);
+    let examples: &[(&str, &str)] = match verb {
+        None | Some("analyze") => &[
+            ("leasetrace init exports/", "Draft a manifest from a folder of exports."),
+            (
+                "leasetrace analyze exports/ --tz Asia/Seoul",
+                "The findings, their chains, arithmetic and evidence, in Seoul time.",
+            ),
+            (
+                "leasetrace analyze --ledger runs.csv --log server.log --log-tz Asia/Seoul --params worker.json",
+                "The same, from files given by flag.",
+            ),
+        ],
+        Some("check") => &[
+            ("leasetrace check exports/ --fail-on error", "Exit 1 only on an error finding."),
+            (
+                "leasetrace check exports/ --format github --format sarif=leasetrace.sarif",
+                "Annotations on stdout and SARIF into a file, in one run.",
+            ),
+            (
+                "leasetrace check exports/ --format concise --format gitlab=gl-code-quality.json --format junit=junit.xml",
+                "For GitLab CI: the code quality and JUnit reports.",
+            ),
+        ],
+        Some("timeline") => &[
+            (
+                "leasetrace timeline exports/ --since 09:50 --until 09:55 --tz Asia/Seoul",
+                "Every event of five minutes, in Seoul time.",
+            ),
+            (
+                "leasetrace timeline exports/ --format jsonl > timeline.jsonl",
+                "The whole timeline for programs, one event a line.",
+            ),
+        ],
+        Some("lock") => &[(
+            "leasetrace lock --activated-at 2026-10-07T00:33:00Z --lock-duration 1178000 --died-at 2026-10-07T00:37:26Z",
+            "When the lock of a job activated then expires, and when a stalled check can take it.",
+        )],
+        Some("init") => {
+            &[("leasetrace init exports/ && leasetrace analyze exports/", "Draft the manifest, review it, analyze.")]
+        }
+        Some("capture") => &[(
+            "LEASETRACE_REDIS_URL=redis://10.0.0.5:6379 leasetrace capture case/ --queue pr-review",
+            "A read-only snapshot of the queue into the new folder case/.",
+        )],
+        Some("docs") => {
+            &[("leasetrace docs", "The topics."), ("leasetrace docs inputs/ledger", "How a run ledger is read.")]
+        }
+        Some("explain") => {
+            &[("leasetrace explain stalled-rerun", "What a stalled-rerun finding means and what to change.")]
+        }
+        Some("completions") => &[(
+            "leasetrace completions bash > ~/.local/share/bash-completion/completions/leasetrace",
+            "Install the bash completion.",
+        )],
+        Some("man") => &[("leasetrace man --dir ~/.local/share/man/man1", "Install every page.")],
+        Some(_) => &[],
+    };
+    for (command, what) in examples {
+        roff.control("TP", []).text([bold(*command)]).text([roman(*what)]);
+    }
+    roff.control("SH", ["SEE ALSO"]);
+    roff.text([roman(
+        "leasetrace docs lists the documentation's topics, carried in the binary (inputs, outputs, json, findings, ...); leasetrace docs TOPIC prints one; leasetrace explain CODE prints a finding's page.",
+    )]);
 }
 
 /// `leasetrace man --dir DIR`: every page written into `dir` (which must exist); returns the paths.
@@ -485,11 +635,10 @@ pub fn write_man_pages(dir: &Path) -> Result<Vec<PathBuf>, crate::error::Error> 
     let root = man_command();
     let mut written = Vec::new();
     for page in std::iter::once(&root).chain(root.get_subcommands().filter(|c| !c.is_hide_set())) {
-        let man = clap_mangen::Man::new(page.clone());
-        let path = dir.join(man.get_filename());
+        let path = dir.join(clap_mangen::Man::new(page.clone()).get_filename());
         let cannot = |source: io::Error| crate::error::Error::Write { path: path.clone(), source };
         let mut file = io::BufWriter::new(std::fs::File::create(&path).map_err(cannot)?);
-        man.render(&mut file).and_then(|()| file.flush()).map_err(cannot)?;
+        render_man(page.clone(), &mut file).and_then(|()| file.flush()).map_err(cannot)?;
         written.push(path);
     }
     Ok(written)

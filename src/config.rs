@@ -175,7 +175,7 @@ impl Config {
                 }
                 if !path.exists() {
                     return Err(Error::usage(format!(
-                        "{}: no {MANIFEST} here; `leasetrace init {}` drafts one from the files (the manifest is described in docs/inputs.md of the leasetrace source), or give the sources with --ledger, --log and --params",
+                        "{}: no {MANIFEST} here; `leasetrace init {}` drafts one from the files (the manifest: `leasetrace docs inputs`), or give the sources with --ledger, --log and --params",
                         case.display(),
                         case.display()
                     )));
@@ -183,7 +183,7 @@ impl Config {
                 let text = crate::ingest::io::lines::read_small_text(
                     &path,
                     MANIFEST_MAX_BYTES,
-                    "a leasetrace manifest, a TOML file of a few KiB (docs/inputs.md)",
+                    "a leasetrace manifest, a TOML file of a few KiB (`leasetrace docs inputs`)",
                 )?;
                 let manifest: Manifest = toml::from_str(&text).map_err(|e| {
                     let line = e.span().map(|span| text[..span.start].matches('\n').count() as u64 + 1);
@@ -219,7 +219,7 @@ impl Config {
         let mut manifest_params = false;
         if manifest_path.is_some() && manifest.sources.is_empty() && no_flag_sources {
             return Err(Error::usage(format!(
-                "{manifest_name}: the manifest lists no sources; add [[sources]] entries (`leasetrace init FOLDER` drafts them; docs/inputs.md of the leasetrace source describes them)"
+                "{manifest_name}: the manifest lists no sources; add [[sources]] entries (`leasetrace init FOLDER` drafts them; `leasetrace docs inputs` describes them)"
             )));
         }
 

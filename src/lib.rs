@@ -6,7 +6,7 @@
 //! # A map of the house
 //!
 //! - **`commands/`**: one file per verb (`timeline`, `analyze`, `check`, `lock`, `init`,
-//!   `capture`, `explain`, `completions`, `man`), each with what its arguments mean and its `run`;
+//!   `capture`, `explain`, `docs`, `completions`, `man`), each with what its arguments mean and its `run`;
 //!   `main.rs` parses the command line (`cli`, the only place clap's types live) and dispatches.
 //! - **`analysis`**: the one way from a validated `Config` to a finished `Report`: read every
 //!   source, build the timeline, resolve the lock parameters, run the detectors, gather the
@@ -27,6 +27,8 @@
 //!   Redis into a case folder (read-only).
 //! - **`coverage`**: what a source cannot speak for (the times before a trimmed events stream
 //!   begins), said under Assumptions.
+//! - **`docs`**: every page of docs/ carried in the binary, by topic (`leasetrace docs TOPIC`),
+//!   which messages and help texts cite.
 //! - **`time`** (zones, folds, `Moment`), **`error`**, **`progress`**, **`terminal`**,
 //!   **`confine`** (sources kept inside the case folder), **`parallel`** and **`phases`**: the
 //!   ground floor, used by all and using none of the rooms above.
@@ -39,6 +41,7 @@ pub mod config;
 pub mod confine;
 pub mod coverage;
 pub mod detect;
+pub mod docs;
 pub mod error;
 /// What the fuzz targets (fuzz/) and their stable regression test run: not an API.
 #[doc(hidden)]

@@ -223,7 +223,7 @@ fn held(reader: &Reader, command: &str, what: &str, count: usize) -> Result<()> 
         return Err(reader.error(
             command,
             &format!(
-                "more than {MAX_HELD} {what}: capture holds at most that many (docs/capture.md, Memory); a queue this large, or a server that sends more than it holds"
+                "more than {MAX_HELD} {what}: capture holds at most that many (`leasetrace docs capture`, Memory); a queue this large, or a server that sends more than it holds"
             ),
         ));
     }
@@ -911,7 +911,7 @@ pub fn manifest(queue: &str, prefix: &str, target: &str, redis_time: &str) -> St
          # kind = \"bullmq-params\"\n\
          # path = \"bullmq.json\"\n\
          \n\
-         # Add the app's run ledger and server logs as further sources (see docs/inputs.md).\n",
+         # Add the app's run ledger and server logs as further sources (see `leasetrace docs inputs`).\n",
         comment(target),
         comment(&toml_string(queue)),
         comment(&toml_string(prefix)),

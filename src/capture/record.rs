@@ -27,7 +27,7 @@ pub fn notes(path: &Path) -> Result<Vec<String>> {
     let text = crate::ingest::io::lines::read_small_text(
         path,
         RECORD_MAX_BYTES,
-        "a capture record written by `leasetrace capture` (docs/capture.md)",
+        "a capture record written by `leasetrace capture` (`leasetrace docs capture`)",
     )?;
     let record: Value = serde_json::from_str(&text)
         .map_err(|e| Error::input(path, Some(e.line() as u64), format!("not a capture record: {e}")))?;

@@ -7,6 +7,7 @@ pub mod analyze;
 pub mod capture;
 pub mod check;
 pub mod completions;
+pub mod docs;
 pub mod explain;
 pub mod init;
 pub mod lock;
@@ -31,6 +32,7 @@ pub fn run(cli: &Cli) -> Result<u8, Error> {
         Command::Analyze(args) => analyze::run(args, cli, progress),
         Command::Check { case, fail_on } => check::run(case, *fail_on, cli, progress),
         Command::Explain { code } => explain::run(code.as_deref()),
+        Command::Docs { topic } => docs::run(topic.as_deref()),
         Command::Lock { case, activated_at, died_at, what_if } => {
             lock::run(case, activated_at, died_at.as_deref(), what_if, &progress)
         }

@@ -130,7 +130,7 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
             }
             if p.receiver {
                 lines.push(
-                    "# every row is one request the receiving side got, with what it did (an outcome on every row, no column of run steps): its own record of the effects, read with role = \"receiver\" (docs/inputs/ledger.md), never as a second sender's ledger, whose rows would be effects the app posted twice".into(),
+                    "# every row is one request the receiving side got, with what it did (an outcome on every row, no column of run steps): its own record of the effects, read with role = \"receiver\" (leasetrace docs inputs/ledger), never as a second sender's ledger, whose rows would be effects the app posted twice".into(),
                 );
             }
             match &found.check {
@@ -277,7 +277,7 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
                 active = false;
                 lines.push(format!("# NOT DECIDED: no job-hash reader reads it: {}", shown(error, 400)));
                 undecided.push(format!(
-                    "{name}: no job-hash reader reads it ({}); see docs/inputs/jobs.md",
+                    "{name}: no job-hash reader reads it ({}); see `leasetrace docs inputs/jobs`",
                     shown(error, 200)
                 ));
             }

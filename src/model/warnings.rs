@@ -287,7 +287,7 @@ pub fn unattributed_jobs(jobs: &[UnattributedJob]) -> Option<Warning> {
     Some(Warning {
         kind: "job-queue-ambiguous",
         message: format!(
-            "{events} event(s) name a job id without its queue where the id is a job of two or more queues: job {} is in queues {}{more}, and {} event(s) name it without one (first: {}); they were given to neither job, so findings about these jobs may lack them. Map the source's queue field or column (docs/inputs.md) so each event names its queue",
+            "{events} event(s) name a job id without its queue where the id is a job of two or more queues: job {} is in queues {}{more}, and {} event(s) name it without one (first: {}); they were given to neither job, so findings about these jobs may lack them. Map the source's queue field or column (`leasetrace docs inputs`) so each event names its queue",
             first.id,
             join_and(&first.queues),
             first.events,

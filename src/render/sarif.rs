@@ -331,7 +331,8 @@ fn rule(detector: &dyn Detector) -> Rule {
     let doc = detector.doc();
     let lead = lead(doc);
     let mut help_text = plain(&lead);
-    let _ = write!(help_text, "\n\nFull documentation: `leasetrace explain {code}`, or docs/findings/{code}.md.");
+    let _ =
+        write!(help_text, "\n\nFull documentation: `leasetrace explain {code}`, or `leasetrace docs findings/{code}`.");
     Rule {
         id: code,
         name: pascal_case(code),

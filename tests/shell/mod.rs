@@ -371,14 +371,26 @@ fn the_man_page_renders_and_lists_every_command() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains(".TH leasetrace 1"), "{}", &run.stdout[..run.stdout.len().min(300)]);
     let text = rendered(&run.stdout, "leasetrace(1)");
-    for section in ["NAME", "SYNOPSIS", "OPTIONS", "SUBCOMMANDS", "EXTRA", "VERSION"] {
+    for section in [
+        "NAME",
+        "SYNOPSIS",
+        "OPTIONS",
+        "SUBCOMMANDS",
+        "EXIT STATUS",
+        "ENVIRONMENT",
+        "FILES",
+        "EXAMPLES",
+        "SEE ALSO",
+        "VERSION",
+    ] {
         assert!(text.lines().any(|l| l == section), "no {section} section:\n{text}");
     }
     for command in commands() {
         assert!(text.contains(&format!("leasetrace-{command}(1)")), "leasetrace(1) does not list {command}:\n{text}");
     }
     assert!(!text.contains("leasetrace-help(1)"), "no page is listed that does not exist");
-    assert!(text.contains("leasetrace explain"), "the page says where the documentation is");
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("leasetrace docs TOPIC prints one"), "the page says where the documentation is:\n{text}");
 }
 
 #[test]
@@ -400,8 +412,17 @@ fn man_dir_writes_a_page_per_command_and_each_renders() {
         assert!(text.contains(flag), "leasetrace-analyze(1) has no {flag}:\n{text}");
     }
     for page in &written {
-        rendered(&std::fs::read_to_string(dir.path().join(page)).unwrap(), page);
+        let text = rendered(&std::fs::read_to_string(dir.path().join(page)).unwrap(), page);
+        for section in ["EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES", "SEE ALSO"] {
+            assert!(text.lines().any(|l| l == section), "{page}: no {section} section:\n{text}");
+        }
+        assert!(text.contains("leasetrace docs"), "{page} says where the documentation is");
     }
+    let check = rendered(&std::fs::read_to_string(dir.path().join("leasetrace-check.1")).unwrap(), "check");
+    assert!(check.contains("at least one shown finding is at or above --fail-on"), "{check}");
+    assert!(check.contains("FORCE_COLOR") && check.contains("--format github --format"), "{check}");
+    let capture = rendered(&std::fs::read_to_string(dir.path().join("leasetrace-capture.1")).unwrap(), "capture");
+    assert!(capture.contains("LEASETRACE_REDIS_URL") && capture.contains("OUT/capture.json"), "{capture}");
     // The page `leasetrace man COMMAND` prints is the one written.
     let printed = leasetrace(&["man", "analyze"]).run();
     assert_eq!(printed.stdout, analyze);
@@ -431,7 +452,9 @@ fn help_names_no_path_of_the_source_tree_as_if_installed() {
         texts.push((format!("leasetrace {command} --help"), leasetrace(&[command.as_str(), "--help"]).run().stdout));
     }
     let root = &texts[0].1;
-    assert!(root.contains("`leasetrace explain CODE`"), "{root}");
+    assert!(root.contains("`leasetrace explain CODE`") && root.contains("`leasetrace docs TOPIC`"), "{root}");
+    let check = &texts.iter().find(|(what, _)| what == "leasetrace check --help").unwrap().1;
+    assert!(check.contains("Exit codes: 0 no shown finding at or above --fail-on; 1 at least one"), "{check}");
     for (what, text) in &texts {
         for line in text.lines() {
             // A path of the source tree is said as one ("… of the leasetrace source
@@ -441,4 +464,57 @@ fn help_names_no_path_of_the_source_tree_as_if_installed() {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------- docs in the binary
+
+#[test]
+fn docs_answers_every_topic_without_the_source_tree() {
+    // The binary alone, as `cargo install` leaves it, run far from the source.
+    let dir = tempfile::tempdir().unwrap();
+    let binary = dir.path().join("leasetrace");
+    std::fs::copy(env!("CARGO_BIN_EXE_leasetrace"), &binary).unwrap();
+    let run = |args: &[&str]| {
+        let output = Command::new(&binary).args(args).current_dir(dir.path()).output().unwrap();
+        (
+            output.status.code().unwrap(),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+    let (code, list, _) = run(&["docs"]);
+    assert_eq!(code, 0);
+    let topics: Vec<&str> = list.lines().skip(1).filter_map(|line| line.split_whitespace().next()).collect();
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    let mut pages = 0;
+    for entry in walk(&docs) {
+        if entry.extension().is_some_and(|ext| ext == "md") {
+            pages += 1;
+            let topic = entry.strip_prefix(&docs).unwrap().with_extension("").display().to_string();
+            assert!(topics.contains(&topic.as_str()), "docs/{topic}.md is not carried: {list}");
+            let (code, text, stderr) = run(&["docs", &topic]);
+            assert_eq!(code, 0, "{stderr}");
+            assert_eq!(text, std::fs::read_to_string(&entry).unwrap(), "{topic}");
+        }
+    }
+    assert_eq!(topics.len(), pages, "{list}");
+    // The forms a user copies from a message or the source.
+    assert_eq!(run(&["docs", "docs/inputs/ledger.md"]).1, run(&["docs", "inputs/ledger"]).1);
+    assert_eq!(run(&["docs", "stalled-rerun"]).1, run(&["docs", "findings/stalled-rerun"]).1);
+    let (code, _, stderr) = run(&["docs", "inputs/ledgr"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("did you mean inputs/ledger"), "{stderr}");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
 }

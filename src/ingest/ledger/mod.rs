@@ -395,7 +395,7 @@ pub fn record_to_event<'r>(
         let Some(accepted) = OUTCOME_VALUES.iter().find(|(_, names)| names.contains(&value.as_str())).map(|(a, _)| *a)
         else {
             return Ok(Outcome::Rejected(format!(
-                "unknown outcome '{text}' in column '{}': expected accepted or rejected (see docs/inputs/ledger.md)",
+                "unknown outcome '{text}' in column '{}': expected accepted or rejected (see `leasetrace docs inputs/ledger`)",
                 column(FieldId::Outcome)
             )));
         };

@@ -296,7 +296,7 @@ pub fn quote_pattern(pattern: &str) -> String {
 pub fn check_pattern_length(pattern: &str) -> std::result::Result<(), String> {
     if pattern.len() > MAX_PATTERN_BYTES {
         return Err(format!(
-            "the pattern is {} bytes, more than the {MAX_PATTERN_BYTES} bytes a rule may have (docs/inputs/log.md, user rules): match a few words of the line, not the whole line",
+            "the pattern is {} bytes, more than the {MAX_PATTERN_BYTES} bytes a rule may have (`leasetrace docs inputs/log`, user rules): match a few words of the line, not the whole line",
             pattern.len()
         ));
     }
@@ -343,7 +343,7 @@ impl RuleSet {
             let kind = EventKind::from_name(&spec.event).filter(|&kind| kind != EventKind::WorkerSettings).ok_or_else(|| {
                 if spec.event == EventKind::WorkerSettings.name() {
                     return Error::usage(format!(
-                        "{place}: a rule cannot yield worker-settings: worker settings are read from any line that names BullMQ's options with their values (lockDuration=12000ms, see docs/inputs/log.md#5a-worker-settings-in-logs)"
+                        "{place}: a rule cannot yield worker-settings: worker settings are read from any line that names BullMQ's options with their values (lockDuration=12000ms, see `leasetrace docs inputs/log`, worker settings in logs)"
                     ));
                 }
                 let names: Vec<&str> =
@@ -356,7 +356,7 @@ impl RuleSet {
                 .build()
                 .map_err(|e| match e {
                     regex::Error::CompiledTooBig(limit) => Error::usage(format!(
-                        "{place}: the regex compiles to more than {limit} bytes, the limit for a rule (docs/inputs/log.md, user rules): a large repetition such as {{1000}} of a class such as \\w makes it so; use a smaller count or a narrower pattern"
+                        "{place}: the regex compiles to more than {limit} bytes, the limit for a rule (`leasetrace docs inputs/log`, user rules): a large repetition such as {{1000}} of a class such as \\w makes it so; use a smaller count or a narrower pattern"
                     )),
                     // A syntax error quotes the pattern whole: for a long one, only its reason.
                     e if spec.pattern.len() > 80 => {
