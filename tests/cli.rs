@@ -19,6 +19,7 @@ mod init;
 mod lease;
 mod markdown;
 mod merge;
+mod messages;
 mod params;
 mod pictures;
 mod programs;
