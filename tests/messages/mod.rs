@@ -36,3 +36,58 @@ fn no_assumption_says_a_phrase_twice() {
         "the line of issue 35"
     );
 }
+
+/// A usage error (exit 2, nothing on stdout) whose message holds every one of `needles`.
+fn refused(args: &[&str], needles: &[&str]) -> String {
+    let run = leasetrace(args).run();
+    assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+    assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+    for needle in needles {
+        assert!(run.stderr.contains(needle), "{args:?}: no '{needle}' in {}", run.stderr);
+    }
+    run.stderr
+}
+
+const INCIDENT_LOG: &str = "fixtures/incident-2026-10-07/server.log";
+
+#[test]
+fn a_misspelt_zone_gets_a_did_you_mean() {
+    refused(
+        &["analyze", "--log", INCIDENT_LOG, "--log-tz", "Asia/Seol"],
+        &["--log-tz: unknown time zone 'Asia/Seol': did you mean Asia/Seoul?"],
+    );
+    refused(&["analyze", INCIDENT, "--tz", "europe/berln"], &["did you mean Europe/Berlin?"]);
+    refused(&["analyze", INCIDENT, "--tz", "Seoul"], &["did you mean Asia/Seoul?"]);
+}
+
+#[test]
+fn a_zone_abbreviation_names_the_iana_zones_it_may_mean_and_never_picks_one() {
+    refused(&["analyze", INCIDENT, "--tz", "KST"], &["'KST' is an abbreviation", "Asia/Seoul (+09:00)"]);
+    refused(&["analyze", "--log", INCIDENT_LOG, "--log-tz", "JST"], &["--log-tz: 'JST'", "Asia/Tokyo"]);
+    let ist = refused(
+        &["analyze", INCIDENT, "--tz", "IST"],
+        &["several zones", "Asia/Kolkata (+05:30)", "Europe/Dublin", "Asia/Jerusalem", "yours to say"],
+    );
+    assert!(!ist.contains("read as"), "{ist}");
+    refused(&["analyze", INCIDENT, "--tz", "PDT"], &["America/Los_Angeles (-08:00, -07:00 in daylight saving)"]);
+    refused(&["analyze", INCIDENT, "--tz", "CET"], &["Europe/Berlin (+01:00, +02:00 in daylight saving)"]);
+    refused(&["analyze", INCIDENT, "--tz", "Z"], &["UTC"]);
+}
+
+#[test]
+fn an_offset_is_refused_naming_the_zones_at_it_and_the_fixed_offset_zone() {
+    for offset in ["+09:00", "UTC+9", "+0900"] {
+        refused(
+            &["analyze", "--log", INCIDENT_LOG, "--log-tz", offset],
+            &["is an offset, not a zone", "daylight saving", "Asia/Seoul (+09:00)", "Asia/Tokyo", "Etc/GMT-9"],
+        );
+    }
+    refused(
+        &["analyze", INCIDENT, "--tz=-0800"],
+        &["America/Los_Angeles (-08:00, -07:00 in daylight saving)", "Etc/GMT+8"],
+    );
+    // The fixed-offset zone the refusal names is taken.
+    let run = leasetrace(&["analyze", INCIDENT, "--tz", "Etc/GMT-9", "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["display_tz"], "Etc/GMT-9");
+}
