@@ -57,7 +57,9 @@ pub enum Command {
     Lock {
         #[command(flatten)]
         case: CaseArgs,
-        /// When the job became active: RFC 3339 (2026-10-07T00:33:00Z), or local time with --tz.
+        /// When the job became active, in the forms --since takes: RFC 3339 (2026-10-07T00:33:00Z),
+        /// a local date and time (2026-10-07 09:33:00) read in the display zone (--tz, or the case's
+        /// display_tz), or a clock time (09:33:00) on the case's date (with a CASE only).
         #[arg(long, value_name = "TIME")]
         activated_at: String,
         /// When its process died (e.g. the restart), same forms.
@@ -98,7 +100,8 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         max_jobs: Option<u64>,
         /// Only stream entries from TIME on, and job hashes with a time field at or after it:
-        /// RFC 3339 (2026-10-07T09:50:00+09:00), or a date and time read in UTC.
+        /// RFC 3339 (2026-10-07T09:50:00+09:00), or a date and time read in UTC (a clock time
+        /// alone has no case to take its date from).
         #[arg(long, value_name = "TIME")]
         since: Option<String>,
         /// Seconds to wait for the connection and for each answer of the server.

@@ -91,3 +91,64 @@ fn an_offset_is_refused_naming_the_zones_at_it_and_the_fixed_offset_zone() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.json()["display_tz"], "Etc/GMT-9");
 }
+
+/// One instant, 09:33:00 KST on the incident's date, in every form a time flag takes.
+const ACTIVATION_FORMS: &[&str] = &[
+    "09:33:00",
+    "09:33",
+    "2026-10-07 09:33:00",
+    "2026-10-07 09:33",
+    "2026-10-07T09:33:00",
+    "2026-10-07T09:33:00+09:00",
+    "2026-10-07T09:33+09:00",
+    "2026-10-07T00:33:00Z",
+    "2026-10-07T00:33:00.000Z",
+    "1791333180000",
+];
+
+#[test]
+fn every_time_flag_takes_the_forms_since_takes_read_alike() {
+    // The incident's manifest declares display_tz = "Asia/Seoul": a local time is read there, a
+    // clock time on the case's one date.
+    for form in ACTIVATION_FORMS {
+        let run = leasetrace(&["lock", INCIDENT, "--activated-at", form, "--died-at", form, "--format", "json"]).run();
+        assert_eq!(run.code, 0, "lock --activated-at {form}: {}", run.stderr);
+        let plan = run.json();
+        assert_eq!(plan["activated_at"], "2026-10-07T00:33:00.000Z", "--activated-at {form}");
+        assert_eq!(plan["died_at"], "2026-10-07T00:33:00.000Z", "--died-at {form}");
+        for flag in ["--since", "--until"] {
+            let run = leasetrace(&["analyze", INCIDENT, flag, form, "--format", "json"]).run();
+            assert_eq!(run.code, 0, "analyze {flag} {form}: {}", run.stderr);
+        }
+    }
+    // The incident's rerun at 09:53:00 is after --since in every form and before --until.
+    let since = leasetrace(&["analyze", INCIDENT, "--since", "09:33", "--format", "json"]).run().json();
+    let also = leasetrace(&["analyze", INCIDENT, "--since", "2026-10-07T00:33:00Z", "--format", "json"]).run().json();
+    assert_eq!(since["findings"], also["findings"]);
+}
+
+#[test]
+fn a_clock_time_without_a_case_to_date_it_says_to_give_the_date() {
+    refused(
+        &["lock", "--activated-at", "09:33:00", "--tz", "Asia/Seoul"],
+        &[
+            "--activated-at '09:33:00': a clock time alone is on the case's date",
+            "give the date too",
+            "'2026-10-07 09:33:00'",
+        ],
+    );
+    refused(
+        &["capture", "/nonexistent/out", "--redis", "redis://127.0.0.1:1", "--queue", "q", "--since", "09:50"],
+        &[
+            "--since '09:50': a clock time alone is on the case's date",
+            "capture reads a live server",
+            "give the date too",
+        ],
+    );
+    // A local time with no display zone to read it in names the flag that declares one.
+    refused(&["lock", "--activated-at", "2026-10-07 09:33"], &["--activated-at '2026-10-07 09:33'", "--tz ZONE"]);
+    refused(
+        &["lock", INCIDENT, "--activated-at", "nine thirty"],
+        &["--activated-at 'nine thirty' is not a time", "09:50 (on the case's date"],
+    );
+}
