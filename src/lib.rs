@@ -28,8 +28,9 @@
 //! - **`coverage`**: what a source cannot speak for (the times before a trimmed events stream
 //!   begins), said under Assumptions.
 //! - **`time`** (zones, folds, `Moment`), **`error`**, **`progress`**, **`terminal`**,
-//!   **`confine`** (sources kept inside the case folder), **`parallel`** and **`phases`**: the
-//!   ground floor, used by all and using none of the rooms above.
+//!   **`confine`** (sources kept inside the case folder), **`spelling`** (did you mean),
+//!   **`parallel`** and **`phases`**: the ground floor, used by all and using none of the rooms
+//!   above.
 
 pub mod analysis;
 pub mod capture;
@@ -50,6 +51,7 @@ pub mod parallel;
 pub mod phases;
 pub mod progress;
 pub mod render;
+pub mod spelling;
 pub mod terminal;
 pub mod time;
 

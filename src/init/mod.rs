@@ -605,11 +605,41 @@ fn queue_by_logs(jobs: &HashSet<&str>, files: &[File]) -> std::result::Result<(S
     }
 }
 
+/// What one file looks like to `init`, for a message to someone who gave it where a case folder
+/// is expected: its kind, a few words saying what it is ("a server log (text)"), and whether its
+/// times need a zone declared (a log with times without an offset). `None` when it is none of the
+/// sources leasetrace reads. Reads at most `SAMPLE_BYTES` of it, decompressed when gzip.
+pub fn looks_like(path: &Path) -> Option<(SourceKind, String, bool)> {
+    let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().to_string());
+    let file = sniff::recognise(path, &name).ok()?;
+    let (what, needs_zone) = match &file.found {
+        Found::Log(found) => (format!("a server log ({})", found.declared()), found.naive > 0),
+        Found::Ledger(found) if found.proposal.receiver => {
+            (format!("a receiver's record of effects ({})", found.proposal.format), false)
+        }
+        Found::Ledger(found) => (format!("a run ledger ({})", found.proposal.format), false),
+        Found::Events(found) => (format!("BullMQ's events stream ({})", found.format), false),
+        Found::Jobs(_) => ("BullMQ job hashes".to_string(), false),
+        Found::Params(_) => ("BullMQ lock parameters (worker options)".to_string(), false),
+    };
+    Some((file.kind(), what, needs_zone))
+}
+
 /// Writes the manifest into `folder` (refusing to replace one unless `force`) and returns a
 /// report for the terminal.
 pub fn run(folder: &Path, force: bool) -> Result<String> {
+    if std::fs::symlink_metadata(folder).is_err() {
+        return Err(Error::usage(crate::config::wrong_path::missing(folder, "a folder of exports")));
+    }
     if !folder.is_dir() {
-        return Err(Error::usage(format!("{}: not a folder", folder.display())));
+        // One file, not a folder of them: what it looks like and the command that reads it.
+        let is_not = "not a folder: init looks at the files of a folder of exports";
+        return Err(Error::usage(crate::config::wrong_path::file_as_folder(folder, is_not).unwrap_or_else(|| {
+            format!(
+                "{}: {is_not}; to read one file, give it with its flag: `leasetrace analyze --log FILE` (or --ledger, --events, --jobs, --params)",
+                folder.display()
+            )
+        })));
     }
     let target = folder.join(MANIFEST);
     if target.exists() && !force {

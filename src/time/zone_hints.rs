@@ -249,7 +249,7 @@ fn nearest(text: &str) -> Vec<String> {
         .map(|tz| {
             let name = tz.name();
             let compared = if whole { fold(name) } else { fold(name.rsplit('/').next().unwrap_or(name)) };
-            (distance(&wanted, &compared), name)
+            (crate::spelling::edit_distance(&wanted, &compared), name)
         })
         .collect();
     scored.sort_unstable();
@@ -257,22 +257,6 @@ fn nearest(text: &str) -> Vec<String> {
     let allowed = (wanted.chars().count() / 5).max(1);
     let best = scored.first().map_or(usize::MAX, |(d, _)| *d);
     scored.into_iter().filter(|(d, _)| *d <= allowed && *d == best).map(|(_, name)| name.to_string()).take(3).collect()
-}
-
-/// Levenshtein distance over characters.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = Vec::with_capacity(b.len() + 1);
-        current.push(i + 1);
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 #[cfg(test)]

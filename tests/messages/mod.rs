@@ -152,3 +152,134 @@ fn a_clock_time_without_a_case_to_date_it_says_to_give_the_date() {
         &["--activated-at 'nine thirty' is not a time", "09:50 (on the case's date"],
     );
 }
+
+const INCIDENT_LEDGER: &str = "fixtures/incident-2026-10-07/ledger.csv";
+
+#[test]
+fn a_log_given_as_the_case_says_it_is_a_log_and_how_to_read_it() {
+    let message = refused(
+        &["analyze", INCIDENT_LOG],
+        &[
+            "fixtures/incident-2026-10-07/server.log: this looks like a server log (text), not a case",
+            "To read one file, give it with --log: `leasetrace analyze --log fixtures/incident-2026-10-07/server.log --log-tz ZONE`",
+            "leasetrace init FOLDER",
+        ],
+    );
+    assert!(!message.contains("invalid manifest"), "{message}");
+}
+
+#[test]
+fn a_ledger_given_as_the_case_says_it_is_a_ledger_and_how_to_read_it() {
+    refused(
+        &["check", INCIDENT_LEDGER],
+        &[
+            "this looks like a run ledger (csv), not a case",
+            "`leasetrace analyze --ledger fixtures/incident-2026-10-07/ledger.csv`",
+        ],
+    );
+    refused(
+        &["timeline", "fixtures/incident-2026-10-07/bullmq.json"],
+        &["this looks like BullMQ lock parameters", "--params fixtures/incident-2026-10-07/bullmq.json"],
+    );
+}
+
+#[test]
+fn a_gzip_file_given_as_the_case_is_looked_into_and_read_with_its_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = crate::gzipped_incident_log(dir.path());
+    let shown = gz.display().to_string();
+    let message = refused(
+        &["analyze", &shown],
+        &[
+            "this looks like a server log (text), gzip-compressed, not a case",
+            &format!("`leasetrace analyze --log {shown} --log-tz ZONE`"),
+        ],
+    );
+    assert!(!message.contains("binary data"), "{message}");
+    // A gzip file with no source in it still says how a compressed source is read.
+    let other = dir.path().join("notes.gz");
+    let mut encoder =
+        flate2::write::GzEncoder::new(std::fs::File::create(&other).unwrap(), flate2::Compression::fast());
+    encoder.write_all(b"just some words\n").unwrap();
+    encoder.finish().unwrap();
+    refused(
+        &["analyze", other.to_str().unwrap()],
+        &["a gzip-compressed file, not a case", "with the flag of its kind: `leasetrace analyze --log"],
+    );
+}
+
+#[test]
+fn a_folder_given_to_a_file_flag_says_how_a_folder_is_read() {
+    for flag in ["--log", "--ledger", "--events", "--jobs", "--params"] {
+        let message = refused(
+            &["analyze", flag, INCIDENT],
+            &[
+                &format!("{INCIDENT}: is a folder: {flag} reads one file"),
+                &format!("to read the case folder it is: `leasetrace analyze {INCIDENT}`"),
+            ],
+        );
+        assert!(!message.contains("os error"), "{message}");
+    }
+    // A folder without a manifest: init drafts one.
+    let dir = tempfile::tempdir().unwrap();
+    let shown = dir.path().display().to_string();
+    refused(
+        &["timeline", "--log", &shown],
+        &[
+            "is a folder: --log reads one file",
+            &format!("`leasetrace analyze {shown}` once it holds a leasetrace.toml (`leasetrace init {shown}`"),
+        ],
+    );
+}
+
+#[test]
+fn a_path_that_does_not_exist_is_named_with_the_nearest_names_and_no_init() {
+    let case = refused(
+        &["analyze", "fixtures/incident-2026-10-7"],
+        &["fixtures/incident-2026-10-7: no such file or folder", "did you mean fixtures/incident-2026-10-07?"],
+    );
+    assert!(!case.contains("init"), "no init for a path that does not exist: {case}");
+    let far = refused(
+        &["analyze", "no-such-folder/deeper/case"],
+        &["no such file or folder", "the nearest folder that exists is the current folder"],
+    );
+    assert!(!far.contains("init"), "{far}");
+    refused(
+        &["analyze", "--log", "fixtures/incident-2026-10-07/sever.log", "--log-tz", "Asia/Seoul"],
+        &[
+            "sever.log: no such file or folder; expected a file for --log",
+            "did you mean fixtures/incident-2026-10-07/server.log?",
+        ],
+    );
+    let init =
+        refused(&["init", "no-such-folder"], &["no-such-folder: no such file or folder; expected a folder of exports"]);
+    assert!(!init.contains("not a folder"), "{init}");
+}
+
+#[test]
+fn init_given_a_file_says_what_it_looks_like() {
+    refused(
+        &["init", INCIDENT_LOG],
+        &["this looks like a server log (text), not a folder", "`leasetrace analyze --log"],
+    );
+}
+
+#[test]
+fn a_file_that_is_neither_manifest_nor_source_keeps_the_manifest_error_and_says_what_case_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "just some words\n").unwrap();
+    refused(
+        &["analyze", notes.to_str().unwrap()],
+        &[
+            "notes.txt:1: invalid manifest",
+            "CASE is a case folder holding leasetrace.toml",
+            "`leasetrace analyze --log FILE`",
+        ],
+    );
+    // A manifest with a mistake is a manifest: its own error, no source hint.
+    let manifest = dir.path().join("leasetrace.toml");
+    std::fs::write(&manifest, "display_tz\n").unwrap();
+    let message = refused(&["analyze", manifest.to_str().unwrap()], &["leasetrace.toml:1: invalid manifest"]);
+    assert!(!message.contains("--log FILE"), "{message}");
+}
