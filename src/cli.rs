@@ -76,6 +76,15 @@ pub enum Command {
         /// Replace an existing leasetrace.toml.
         #[arg(long)]
         force: bool,
+        /// The zone FILE's times without an offset were written in (an IANA name, e.g.
+        /// server.log=Asia/Seoul; FILE as the manifest names it): accepts a proposed zone, or
+        /// gives one, without editing the manifest. Repeatable, one per file.
+        #[arg(long = "tz", value_name = "FILE=ZONE")]
+        zones: Vec<String>,
+        /// The zone times are shown in (display_tz). Default: the zone given for a log by --tz,
+        /// else one at the offset init measured for the logs, else UTC.
+        #[arg(long, value_name = "ZONE")]
+        display_tz: Option<String>,
     },
     /// Take a read-only snapshot of what BullMQ keeps in Redis about one queue (events stream, job
     /// hashes with their states, locks, stalled bookkeeping) into a new case folder for analyze
