@@ -40,6 +40,10 @@ pub fn file_as_case(case: &Path) -> Option<String> {
 
 /// `file_as_case` for any place that takes a folder (`init`); `is_not` says what the place takes.
 pub fn file_as_folder(case: &Path, is_not: &str) -> Option<String> {
+    // Only a regular file is looked into: a FIFO or a device would block the read or never end.
+    if !case.is_file() {
+        return None;
+    }
     let shown = word(case);
     let compressed = if gzip(case) { ", gzip-compressed" } else { "" };
     let draft = "to make a case of it, put it in a folder (with the other exports) and run `leasetrace init FOLDER` (leasetrace docs init)";
@@ -97,6 +101,9 @@ pub fn folder_as_source(folder: &Path, flag: &str) -> String {
 /// The message for a path that does not exist: it is named, with the nearest folder that exists
 /// and the names there close to the one given. `what` is what was expected there.
 pub fn missing(path: &Path, what: &str) -> String {
+    if path.as_os_str() == "-" {
+        return "'-' (standard input) is read as a source, not as a case: give it with the flag of its kind, e.g. `leasetrace analyze --log -` (or --ledger -, --events -, --jobs -, --params -)".to_string();
+    }
     let mut message = format!("{}: no such file or folder; expected {what}", path.display());
     // The deepest ancestor that exists, and the first part of the path that does not.
     let mut missing_part = path.file_name().map(std::ffi::OsStr::to_os_string);

@@ -257,6 +257,14 @@ fn a_path_that_does_not_exist_is_named_with_the_nearest_names_and_no_init() {
 }
 
 #[test]
+fn standard_input_as_the_case_says_to_give_it_with_a_flag() {
+    refused(
+        &["analyze", "-"],
+        &["'-' (standard input) is read as a source, not as a case", "`leasetrace analyze --log -`"],
+    );
+}
+
+#[test]
 fn init_given_a_file_says_what_it_looks_like() {
     refused(
         &["init", INCIDENT_LOG],
