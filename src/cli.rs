@@ -59,7 +59,9 @@ pub enum Command {
     Lock {
         #[command(flatten)]
         case: CaseArgs,
-        /// When the job became active: RFC 3339 (2026-10-07T00:33:00Z), or local time with --tz.
+        /// When the job became active, in the forms --since takes: RFC 3339 (2026-10-07T00:33:00Z),
+        /// a local date and time (2026-10-07 09:33:00) read in the display zone (--tz, or the case's
+        /// display_tz), or a clock time (09:33:00) on the case's date (with a CASE only).
         #[arg(long, value_name = "TIME")]
         activated_at: String,
         /// When its process died (e.g. the restart), same forms.
@@ -76,6 +78,15 @@ pub enum Command {
         /// Replace an existing leasetrace.toml.
         #[arg(long)]
         force: bool,
+        /// The zone FILE's times without an offset were written in (an IANA name, e.g.
+        /// server.log=Asia/Seoul; FILE as the manifest names it): accepts a proposed zone, or
+        /// gives one, without editing the manifest. Repeatable, one per file.
+        #[arg(long = "tz", value_name = "FILE=ZONE")]
+        zones: Vec<String>,
+        /// The zone times are shown in (display_tz). Default: the zone given for a log by --tz,
+        /// else one at the offset init measured for the logs, else UTC.
+        #[arg(long, value_name = "ZONE")]
+        display_tz: Option<String>,
     },
     /// Take a read-only snapshot of what BullMQ keeps in Redis about one queue (events stream, job
     /// hashes with their states, locks, stalled bookkeeping) into a new case folder for analyze
@@ -100,7 +111,8 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         max_jobs: Option<u64>,
         /// Only stream entries from TIME on, and job hashes with a time field at or after it:
-        /// RFC 3339 (2026-10-07T09:50:00+09:00), or a date and time read in UTC.
+        /// RFC 3339 (2026-10-07T09:50:00+09:00), or a date and time read in UTC (a clock time
+        /// alone has no case to take its date from).
         #[arg(long, value_name = "TIME")]
         since: Option<String>,
         /// Seconds to wait for the connection and for each answer of the server.
@@ -620,7 +632,7 @@ fn man_sections(verb: Option<&str>, roff: &mut roff::Roff) {
     }
     roff.control("SH", ["SEE ALSO"]);
     roff.text([roman(
-        "leasetrace docs lists the documentation's topics, carried in the binary (inputs, outputs, json, findings, ...); leasetrace docs TOPIC prints one; leasetrace explain CODE prints a finding's page.",
+        "leasetrace docs, with no topic, lists the documentation's topics, carried in the binary (inputs, outputs, json, findings, ...); leasetrace docs TOPIC prints one; leasetrace explain CODE prints a finding's page.",
     )]);
 }
 

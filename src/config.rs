@@ -21,6 +21,8 @@ use crate::model::warnings::Warning;
 use crate::progress::Progress;
 use crate::time::{Ambiguous, parse_zone};
 
+pub mod wrong_path;
+
 /// The manifest file looked for in a case folder.
 pub const MANIFEST: &str = "leasetrace.toml";
 /// A manifest lists sources and settings: a few KiB. Larger is not a manifest.
@@ -160,10 +162,24 @@ impl Config {
         // manifest (`cd case && leasetrace analyze`), as `leasetrace analyze .` would read it;
         // its paths stay relative (`server.log`, not `./server.log`). Sources given by flag mean
         // the user said what to read: the folder's manifest is not mixed in.
+        // A folder or a missing path given to a file flag is said before anything is read.
+        let flag_paths: Vec<(&str, &PathBuf)> =
+            [("--ledger", &args.ledger), ("--log", &args.log), ("--events", &args.events), ("--jobs", &args.jobs)]
+                .into_iter()
+                .flat_map(|(flag, paths)| paths.iter().map(move |path| (flag, path)))
+                .chain(args.params.iter().map(|path| ("--params", path)))
+                .collect();
+        wrong_path::check_flag_paths(&flag_paths).map_err(Error::usage)?;
         let from_cwd = args.case.is_none() && no_flag_sources && Path::new(MANIFEST).is_file();
         let case = args.case.clone().or_else(|| from_cwd.then(|| PathBuf::from(MANIFEST)));
         let (manifest, base, manifest_path) = match &case {
             Some(case) => {
+                if std::fs::symlink_metadata(case).is_err() {
+                    return Err(Error::usage(wrong_path::missing(
+                        case,
+                        &format!("a case folder holding {MANIFEST}, or the manifest itself"),
+                    )));
+                }
                 let path = if case.is_dir() { case.join(MANIFEST) } else { case.clone() };
                 // The manifest a folder holds is read like its sources (`confine`): a FIFO there
                 // would hang the run. One named on the command line is the user's choice.
@@ -180,15 +196,32 @@ impl Config {
                         case.display()
                     )));
                 }
+                // A file given as the case that does not read as a manifest is most often a source
+                // (`analyze server.log`): said so, with the command that reads it.
+                let not_a_manifest = |error: Error| {
+                    if !case.is_file() {
+                        return error;
+                    }
+                    match (wrong_path::file_as_case(case), wrong_path::not_a_manifest_hint(case), error) {
+                        (Some(message), _, _) => Error::usage(message),
+                        (None, Some(hint), Error::Input { path, line, message }) => {
+                            Error::Input { path, line, message: format!("{message}; {hint}") }
+                        }
+                        (None, _, error) => error,
+                    }
+                };
                 let text = crate::ingest::io::lines::read_small_text(
                     &path,
                     MANIFEST_MAX_BYTES,
                     "a leasetrace manifest, a TOML file of a few KiB (`leasetrace docs inputs`)",
-                )?;
-                let manifest: Manifest = toml::from_str(&text).map_err(|e| {
-                    let line = e.span().map(|span| text[..span.start].matches('\n').count() as u64 + 1);
-                    Error::input(&path, line, format!("invalid manifest: {}", e.message()))
-                })?;
+                )
+                .map_err(not_a_manifest)?;
+                let manifest: Manifest = toml::from_str(&text)
+                    .map_err(|e| {
+                        let line = e.span().map(|span| text[..span.start].matches('\n').count() as u64 + 1);
+                        Error::input(&path, line, format!("invalid manifest: {}", e.message()))
+                    })
+                    .map_err(not_a_manifest)?;
                 let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
                 (manifest, base, Some(path))
             }

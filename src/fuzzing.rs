@@ -646,7 +646,7 @@ pub fn init(data: &[u8]) {
         names.push(name);
     }
     let hidden = |text: &str| text.chars().find(|&c| c != '\n' && crate::terminal::is_hidden(c));
-    let report = match crate::init::run(&dir, true) {
+    let report = match crate::init::run(&dir, true, &crate::init::Choices::default()) {
         Ok(report) => report,
         Err(error) => {
             let message = error.to_string();

@@ -30,8 +30,9 @@
 //! - **`docs`**: every page of docs/ carried in the binary, by topic (`leasetrace docs TOPIC`),
 //!   which messages and help texts cite.
 //! - **`time`** (zones, folds, `Moment`), **`error`**, **`progress`**, **`terminal`**,
-//!   **`confine`** (sources kept inside the case folder), **`parallel`** and **`phases`**: the
-//!   ground floor, used by all and using none of the rooms above.
+//!   **`confine`** (sources kept inside the case folder), **`spelling`** (did you mean),
+//!   **`parallel`** and **`phases`**: the ground floor, used by all and using none of the rooms
+//!   above.
 
 pub mod analysis;
 pub mod capture;
@@ -53,6 +54,7 @@ pub mod parallel;
 pub mod phases;
 pub mod progress;
 pub mod render;
+pub mod spelling;
 pub mod terminal;
 pub mod time;
 

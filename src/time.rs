@@ -11,6 +11,7 @@ use chrono_tz::Tz;
 
 pub mod fold;
 pub mod moment;
+mod zone_hints;
 
 pub use fold::Ambiguous;
 pub use moment::Moment;
@@ -103,8 +104,9 @@ impl ZoneProblem {
     }
 }
 
-/// Parses an IANA zone name (`UTC`, `Asia/Seoul`). Abbreviations such as `KST` are refused
-/// because they are ambiguous across the world.
+/// Parses an IANA zone name (`UTC`, `Asia/Seoul`). Abbreviations such as `KST` and offsets such
+/// as `+09:00` are refused, because they are ambiguous across the world or silent about daylight
+/// saving; the refusal names the zones meant (`zone_hints`).
 pub fn parse_zone(name: &str) -> Result<Tz, String> {
     let trimmed = name.trim();
     // The tz database also carries a few legacy abbreviations (EST, MST, CET, ...) whose meaning
@@ -115,9 +117,7 @@ pub fn parse_zone(name: &str) -> Result<Tz, String> {
         .copied()
         .find(|tz| tz.name().eq_ignore_ascii_case(trimmed))
         .filter(|_| region_or_utc)
-        .ok_or_else(|| {
-            format!("unknown time zone '{name}': expected an IANA name such as UTC, Asia/Seoul or Europe/Berlin")
-        })
+        .ok_or_else(|| zone_hints::refusal(name))
 }
 
 /// Outcome of looking for a timestamp at the start of a log line.

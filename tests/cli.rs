@@ -19,6 +19,7 @@ mod init;
 mod lease;
 mod markdown;
 mod merge;
+mod messages;
 mod params;
 mod pictures;
 mod programs;
@@ -613,7 +614,8 @@ fn unknown_zone_is_a_usage_error() {
     let run = leasetrace(&["analyze", INCIDENT, "--tz", "KST"]).run();
     assert_eq!(run.code, 2);
     assert!(
-        run.stderr.contains("--tz: unknown time zone 'KST': expected an IANA name such as UTC, Asia/Seoul"),
+        run.stderr
+            .contains("--tz: 'KST' is an abbreviation, not an IANA zone name: it is used for Asia/Seoul (+09:00)"),
         "{}",
         run.stderr
     );
@@ -621,7 +623,7 @@ fn unknown_zone_is_a_usage_error() {
     let dir = case_with(&[("ledger.csv", GOOD_LEDGER), ("server.log", GOOD_LOG)], &manifest);
     let run = leasetrace(&["analyze", dir.path().to_str().unwrap()]).run();
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("unknown time zone 'Asia/Seul'"), "{}", run.stderr);
+    assert!(run.stderr.contains("unknown time zone 'Asia/Seul': did you mean Asia/Seoul?"), "{}", run.stderr);
 }
 
 #[test]

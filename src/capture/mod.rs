@@ -147,14 +147,20 @@ impl Options {
                 escape::visible(&why)
             ))
         })?;
+        // The parser of every time flag; a time without an offset is read in UTC (capture has
+        // no display zone), and a clock time alone has no case to take its date from.
         let since = since
             .map(|text| {
-                crate::time::parse_bound(text)
-                    .map_err(|why| Error::usage(format!("--since: {why}")))?
-                    .place(Some(chrono_tz::UTC), None)
-                    .map_err(|_| {
-                        Error::usage(format!("--since '{text}': give a date and time (2026-10-07T09:50:00+09:00)"))
-                    })
+                let bound =
+                    crate::time::parse_bound(text).map_err(|why| Error::usage(format!("--since {why}")))?;
+                if let crate::time::Bound::Clock(_) = bound {
+                    return Err(Error::usage(format!(
+                        "--since '{text}': a clock time alone is on the case's date, and capture reads a live server, not a case: give the date too, e.g. '2026-10-07 {text}' (read in UTC) or 2026-10-07T{text}+09:00 (leasetrace docs capture)"
+                    )));
+                }
+                bound.place(Some(chrono_tz::UTC), None).map_err(|problem| {
+                    Error::usage(format!("--since '{text}': {}", problem.explain("an offset (2026-10-07T09:50:00+09:00)")))
+                })
             })
             .transpose()?;
         Ok(Options {

@@ -51,13 +51,16 @@ pub fn report(
         )));
     }
     let has_sources = args.case.is_some() || !args.ledger.is_empty() || !args.log.is_empty() || !args.events.is_empty();
-    let (params, runs, tz, params_notes, case_warnings) = if has_sources {
+    // A local time is read in the display zone when one is declared (--tz, or the case's
+    // display_tz), and a clock time alone on the case's date, as --since reads them.
+    let (params, runs, tz, zone, timeline, params_notes, case_warnings) = if has_sources {
         let config = Config { progress: progress.clone(), ..Config::build(args)? };
         // Only the runs are needed: no raw lines.
         let (report, notes) = analysis::build(&config, View::Timeline, false)?;
         let context = detect::Context::new(&report.timeline, &report.params, &config.settings);
         let runs: Vec<f64> = detect::lock_headroom::runs(&context).iter().map(|r| r.seconds).collect();
-        (report.params.clone(), runs, config.display_tz, notes, config.warnings)
+        let zone = config.filter.zone;
+        (report.params.clone(), runs, config.display_tz, zone, Some(report.timeline), notes, config.warnings)
     } else {
         let file = match &args.params {
             Some(path) => {
@@ -88,18 +91,29 @@ pub fn report(
             .map(|z| time::parse_zone(z).map_err(|e| error::Error::usage(format!("--tz: {e}"))))
             .transpose()?;
         let params = LockParams::resolve(&file.overrides, &flags);
-        (params, Vec::new(), tz.unwrap_or(chrono_tz::UTC), file.notes, Vec::new())
+        (params, Vec::new(), tz.unwrap_or(chrono_tz::UTC), tz, None, file.notes, Vec::new())
     };
-    let zone_given = args.tz.is_some() || has_sources;
+    // The forms --since takes, read by the same parser and placed by the same rules.
     let instant = |flag: &str, text: &str| -> Result<chrono::DateTime<chrono::Utc>> {
-        let stamp = time::parse_field(text).map_err(|e| error::Error::usage(format!("{flag}: {e}")))?;
+        let bound = time::parse_bound(text).map_err(|e| error::Error::usage(format!("{flag} {e}")))?;
+        let date = match (bound, &timeline) {
+            (time::Bound::At(_), _) => None,
+            (time::Bound::Clock(_), Some(timeline)) => {
+                Some(model::filter::case_date(timeline, zone, flag, text).map_err(error::Error::usage)?)
+            }
+            (time::Bound::Clock(_), None) => {
+                return Err(error::Error::usage(format!(
+                    "{flag} '{text}': a clock time alone is on the case's date (the one date its events fall on), and lock was given no case: give the date too, e.g. '2026-10-07 {text}' with --tz ZONE, or a time with its offset, 2026-10-07T{text}+09:00 (leasetrace docs inputs)"
+                )));
+            }
+        };
         // Within the years a timeline holds, as every time read from a source is: the plan adds
         // up to about 95 years of parameters to it, and RFC 3339 (the JSON plan's times) has
         // four-digit years (found by fuzzing: 9999-12-31 printed `+10031-…`).
-        stamp
-            .to_utc(zone_given.then_some(tz))
-            .and_then(|at| time::moment(at).map(|_| at))
-            .map_err(|p| error::Error::usage(format!("{flag} '{text}': {}", p.explain("--tz"))))
+        let fix = "--tz ZONE (or display_tz in the manifest), or write the offset: 2026-10-07T09:33:00+09:00";
+        bound.place(zone, date).and_then(|at| time::moment(at).map(|_| at)).map_err(|p| {
+            error::Error::usage(format!("{flag} '{text}': {}", p.explain(fix).replace("this source", "this time")))
+        })
     };
     let question = plan::Question {
         activated_at: instant("--activated-at", activated)?,

@@ -64,7 +64,7 @@ pub fn run(cli: &Cli) -> Result<u8, Error> {
             })?;
             capture::run(&options, &progress)
         }
-        Command::Init { case, force } => init::run(case, *force),
+        Command::Init { case, force, zones, display_tz } => init::run(case, *force, zones, display_tz.as_deref()),
     }
 }
 

@@ -306,9 +306,18 @@ pub fn models_applied(params: &LockParams) -> Vec<String> {
         (None, Some(floor)) => format!("BullMQ version not known exactly (at least {floor})"),
         (None, None) => "BullMQ version not given".to_string(),
     };
+    // Without an exact version the stall-limit model's text says itself how the version stands
+    // (not given, or a dependency range's floor), so it is not prefixed again: "BullMQ version not
+    // given: stall-limit model: BullMQ version not given: ..." said one thing twice.
+    let stall_limit = stalled_limit_exceeded::failure_model(params).0;
+    let stall_limit = if version.is_some() {
+        format!("{named}: stall-limit model: {stall_limit}")
+    } else {
+        format!("stall-limit model: {stall_limit}")
+    };
     vec![
         format!("{named}: lock renewal model: {}", stalled_rerun::RenewalModel::for_version(version).describe()),
-        format!("{named}: stall-limit model: {}", stalled_limit_exceeded::failure_model(params).0),
+        stall_limit,
     ]
 }
 

@@ -53,9 +53,7 @@ pub fn write(inspection: &Inspection) -> String {
             let _ = writeln!(out, "#   - {}", visible(line));
         }
     }
-    out.push_str(
-        "\ndisplay_tz = \"UTC\"   # the zone times are shown in: any IANA name (a choice, not from the files)\n",
-    );
+    let _ = writeln!(out, "\ndisplay_tz = \"{}\"   # {}", inspection.display.tz.name(), inspection.display.why);
     out.push_str(&body);
     // Every line was made one line above; this only writes out what a line of ours could still
     // hold (a tab), and leaves the values alone (`toml_string` escaped theirs).
@@ -102,22 +100,11 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
         }
         (None, _) => {}
     }
-    match &proposal.zone {
-        Some(Zone::NotNeeded(why)) => lines.push(format!("# {why}")),
-        Some(Zone::Unmeasured(why)) => {
-            lines.push(format!("# ZONE NOT DECIDED: {why}."));
-            lines.push("# tz = \"...\"   # the IANA zone the system wrote these times in (e.g. its TZ setting)".into());
-            undecided.push(format!("{name}: its zone ({why}); declare tz"));
-        }
-        Some(Zone::Measured { measured, against, date, what }) => {
-            zone_lines(&mut lines, measured, against, date, what, inspection);
-            undecided.push(format!(
-                "{name}: its zone: measured {} against {}; uncomment the tz line of the zone it was written in",
-                offsets(measured),
-                visible(&against.join(", "))
-            ));
-        }
-        None => {}
+    let given = inspection.given.get(&file.name).copied();
+    match (&proposal.zone, given) {
+        (Some(zone), Some(tz)) => given_zone_lines(&mut lines, zone, tz, inspection),
+        (Some(zone), None) => undecided_zone_lines(&mut lines, &mut undecided, &name, zone, inspection),
+        (None, _) => {}
     }
     match &file.found {
         Found::Ledger(found) => {
@@ -305,6 +292,71 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
     let mut text = lines.iter().map(|line| visible(line)).collect::<Vec<_>>().join("\n");
     text.push('\n');
     (text, undecided)
+}
+
+/// The zone lines of a source whose zone init leaves to the user, and what that leaves undecided.
+fn undecided_zone_lines(
+    lines: &mut Vec<String>,
+    undecided: &mut Vec<String>,
+    name: &str,
+    zone: &Zone,
+    inspection: &Inspection,
+) {
+    match zone {
+        Zone::NotNeeded(why) => lines.push(format!("# {why}")),
+        Zone::Unmeasured(why) => {
+            lines.push(format!("# ZONE NOT DECIDED: {why}."));
+            lines.push("# tz = \"...\"   # the IANA zone the system wrote these times in (e.g. its TZ setting)".into());
+            undecided.push(format!("{name}: its zone ({why}); declare tz, or give init --tz {name}=ZONE"));
+        }
+        Zone::Measured { measured, against, date, what } => {
+            zone_lines(lines, measured, against, date, what, inspection);
+            undecided.push(format!(
+                "{name}: its zone: measured {} against {}; uncomment the tz line of the zone it was written in, or give init --tz {name}=ZONE",
+                offsets(measured),
+                visible(&against.join(", "))
+            ));
+        }
+    }
+}
+
+/// The zone lines of a source whose zone was given by `init --tz`: the zone set, and what init
+/// measured beside it, as evidence (a zone without the measured offset at those dates is warned).
+fn given_zone_lines(lines: &mut Vec<String>, zone: &Zone, tz: chrono_tz::Tz, inspection: &Inspection) {
+    match zone {
+        Zone::NotNeeded(why) => {
+            lines.push(format!("tz = \"{}\"   # given by init --tz", tz.name()));
+            lines.push(format!("# {why}: the zone reads none of them"));
+        }
+        Zone::Unmeasured(why) => {
+            lines.push(format!("tz = \"{}\"   # given by init --tz; not measured: {why}", tz.name()));
+        }
+        Zone::Measured { measured, against, date, what } => {
+            lines.push(format!("tz = \"{}\"   # given by init --tz; {}", tz.name(), given_verdict(measured, tz)));
+            let mut measured_lines = Vec::new();
+            zone_lines(&mut measured_lines, measured, against, date, what, inspection);
+            for line in measured_lines {
+                // The evidence stays; the choice is made.
+                // The other zones stay listed, not as `tz` lines: uncommenting one would declare
+                // tz twice.
+                let line = match (line.strip_prefix("# ZONE NOT DECIDED: "), line.strip_prefix("# tz = ")) {
+                    (Some(rest), _) => format!("# {rest}"),
+                    (_, Some(rest)) => format!("#   {rest}"),
+                    _ => line.replace(" (uncomment the one it was written in)", ""),
+                };
+                lines.push(line);
+            }
+        }
+    }
+}
+
+/// Whether a zone given for a measured source has the offset measured at its dates.
+fn given_verdict(measured: &Measured, tz: chrono_tz::Tz) -> String {
+    if measured.zones.iter().any(|c| c.tz == tz) || measured.more_zones.contains(&tz) {
+        format!("one of the zones with the measured {} at those dates", offsets(measured))
+    } else {
+        format!("WARNING: not one of the zones with the measured {} at those dates: check it", offsets(measured))
+    }
 }
 
 /// One value of the event column: its kind, or commented out and listed as undecided.
@@ -513,6 +565,7 @@ fn rule_lines(lines: &mut Vec<String>, undecided: &mut Vec<String>, proposal: &P
 /// joined, as in the manifest.
 pub fn report(inspection: &Inspection, target: &Path) -> String {
     let mut lines = vec![format!("wrote {}", target.display())];
+    lines.push(format!("  display_tz = {}: {}", inspection.display.tz.name(), inspection.display.why));
     let width = inspection
         .proposals
         .iter()
@@ -523,16 +576,28 @@ pub fn report(inspection: &Inspection, target: &Path) -> String {
         .min(40);
     for proposal in &inspection.proposals {
         let file = &proposal.file;
+        let given = inspection.given.get(&file.name);
         let state = match &proposal.zone {
+            Some(Zone::NotNeeded(_)) if given.is_some() => {
+                format!("zone {} (init --tz; its times carry offsets)", given.map_or("", |tz| tz.name()))
+            }
+            Some(Zone::Unmeasured(_)) if given.is_some() => {
+                format!("zone {} (init --tz; not measured)", given.map_or("", |tz| tz.name()))
+            }
+            Some(Zone::Measured { measured, .. }) if given.is_some() => {
+                let tz = given.copied().unwrap_or(chrono_tz::UTC);
+                format!("zone {} (init --tz; {})", tz.name(), given_verdict(measured, tz))
+            }
             Some(Zone::NotNeeded(_)) => "zone not needed".to_string(),
             Some(Zone::Unmeasured(why)) => format!("ZONE UNDECIDED: {why}"),
             Some(Zone::Measured { measured, .. }) => {
                 let zones: Vec<&str> = measured.zones.iter().take(3).map(|c| c.tz.name()).collect();
                 format!(
-                    "ZONE UNDECIDED: measured {} ({}{}): uncomment one tz line",
+                    "ZONE UNDECIDED: measured {} ({}{}): uncomment one tz line, or give init --tz {}=ZONE",
                     offsets(measured),
                     zones.join(", "),
-                    if measured.zones.len() + measured.more_zones.len() > zones.len() { ", ..." } else { "" }
+                    if measured.zones.len() + measured.more_zones.len() > zones.len() { ", ..." } else { "" },
+                    visible(&file.name)
                 )
             }
             None => match &file.found {

@@ -12,6 +12,7 @@
 //! are written commented out, and until one is uncommented `analyze` stops with an error that
 //! names the source. Every file is read through `sample`: a bounded prefix, every byte hostile.
 
+mod choices;
 mod event_values;
 mod events;
 mod ids;
@@ -28,7 +29,7 @@ mod sniff;
 mod table;
 mod zone;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -37,6 +38,7 @@ use crate::error::{Error, Result};
 use crate::ingest::SourceKind;
 use crate::time::Stamp;
 
+pub use choices::Choices;
 pub use sample::{SAMPLE_BYTES, SAMPLE_ROWS};
 pub use zone::Reference;
 
@@ -132,12 +134,22 @@ pub struct Inspection {
     pub skipped: Vec<(String, String)>,
     /// Files left out because a case holds one of them (a second parameters file).
     pub notes: Vec<String>,
+    /// The zones given by `init --tz FILE=ZONE`, by file name.
+    pub given: BTreeMap<String, chrono_tz::Tz>,
+    /// The display zone to write, and why.
+    pub display: choices::Display,
 }
 
 /// A moment as two exports of the same records both give it: id, epoch ms, what.
 type MomentKey = (String, i64, u8);
 
 pub fn inspect(folder: &Path) -> Result<Inspection> {
+    inspect_with(folder, &BTreeMap::new())
+}
+
+/// `inspect`, with the zones the user gave for files (`init --tz`, by file name): a log's lines
+/// are placed in its given zone to look for its rules.
+pub fn inspect_with(folder: &Path, given: &BTreeMap<String, chrono_tz::Tz>) -> Result<Inspection> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(folder)
         .map_err(|source| Error::Io { path: folder.to_path_buf(), source })?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
@@ -260,9 +272,9 @@ pub fn inspect(folder: &Path) -> Result<Inspection> {
         kept.push((file.kind(), file.name.clone(), moments));
         true
     });
-    let proposals = together(files);
+    let proposals = together(files, given);
     let folder = folder.file_name().map_or_else(|| folder.display().to_string(), |n| n.to_string_lossy().to_string());
-    Ok(Inspection { folder, proposals, skipped, notes })
+    Ok(Inspection { folder, proposals, skipped, notes, given: BTreeMap::new(), display: choices::Display::default() })
 }
 
 /// The moments a file gives (with offsets), whatever its kind.
@@ -324,7 +336,7 @@ fn envelope_id(line: u64) -> String {
     format!("\0envelope:{line}")
 }
 
-fn together(files: Vec<File>) -> Vec<Proposal> {
+fn together(files: Vec<File>, given: &BTreeMap<String, chrono_tz::Tz>) -> Vec<Proposal> {
     let all = references(&files);
     let mut names: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
     names.extend(files.iter().map(|f| format!("{} (its envelope's UTC times)", f.name)));
@@ -355,6 +367,7 @@ fn together(files: Vec<File>) -> Vec<Proposal> {
         let known: HashSet<&str> = plain.iter().map(|r| r.id.as_str()).collect();
         let zone = zone_of(file, &mentions(file, &known), &plain, &names);
         let tz = match &zone {
+            _ if given.contains_key(&file.name) => given.get(&file.name).copied(),
             Some(Zone::Measured { measured, .. }) => measured.zones.first().map(|c| c.tz),
             _ => None,
         };
@@ -605,17 +618,50 @@ fn queue_by_logs(jobs: &HashSet<&str>, files: &[File]) -> std::result::Result<(S
     }
 }
 
+/// What one file looks like to `init`, for a message to someone who gave it where a case folder
+/// is expected: its kind, a few words saying what it is ("a server log (text)"), and whether its
+/// times need a zone declared (a log with times without an offset). `None` when it is none of the
+/// sources leasetrace reads. Reads at most `SAMPLE_BYTES` of it, decompressed when gzip.
+pub fn looks_like(path: &Path) -> Option<(SourceKind, String, bool)> {
+    let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().to_string());
+    let file = sniff::recognise(path, &name).ok()?;
+    let (what, needs_zone) = match &file.found {
+        Found::Log(found) => (format!("a server log ({})", found.declared()), found.naive > 0),
+        Found::Ledger(found) if found.proposal.receiver => {
+            (format!("a receiver's record of effects ({})", found.proposal.format), false)
+        }
+        Found::Ledger(found) => (format!("a run ledger ({})", found.proposal.format), false),
+        Found::Events(found) => (format!("BullMQ's events stream ({})", found.format), false),
+        Found::Jobs(_) => ("BullMQ job hashes".to_string(), false),
+        Found::Params(_) => ("BullMQ lock parameters (worker options)".to_string(), false),
+    };
+    Some((file.kind(), what, needs_zone))
+}
+
 /// Writes the manifest into `folder` (refusing to replace one unless `force`) and returns a
 /// report for the terminal.
-pub fn run(folder: &Path, force: bool) -> Result<String> {
+pub fn run(folder: &Path, force: bool, choices: &Choices) -> Result<String> {
+    if std::fs::symlink_metadata(folder).is_err() {
+        return Err(Error::usage(crate::config::wrong_path::missing(folder, "a folder of exports")));
+    }
     if !folder.is_dir() {
-        return Err(Error::usage(format!("{}: not a folder", folder.display())));
+        // One file, not a folder of them: what it looks like and the command that reads it.
+        let is_not = "not a folder: init looks at the files of a folder of exports";
+        return Err(Error::usage(crate::config::wrong_path::file_as_folder(folder, is_not).unwrap_or_else(|| {
+            format!(
+                "{}: {is_not}; to read one file, give it with its flag: `leasetrace analyze --log FILE` (or --ledger, --events, --jobs, --params)",
+                folder.display()
+            )
+        })));
     }
     let target = folder.join(MANIFEST);
     if target.exists() && !force {
         return Err(Error::usage(format!("{}: already exists; pass --force to replace it", target.display())));
     }
-    let inspection = inspect(folder)?;
+    let given = choices.zones_by_name(folder);
+    let mut inspection = inspect_with(folder, &given)?;
+    inspection.given = choices.zones_by_file(&inspection, folder)?;
+    inspection.display = choices::display(choices, &inspection.given, &inspection);
     if inspection.proposals.is_empty() {
         // One line per file, each name and reason written out (`terminal::visible`): the
         // message's own line breaks are the only ones.

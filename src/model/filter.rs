@@ -261,26 +261,35 @@ impl FilterSpec {
         })
     }
 
-    /// The one date, in the display zone, of every event of `timeline`.
+    /// The one date, in the display zone, of every event of `timeline` (`case_date`).
     fn case_date(&self, timeline: &Timeline, flag: &str, text: &str) -> Result<NaiveDate, String> {
-        let zone = self.zone.ok_or_else(|| {
-            format!(
-                "{flag} '{text}': a clock time is read in the display zone, and none is declared; give --tz ZONE (or display_tz in the manifest), or a full time with its offset: 2026-10-07T09:50:00+09:00"
-            )
-        })?;
-        let events = timeline.events();
-        let (Some(first), Some(last)) = (events.first(), events.last()) else {
-            return Err(format!("{flag} '{text}': the case has no events to take the date from; give the date too"));
-        };
-        let (first, last) = (first.at().with_timezone(&zone).date_naive(), last.at().with_timezone(&zone).date_naive());
-        if first != last {
-            return Err(format!(
-                "{flag} '{text}': the case's events run from {first} to {last} in {}, so a clock time alone does not say which date; give it, e.g. '{first} {text}'",
-                zone.name()
-            ));
-        }
-        Ok(first)
+        case_date(timeline, self.zone, flag, text)
     }
+}
+
+/// The date a clock time alone (`--since 09:50`, `lock --activated-at 09:33:00`) is on: the one
+/// date, in `zone` (the display zone, when one is declared), of every event of `timeline`. Refused
+/// when the events fall on several dates, since which one would be a guess, and when no zone is
+/// declared, since the date of an instant depends on the zone. Every time flag that takes a
+/// clock time places it here.
+pub fn case_date(timeline: &Timeline, zone: Option<Tz>, flag: &str, text: &str) -> Result<NaiveDate, String> {
+    let zone = zone.ok_or_else(|| {
+        format!(
+            "{flag} '{text}': a clock time is read in the display zone, and none is declared; give --tz ZONE (or display_tz in the manifest), or a full time with its offset: 2026-10-07T09:50:00+09:00"
+        )
+    })?;
+    let events = timeline.events();
+    let (Some(first), Some(last)) = (events.first(), events.last()) else {
+        return Err(format!("{flag} '{text}': the case has no events to take the date from; give the date too"));
+    };
+    let (first, last) = (first.at().with_timezone(&zone).date_naive(), last.at().with_timezone(&zone).date_naive());
+    if first != last {
+        return Err(format!(
+            "{flag} '{text}': the case's events run from {first} to {last} in {}, so a clock time alone does not say which date; give it, e.g. '{first} {text}'",
+            zone.name()
+        ));
+    }
+    Ok(first)
 }
 
 impl Filter {

@@ -46,7 +46,7 @@ const NESTED_PARAMS: &str = r#"{
 "#;
 
 /// What a user would write by hand for the same files.
-const HAND_WRITTEN: &str = r#"display_tz = "UTC"
+const HAND_WRITTEN: &str = r#"display_tz = "Asia/Seoul"
 
 [[sources]]
 kind = "ledger"
@@ -851,7 +851,7 @@ fn a_file_name_cannot_add_a_source_to_the_manifest_or_reach_the_terminal_raw() {
         "{stdout}"
     );
     assert!(stdout.contains("  bullmq\\x1b]0;owned\\x07<U+202E>.json "), "{stdout}");
-    assert_eq!(stdout.lines().count(), 3, "wrote, and one line per file:\n{stdout}");
+    assert_eq!(stdout.lines().count(), 4, "wrote, the display zone, and one line per file:\n{stdout}");
     // In the manifest: the names are exact as values, escaped in comments; two sources only.
     assert!(!manifest.chars().any(|c| c != '\n' && leasetrace::terminal::is_hidden(c)), "{manifest:?}");
     assert_eq!(manifest.lines().filter(|line| *line == "[[sources]]").count(), 2, "{manifest}");
@@ -921,4 +921,120 @@ fn init_leaves_two_event_columns_that_fit_about_equally_to_the_user_with_both_wr
     assert_eq!(run.code, 0, "{}", run.stderr);
     let kinds: Vec<Value> = run.json()["timeline"].as_array().unwrap().iter().map(|e| e["kind"].clone()).collect();
     assert_eq!(kinds.iter().filter(|k| *k == "item-selected").count(), 6, "{kinds:?}");
+}
+
+/// The incident's files in a fresh folder, its log moved by `hours` from KST.
+fn incident_folder(hours: i64) -> tempfile::TempDir {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["ledger.csv", "bullmq.json"] {
+        std::fs::copy(format!("{root}/{INCIDENT}/{file}"), dir.path().join(file)).unwrap();
+    }
+    let kst = std::fs::read_to_string(format!("{root}/{INCIDENT}/server.log")).unwrap();
+    std::fs::write(dir.path().join("server.log"), shifted_log(&kst, hours)).unwrap();
+    dir
+}
+
+#[test]
+fn init_tz_accepts_a_proposed_zone_without_editing_the_manifest() {
+    let dir = incident_folder(0);
+    let case = dir.path().to_str().unwrap();
+    let run = leasetrace(&["init", case, "--tz", "server.log=Asia/Seoul"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("server.log  log            text         zone Asia/Seoul (init --tz; one of the zones with the measured +09:00 at those dates)"), "{}", run.stdout);
+    assert!(run.stdout.contains("display_tz = Asia/Seoul: the zone of server.log (init --tz)"), "{}", run.stdout);
+    let manifest = std::fs::read_to_string(dir.path().join("leasetrace.toml")).unwrap();
+    assert!(manifest.contains("\ntz = \"Asia/Seoul\"   # given by init --tz"), "{manifest}");
+    assert!(manifest.contains("\ndisplay_tz = \"Asia/Seoul\""), "{manifest}");
+    assert!(!manifest.contains("Could not decide"), "{manifest}");
+    assert!(!manifest.contains("# tz = "), "no second tz line to uncomment:\n{manifest}");
+    manifest.parse::<toml::Table>().unwrap();
+    // analyze runs on it as written, with the shipped case's findings.
+    let report = analyze_json(case);
+    assert_eq!(findings(&report), findings(&analyze_json(INCIDENT)));
+    assert_eq!(report["display_tz"], "Asia/Seoul");
+
+    // The folder's path before the name is the file too; a zone the measurement does not fit is
+    // written, and warned.
+    let run = leasetrace(&["init", case, "--force", "--tz", &format!("{case}/server.log=Europe/Berlin")]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("zone Europe/Berlin (init --tz; WARNING: not one of the zones with the measured +09:00"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn init_tz_for_a_file_it_did_not_find_names_the_files_it_found() {
+    let dir = incident_folder(0);
+    let case = dir.path().to_str().unwrap();
+    let run = leasetrace(&["init", case, "--tz", "serer.log=Asia/Seoul"]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    for needle in [
+        "--tz serer.log=Asia/Seoul: init found no source serer.log",
+        "bullmq.json, ledger.csv, server.log",
+        "did you mean server.log?",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}: {}", run.stderr);
+    }
+    assert!(!dir.path().join("leasetrace.toml").exists(), "nothing written");
+    let run = leasetrace(&["init", case, "--tz", "bullmq.json=UTC"]).run();
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("bullmq.json is a bullmq-params source") && run.stderr.contains("no zone reads them"),
+        "{}",
+        run.stderr
+    );
+    let run = leasetrace(&["init", case, "--tz", "server.log=KST"]).run();
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("--tz server.log=KST: 'KST' is an abbreviation") && run.stderr.contains("Asia/Seoul"),
+        "{}",
+        run.stderr
+    );
+    let run = leasetrace(&["init", case, "--tz", "Asia/Seoul"]).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("--tz expects FILE=ZONE"), "{}", run.stderr);
+}
+
+#[test]
+fn init_display_tz_is_written_as_given() {
+    let dir = incident_folder(0);
+    let run = leasetrace(&["init", dir.path().to_str().unwrap(), "--display-tz", "europe/berlin"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("display_tz = Europe/Berlin: given by init --display-tz"), "{}", run.stdout);
+    let manifest = std::fs::read_to_string(dir.path().join("leasetrace.toml")).unwrap();
+    assert!(manifest.contains("\ndisplay_tz = \"Europe/Berlin\"   # given by init --display-tz"), "{manifest}");
+}
+
+#[test]
+fn init_proposes_the_measured_local_zone_for_display() {
+    // The log written at -08:00 (17 hours behind KST): a zone with -08:00 on those dates is
+    // written as display_tz, saying that it is the first listed, and so is one at +09:00.
+    for (hours, offset) in [(-17, "-08:00"), (0, "+09:00")] {
+        let dir = incident_folder(hours);
+        let (stdout, manifest) = init(dir.path());
+        let first = manifest
+            .lines()
+            .find_map(|l| l.strip_prefix("# tz = \"").and_then(|rest| rest.split('"').next()))
+            .unwrap_or_else(|| panic!("{manifest}"));
+        assert!(
+            manifest
+                .contains(&format!("\ndisplay_tz = \"{first}\"   # the local zone measured for server.log ({offset})")),
+            "{manifest}"
+        );
+        assert!(
+            stdout.contains(&format!("display_tz = {first}: the local zone measured for server.log ({offset})")),
+            "{stdout}"
+        );
+        assert!(stdout.contains("not evidence of which"), "{stdout}");
+    }
+    // Nothing measured: UTC, and why.
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(format!("{root}/{INCIDENT}/server.log"), dir.path().join("server.log")).unwrap();
+    let (stdout, manifest) = init(dir.path());
+    assert!(manifest.contains("\ndisplay_tz = \"UTC\"   # no log's zone was measured"), "{manifest}");
+    assert!(stdout.contains("display_tz = UTC: no log's zone was measured"), "{stdout}");
 }
