@@ -11,6 +11,7 @@ pub mod github;
 pub mod headline;
 pub mod json;
 pub mod jsonl;
+pub mod layout;
 pub mod markdown;
 pub mod mermaid;
 pub mod roles;
