@@ -260,8 +260,9 @@ impl Entry {
                 layout::width(&layout::shorten_path(path, 0)) + layout::width(after)
             }
             (_, Give::Never) => layout::width(&self.full()),
-            // A wrapped column narrower than this holds a few letters a line.
-            _ => layout::width(&self.full()).min(12),
+            // Its longest word whole (an id cut in three reads as three ids), up to 40 columns:
+            // a longer one is cut in a column of 40 rather than the table given up.
+            _ => self.full().split(' ').map(layout::width).max().unwrap_or(0).min(40),
         }
     }
 }
@@ -684,6 +685,24 @@ fn render_finding(
 #[cfg(test)]
 mod stream_tests {
     use super::*;
+
+    #[test]
+    fn a_column_is_never_narrower_than_its_header_its_numbers_or_a_file_name() {
+        let columns = [("input", Give::Path), ("rejected", Give::Never), ("ids", Give::Words)];
+        let rows = vec![vec![
+            Entry::Path("/var/incidents/exports/server.log".into(), String::new()),
+            Entry::Text("0".into()),
+            Entry::Text("job=repeat:pr-review-sweep:1 name=x".into()),
+        ]];
+        let widths = column_widths(&columns, &rows, 60).expect("fits in 60");
+        assert_eq!(widths.iter().sum::<usize>() + 10, 60, "the room is used: {widths:?}");
+        assert!(widths[0] >= "…/server.log".chars().count(), "{widths:?}");
+        assert_eq!(widths[1], "rejected".len(), "{widths:?}");
+        assert!(widths[2] >= "job=repeat:pr-review-sweep:1".len(), "the longest word whole: {widths:?}");
+        assert_eq!(column_widths(&columns, &rows, 57), None, "narrower than its floors: records");
+        let natural = column_widths(&columns, &rows, 200).unwrap();
+        assert_eq!(natural, [33, 8, 35], "room to spare: each column at its natural width");
+    }
 
     #[test]
     fn the_streamed_grid_is_the_table_grid() {
