@@ -3,6 +3,12 @@
 //! elsewhere no colour, and tables keep their natural width so that output piped into a file or a
 //! ticket stays stable.
 //!
+//! On a terminal nothing is left for the terminal to wrap: it would cut a word, an id or a path
+//! anywhere. leasetrace decides each grid column's width itself (`column_widths`: a header is never
+//! cut, numbers and kinds never wrap, a path gives up its leading folders before its file name) and
+//! comfy-table wraps the cells inside them; a grid that cannot fit is written as records
+//! (`Style::records`), and a cited line wraps whole under its indent (`Style::evidence`).
+//!
 //! Every text that came from the case (paths, ids, raw lines, summaries filled with input values,
 //! warnings, notes, rejection reasons) is made `visible` where it enters the table, before any
 //! colour is painted: only the renderer's own codes and line ends reach the terminal.
@@ -153,7 +159,7 @@ impl Style {
     /// narrow terminal the hanging indent gives way, so that every line still holds some text.
     fn fill(first: &str, rest: &str, text: &str, width: usize) -> String {
         let width = width.max(1);
-        let rest = &rest[..rest.len().min(width / 2)];
+        let rest = rest.char_indices().nth(width / 2).map_or(rest, |(at, _)| &rest[..at]);
         // Ids such as run-0933-b and repeat:pr-review-sweep:… are never split at their hyphens.
         let options =
             textwrap::Options::new(width).subsequent_indent(rest).word_splitter(textwrap::WordSplitter::NoHyphenation);
@@ -171,6 +177,7 @@ impl Style {
             Some(width) => {
                 let text = format!("{lead}  {}", visible(raw));
                 let width = usize::from(width);
+                // The indents are spaces: sliced anywhere, they stay whole characters.
                 let rest = &REST[..REST.len().min(width / 2)];
                 let first = &FIRST[..FIRST.len().min(width / 2)];
                 let pieces = layout::pieces(&text, width - first.len(), width - rest.len());

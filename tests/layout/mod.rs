@@ -7,7 +7,7 @@ use std::path::Path;
 
 use leasetrace::render::layout::width;
 
-use crate::hostile::terminal::{on_a_terminal_of, without_colour};
+use crate::hostile::terminal::{hidden, hostile_case, on_a_terminal_of, without_colour};
 use crate::{INCIDENT, leasetrace};
 
 /// The headers of the table's grids: the inputs, a finding's metrics and the timeline.
@@ -146,4 +146,27 @@ fn a_narrow_terminal_gets_records_not_columns_of_two_characters() {
     assert!(table.contains("fixtures/incident-2026-10-07/ledger.csv\n  kind: ledger"), "{table}");
     assert!(table.contains("ignored: 665"), "{table}");
     assert!(table.contains("    job_name: pr-review-sweep"), "a metric as name: value\n{table}");
+}
+
+#[cfg(unix)]
+#[test]
+fn every_verb_and_a_hostile_case_fit_a_narrow_terminal() {
+    let dir = hostile_case();
+    let hostile = dir.path().to_str().unwrap();
+    for (args, code) in [
+        (vec!["timeline", INCIDENT], 0),
+        (vec!["check", INCIDENT], 1),
+        (vec!["analyze", hostile], 0),
+        (vec!["timeline", hostile], 0),
+    ] {
+        for columns in [40, 20] {
+            let what = format!("{args:?} at {columns}");
+            let (exit, received) = on_a_terminal_of(columns, &args, false);
+            assert_eq!(exit, code, "{what}");
+            let table = without_colour(&String::from_utf8(received).unwrap());
+            assert_eq!(hidden(&table), Vec::<char>::new(), "{what}: a control character from the case");
+            assert_fits(&table, columns, &what);
+            assert_headers_whole(&table, &what);
+        }
+    }
 }
