@@ -920,11 +920,13 @@ fn write_findings(report: &Report, detail: Detail, listed: usize, page: &mut Str
     }
     left_out.findings = report.findings.len() - listed.min(report.findings.len());
     if left_out.findings > 0 {
-        let _ = writeln!(
-            page,
-            "\n*… and {} more (see \"Left out\" below).*",
-            count(left_out.findings, "finding", "findings")
-        );
+        let more = count(left_out.findings, "finding", "findings");
+        let _ = write!(page, "\n*… and {more} more (see \"Left out\" below).*");
+        // The anchors of the findings not listed: a `[n]` above still leads to where it is said.
+        for number in listed + 1..=report.findings.len() {
+            let _ = write!(page, "<a name=\"{}\"></a>", anchor(number));
+        }
+        page.push('\n');
     }
 }
 
@@ -1374,6 +1376,39 @@ pub(crate) mod tests {
         assert!(blocks[0].lines().all(|line| line.chars().count() <= WRAP), "{page}");
         let whole: Vec<String> = lines.iter().map(|line| crate::terminal::visible(line).into_owned()).collect();
         assert_eq!(blocks[0].replace(&format!("\n{CONTINUED}"), ""), whole.join("\n") + "\n");
+    }
+
+    /// The fleet fixture's report: 48 findings.
+    fn fleet() -> Report {
+        let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fleet-bullmq-6.7.0-shared-ledger");
+        let args = crate::cli::CaseArgs { case: Some(case), format: "markdown".into(), ..Default::default() };
+        let config = crate::config::Config::build(&args).unwrap();
+        crate::build_report(&config, View::Analyze).unwrap()
+    }
+
+    #[test]
+    fn a_smaller_budget_leaves_out_more_and_every_number_still_leads_to_its_finding() {
+        let report = fleet();
+        let link = regex::Regex::new(r"\]\(#(finding-\d+)\)").unwrap();
+        let anchor = regex::Regex::new(r#"<a name="(finding-\d+)"></a>"#).unwrap();
+        let mut sizes = Vec::new();
+        for budget in [BUDGET, 30_000, 16_000, 13_000, 100] {
+            let page = postmortem(&report, budget);
+            let named: Vec<&str> = anchor.captures_iter(&page).map(|c| c.get(1).unwrap().as_str()).collect();
+            assert_eq!(named.len(), report.findings.len(), "at {budget}: one anchor per finding");
+            for target in link.captures_iter(&page) {
+                assert!(named.contains(&&target[1]), "at {budget}: #{} leads nowhere", &target[1]);
+            }
+            // Below 13,000 not even the headline, the inputs and the assumptions fit.
+            if budget >= 13_000 {
+                assert!(size(&page) <= budget, "{} over {budget}", size(&page));
+            }
+            assert!(page.contains("## Left out"), "at {budget}");
+            sizes.push(size(&page));
+        }
+        assert!(sizes.windows(2).all(|pair| pair[0] >= pair[1]), "{sizes:?}");
+        let least = postmortem(&report, 13_000);
+        assert!(least.contains("past the first"), "findings counted, not listed:\n{least}");
     }
 
     #[test]
