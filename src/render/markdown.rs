@@ -260,7 +260,9 @@ impl LeftOut {
         let _ = writeln!(page, "\n## Left out\n");
         let _ = writeln!(
             page,
-            "This draft is held to {BUDGET} characters, the most GitHub takes in an issue or a comment. Left out:\n"
+            "This draft is held to {},{:03} characters, the most GitHub takes in an issue or a comment. Left out:\n",
+            BUDGET / 1000,
+            BUDGET % 1000
         );
         for part in &parts {
             let _ = writeln!(page, "- {part}");
