@@ -177,9 +177,12 @@ impl Style {
             Some(width) => {
                 let text = format!("{lead}  {}", visible(raw));
                 let width = usize::from(width);
-                // The indents are spaces: sliced anywhere, they stay whole characters.
+                // The `file:line` the lead opens with stays on one line: on a very narrow terminal
+                // the first indent gives way to it. The indents are spaces: sliced anywhere, they
+                // stay whole characters.
+                let place = layout::width(lead.split("  ").next().unwrap_or(lead));
                 let rest = &REST[..REST.len().min(width / 2)];
-                let first = &FIRST[..FIRST.len().min(width / 2)];
+                let first = &FIRST[..FIRST.len().min(width / 2).min(width.saturating_sub(place))];
                 let pieces = layout::pieces(&text, width - first.len(), width - rest.len());
                 let mut out = String::with_capacity(text.len() + 16 * pieces.len());
                 for (i, piece) in pieces.iter().enumerate() {

@@ -36,31 +36,36 @@ fn table_on(columns: u16, case: &str) -> String {
     without_colour(&String::from_utf8(received).unwrap())
 }
 
-/// The cited lines of every finding, from the JSON report.
-fn cited_lines(case: &str) -> Vec<String> {
+/// The cited lines of every finding, from the JSON report: each its file name and line
+/// (`server.log:348`) and the line as written.
+fn cited_lines(case: &str) -> Vec<(String, String)> {
     let report = leasetrace(&["analyze", case, "--format", "json"]).run().json();
     let mut lines = Vec::new();
     for finding in report["findings"].as_array().unwrap() {
         for event in finding["evidence"].as_array().unwrap() {
-            lines.push(event["raw"].as_str().unwrap().to_string());
+            let path = event["source"]["path"].as_str().unwrap();
+            let name = path.rsplit('/').next().unwrap();
+            let place = format!("{name}:{}", event["source"]["line"]);
+            lines.push((place, event["raw"].as_str().unwrap().to_string()));
         }
     }
     assert!(!lines.is_empty());
     lines
 }
 
-/// Each evidence entry of the table put back on one line: its first line after the 6 columns of
-/// indent, each continuation after 8.
-fn evidence_entries(table: &str) -> Vec<String> {
-    let mut entries: Vec<String> = Vec::new();
+/// Each evidence entry of the table: its first line, and the entry put back on one line (the
+/// first line after its indent, 6 columns or fewer on a very narrow terminal, each continuation
+/// after 8).
+fn evidence_entries(table: &str) -> Vec<(String, String)> {
+    let mut entries: Vec<(String, String)> = Vec::new();
     let mut inside = false;
     for line in table.lines() {
         if line.trim() == "evidence:" {
             inside = true;
         } else if inside && line.starts_with("        ") {
-            entries.last_mut().unwrap().push_str(&line[8..]);
-        } else if inside && line.starts_with("      ") && !line[6..].starts_with(' ') {
-            entries.push(line[6..].to_string());
+            entries.last_mut().unwrap().1.push_str(&line[8..]);
+        } else if inside && line.starts_with("  ") && line.trim() != "notes:" {
+            entries.push((line.to_string(), line.trim_start().to_string()));
         } else {
             inside = false;
         }
@@ -112,8 +117,14 @@ fn the_table_fits_terminals_of_80_40_and_20_columns() {
             // Every cited line in full, its first line and its continuations put back together.
             let entries = evidence_entries(&table);
             assert_eq!(entries.len(), cited.len(), "{what}:\n{table}");
-            for (entry, raw) in entries.iter().zip(&cited) {
+            for ((first, entry), (place, raw)) in entries.iter().zip(&cited) {
                 assert!(entry.ends_with(raw.as_str()), "{what}: {raw:?} is not whole in {entry:?}\n{table}");
+                // Its file name and line whole on its first line.
+                let shown = first.trim_start().split("  ").next().unwrap();
+                assert!(
+                    shown == place || shown.ends_with(&format!("/{place}")),
+                    "{what}: {place} shown as {first:?}\n{table}"
+                );
             }
         }
     }
