@@ -110,8 +110,9 @@ impl Progress {
 
 /// A bar's line for a terminal of a given width: the source's name, right-aligned in at most 32
 /// columns, a bar of 10 to 30 (when there is a length) in what the name leaves, then the richest
-/// of the tails offered that leaves the name at least 12 columns. Below that, the name and the poorest tail share the
-/// width. One column is left free: a line that fills the last column makes some terminals wrap.
+/// of the tails offered that leaves the name at least 12 columns. Below that, the name and the
+/// poorest tail share the width. One column is left free: a line that fills the last column makes
+/// some terminals wrap.
 #[derive(Debug, PartialEq, Eq)]
 struct Line {
     template: String,

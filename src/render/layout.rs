@@ -18,9 +18,9 @@ pub fn width(text: &str) -> usize {
     if text.is_ascii() { text.len() } else { unicode_width::UnicodeWidthStr::width(text) }
 }
 
-/// `path` in at most `max` columns, shortened from the left by whole folders (`…/exports/server.log`).
-/// The file name is always kept whole, even when it alone is wider than `max`: a line number is
-/// looked up in a file, and a cut name names no file.
+/// `path` in at most `max` columns, shortened from the left by whole folders
+/// (`…/exports/server.log`). The file name is always kept whole, even when it alone is wider than
+/// `max`: a line number is looked up in a file, and a cut name names no file.
 pub fn shorten_path(path: &str, max: usize) -> Cow<'_, str> {
     if width(path) <= max {
         return Cow::Borrowed(path);

@@ -18,9 +18,9 @@
 //! link on the page it is pasted into.
 //!
 //! The draft is for a GitHub issue or comment, which holds at most 65,536 characters: a case with
-//! many findings is drafted with less of each (`Detail::STEPS`) until it fits, every finding keeping
-//! its heading, and the page ends by saying what it left out and where that is. A line of a text
-//! block is cut at 100 columns (`fenced_wrapped`), so that no block scrolls sideways.
+//! many findings is drafted with less of each (`Detail::STEPS`) until it fits, every finding
+//! keeping its heading, and the page ends by saying what it left out and where that is. A line of
+//! a text block is cut at 100 columns (`fenced_wrapped`), so that no block scrolls sideways.
 //!
 //! Before any of that, text from the inputs is made visible (`terminal::visible_line` in prose,
 //! cells and spans, `terminal::visible` in fenced blocks): a control character, a bidi override or

@@ -552,7 +552,8 @@ fn the_chart_is_the_mermaid_gantt_in_a_mermaid_block() {
 
 // ---------------------------------------------------------------- size, links, wrapping (issue 35)
 
-/// A fleet's day: 48 findings over five workers and three queues, 242,000 characters of Markdown in full.
+/// A fleet's day: 48 findings over five workers and three queues, 242,000 characters of Markdown
+/// in full.
 const FLEET: &str = "fixtures/fleet-bullmq-6.7.0-shared-ledger";
 
 /// GitHub's limit on an issue, a pull request's description or a comment.
