@@ -58,6 +58,7 @@ impl Progress {
                 ProgressBar::new(total),
                 Line::fit(
                     self.width,
+                    name,
                     true,
                     &[
                         (" {binary_bytes:>10} / {binary_total_bytes:<10} {binary_bytes_per_sec:>12}", 40),
@@ -70,6 +71,7 @@ impl Progress {
                 ProgressBar::no_length(),
                 Line::fit(
                     self.width,
+                    name,
                     false,
                     &[
                         (" {spinner} {binary_bytes:>10} {binary_bytes_per_sec:>12}", 28),
@@ -97,10 +99,13 @@ impl Progress {
         // A count may pass its padding (`1,234,567,890`): room for 13 columns each.
         let said = crate::render::layout::width(what) + 1;
         let (bar, line) = match total {
-            Some(total) => {
-                (ProgressBar::new(total), Line::fit(self.width, true, &[(&counted, 31 + said), (" {percent:>3}%", 5)]))
+            Some(total) => (
+                ProgressBar::new(total),
+                Line::fit(self.width, name, true, &[(&counted, 31 + said), (" {percent:>3}%", 5)]),
+            ),
+            None => {
+                (ProgressBar::no_length(), Line::fit(self.width, name, false, &[(&spun, 17 + said), (" {spinner}", 2)]))
             }
-            None => (ProgressBar::no_length(), Line::fit(self.width, false, &[(&spun, 17 + said), (" {spinner}", 2)])),
         };
         let bar = multi.add(line.apply(bar, name));
         bar.enable_steady_tick(Duration::from_millis(120));
@@ -110,7 +115,8 @@ impl Progress {
 
 /// A bar's line for a terminal of a given width: the source's name, right-aligned in at most 32
 /// columns, a bar of 10 to 30 (when there is a length) in what the name leaves, then the richest
-/// of the tails offered that leaves the name at least 12 columns. Below that, the name and the
+/// of the tails offered that leaves the name room for its file name (at least 12 columns, at most
+/// 32): a file name cut short names nothing, the speed can go. Below that, the name and the
 /// poorest tail share the width. One column is left free: a line that fills the last column makes
 /// some terminals wrap.
 #[derive(Debug, PartialEq, Eq)]
@@ -126,12 +132,14 @@ impl Line {
     const BAR_AT_LEAST: usize = 10;
 
     /// `tails`: each a template piece and the most columns it takes, richest first.
-    fn fit(width: u16, bar: bool, tails: &[(&str, usize)]) -> Line {
+    fn fit(width: u16, name: &str, bar: bool, tails: &[(&str, usize)]) -> Line {
         let room = usize::from(width).saturating_sub(1);
         let least_bar = if bar { Self::BAR_AT_LEAST + 1 } else { 0 };
+        let file_name = crate::render::layout::shorten_path(&crate::terminal::visible(name), 0).chars().count();
+        let wanted = file_name.clamp(Self::NAME_AT_LEAST, Self::NAME);
         let chosen = tails
             .iter()
-            .find(|(_, taken)| room.saturating_sub(taken + least_bar) >= Self::NAME_AT_LEAST)
+            .find(|(_, taken)| room.saturating_sub(taken + least_bar) >= wanted)
             .or(tails.last())
             .copied()
             .unwrap_or(("", 0));
@@ -403,6 +411,13 @@ mod tests {
             if width >= 80 {
                 assert!(lines.iter().any(|line| line.contains("GiB / ")), "the counts at {width}: {lines:?}");
             }
+        }
+        // A long file name keeps its room: the speed goes first.
+        for width in [120, 80, 50] {
+            let lines = drawn(width, "/var/log/pods/review-bot-7d9f8c6b5-8nbbd.log");
+            let bars = lines.iter().filter(|line| !line.trim().is_empty());
+            assert!(bars.clone().all(|line| line.contains("…/review-bot-7d9f8c6b5-8nbbd.log")), "{width}: {lines:?}");
+            assert!(lines.iter().all(|line| crate::render::layout::width(line) < usize::from(width)), "{lines:?}");
         }
     }
 
