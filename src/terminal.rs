@@ -77,6 +77,12 @@ impl Terminal {
     }
 }
 
+/// The width of the terminal on stderr, where the progress bars are drawn (stdout may be a file
+/// meanwhile), by the rules of `wrap_width`.
+pub fn stderr_width() -> u16 {
+    wrap_width(comfy_table::Table::new().use_stderr().width(), std::env::var_os("COLUMNS"))
+}
+
 /// Whether to colour, by the order in the module header. `env` reads an environment variable;
 /// `terminal` says whether stdout is one.
 pub fn color(when: ColorWhen, terminal: bool, env: impl Fn(&str) -> Option<OsString>) -> bool {

@@ -16,6 +16,7 @@ mod ci_formats;
 mod e2e;
 mod hostile;
 mod init;
+mod layout;
 mod lease;
 mod markdown;
 mod merge;

@@ -12,9 +12,15 @@
 //! backtick fence is longer than any run in the id; `cell_code` in a table, where a `|` is `\|`
 //! even in code), raw lines only inside fenced blocks whose
 //! fence is longer than any run of backticks in them. The only HTML written is the renderer's
-//! own `<br>` between the meanings of one timeline row and the `<details>` that folds a finding's
-//! metrics. Sources are `file:line` in code, not links: a path of the machine that ran the
-//! analysis is no link on the page it is pasted into.
+//! own `<br>` between the meanings of one timeline row, the `<details>` that folds a finding's
+//! metrics and the `<a name="finding-4">` in each finding's heading, which every `[4]` links to.
+//! Sources are `file:line` in code, not links: a path of the machine that ran the analysis is no
+//! link on the page it is pasted into.
+//!
+//! The draft is for a GitHub issue or comment, which holds at most 65,536 characters: a case with
+//! many findings is drafted with less of each (`Detail::STEPS`) until it fits, every finding
+//! keeping its heading, and the page ends by saying what it left out and where that is. A line of
+//! a text block is cut at 100 columns (`fenced_wrapped`), so that no block scrolls sideways.
 //!
 //! Before any of that, text from the inputs is made visible (`terminal::visible_line` in prose,
 //! cells and spans, `terminal::visible` in fenced blocks): a control character, a bidi override or
@@ -48,49 +54,225 @@ impl Renderer for Markdown {
     }
 
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
-        let tz = report.display_tz;
-        let mut page = String::new();
-        let command = match report.view {
-            View::Timeline => "timeline",
-            View::Analyze => "analyze",
-            View::Check(_) => "check",
-        };
-        if report.view == View::Timeline {
-            let _ = writeln!(page, "# Timeline\n");
-        } else {
-            let _ = writeln!(page, "# Postmortem draft\n");
-        }
-        let _ = writeln!(
-            page,
-            "Drafted by `leasetrace {command}` from {} · times in {}",
-            count(report.inputs.len(), "input", "inputs"),
-            zone_label(report, tz)
-        );
         if report.view != View::Timeline {
-            write_headline(report, &mut page);
+            return out.write_all(postmortem(report, BUDGET).as_bytes());
         }
+        // A whole timeline is a table of every event, written as it goes: no budget holds it.
+        let mut page = String::new();
+        write_title(report, &mut page);
         write_warnings(report, &mut page);
         out.write_all(page.as_bytes())?;
+        write_whole_timeline(report, out)?;
         page.clear();
-
-        if report.view == View::Timeline {
-            write_whole_timeline(report, out)?;
-        } else {
-            write_incident_timeline(report, &mut page);
-            write_picture(report, &mut page);
-            write_findings(report, &mut page);
-        }
         write_inputs(report, &mut page);
         write_params(report, &mut page);
         write_assumptions(report, &mut page);
-        if let View::Check(threshold) = report.view {
-            let _ = writeln!(page, "\n## Check\n");
-            let _ = match report.failing() {
-                0 => writeln!(page, "Check passed: no finding at or above {}.", threshold.name()),
-                n => writeln!(page, "Check failed: {n} finding(s) at or above {}.", threshold.name()),
-            };
-        }
         out.write_all(page.as_bytes())
+    }
+}
+
+/// The most characters the draft may hold: GitHub refuses an issue, a pull request's description
+/// or a comment longer than 65,536 characters.
+pub const BUDGET: usize = 65_536;
+
+/// Where a code block's line is cut: wider than this, GitHub shows a block that scrolls sideways.
+pub const WRAP: usize = 100;
+
+/// What begins the continuation of a cut line in a code block: a mark no one reads as part of
+/// the line (it is not ASCII, and a cited line is shown as it was written).
+pub const CONTINUED: &str = "  ↳ ";
+
+/// The size of `page` as GitHub counts it when a browser sends it: characters, each line break
+/// two (a form sends `\r\n`).
+pub fn size(page: &str) -> usize {
+    page.chars().count() + page.bytes().filter(|&b| b == b'\n').count()
+}
+
+/// How much of each finding a draft holds. The first that fits the budget is written, from
+/// everything down to a heading per finding; what a draft leaves out is said at its end.
+// Each flag is one part of a finding, shown or left out on its own: no state machine hides here.
+#[allow(clippy::struct_excessive_bools)]
+#[derive(Debug, Clone, Copy)]
+struct Detail {
+    metrics: bool,
+    /// The cited lines shown per finding (`None`: all of them).
+    evidence: Option<usize>,
+    chart: bool,
+    what_to_change: bool,
+    notes: bool,
+    timeline: bool,
+    arithmetic: bool,
+    /// The summary and "Follows from" (else a finding is its heading alone).
+    summary: bool,
+}
+
+impl Detail {
+    const ALL: Detail = Detail {
+        metrics: true,
+        evidence: None,
+        chart: true,
+        what_to_change: true,
+        notes: true,
+        timeline: true,
+        arithmetic: true,
+        summary: true,
+    };
+
+    /// From everything down, each step leaving out more of what the JSON report (or `explain`)
+    /// still holds, what a reader of the draft misses least first: the metrics (folded anyway),
+    /// cited lines past the third, the chart, the documentation's advice, the notes, the
+    /// timeline (each finding keeps its evidence), cited lines past the first, the arithmetic,
+    /// the last cited line, and the summaries.
+    const STEPS: [Detail; 11] = {
+        let a = Detail { metrics: false, ..Detail::ALL };
+        let b = Detail { evidence: Some(3), ..a };
+        let c = Detail { chart: false, ..b };
+        let d = Detail { what_to_change: false, ..c };
+        let e = Detail { notes: false, ..d };
+        let f = Detail { timeline: false, ..e };
+        let g = Detail { evidence: Some(1), ..f };
+        let h = Detail { arithmetic: false, ..g };
+        let i = Detail { evidence: Some(0), ..h };
+        let j = Detail { summary: false, ..i };
+        [Detail::ALL, a, b, c, d, e, f, g, h, i, j]
+    };
+}
+
+/// The postmortem draft in at most `budget` characters (`size`): the first `Detail` whose draft
+/// fits; when not even headings fit, the findings the budget leaves no room for are counted
+/// instead of listed.
+fn postmortem(report: &Report, budget: usize) -> String {
+    let mut page = String::new();
+    for detail in Detail::STEPS {
+        page = draft(report, detail, report.findings.len());
+        if size(&page) <= budget {
+            return page;
+        }
+    }
+    let mut listed = report.findings.len();
+    let headings_only = Detail::STEPS[Detail::STEPS.len() - 1];
+    while listed > 0 && size(&page) > budget {
+        // A tenth fewer each time (at least one): a few drafts even for thousands of findings.
+        listed -= (listed / 10).max(1);
+        page = draft(report, headings_only, listed);
+    }
+    page
+}
+
+/// `# Postmortem draft` (or `# Timeline`) and the line under it.
+fn write_title(report: &Report, page: &mut String) {
+    let command = match report.view {
+        View::Timeline => "timeline",
+        View::Analyze => "analyze",
+        View::Check(_) => "check",
+    };
+    if report.view == View::Timeline {
+        let _ = writeln!(page, "# Timeline\n");
+    } else {
+        let _ = writeln!(page, "# Postmortem draft\n");
+    }
+    let _ = writeln!(
+        page,
+        "Drafted by `leasetrace {command}` from {} · times in {}",
+        count(report.inputs.len(), "input", "inputs"),
+        zone_label(report, report.display_tz)
+    );
+}
+
+/// The draft of `analyze` or `check` with `detail` of each finding and the first `listed`
+/// findings; what it leaves out is said in a last section.
+fn draft(report: &Report, detail: Detail, listed: usize) -> String {
+    let mut page = String::new();
+    let mut left_out = LeftOut::default();
+    write_title(report, &mut page);
+    write_headline(report, &mut page);
+    write_warnings(report, &mut page);
+    if detail.timeline {
+        write_incident_timeline(report, &mut page);
+    } else if !report.findings.is_empty() {
+        left_out.parts.push("the timeline of the events the findings cite".into());
+    }
+    if detail.chart {
+        write_picture(report, &mut page);
+    } else if !super::chart::chart(report).lanes.is_empty() {
+        left_out.parts.push("the chart (`--format mermaid` draws it)".into());
+    }
+    write_findings(report, detail, listed, &mut page, &mut left_out);
+    write_inputs(report, &mut page);
+    write_params(report, &mut page);
+    write_assumptions(report, &mut page);
+    if let View::Check(threshold) = report.view {
+        let _ = writeln!(page, "\n## Check\n");
+        let _ = match report.failing() {
+            0 => writeln!(page, "Check passed: no finding at or above {}.", threshold.name()),
+            n => writeln!(page, "Check failed: {n} finding(s) at or above {}.", threshold.name()),
+        };
+    }
+    left_out.write(report, &mut page);
+    page
+}
+
+/// What a draft held to the budget leaves out, said at its end.
+#[derive(Debug, Default)]
+struct LeftOut {
+    parts: Vec<String>,
+    metrics: usize,
+    evidence: usize,
+    what_to_change: Vec<&'static str>,
+    notes: usize,
+    arithmetic: usize,
+    summaries: usize,
+    findings: usize,
+}
+
+impl LeftOut {
+    fn write(&self, report: &Report, page: &mut String) {
+        let mut parts = self.parts.clone();
+        if self.metrics > 0 {
+            parts.push(format!("the metrics of {}", count(self.metrics, "finding", "findings")));
+        }
+        if self.evidence > 0 {
+            parts.push(format!("{} of evidence", count(self.evidence, "cited line", "cited lines")));
+        }
+        if !self.what_to_change.is_empty() {
+            let codes: Vec<String> = self.what_to_change.iter().map(|code| format!("`{code}`")).collect();
+            parts.push(format!("\"What to change\" for {} (`leasetrace explain CODE` prints it)", codes.join(", ")));
+        }
+        for (n, what) in [(self.notes, "notes"), (self.arithmetic, "arithmetic"), (self.summaries, "summary")] {
+            if n > 0 {
+                parts.push(format!("the {what} of {}", count(n, "finding", "findings")));
+            }
+        }
+        if self.findings > 0 {
+            parts.push(format!(
+                "{} past the first {}",
+                count(self.findings, "finding", "findings"),
+                report.findings.len() - self.findings
+            ));
+        }
+        if parts.is_empty() {
+            return;
+        }
+        let command = match report.view {
+            View::Check(_) => "check",
+            _ => "analyze",
+        };
+        let _ = writeln!(page, "\n## Left out\n");
+        let _ = writeln!(
+            page,
+            "This draft is held to {},{:03} characters, the most GitHub takes in an issue or a comment. Left out:\n",
+            BUDGET / 1000,
+            BUDGET % 1000
+        );
+        for part in &parts {
+            let _ = writeln!(page, "- {part}");
+        }
+        let _ = writeln!(
+            page,
+            "\nAll of it is in the JSON report: the same command with `--format json` (`leasetrace {command} CASE \
+             --format json`), or on a terminal with `--format table`. How the draft is cut: `leasetrace docs \
+             outputs/markdown`."
+        );
     }
 }
 
@@ -236,6 +418,27 @@ fn fenced(page: &mut String, info: &str, lines: &[String]) {
     let _ = writeln!(page, "{fence}");
 }
 
+/// `fenced` for text a reader reads in the block (evidence, arithmetic): a line wider than `WRAP`
+/// is cut (`layout::pieces`: after a space when one fits) and each continuation begins with
+/// `CONTINUED`, so that the block never scrolls sideways. Nothing of the line is dropped: the
+/// pieces, put back together without the marks, are the line as `visible` writes it.
+fn fenced_wrapped(page: &mut String, lines: &[String]) {
+    let mut cut: Vec<String> = Vec::with_capacity(lines.len());
+    for line in lines {
+        let shown = crate::terminal::visible(line);
+        let pieces = super::layout::pieces(&shown, WRAP, WRAP - super::layout::width(CONTINUED));
+        cut.push(pieces.join(&format!("\n{CONTINUED}")));
+    }
+    // Already visible: `fenced` leaves it as it is (a `\n` here is the cut's own line break).
+    let longest = cut.iter().map(|line| longest_run(line, '`')).max().unwrap_or(0);
+    let fence = "`".repeat((longest + 1).max(3));
+    let _ = writeln!(page, "{fence}text");
+    for line in &cut {
+        let _ = writeln!(page, "{line}");
+    }
+    let _ = writeln!(page, "{fence}");
+}
+
 /// One table row of already-escaped cells.
 fn row(page: &mut String, cells: &[&str]) {
     page.push('|');
@@ -346,6 +549,7 @@ fn write_headline(report: &Report, page: &mut String) {
                 Some(template) => fill(template, &cause.metrics, tz, Place::Prose),
                 None => text(&line.text),
             },
+            (Role::More, _, _) => link_numbers(&text(&line.text)),
             _ => text(&line.text),
         };
         let _ = writeln!(page, "{}- {lead}{label}{words}", "  ".repeat(line.depth));
@@ -355,9 +559,41 @@ fn write_headline(report: &Report, page: &mut String) {
     }
 }
 
-/// `\[4\]`: a finding's number as the headline, the timeline and the headings write it.
+/// `\[4\]`, a link to the finding's heading: a finding's number as the headline, the timeline and
+/// "Follows from" write it.
 fn number_label(number: usize) -> String {
-    format!("\\[{number}\\]")
+    format!("[\\[{number}\\]](#{})", anchor(number))
+}
+
+/// The name of the anchor each finding's heading holds (`<a name="finding-4">`). GitHub keeps an
+/// anchor of the page's own (it writes `user-content-finding-4` and its script follows
+/// `#finding-4` to it); a heading's generated id would change with its text.
+pub fn anchor(number: usize) -> String {
+    format!("finding-{number}")
+}
+
+/// The `\[n\]` in a line of the headline's own words (`1 info finding: lock-headroom \[5\]`),
+/// each made a link to its finding.
+fn link_numbers(escaped: &str) -> String {
+    let mut out = String::with_capacity(escaped.len() + 32);
+    let mut rest = escaped;
+    while let Some(open) = rest.find("\\[") {
+        let after = &rest[open + 2..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        match after[digits..].starts_with("\\]").then(|| after[..digits].parse::<usize>().ok()).flatten() {
+            Some(number) if digits > 0 => {
+                out.push_str(&rest[..open]);
+                out.push_str(&number_label(number));
+                rest = &after[digits + 2..];
+            }
+            _ => {
+                out.push_str(&rest[..open + 2]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn severity_label(severity: Severity) -> &'static str {
@@ -666,7 +902,7 @@ fn write_picture(report: &Report, page: &mut String) {
 
 // ---------------------------------------------------------------- findings
 
-fn write_findings(report: &Report, page: &mut String) {
+fn write_findings(report: &Report, detail: Detail, listed: usize, page: &mut String, left_out: &mut LeftOut) {
     let _ = writeln!(page, "\n## Findings\n");
     if report.findings.is_empty() {
         let _ = writeln!(page, "None.");
@@ -681,23 +917,44 @@ fn write_findings(report: &Report, page: &mut String) {
         of(Severity::Warning),
         of(Severity::Info)
     );
-    for (index, finding) in report.findings.iter().enumerate() {
-        write_finding(report, index + 1, finding, page);
+    for (index, finding) in report.findings.iter().enumerate().take(listed) {
+        write_finding(report, index + 1, finding, detail, page, left_out);
+    }
+    left_out.findings = report.findings.len() - listed.min(report.findings.len());
+    if left_out.findings > 0 {
+        let more = count(left_out.findings, "finding", "findings");
+        let _ = write!(page, "\n*… and {more} more (see \"Left out\" below).*");
+        // The anchors of the findings not listed: a `[n]` above still leads to where it is said.
+        for number in listed + 1..=report.findings.len() {
+            let _ = write!(page, "<a name=\"{}\"></a>", anchor(number));
+        }
+        page.push('\n');
     }
 }
 
-fn write_finding(report: &Report, number: usize, finding: &Finding, page: &mut String) {
+fn write_finding(
+    report: &Report,
+    number: usize,
+    finding: &Finding,
+    detail: Detail,
+    page: &mut String,
+    left_out: &mut LeftOut,
+) {
     let tz = report.display_tz;
     let _ = writeln!(
         page,
-        "\n### {} {} `{}` at {}\n",
-        number_label(number),
+        "\n### <a name=\"{}\"></a>\\[{number}\\] {} `{}` at {}",
+        anchor(number),
         severity_label(finding.severity),
         finding.code,
         stamp(finding.at, tz, None)
     );
-    let _ = writeln!(page, "{}", block_start(fill(&finding.summary, &finding.metrics, tz, Place::Prose)));
-    if !finding.caused_by.is_empty() || finding.root_cause.is_some() {
+    if detail.summary {
+        let _ = writeln!(page, "\n{}", block_start(fill(&finding.summary, &finding.metrics, tz, Place::Prose)));
+    } else {
+        left_out.summaries += 1;
+    }
+    if detail.summary && (!finding.caused_by.is_empty() || finding.root_cause.is_some()) {
         let mut causes: Vec<String> = finding
             .caused_by
             .iter()
@@ -708,7 +965,9 @@ fn write_finding(report: &Report, number: usize, finding: &Finding, page: &mut S
         }
         let _ = writeln!(page, "\n**Follows from:** {}", causes.join("; "));
     }
-    if !finding.derivations.is_empty() {
+    if !finding.derivations.is_empty() && !detail.arithmetic {
+        left_out.arithmetic += 1;
+    } else if !finding.derivations.is_empty() {
         let _ = writeln!(page, "\n**Arithmetic**\n");
         let lines: Vec<String> = finding
             .derivations
@@ -718,12 +977,12 @@ fn write_finding(report: &Report, number: usize, finding: &Finding, page: &mut S
                 format!("{} = {}{value}", step.result, step.formula)
             })
             .collect();
-        fenced(page, "text", &lines);
+        fenced_wrapped(page, &lines);
     }
-    if !finding.evidence.is_empty() {
+    let shown = detail.evidence.unwrap_or(usize::MAX).min(finding.evidence.len());
+    if shown > 0 {
         let _ = writeln!(page, "\n**Evidence** (source, time in {}, line as written)\n", tz.name());
-        let lines: Vec<String> = finding
-            .evidence
+        let lines: Vec<String> = finding.evidence[..shown]
             .iter()
             .map(|&id| {
                 let event = report.timeline.get(id);
@@ -737,15 +996,25 @@ fn write_finding(report: &Report, number: usize, finding: &Finding, page: &mut S
                 )
             })
             .collect();
-        fenced(page, "text", &lines);
+        fenced_wrapped(page, &lines);
     }
-    if !finding.notes.is_empty() {
+    let unshown = finding.evidence.len() - shown;
+    if unshown > 0 {
+        left_out.evidence += unshown;
+        let _ =
+            writeln!(page, "\n*… and {} more (see \"Left out\" below).*", count(unshown, "cited line", "cited lines"));
+    }
+    if !finding.notes.is_empty() && !detail.notes {
+        left_out.notes += 1;
+    } else if !finding.notes.is_empty() {
         let _ = writeln!(page, "\n**Notes**\n");
         for note in &finding.notes {
             let _ = writeln!(page, "- {}", text(note));
         }
     }
-    if !finding.metrics.is_empty() {
+    if !finding.metrics.is_empty() && !detail.metrics {
+        left_out.metrics += 1;
+    } else if !finding.metrics.is_empty() {
         // Folded: the numbers a reader checks, not the story. A blank line after `<summary>` lets
         // GitHub read the table inside as Markdown.
         let _ = writeln!(page, "\n<details><summary>Metrics</summary>\n");
@@ -758,6 +1027,22 @@ fn write_finding(report: &Report, number: usize, finding: &Finding, page: &mut S
             row(page, &[&cell_code(name), &shown]);
         }
         let _ = writeln!(page, "\n</details>");
+    }
+    // Said once per code: the section is the code's, not the finding's.
+    let earlier = report.findings[..number - 1].iter().position(|f| f.code == finding.code);
+    if let Some(first) = earlier {
+        let _ = writeln!(
+            page,
+            "\n**What to change:** as for {} (`leasetrace explain {}`).",
+            number_label(first + 1),
+            finding.code
+        );
+        return;
+    }
+    if !detail.what_to_change {
+        left_out.what_to_change.push(finding.code);
+        let _ = writeln!(page, "\n**What to change:** `leasetrace explain {}` (left out here).", finding.code);
+        return;
     }
     match doc_of(finding.code).and_then(what_to_change) {
         Some(section) => {
@@ -1068,6 +1353,70 @@ pub(crate) mod tests {
         assert_eq!(blocks, [lines.join("\n") + "\n"], "{page}");
         assert!(html.is_empty());
         assert!(comrak::markdown_to_html(&page, &gfm()).ends_with("<p>after</p>\n"), "the block was closed");
+    }
+
+    #[test]
+    fn numbers_in_the_headlines_own_words_become_links() {
+        assert_eq!(
+            link_numbers("1 info finding: lock-headroom \\[5\\]"),
+            "1 info finding: lock-headroom [\\[5\\]](#finding-5)"
+        );
+        assert_eq!(link_numbers("\\[4\\], \\[12\\]"), "[\\[4\\]](#finding-4), [\\[12\\]](#finding-12)");
+        for plain in ["\\[x\\]", "\\[\\]", "\\[12", "ends with \\[", ""] {
+            assert_eq!(link_numbers(plain), plain);
+        }
+    }
+
+    #[test]
+    fn a_wrapped_block_keeps_every_character_of_its_lines() {
+        let long = "2026-10-07T00:54:05.700Z,run-0933-b,repeat:pr-review-sweep:1791333180000,".repeat(4);
+        let lines = vec![format!("ledger.csv:18  09:54:05.70 KST  {long}"), "short".to_string(), "x\ry".repeat(40)];
+        let mut page = String::new();
+        fenced_wrapped(&mut page, &lines);
+        let (_, _, blocks) = read(&page);
+        assert_eq!(blocks.len(), 1, "{page}");
+        assert!(blocks[0].lines().all(|line| line.chars().count() <= WRAP), "{page}");
+        let whole: Vec<String> = lines.iter().map(|line| crate::terminal::visible(line).into_owned()).collect();
+        assert_eq!(blocks[0].replace(&format!("\n{CONTINUED}"), ""), whole.join("\n") + "\n");
+    }
+
+    /// The fleet fixture's report: 48 findings.
+    fn fleet() -> Report {
+        let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fleet-bullmq-6.7.0-shared-ledger");
+        let args = crate::cli::CaseArgs { case: Some(case), format: "markdown".into(), ..Default::default() };
+        let config = crate::config::Config::build(&args).unwrap();
+        crate::build_report(&config, View::Analyze).unwrap()
+    }
+
+    #[test]
+    fn a_smaller_budget_leaves_out_more_and_every_number_still_leads_to_its_finding() {
+        let report = fleet();
+        let link = regex::Regex::new(r"\]\(#(finding-\d+)\)").unwrap();
+        let anchor = regex::Regex::new(r#"<a name="(finding-\d+)"></a>"#).unwrap();
+        let mut sizes = Vec::new();
+        for budget in [BUDGET, 30_000, 16_000, 13_000, 100] {
+            let page = postmortem(&report, budget);
+            let named: Vec<&str> = anchor.captures_iter(&page).map(|c| c.get(1).unwrap().as_str()).collect();
+            assert_eq!(named.len(), report.findings.len(), "at {budget}: one anchor per finding");
+            for target in link.captures_iter(&page) {
+                assert!(named.contains(&&target[1]), "at {budget}: #{} leads nowhere", &target[1]);
+            }
+            // Below 13,000 not even the headline, the inputs and the assumptions fit.
+            if budget >= 13_000 {
+                assert!(size(&page) <= budget, "{} over {budget}", size(&page));
+            }
+            assert!(page.contains("## Left out"), "at {budget}");
+            sizes.push(size(&page));
+        }
+        assert!(sizes.windows(2).all(|pair| pair[0] >= pair[1]), "{sizes:?}");
+        let least = postmortem(&report, 13_000);
+        assert!(least.contains("past the first"), "findings counted, not listed:\n{least}");
+    }
+
+    #[test]
+    fn the_size_counts_a_line_break_as_a_browser_sends_it() {
+        assert_eq!(size("ab\ncd\n"), 8);
+        assert_eq!(size("리뷰"), 2, "characters, not bytes");
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod headline;
 pub mod json;
 pub mod jsonl;
 pub mod junit;
+pub mod layout;
 pub mod markdown;
 pub mod mermaid;
 pub mod roles;

@@ -7,7 +7,7 @@ mod fuzz_regressions;
 mod line_ends;
 mod long_lines;
 mod repeats;
-mod terminal;
+pub mod terminal;
 
 /// The tests that bound the binary's peak memory (long_lines, capture), in a test process of their
 /// own, one at a time: a child's `ru_maxrss` starts from the high-water mark of the process that

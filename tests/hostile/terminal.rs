@@ -135,9 +135,15 @@ fn an_error_quoting_a_file_name_and_its_content_writes_them_out() {
 /// `\r` of its own, so a `\r` in the bytes came from leasetrace.
 #[cfg(unix)]
 pub fn on_a_terminal(args: &[&str], on_stderr: bool) -> (i32, Vec<u8>) {
+    on_a_terminal_of(120, args, on_stderr)
+}
+
+/// `on_a_terminal`, on a terminal `columns` wide.
+#[cfg(unix)]
+pub fn on_a_terminal_of(columns: u16, args: &[&str], on_stderr: bool) -> (i32, Vec<u8>) {
     use std::io::Read;
     use std::process::{Command, Stdio};
-    let (master, slave) = pty::open(120);
+    let (master, slave) = pty::open(columns);
     let mut command = Command::new(env!("CARGO_BIN_EXE_leasetrace"));
     command.current_dir(env!("CARGO_MANIFEST_DIR")).args(args).env("TERM", "xterm-256color").stdin(Stdio::null());
     for name in ["NO_COLOR", "CLICOLOR_FORCE", "CLICOLOR", "COLUMNS"] {

@@ -105,9 +105,20 @@ fn markdown(args: &[&str]) -> String {
     run.stdout
 }
 
-/// The HTML the renderer writes of its own: line breaks in a cell, the folded metrics.
+/// The HTML the renderer writes of its own: line breaks in a cell, the folded metrics, and the
+/// anchor in each finding's heading (`<a name="finding-4"></a>`).
 fn own_html(html: &str) -> bool {
-    ["<br>", "<details><summary>Metrics</summary>", "</details>"].contains(&html)
+    ["<br>", "<details><summary>Metrics</summary>", "</details>", "</a>"].contains(&html)
+        || html
+            .strip_prefix("<a name=\"finding-")
+            .and_then(|rest| rest.strip_suffix("\">"))
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A code block's lines as they were before the renderer cut them: each continuation
+/// (`  ↳ ` at its start) joined to the line it continues.
+fn uncut(block: &str) -> String {
+    block.replace("\n  ↳ ", "")
 }
 
 #[test]
@@ -290,10 +301,18 @@ fn each_finding_has_its_arithmetic_evidence_and_what_to_change() {
         let code = finding["kind"].as_str().unwrap();
         let severity = finding["severity"].as_str().unwrap().to_uppercase();
         assert!(heading.starts_with(&format!("[{}] {severity} {code} at ", index + 1)), "{heading}");
-        let section = text.split(&format!("### \\[{}\\] ", index + 1)).nth(1).unwrap().split("\n### ").next().unwrap();
+        let number = index + 1;
+        let section = text
+            .split(&format!("### <a name=\"finding-{number}\"></a>\\[{number}\\] "))
+            .nth(1)
+            .unwrap()
+            .split("\n### ")
+            .next()
+            .unwrap();
         for cause in finding["caused_by"].as_array().unwrap() {
             let code = by_id(cause)["kind"].as_str().unwrap();
-            assert!(section.contains(&format!("**Follows from:** \\[{cause}\\] `{code}`")), "{code}: {section}");
+            let follows = format!("**Follows from:** [\\[{cause}\\]](#finding-{cause}) `{code}`");
+            assert!(section.contains(&follows), "{code}: {section}");
         }
         for step in finding["arithmetic"].as_array().unwrap() {
             let line = format!("{} = {}", step["result"].as_str().unwrap(), step["formula"].as_str().unwrap());
@@ -302,6 +321,7 @@ fn each_finding_has_its_arithmetic_evidence_and_what_to_change() {
         // The evidence block of this finding's own section (another finding may cite a line too).
         let evidence = section.split("**Evidence**").nth(1).unwrap_or_else(|| panic!("{code}: evidence"));
         let block = page.blocks.iter().find(|b| evidence.contains(b.as_str())).expect("a fenced block");
+        let block = uncut(block);
         for event in finding["evidence"].as_array().unwrap() {
             let place = format!("{}:{}  ", event["source"]["path"].as_str().unwrap(), event["source"]["line"]);
             let line = block.lines().find(|l| l.starts_with(&place)).unwrap_or_else(|| panic!("{code}: {place}"));
@@ -411,6 +431,8 @@ fn text_from_the_inputs_cannot_break_a_table_or_become_html() {
     // Nothing of the inputs is read as Markdown: no tag, no emphasis, no link or image syntax,
     // no math; in prose, values from the inputs are code spans, so that not even GitHub's own
     // autolinks, `#7` references or `@team` mentions are made of them.
+    // The renderer's own links and anchors aside (the findings' numbers and headings).
+    let html = regex::Regex::new(r##"<a (name="finding-\d+"|href="#finding-\d+")>"##).unwrap().replace_all(&html, "");
     for html_of_input in ["<img", "<script", "<em>b</em>", "<em>i</em>", "<a ", "<code>x</code>", "math"] {
         assert!(!html.contains(html_of_input), "{html_of_input} in {html}");
     }
@@ -429,8 +451,8 @@ fn text_from_the_inputs_cannot_break_a_table_or_become_html() {
     let effect = rows.iter().find(|r| r[1].starts_with("effect delivered")).unwrap();
     assert!(effect[1].ends_with(&format!("— {HOSTILE_DETAIL}")), "{effect:?}");
     // The raw line, with its backtick runs, stays inside its block.
-    assert!(page.blocks.iter().any(|b| b.contains(HOSTILE_DETAIL)), "{:?}", page.blocks);
-    assert!(page.blocks.iter().any(|b| b.contains("| <b>bold</b>")), "{:?}", page.blocks);
+    assert!(page.blocks.iter().any(|b| uncut(b).contains(HOSTILE_DETAIL)), "{:?}", page.blocks);
+    assert!(page.blocks.iter().any(|b| uncut(b).contains("| <b>bold</b>")), "{:?}", page.blocks);
     // In prose (the summary, the line above the timeline) an id is a code span as written: no
     // `\|` left in it (that escape is for table cells only).
     let arena = comrak::Arena::new();
@@ -526,4 +548,130 @@ fn the_chart_is_the_mermaid_gantt_in_a_mermaid_block() {
     assert!(at("h2:Timeline") < at("h2:Chart") && at("h2:Chart") < at("h2:Findings"), "{order:?}");
     // Nothing to draw, no empty frame.
     assert!(!markdown(&["analyze", CLEAN, "--format", "markdown"]).contains("```mermaid"));
+}
+
+// ---------------------------------------------------------------- size, links, wrapping (issue 35)
+
+/// A fleet's day: 48 findings over five workers and three queues, 242,000 characters of Markdown
+/// in full.
+const FLEET: &str = "fixtures/fleet-bullmq-6.7.0-shared-ledger";
+
+/// GitHub's limit on an issue, a pull request's description or a comment.
+const GITHUB_LIMIT: usize = 65_536;
+
+/// The size GitHub counts when a browser sends the page: a line break is `\r\n`.
+fn github_size(text: &str) -> usize {
+    text.chars().count() + text.matches('\n').count()
+}
+
+#[test]
+fn a_fleets_postmortem_fits_in_a_github_comment_and_lists_every_finding() {
+    let text = markdown(&["analyze", FLEET, "--format", "markdown"]);
+    assert!(github_size(&text) <= GITHUB_LIMIT, "{} characters", github_size(&text));
+    let page = read(&text);
+    let report = leasetrace(&["analyze", FLEET, "--format", "json"]).run().json();
+    let findings = report["findings"].as_array().unwrap();
+    assert!(findings.len() > 40, "a case with many findings: {}", findings.len());
+    let headings: Vec<&String> = page.headings.iter().filter(|(level, _)| *level == 3).map(|(_, t)| t).collect();
+    assert_eq!(headings.len(), findings.len(), "every finding keeps its heading");
+    for (index, (finding, heading)) in findings.iter().zip(&headings).enumerate() {
+        let severity = finding["severity"].as_str().unwrap().to_uppercase();
+        let expected = format!("[{}] {severity} {} at ", index + 1, finding["kind"].as_str().unwrap());
+        assert!(heading.starts_with(&expected), "{heading} is not {expected}");
+    }
+    // What the draft leaves out is said at its end, with where to find it.
+    let (_, last) = page.headings.last().unwrap();
+    assert_eq!(last, "Left out");
+    let left_out = text.split("## Left out").nth(1).unwrap();
+    assert!(left_out.contains("`--format json`"), "{left_out}");
+    assert!(left_out.contains("leasetrace docs outputs/markdown"), "{left_out}");
+    // A case that fits is left whole, and says nothing of a budget.
+    let whole = markdown(&["analyze", INCIDENT, "--format", "markdown"]);
+    assert!(!whole.contains("## Left out"));
+    assert!(whole.contains("<details><summary>Metrics</summary>"));
+}
+
+/// The link targets (`#finding-4`) and the text of every link of `markdown`, and the anchors its
+/// HTML names (`<a name="finding-4">`).
+fn links_and_anchors(markdown: &str) -> (Vec<(String, String)>, Vec<String>) {
+    let arena = comrak::Arena::new();
+    let root = comrak::parse_document(&arena, markdown, &gfm());
+    let anchor = regex::Regex::new(r#"^<a name="([^"]+)">$"#).unwrap();
+    let (mut links, mut anchors) = (Vec::new(), Vec::new());
+    for node in root.descendants() {
+        match &node.data.borrow().value {
+            NodeValue::Link(link) => links.push((link.url.clone(), shown(node))),
+            NodeValue::HtmlInline(html) => {
+                if let Some(name) = anchor.captures(html) {
+                    anchors.push(name[1].to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    (links, anchors)
+}
+
+#[test]
+fn every_finding_number_links_to_its_finding() {
+    let plain = regex::Regex::new(r"(^|[^\[])\\\[(\d+)\\\]($|[^\]])").unwrap();
+    for case in [INCIDENT, FLEET, "fixtures/bullmq-5.81.5-stalled-limit"] {
+        let text = markdown(&["analyze", case, "--format", "markdown"]);
+        let (links, anchors) = links_and_anchors(&text);
+        let findings =
+            leasetrace(&["analyze", case, "--format", "json"]).run().json()["findings"].as_array().unwrap().len();
+        let expected: Vec<String> = (1..=findings).map(|n| format!("finding-{n}")).collect();
+        assert_eq!(anchors, expected, "{case}: one anchor per finding, in order");
+        let numbered: Vec<&(String, String)> = links.iter().filter(|(_, shown)| shown.starts_with('[')).collect();
+        assert!(!numbered.is_empty(), "{case}: no [n] is a link");
+        for (url, shown) in &numbered {
+            let number = shown.trim_start_matches('[').trim_end_matches(']');
+            assert_eq!(*url, format!("#finding-{number}"), "{case}: {shown} links to {url}");
+            assert!(anchors.contains(&url[1..].to_string()), "{case}: {url} has no anchor");
+        }
+        // Every [n] of the page's own words is a link: none is left as plain text.
+        for line in text.lines().filter(|l| !l.starts_with("### ") && !l.starts_with("Most severe first")) {
+            assert!(!plain.is_match(line), "{case}: a number that is no link: {line}");
+        }
+    }
+}
+
+#[test]
+fn no_line_of_a_text_block_is_wider_than_the_wrap_and_none_loses_a_character() {
+    let mut cited = 0;
+    for case in [INCIDENT, FLEET, "fixtures/bullmq-5.81.5-stalled-limit", "fixtures/lease-late-write-accepted"] {
+        let text = markdown(&["analyze", case, "--format", "markdown"]);
+        let arena = comrak::Arena::new();
+        let root = comrak::parse_document(&arena, &text, &gfm());
+        let mut blocks = 0;
+        for node in root.descendants() {
+            if let NodeValue::CodeBlock(block) = &node.data.borrow().value {
+                // A Mermaid block is drawn as a chart, never shown as lines.
+                if block.info == "mermaid" {
+                    continue;
+                }
+                blocks += 1;
+                for line in block.literal.lines() {
+                    assert!(line.chars().count() <= 100, "{case}: {} characters: {line}", line.chars().count());
+                }
+            }
+        }
+        assert!(blocks > 0, "{case}");
+        // Every cited line the draft shows is there whole, its pieces put back together.
+        let report = leasetrace(&["analyze", case, "--format", "json"]).run().json();
+        let page = read(&text);
+        let shown: Vec<String> = page.blocks.iter().map(|b| uncut(b)).collect();
+        for finding in report["findings"].as_array().unwrap() {
+            for event in finding["evidence"].as_array().unwrap() {
+                let place = format!("{}:{}  ", event["source"]["path"].as_str().unwrap(), event["source"]["line"]);
+                let raw = event["raw"].as_str().unwrap();
+                let lines = shown.iter().flat_map(|b| b.lines()).filter(|l| l.starts_with(&place));
+                for line in lines {
+                    cited += 1;
+                    assert!(line.ends_with(raw), "{case}: {place} is not whole: {line}");
+                }
+            }
+        }
+    }
+    assert!(cited > 50, "{cited} cited lines checked");
 }
