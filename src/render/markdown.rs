@@ -1383,7 +1383,11 @@ pub(crate) mod tests {
     /// The fleet fixture's report: 48 findings.
     fn fleet() -> Report {
         let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fleet-bullmq-6.7.0-shared-ledger");
-        let args = crate::cli::CaseArgs { case: Some(case), format: "markdown".into(), ..Default::default() };
+        let args = crate::cli::CaseArgs {
+            case: Some(case),
+            formats: vec![crate::cli::Output::stdout("markdown")],
+            ..Default::default()
+        };
         let config = crate::config::Config::build(&args).unwrap();
         crate::build_report(&config, View::Analyze).unwrap()
     }
