@@ -15,6 +15,7 @@ pub mod markdown;
 pub mod mermaid;
 pub mod roles;
 pub mod sarif;
+pub mod scale;
 pub mod svg;
 pub mod table;
 pub mod timesketch;
