@@ -9,6 +9,7 @@ pub mod annotation;
 pub mod chart;
 pub mod github;
 pub mod headline;
+pub mod html;
 pub mod json;
 pub mod jsonl;
 pub mod markdown;
@@ -82,7 +83,7 @@ pub trait Renderer: Sync {
 
 /// Every output format. Adding one: one file and one line here.
 #[rustfmt::skip]
-pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch, &mermaid::Mermaid, &svg::Svg, &markdown::Markdown, &sarif::Sarif, &github::Github];
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch, &mermaid::Mermaid, &svg::Svg, &markdown::Markdown, &html::Html, &sarif::Sarif, &github::Github];
 
 pub fn names() -> Vec<&'static str> {
     RENDERERS.iter().map(|r| r.name()).collect()

@@ -70,7 +70,7 @@ const BACKGROUND: &str = "#ffffff";
 
 /// The look of each element: fill colour, and whether it is a bar, a band under the bar, a
 /// diamond or a line.
-fn colour(element: Element, crit: bool) -> &'static str {
+pub fn colour(element: Element, crit: bool) -> &'static str {
     match element {
         Element::Lock => "#3b6fb6",
         Element::Run => "#8796a8",
