@@ -48,7 +48,16 @@ impl Renderer for Html {
     }
 
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
-        out.write_all(page(report).as_bytes())
+        let page = page(report);
+        if report.view != View::Timeline {
+            return out.write_all(page.as_bytes());
+        }
+        // A whole timeline may be millions of events: its rows are written as they come, between
+        // the page's parts, never held at once.
+        let (before, after) = page.split_once(EVENTS_GO_HERE).unwrap_or((&page, ""));
+        out.write_all(before.as_bytes())?;
+        write_events(report, out)?;
+        out.write_all(after.as_bytes())
     }
 }
 
@@ -105,8 +114,10 @@ fn page(report: &Report) -> String {
     };
     let (filters, about) = filters(report);
 
+    // `timeline` runs no detector: its page is the events, not a chart of findings.
+    let title = if report.view == View::Timeline { "Timeline".to_string() } else { chart.title.clone() };
     let mut body = String::new();
-    let _ = writeln!(body, "<header>\n<h1>{}</h1>", escape(&chart.title));
+    let _ = writeln!(body, "<header>\n<h1>{}</h1>", escape(&title));
     let _ = writeln!(
         body,
         "<p class=\"sub\">Drafted by <code>leasetrace {command}</code> from {} input(s) · times in {}</p>\n</header>",
@@ -122,8 +133,13 @@ fn page(report: &Report) -> String {
     }
     write_chain(report, &mut body);
     write_filters(&filters, &mut body);
-    write_timeline(&chart, &mut body);
+    if report.view != View::Timeline {
+        write_timeline(&chart, &mut body);
+    }
     write_findings(report, &about, &mut body);
+    if report.view == View::Timeline {
+        body.push_str(EVENTS_GO_HERE);
+    }
     write_inputs(report, &mut body);
     if let View::Check(threshold) = report.view {
         let _ = match report.failing() {
@@ -144,7 +160,7 @@ fn page(report: &Report) -> String {
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n",
     );
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    let _ = writeln!(out, "<title>leasetrace: {}</title>", escape(&chart.title));
+    let _ = writeln!(out, "<title>leasetrace: {}</title>", escape(&title));
     let _ = writeln!(out, "<style>{STYLE}</style>\n</head>\n<body>");
     out.push_str(&body);
     let _ = writeln!(out, "<script>{SCRIPT}</script>\n</body>\n</html>");
@@ -602,6 +618,57 @@ fn write_findings(report: &Report, about: &[About], body: &mut String) {
         body.push_str("</article>\n");
     }
     body.push_str("</section>\n");
+}
+
+/// Where `render` writes a whole timeline's rows into the page.
+const EVENTS_GO_HERE: &str = "<!-- events -->";
+
+/// Every shown event as a row: time, kind, ids and `file:line` (a whole timeline is shown in
+/// words, never by its raw lines).
+fn write_events(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let tz = report.display_tz;
+    let shown = report.shown_events();
+    let mut chunk = String::from("<section id=\"events\">\n<h2>Events</h2>\n");
+    if let Some(filter) = &report.shown {
+        let _ = writeln!(
+            chunk,
+            "<p>The {}: {} of the timeline&#39;s {}.</p>",
+            escape(&filter.filter.describe(tz)),
+            shown.len(),
+            report.timeline.len()
+        );
+    }
+    chunk.push_str("<table>\n<tr><th>time</th><th>kind</th><th>ids</th><th>source</th></tr>\n");
+    for &id in &shown {
+        let event = report.timeline.get(id);
+        let mut ids = Vec::new();
+        for (label, value) in [
+            ("job", event.job_id.as_deref()),
+            ("run", event.run_id.as_deref()),
+            ("item", event.item.as_deref()),
+            ("worker", event.worker.as_deref()),
+            ("instance", event.instance.as_deref()),
+        ] {
+            if let Some(value) = value {
+                ids.push(format!("{label}={value}"));
+            }
+        }
+        let _ = writeln!(
+            chunk,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}:{}</code></td></tr>",
+            escape(&format_datetime(event.at(), tz)),
+            event.kind.name(),
+            escape(&ids.join(" ")),
+            escape(report.timeline.path(event)),
+            event.origin().line
+        );
+        if chunk.len() > 1 << 16 {
+            out.write_all(chunk.as_bytes())?;
+            chunk.clear();
+        }
+    }
+    chunk.push_str("</table>\n</section>\n");
+    out.write_all(chunk.as_bytes())
 }
 
 fn write_metrics(finding: &Finding, tz: chrono_tz::Tz, body: &mut String) {

@@ -126,3 +126,16 @@ fn the_docs_sample_is_the_real_output() {
         );
     }
 }
+
+#[test]
+fn the_timeline_view_lists_every_event_with_its_source() {
+    let run = leasetrace(&["timeline", INCIDENT, "--format", "html"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let events =
+        leasetrace(&["timeline", INCIDENT, "--format", "json"]).run().json()["timeline"].as_array().unwrap().len();
+    let section = run.stdout.split("<section id=\"events\">").nth(1).unwrap().split("</section>").next().unwrap();
+    assert_eq!(section.matches("<tr><td>").count(), events);
+    assert!(run.stdout.contains("<h1>Timeline</h1>") && !run.stdout.contains("id=\"chart\""));
+    assert!(run.stdout.contains("<code>fixtures/incident-2026-10-07/server.log:385</code>"));
+    assert!(run.stdout.ends_with("</html>\n"));
+}
