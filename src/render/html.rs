@@ -61,10 +61,22 @@ impl Renderer for Html {
     }
 }
 
-/// Text from anywhere as HTML text or a quoted attribute value.
+/// Text from anywhere as HTML text or a quoted attribute value, on one line (a line break or tab
+/// is a space).
 pub fn escape(text: &str) -> String {
+    markup(&crate::terminal::visible_line(text))
+}
+
+/// A raw line from the case as HTML text, every control character written out (a quoted `\r`
+/// inside a CSV record shows as `\r`, as the table's evidence shows it).
+fn escape_raw(text: &str) -> String {
+    markup(&crate::terminal::visible(text))
+}
+
+/// `text` with the characters HTML reads as markup as character references.
+fn markup(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
-    for c in crate::terminal::visible_line(text).chars() {
+    for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -604,7 +616,7 @@ fn write_findings(report: &Report, about: &[About], body: &mut String) {
                 escape(&source),
                 escape(&format_datetime(event.at(), tz)),
                 event.kind.name(),
-                escape(report.raw(id))
+                escape_raw(report.raw(id))
             );
         }
         body.push_str("</ol>\n");
