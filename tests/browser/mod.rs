@@ -264,3 +264,64 @@ fn screenshots_of_the_html_report_and_the_svg_are_drawn() {
         eprintln!("screenshot: {}", png.display());
     }
 }
+
+#[test]
+fn the_real_mermaid_in_chromium_draws_the_two_picks_apart() {
+    let Some(browser) = browser() else { return };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mermaid = root.join("tests/mermaid/node_modules/mermaid/dist/mermaid.min.js");
+    if !mermaid.exists() {
+        // tests/mermaid/setup.sh installs it; the picture tests say so when they cannot.
+        assert!(!in_ci(), "no {}: run tests/mermaid/setup.sh", mermaid.display());
+        eprintln!("SKIPPED: no {} (tests/mermaid/setup.sh installs it)", mermaid.display());
+        return;
+    }
+    let chart = output(INCIDENT, "mermaid");
+    let escaped = chart.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    // The page of a wiki that draws the chart: Mermaid from the pinned package, 1200 px wide.
+    let page = format!(
+        "<!DOCTYPE html><html><body style=\"margin:0;width:1200px\"><pre class=\"mermaid\">{escaped}</pre>\
+         <script src=\"file://{}\"></script><script>{MERMAID_HARNESS}</script></body></html>",
+        mermaid.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("chart.html");
+    std::fs::write(&file, &page).unwrap();
+    let output = chromium(browser, &file, (1200, 800), &["--dump-dom", "--virtual-time-budget=10000"]);
+    let dom = String::from_utf8_lossy(&output.stdout);
+    let measured = dom
+        .split("<pre id=\"measured\"")
+        .nth(1)
+        .and_then(|rest| rest.split_once('>'))
+        .and_then(|(_, rest)| rest.split("</pre>").next())
+        .unwrap_or_else(|| panic!("Mermaid drew nothing: {}", &dom[..dom.len().min(3000)]));
+    let measured: Value = serde_json::from_str(&measured.replace("&quot;", "\"").replace("&amp;", "&")).unwrap();
+    assert!(measured["error"].is_null(), "{measured}");
+    let picks = boxes(&measured["picks"]);
+    assert_eq!(picks.len(), 2, "{measured}");
+    let (a, b) = (picks[0], picks[1]);
+    assert!(a[1] <= b[0] || b[1] <= a[0], "Mermaid drew the picks overlapping: {a:?} {b:?}");
+    let apart = (f64::midpoint(a[0], a[1]) - f64::midpoint(b[0], b[1])).abs();
+    assert!(apart >= 20.0, "Mermaid drew the picks {apart} px apart");
+    let png = screenshot(browser, "incident-2026-10-07.mermaid", &page, "html", (1200, 700));
+    eprintln!("screenshot: {}", png.display());
+}
+
+/// Draws the `.mermaid` block, then writes the boxes of the two picks' milestones (tasks whose
+/// labels start with "picks") into the DOM.
+const MERMAID_HARNESS: &str = r"
+mermaid.initialize({ startOnLoad: false });
+mermaid.run().then(function () {
+  var out = { picks: [] };
+  Array.prototype.forEach.call(document.querySelectorAll('text.taskText, text.taskTextOutsideLeft, text.taskTextOutsideRight'), function (t) {
+    if (t.textContent.indexOf('picks ') !== 0) { return; }
+    var rect = document.getElementById(t.id.replace(/-text$/, ''));
+    if (rect) { var b = rect.getBoundingClientRect(); out.picks.push({ box: [b.left, b.right, b.top, b.bottom] }); }
+  });
+  var pre = document.createElement('pre'); pre.id = 'measured'; pre.hidden = true; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+}, function (e) {
+  var pre = document.createElement('pre'); pre.id = 'measured'; pre.hidden = true; pre.textContent = JSON.stringify({ error: String(e) });
+  document.body.appendChild(pre);
+});
+";
