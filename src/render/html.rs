@@ -91,7 +91,7 @@ fn markup(text: &str) -> String {
 
 /// The timeline's width, and where its plot begins and ends (lane names are left of it).
 const WIDTH: f64 = 1200.0;
-const PLOT_LEFT: f64 = 250.0;
+const PLOT_LEFT: f64 = 270.0;
 const PLOT_RIGHT: f64 = 1180.0;
 /// The closest two moments at the default zoom (`render::scale`).
 const MIN_GAP: f64 = 24.0;
@@ -361,7 +361,8 @@ fn write_timeline(chart: &Chart, body: &mut String) {
                 escape(&fit(&lane.detail, 40))
             );
         }
-        let _ = writeln!(lanes, "<g clip-path=\"url(#plot)\">");
+        // Labels may run past the plot's right edge into the margin; nothing runs into the names.
+        let _ = writeln!(lanes, "<g clip-path=\"url(#marks)\">");
         let mut ordered: Vec<(usize, &Mark)> = lane.marks.iter().enumerate().collect();
         ordered.sort_by_key(|(_, m)| u8::from(m.end.is_none()));
         for (index, mark) in ordered {
@@ -452,9 +453,12 @@ fn write_timeline(chart: &Chart, body: &mut String) {
     );
     let _ = writeln!(
         body,
-        "<defs><clipPath id=\"plot\"><rect x=\"{}\" y=\"0\" width=\"{}\" height=\"{height}\"/></clipPath></defs>",
-        PLOT_LEFT - 12.0,
-        WIDTH - PLOT_LEFT + 12.0
+        "<defs><clipPath id=\"plot\"><rect x=\"{}\" y=\"0\" width=\"{}\" height=\"{height}\"/></clipPath>\
+         <clipPath id=\"marks\"><rect x=\"{}\" y=\"0\" width=\"{}\" height=\"{height}\"/></clipPath></defs>",
+        PLOT_LEFT - 8.0,
+        PLOT_RIGHT - PLOT_LEFT + 16.0,
+        PLOT_LEFT - 8.0,
+        WIDTH - PLOT_LEFT + 8.0
     );
     // The axis' segments, for the script's ticks: times in milliseconds and places on the axis.
     body.push_str("<g id=\"segments\">");

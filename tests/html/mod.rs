@@ -19,7 +19,10 @@ fn the_html_report_is_one_file_that_fetches_nothing() {
     ));
     // The SVG namespace is a name, not a place: nothing else looks like an address.
     // nor does the timeline's clip path, a reference inside the page.
-    let rest = html.replace("http://www.w3.org/2000/svg", "").replace("clip-path=\"url(#plot)\"", "");
+    let rest = html
+        .replace("http://www.w3.org/2000/svg", "")
+        .replace("clip-path=\"url(#plot)\"", "")
+        .replace("clip-path=\"url(#marks)\"", "");
     for forbidden in ["http:", "https:", "src=", "url(", "@import", "<link", "<iframe", "<object", "<embed"] {
         assert!(!rest.contains(forbidden), "the page holds {forbidden:?}");
     }
@@ -61,7 +64,7 @@ fn the_html_report_reads_chain_first_then_timeline_then_every_finding_with_its_e
         })
         .collect();
     assert_eq!(places.len(), 2, "{places:?}");
-    assert!((places[1] - places[0]).abs() * 930.0 >= 20.0, "{places:?}");
+    assert!((places[1] - places[0]).abs() * 910.0 >= 20.0, "{places:?}");
 }
 
 /// The reference incident, with markup where its ledger's ids and items go and a log line that
@@ -118,7 +121,12 @@ fn the_docs_sample_is_the_real_output() {
     for part in [
         excerpt("<section id=\"chain\">", "</section>"),
         excerpt("<article class=\"finding error\" id=\"finding-4\"", "</article>"),
-        excerpt("<g class=\"mark pick crit\" data-finding=\"3\" data-u0=\"0.908156\"", "</g>"),
+        // The second pick, wherever the axis places it.
+        {
+            let at = html.find("data-at=\"2026-10-07T00:54:06.360Z\"").unwrap();
+            let start = html[..at].rfind("<g class=\"mark pick").unwrap();
+            excerpt(&html[start..at], "</g>")
+        },
     ] {
         assert!(
             doc.contains(&format!("```html\n{part}\n```")),
