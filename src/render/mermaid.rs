@@ -4,7 +4,10 @@
 //! Mermaid's gantt has no time zones: it reads `dateFormat` times as the viewer's local wall
 //! clock and draws its axis in the same, so the times written here are wall-clock times in the
 //! display zone, and the title names the zone. Milestones are instants (`milestone`, 0 ms long);
-//! the parts that went wrong are `crit`.
+//! the parts that went wrong are `crit`. Its axis is linear in time, which would put the decisive
+//! seconds of an incident in a pixel: a chart with a dense stretch is written on the pictures'
+//! broken axis instead (`render::scale`), its times placing the marks, its labels keeping the real
+//! times, its ticks printing no clock time that would be wrong.
 //!
 //! Task and section names come from the evidence (run ids, job ids such as
 //! `repeat:pr-review-sweep:1791333180000`, item names): `:` `;` `#` would end or break a task line,

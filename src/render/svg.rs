@@ -2,7 +2,8 @@
 //! people who would rather look than read: 1200 px wide (a laptop screen, a GitHub comment), one
 //! lane per round or job attempt with its name on the left, bars for spans, diamonds for
 //! instants, a red line across every lane at a restart, a time axis in the display zone named by
-//! its abbreviation, and a legend of what each look means.
+//! its abbreviation, broken where the incident is dense so that its decisive seconds get a scale
+//! of their own (`render::scale`), and a legend of what each look means.
 //!
 //! Nothing is measured here: each mark's place is its time from the chart. Text widths are
 //! estimated (0.6 em a character, DejaVu Sans' average) only to keep labels from overlapping: a
