@@ -750,7 +750,7 @@ pub fn check_report(report: &crate::model::Report) {
 /// human format hands a terminal a control or invisible character (`terminal::is_hidden`) from
 /// the case: only its own line ends.
 pub fn check_rendered(format: &str, text: &str) {
-    if matches!(format, "table" | "markdown" | "github" | "mermaid" | "svg") {
+    if matches!(format, "table" | "markdown" | "github" | "mermaid" | "svg" | "html") {
         let hidden = text.chars().find(|&c| c != '\n' && crate::terminal::is_hidden(c));
         assert!(hidden.is_none(), "{format} wrote {hidden:?}, which would control a terminal");
     }
@@ -775,6 +775,11 @@ pub fn check_rendered(format: &str, text: &str) {
                     assert!(line.is_null() || line.as_u64().is_some_and(|l| l >= 1), "sarif startLine {line}");
                 }
             }
+        }
+        "html" => {
+            // The page's own script is its only one: no text of the case opened or closed another.
+            assert_eq!(text.matches("<script").count(), 1, "html: a script element made of the input");
+            assert_eq!(text.matches("</script").count(), 1, "html: a script ended by the input");
         }
         "jsonl" | "timesketch" => {
             for line in text.lines().filter(|line| !line.is_empty()) {

@@ -11,10 +11,12 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod browser;
 mod chains;
 mod ci_formats;
 mod e2e;
 mod hostile;
+mod html;
 mod init;
 mod layout;
 mod lease;
@@ -1178,7 +1180,7 @@ fn golden_outputs_per_fixture_and_format() {
         (REAL_STALLED, "bullmq-5.81.5-stalled"),
         (REAL_LIMIT, "bullmq-5.81.5-stalled-limit"),
     ] {
-        for format in ["table", "json", "jsonl", "timesketch", "mermaid", "svg", "markdown"] {
+        for format in ["table", "json", "jsonl", "timesketch", "mermaid", "svg", "markdown", "html"] {
             let run = leasetrace(&["analyze", case, "--format", format]).run();
             assert_eq!(run.code, 0, "{}", run.stderr);
             let extension = if format == "markdown" { "md" } else { format };

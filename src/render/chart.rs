@@ -233,6 +233,9 @@ pub struct Chart {
     pub title: String,
     /// The headline's other lines, with their depth: what the title follows from.
     pub story: Vec<(usize, String)>,
+    /// The title's chain as codes and numbers, from its effect back (`duplicate-selection [4]`,
+    /// `sweep-overlap [3]`, …): a title in few words, for a picture that cannot wrap one (Mermaid).
+    pub chain: Vec<String>,
     /// The report's warnings (what makes its numbers untrustworthy: defaults in force, a filter),
     /// which every picture says before anything else.
     pub warnings: Vec<String>,
@@ -260,6 +263,12 @@ impl Chart {
         Some(if first == last { first } else { format!("{first}/{last}") })
     }
 
+    /// The abbreviation when it says something the zone's name does not: `None` for `UTC`, whose
+    /// abbreviation is its name (a title then says "times in UTC", not "UTC, UTC").
+    pub fn distinct_abbreviation(&self) -> Option<String> {
+        self.zone_abbreviation().filter(|abbreviation| abbreviation != self.tz.name())
+    }
+
     /// Whether the chart crosses a change of the display zone's offset (a DST change): wall times
     /// then jump, which a picture drawn in wall time (Mermaid) shows as a gap or a fold.
     pub fn crosses_offset_change(&self) -> bool {
@@ -275,8 +284,17 @@ impl Chart {
 pub fn chart(report: &Report) -> Chart {
     let tz = report.display_tz;
     let (title, story) = headline(report);
+    let chain = crate::render::headline::lines(report)
+        .iter()
+        .enumerate()
+        .take_while(|(i, line)| {
+            use crate::render::headline::Role;
+            (*i == 0 && line.role == Role::Effect) || (*i > 0 && line.role == Role::CausedBy)
+        })
+        .filter_map(|(_, line)| Some(format!("{} [{}]", line.code?, line.number?)))
+        .collect();
     let warnings = report.warnings.iter().map(|w| w.message.clone()).collect();
-    let mut chart = Chart { tz, title, story, warnings, lanes: Vec::new(), not_drawn: Vec::new() };
+    let mut chart = Chart { tz, title, story, chain, warnings, lanes: Vec::new(), not_drawn: Vec::new() };
     for (index, finding) in report.findings.iter().enumerate() {
         if finding.severity == Severity::Info {
             chart.not_drawn.push(format!("{} (info)", finding.code));

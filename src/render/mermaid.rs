@@ -4,7 +4,10 @@
 //! Mermaid's gantt has no time zones: it reads `dateFormat` times as the viewer's local wall
 //! clock and draws its axis in the same, so the times written here are wall-clock times in the
 //! display zone, and the title names the zone. Milestones are instants (`milestone`, 0 ms long);
-//! the parts that went wrong are `crit`.
+//! the parts that went wrong are `crit`. Its axis is linear in time, which would put the decisive
+//! seconds of an incident in a pixel: a chart with a dense stretch is written on the pictures'
+//! broken axis instead (`render::scale`), its times placing the marks, its labels keeping the real
+//! times, its ticks printing no clock time that would be wrong.
 //!
 //! Task and section names come from the evidence (run ids, job ids such as
 //! `repeat:pr-review-sweep:1791333180000`, item names): `:` `;` `#` would end or break a task line,
@@ -20,8 +23,10 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use super::chart::{self, Chart};
+use super::scale::Scale;
 use crate::model::Report;
 use crate::model::report::View;
+use crate::time::format_clock;
 
 pub struct Mermaid;
 
@@ -51,16 +56,56 @@ pub fn of_chart(chart: &Chart) -> String {
     let longest = chart.lanes.iter().map(|l| escape(&l.title).chars().count()).max().unwrap_or(0);
     let padding = (longest * 7 + 24).clamp(75, 400);
     let mut out = format!("---\nconfig:\n  gantt:\n    leftPadding: {padding}\n---\ngantt\n");
-    let zone = match chart.zone_abbreviation() {
+    let zone = match chart.distinct_abbreviation() {
         Some(abbreviation) => format!("{}, {abbreviation}", chart.tz.name()),
         None => chart.tz.name().to_string(),
     };
-    // Mermaid draws the title on one line, centred: a long one runs off both edges.
-    let _ = writeln!(out, "    title {} (times in {})", escape(&shorten(&chart.title, TITLE_ROOM)), escape(&zone));
+    // Mermaid draws the title on one line, centred, and cannot wrap it: a headline too long for
+    // it is said by its chain of findings instead (whole, never cut), and in full in the chart's
+    // accessible description, which Mermaid writes into the SVG for screen readers.
+    let title = if chart.title.chars().count() <= TITLE_ROOM {
+        chart.title.clone()
+    } else {
+        let chain = chart.chain.join(" ← ");
+        if !chain.is_empty() && chain.chars().count() <= TITLE_ROOM {
+            chain
+        } else {
+            chart.chain.first().cloned().unwrap_or_else(|| shorten(&chart.title, TITLE_ROOM))
+        }
+    };
+    let _ = writeln!(out, "    title {} (times in {})", escape(&title), escape(&zone));
+    if title != chart.title {
+        let _ = writeln!(out, "    accDescr: {}", one_line(&chart.title));
+    }
     out.push_str("    dateFormat YYYY-MM-DD HH:mm:ss.SSS\n");
-    let _ = writeln!(out, "    axisFormat {}", axis_format(chart));
+    // The axis is linear in time: a chart with a dense stretch (`render::scale`) is given the
+    // times of a broken axis instead, and its ticks, which would print those, print a dot.
+    let scale = Scale::of(chart, 0.0, 1000.0, MIN_GAP).filter(Scale::is_broken);
+    let at = |t: DateTime<Utc>| scale.as_ref().map_or(t, |scale| scale.chart_time(t));
+    let _ = writeln!(out, "    axisFormat {}", if scale.is_some() { "·" } else { axis_format(chart) });
     out.push_str("    todayMarker off\n");
-    let _ = writeln!(out, "    %% Mermaid has no time zones: every time below is a wall-clock time in {zone}.");
+    if scale.is_none() {
+        let _ = writeln!(out, "    %% Mermaid has no time zones: every time below is a wall-clock time in {zone}.");
+    }
+    if let Some(scale) = &scale {
+        let stretches: Vec<String> = scale
+            .bands()
+            .iter()
+            .map(|band| {
+                format!(
+                    "{}–{} {}",
+                    format_clock(band.start, chart.tz),
+                    format_clock(band.end, chart.tz),
+                    band.zoom_text()
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "    %% The axis is broken: {} drawn at scales of their own, so that no two moments merge. The times below place the marks on that axis; each label gives the real time, a wall-clock time in {zone}.",
+            stretches.join(", ")
+        );
+    }
     // Mermaid shows no free text: the warnings are said where the source is read (the Markdown
     // report prints them above the chart).
     for warning in &chart.warnings {
@@ -96,8 +141,8 @@ pub fn of_chart(chart: &Chart) -> String {
                 all.push_str(", ");
                 all
             });
-            let start = wall(mark.start, chart.tz);
-            let end = mark.end.map_or_else(|| "0ms".to_string(), |end| wall(end, chart.tz));
+            let start = wall(at(mark.start), chart.tz);
+            let end = mark.end.map_or_else(|| "0ms".to_string(), |end| wall(at(end), chart.tz));
             let _ = writeln!(out, "    {} :{tags}m{id}, {start}, {end}", escape(&mark.caption()));
         }
     }
@@ -106,6 +151,8 @@ pub fn of_chart(chart: &Chart) -> String {
 
 /// The most characters of the title before the zone: a 1200 px page at Mermaid's title size.
 const TITLE_ROOM: usize = 90;
+/// The closest two moments, in pixels of a chart about 1000 px wide (`render::scale`).
+const MIN_GAP: f64 = 24.0;
 
 /// `text` cut at a word to at most `room` characters, with an ellipsis when cut.
 fn shorten(text: &str, room: usize) -> String {
@@ -183,6 +230,7 @@ mod tests {
             tz: chrono_tz::Asia::Seoul,
             title: "stalled-rerun: job re-run".to_string(),
             story: Vec::new(),
+            chain: Vec::new(),
             warnings: Vec::new(),
             lanes: vec![Lane { keys: vec![], title: title.to_string(), detail: String::new(), marks }],
             not_drawn: vec!["lock-headroom (info)".to_string()],

@@ -11,6 +11,7 @@ pub mod concise;
 pub mod github;
 pub mod gitlab;
 pub mod headline;
+pub mod html;
 pub mod json;
 pub mod jsonl;
 pub mod junit;
@@ -19,6 +20,7 @@ pub mod markdown;
 pub mod mermaid;
 pub mod roles;
 pub mod sarif;
+pub mod scale;
 pub mod svg;
 pub mod table;
 pub mod timesketch;
@@ -85,7 +87,7 @@ pub trait Renderer: Sync {
 
 /// Every output format. Adding one: one file and one line here.
 #[rustfmt::skip]
-pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch, &mermaid::Mermaid, &svg::Svg, &markdown::Markdown, &sarif::Sarif, &github::Github, &gitlab::Gitlab, &junit::Junit, &concise::Concise];
+pub static RENDERERS: &[&dyn Renderer] = &[&table::Table, &json::Json, &jsonl::JsonLines, &timesketch::Timesketch, &mermaid::Mermaid, &svg::Svg, &markdown::Markdown, &html::Html, &sarif::Sarif, &github::Github, &gitlab::Gitlab, &junit::Junit, &concise::Concise];
 
 pub fn names() -> Vec<&'static str> {
     RENDERERS.iter().map(|r| r.name()).collect()

@@ -2,7 +2,8 @@
 //! people who would rather look than read: 1200 px wide (a laptop screen, a GitHub comment), one
 //! lane per round or job attempt with its name on the left, bars for spans, diamonds for
 //! instants, a red line across every lane at a restart, a time axis in the display zone named by
-//! its abbreviation, and a legend of what each look means.
+//! its abbreviation, broken where the incident is dense so that its decisive seconds get a scale
+//! of their own (`render::scale`), and a legend of what each look means.
 //!
 //! Nothing is measured here: each mark's place is its time from the chart. Text widths are
 //! estimated (0.6 em a character, DejaVu Sans' average) only to keep labels from overlapping: a
@@ -17,10 +18,10 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use chrono::{DateTime, Duration, Offset, Utc};
-use chrono_tz::Tz;
+use chrono::{DateTime, Utc};
 
 use super::chart::{self, Chart, Element, Mark};
+use super::scale::Scale;
 use crate::model::Report;
 use crate::model::report::View;
 
@@ -59,6 +60,9 @@ const BAR_HEIGHT: f64 = 18.0;
 const BAND_GAP: f64 = 3.0;
 const BAND_HEIGHT: f64 = 7.0;
 const LABEL_ROW: f64 = 16.0;
+/// The most lines of one title, warning or headline line: every real one fits whole (a headline
+/// is a sentence or two); only an input made to be huge (an id of a megabyte) is cut.
+const MAX_LINES: usize = 8;
 
 const RED: &str = "#c62828";
 /// The report's warnings: the colour of caution, apart from the red of what went wrong.
@@ -67,7 +71,7 @@ const BACKGROUND: &str = "#ffffff";
 
 /// The look of each element: fill colour, and whether it is a bar, a band under the bar, a
 /// diamond or a line.
-fn colour(element: Element, crit: bool) -> &'static str {
+pub fn colour(element: Element, crit: bool) -> &'static str {
     match element {
         Element::Lock => "#3b6fb6",
         Element::Run => "#8796a8",
@@ -101,59 +105,13 @@ fn shape(mark: &Mark) -> Shape {
     }
 }
 
-/// The display zone's wall clock as a time axis.
-struct Axis {
-    start: DateTime<Utc>,
-    end: DateTime<Utc>,
-}
-
-impl Axis {
-    fn new(chart: &Chart) -> Option<Axis> {
-        let (start, end) = chart.range()?;
-        // A margin of 4% each side, so that a mark at either end is not cut by the edge.
-        let span = (end - start).num_milliseconds();
-        let pad = Duration::milliseconds(if span == 0 { 30_000 } else { (span / 25).max(500) });
-        Some(Axis { start: start - pad, end: end + pad })
-    }
-
-    #[allow(clippy::cast_precision_loss)] // milliseconds of a chart: far below 2^53
-    fn x(&self, at: DateTime<Utc>) -> f64 {
-        let span = (self.end - self.start).num_milliseconds() as f64;
-        let offset = (at - self.start).num_milliseconds() as f64;
-        PLOT_LEFT + offset / span * (PLOT_RIGHT - PLOT_LEFT)
-    }
-
-    /// Tick times at a round step of the display zone's wall clock (about six to ten of them),
-    /// with the strftime pattern their labels are written in.
-    fn ticks(&self, tz: Tz) -> (Vec<DateTime<Utc>>, &'static str) {
-        const STEPS: [i64; 19] =
-            [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604_800];
-        let span = (self.end - self.start).num_seconds().max(1);
-        let step = STEPS.iter().copied().find(|s| span / s <= 9).unwrap_or(604_800);
-        // Round in the zone's wall clock: 09:35 in KST, not 00:35 UTC shifted.
-        let offset = i64::from(self.start.with_timezone(&tz).offset().fix().local_minus_utc());
-        let local_start = self.start.timestamp() + offset;
-        let first = local_start.div_euclid(step) * step + if local_start.rem_euclid(step) == 0 { 0 } else { step };
-        let mut ticks = Vec::new();
-        let mut local = first;
-        while let Some(at) = DateTime::from_timestamp(local - offset, 0) {
-            if at > self.end {
-                break;
-            }
-            // The start's fraction of a second was cut above: a tick before it is off the plot.
-            if at >= self.start {
-                ticks.push(at);
-            }
-            local += step;
-        }
-        let pattern = match step {
-            s if s < 60 => "%H:%M:%S",
-            s if s < 86400 => "%H:%M",
-            _ => "%m-%d",
-        };
-        (ticks, pattern)
-    }
-}
+/// The closest two moments of the chart, in pixels (`render::scale`): two diamonds 14 px wide
+/// with room to tell them apart.
+const MIN_GAP: f64 = 24.0;
+/// The closest two tick labels of the time axis.
+const TICK_SPACING: f64 = 64.0;
+/// The tint of a dense stretch, drawn at its own scale.
+const DENSE_TINT: &str = "#fff3cd";
 
 /// Text from the evidence as XML character data or an attribute value.
 pub fn escape(text: &str) -> String {
@@ -218,7 +176,7 @@ fn wrap(text: &str, room: usize, lines: usize) -> Vec<String> {
 
 /// Where each label of a lane goes: its row (0 is the first row under the bars), its x and
 /// whether it is anchored at its end (near the right edge).
-fn place_labels(axis: &Axis, marks: &[Mark]) -> Vec<(usize, f64, bool)> {
+fn place_labels(axis: &Scale, marks: &[Mark]) -> Vec<(usize, f64, bool)> {
     let mut row_ends: Vec<f64> = Vec::new();
     let mut places = Vec::new();
     for mark in marks {
@@ -242,15 +200,15 @@ fn place_labels(axis: &Axis, marks: &[Mark]) -> Vec<(usize, f64, bool)> {
 pub fn picture(chart: &Chart) -> String {
     let tz = chart.tz;
     let abbreviation = chart.zone_abbreviation().unwrap_or_else(|| tz.name().to_string());
-    let zone = match chart.zone_abbreviation() {
+    let zone = match chart.distinct_abbreviation() {
         Some(abbreviation) => format!("{abbreviation} ({})", tz.name()),
         None => tz.name().to_string(),
     };
     let mut body = String::new();
 
-    // The title: what happened, in at most two lines.
+    // The title: what happened, wrapped, whole.
     let mut y = MARGIN + 14.0;
-    for line in wrap(&chart.title, 98, 2) {
+    for line in wrap(&chart.title, 98, MAX_LINES) {
         let _ = writeln!(
             body,
             r##"<text x="{MARGIN}" y="{y}" font-size="18" font-weight="bold" fill="#111">{}</text>"##,
@@ -262,7 +220,7 @@ pub fn picture(chart: &Chart) -> String {
     for warning in &chart.warnings {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let room = ((WIDTH - 2.0 * MARGIN - 16.0) / (13.0 * CHAR_EM)) as usize;
-        for (i, part) in wrap(&format!("WARNING: {warning}"), room, 3).iter().enumerate() {
+        for (i, part) in wrap(&format!("WARNING: {warning}"), room, MAX_LINES).iter().enumerate() {
             let x = MARGIN + if i == 0 { 0.0 } else { 16.0 };
             let _ = writeln!(
                 body,
@@ -279,10 +237,9 @@ pub fn picture(chart: &Chart) -> String {
     for (depth, line) in &chart.story {
         #[allow(clippy::cast_precision_loss)]
         let x = MARGIN + 4.0 + *depth as f64 * 16.0;
-        // In two lines at most: a cause's numbers (15 min 34 s from restart to rerun) are its point.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let room = ((WIDTH - MARGIN - x) / (13.0 * STORY_EM)) as usize;
-        for (i, part) in wrap(line, room, 2).iter().enumerate() {
+        for (i, part) in wrap(line, room, MAX_LINES).iter().enumerate() {
             let indent = if i == 0 { 0.0 } else { 16.0 };
             let _ = writeln!(
                 body,
@@ -307,7 +264,7 @@ pub fn picture(chart: &Chart) -> String {
     let _ = writeln!(body, r##"<text x="{MARGIN}" y="{y}" font-size="13" fill="#555">{}</text>"##, escape(&subtitle));
     y += 22.0;
 
-    let Some(axis) = Axis::new(chart) else {
+    let Some(axis) = Scale::of(chart, PLOT_LEFT, PLOT_RIGHT, MIN_GAP) else {
         y += 10.0;
         let _ = writeln!(
             body,
@@ -340,9 +297,19 @@ pub fn picture(chart: &Chart) -> String {
             WIDTH - 2.0 * MARGIN
         );
     }
-    let (ticks, pattern) = axis.ticks(tz);
-    for &tick in &ticks {
-        let x = axis.x(tick);
+    // Each dense stretch, drawn at a scale of its own, is tinted across the lanes.
+    let bands = axis.bands();
+    for band in &bands {
+        let _ = writeln!(
+            body,
+            r#"<rect class="dense" x="{:.1}" y="{lanes_top}" width="{:.1}" height="{}" fill="{DENSE_TINT}"/>"#,
+            band.x0,
+            band.x1 - band.x0,
+            lanes_bottom - lanes_top
+        );
+    }
+    let ticks = axis.ticks(tz, TICK_SPACING);
+    for (_, x, _) in &ticks {
         let _ = writeln!(
             body,
             r##"<line x1="{x:.1}" y1="{lanes_top}" x2="{x:.1}" y2="{lanes_bottom}" stroke="#dde1e6" stroke-width="1"/>"##
@@ -471,20 +438,49 @@ pub fn picture(chart: &Chart) -> String {
         body,
         r##"<g id="axis"><line x1="{PLOT_LEFT}" y1="{axis_y}" x2="{PLOT_RIGHT}" y2="{axis_y}" stroke="#333" stroke-width="1"/>"##
     );
-    for &tick in &ticks {
-        let x = axis.x(tick);
+    for (_, x, text) in &ticks {
         let _ = writeln!(
             body,
             r##"<line x1="{x:.1}" y1="{axis_y}" x2="{x:.1}" y2="{}" stroke="#333" stroke-width="1"/>"##,
             axis_y + 6.0
         );
-        let text = tick.with_timezone(&tz).format(pattern).to_string();
         let _ = writeln!(
             body,
             r##"<text x="{x:.1}" y="{}" font-size="12" text-anchor="middle" fill="#333">{}</text>"##,
             axis_y + 20.0,
-            escape(&text)
+            escape(text)
         );
+    }
+    // A break where the scale changes, and each dense stretch's zoom under it (where it fits).
+    let mut zoom_end = f64::MIN;
+    for band in &bands {
+        for x in [band.x0, band.x1] {
+            if x > PLOT_LEFT + 1.0 && x < PLOT_RIGHT - 1.0 {
+                let _ = writeln!(
+                    body,
+                    r##"<path class="axis-break" d="M {:.1} {:.1} L {:.1} {:.1} M {:.1} {:.1} L {:.1} {:.1}" stroke="#333" stroke-width="1.5"/>"##,
+                    x - 5.0,
+                    axis_y + 5.0,
+                    x - 1.0,
+                    axis_y - 5.0,
+                    x + 1.0,
+                    axis_y + 5.0,
+                    x + 5.0,
+                    axis_y - 5.0
+                );
+            }
+        }
+        let text = band.zoom_text();
+        let (middle, half) = (f64::midpoint(band.x0, band.x1), text_width(&text, 11.0) / 2.0);
+        if middle - half > zoom_end + 6.0 {
+            let _ = writeln!(
+                body,
+                r##"<text class="zoom" x="{middle:.1}" y="{}" font-size="11" text-anchor="middle" fill="#7a5a00">{}</text>"##,
+                axis_y + 34.0,
+                escape(&text)
+            );
+            zoom_end = middle + half;
+        }
     }
     let _ = writeln!(
         body,
@@ -493,9 +489,9 @@ pub fn picture(chart: &Chart) -> String {
         axis_y + 20.0,
         escape(&abbreviation)
     );
-    y = axis_y + 44.0;
+    y = axis_y + if axis.is_broken() { 56.0 } else { 44.0 };
 
-    legend(&mut body, chart, &mut y);
+    legend(&mut body, chart, axis.is_broken(), &mut y);
     footer(&mut body, chart, &mut y);
     document(&body, y + MARGIN)
 }
@@ -519,7 +515,7 @@ fn ring(body: &mut String, x: f64, y: f64, stroke: &str) {
 }
 
 /// What each look means, for the elements this chart has.
-fn legend(body: &mut String, chart: &Chart, y: &mut f64) {
+fn legend(body: &mut String, chart: &Chart, broken: bool, y: &mut f64) {
     let mut used: Vec<(Element, bool)> = chart
         .lanes
         .iter()
@@ -570,6 +566,20 @@ fn legend(body: &mut String, chart: &Chart, y: &mut f64) {
         let _ =
             writeln!(body, r##"<text x="{}" y="{}" font-size="12" fill="#333">{}</text>"##, x + 30.0, *y, escape(text));
         x += width + 18.0;
+    }
+    if broken {
+        let text = "drawn at its own scale (×zoom); every label gives the real time";
+        if x + 34.0 + text_width(text, 12.0) > WIDTH - MARGIN {
+            x = MARGIN;
+            *y += 20.0;
+        }
+        let _ = writeln!(
+            body,
+            r##"<rect x="{x}" y="{}" width="24" height="14" fill="{DENSE_TINT}" stroke="#d9c27a"/>"##,
+            *y - 11.0
+        );
+        let _ =
+            writeln!(body, r##"<text x="{}" y="{}" font-size="12" fill="#333">{}</text>"##, x + 30.0, *y, escape(text));
     }
     body.push_str("</g>\n");
     *y += 24.0;
@@ -627,18 +637,10 @@ mod tests {
     }
 
     #[test]
-    fn ticks_fall_on_round_wall_clock_times_of_the_display_zone() {
-        // Kolkata is UTC+05:30: a round minute there is a half hour off a round UTC one.
-        let axis = Axis { start: at("2026-10-07T03:31:10Z"), end: at("2026-10-07T03:52:00Z") };
-        let (ticks, pattern) = axis.ticks(chrono_tz::Asia::Kolkata);
-        let labels: Vec<String> =
-            ticks.iter().map(|t| t.with_timezone(&chrono_tz::Asia::Kolkata).format(pattern).to_string()).collect();
-        assert_eq!(labels, ["09:05", "09:10", "09:15", "09:20"]);
-    }
-
-    #[test]
     fn labels_that_would_overlap_go_a_row_lower() {
-        let axis = Axis { start: at("2026-10-07T00:00:00Z"), end: at("2026-10-07T01:00:00Z") };
+        let axis =
+            Scale::over(&[at("2026-10-07T00:00:00Z"), at("2026-10-07T01:00:00Z")], PLOT_LEFT, PLOT_RIGHT, MIN_GAP)
+                .unwrap();
         let mark = |start: &str| Mark {
             element: Element::Pick,
             label: "picks PR-4412 09:54:05.70".to_string(),
@@ -655,7 +657,7 @@ mod tests {
         );
         let rows: Vec<usize> = places.iter().map(|p| p.0).collect();
         assert_eq!(rows, [0, 1, 0]);
-        // The last, 50 minutes into the hour (x 1025), would run 180 px past it: it ends at its mark.
+        // The last, 50 minutes into the hour (x 1004), would run 200 px past it: it ends at its mark.
         assert_eq!((places[0].2, places[2].2), (false, true));
     }
 
@@ -665,6 +667,7 @@ mod tests {
             tz: chrono_tz::UTC,
             title: "No findings".into(),
             story: Vec::new(),
+            chain: Vec::new(),
             warnings: Vec::new(),
             lanes: Vec::<Lane>::new(),
             not_drawn: vec![],

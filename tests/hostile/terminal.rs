@@ -58,7 +58,7 @@ pub fn without_colour(text: &str) -> String {
 fn case_text_reaches_every_human_format_written_out() {
     let dir = hostile_case();
     let case = dir.path().to_str().unwrap();
-    for format in ["table", "markdown", "github", "mermaid", "svg"] {
+    for format in ["table", "markdown", "github", "mermaid", "svg", "html"] {
         let run = leasetrace(&["analyze", case, "--format", format]).run();
         assert_eq!(run.code, 0, "{format}: {}", run.stderr);
         assert_eq!(

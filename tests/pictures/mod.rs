@@ -101,32 +101,48 @@ fn task<'a>(read: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("Mermaid read no task '{name}': {read:#}"))
 }
 
+/// The time a task line places its mark at (its start), as written.
+fn placed_at(line: &str) -> String {
+    let data = line.rsplit_once(" :").unwrap().1;
+    let parts: Vec<&str> = data.split(", ").collect();
+    parts[parts.len() - 2].to_string()
+}
+
 #[test]
 fn the_reference_incidents_gantt_has_the_seeds_times_to_the_second() {
     let chart = chart_of(INCIDENT, "mermaid");
     assert!(chart.starts_with("---\nconfig:\n  gantt:\n    leftPadding: "), "{chart}");
     let title = chart.lines().find(|l| l.starts_with("    title ")).unwrap();
     assert!(title.ends_with("(times in Asia/Seoul, KST)"), "{chart}");
-    // The lost attempt: lock from activation to expiry, the restart inside it, the renewal window.
-    let lock = task_line(&chart, "lock held");
-    assert!(lock.ends_with(", 2026-10-07 09:33:00.000, 2026-10-07 09:52:38.000"), "{lock}");
-    let restart = task_line(&chart, "restart");
-    assert!(restart.contains(":crit, milestone, ") && restart.ends_with(", 2026-10-07 09:37:26.000, 0ms"), "{restart}");
-    let renewal = task_line(&chart, "first renewal due");
-    assert!(renewal.ends_with(", 2026-10-07 09:37:54.500, 2026-10-07 09:42:49.000"), "{renewal}");
-    let expiry = task_line(&chart, "lock expired");
-    assert!(expiry.ends_with(", 2026-10-07 09:52:38.000, 0ms"), "{expiry}");
-    let rerun = task_line(&chart, "re-run from the start");
-    assert!(rerun.ends_with(", 2026-10-07 09:53:00.000, 0ms"), "{rerun}");
-    let overlap = task_line(&chart, "overlap with run-0933-b");
-    assert!(
-        overlap.contains(":crit, m") && overlap.ends_with(", 2026-10-07 09:54:03.310, 2026-10-07 09:55:40.200"),
-        "{overlap}"
-    );
-    let first = task_line(&chart, "picks PR-4412 09");
-    assert!(first.contains(":crit, milestone, ") && first.ends_with(", 2026-10-07 09:54:05.700, 0ms"), "{first}");
-    let second = task_line(&chart, "picks PR-4412 again");
-    assert!(second.contains("(+0.66 s)") && second.ends_with(", 2026-10-07 09:54:06.360, 0ms"), "{second}");
+    // Each mark is labelled with the seed's times (the axis is broken: the task's own times only
+    // place it), and the parts that went wrong are crit.
+    let label = |name: &str, tags: &str| {
+        let line = task_line(&chart, name);
+        assert!(line.contains(&format!(":{tags}m")), "{line}");
+        line
+    };
+    label("lock held 09#58;33#58;00–09#58;52#58;38 [1]", "");
+    label("restart 09#58;37#58;26 [1]", "crit, milestone, ");
+    label("first renewal due 09#58;37#58;54.50–09#58;42#58;49 [1]", "");
+    label("lock expired 09#58;52#58;38 [1]", "milestone, ");
+    label("re-run from the start 09#58;53#58;00 [1]", "milestone, ");
+    label("overlap with run-0933-b 09#58;54#58;03.31–09#58;55#58;40.20 [3]", "crit, ");
+    let first = label("picks PR-4412 09#58;54#58;05.70 [4]", "crit, milestone, ");
+    let second = label("picks PR-4412 again 09#58;54#58;06.36 (+0.66 s) [4]", "crit, milestone, ");
+    // Placed in the order of the seed's times.
+    let order = [
+        "lock held",
+        "restart",
+        "first renewal due",
+        "lock expired",
+        "re-run",
+        "picks PR-4412 09",
+        "picks PR-4412 again",
+    ];
+    let placed: Vec<String> = order.iter().map(|name| placed_at(task_line(&chart, name))).collect();
+    assert!(placed.windows(2).all(|w| w[0] < w[1]), "{placed:?}\n{chart}");
+    assert!(placed_at(first) < placed_at(second));
+    assert!(chart.contains("    %% The axis is broken: "), "{chart}");
     // One section per round, in the order they started; the info finding is said, not drawn.
     let sections: Vec<&str> = chart.lines().filter_map(|l| l.strip_prefix("    section ")).collect();
     assert_eq!(sections, ["round run-0933-a", "round run-0933-b", "round run-0954-a"]);
@@ -142,6 +158,12 @@ fn the_reference_incidents_gantt_has_the_seeds_times_to_the_second() {
     assert!(chart.contains("    %% WARNING: lockRenewTime 589000 ms (lockDuration / 2) is the BullMQ"), "{chart}");
 }
 
+/// Milliseconds from `a` to `b`, two times as the chart writes them.
+fn ms_between(a: &str, b: &str) -> i64 {
+    let parse = |t: &str| chrono::NaiveDateTime::parse_from_str(t, "%Y-%m-%d %H:%M:%S%.3f").unwrap();
+    (parse(b) - parse(a)).num_milliseconds()
+}
+
 #[test]
 fn the_real_mermaid_reads_the_reference_incident_as_written() {
     let chart = chart_of(INCIDENT, "mermaid");
@@ -151,27 +173,38 @@ fn the_real_mermaid_reads_the_reference_incident_as_written() {
     let tasks = read["tasks"].as_array().unwrap();
     let lines = chart.lines().filter(|l| l.contains(" :") && !l.trim_start().starts_with("%%")).count();
     assert_eq!(tasks.len(), lines, "every task line is a task: {read:#}");
-    let at = |name: &str| {
+    // Every task is read where the chart placed it.
+    for name in ["lock held", "restart", "lock expired", "re-run", "picks PR-4412 09", "picks PR-4412 again"] {
         let t = task(&read, name);
-        (
-            t["start"].as_str().unwrap().to_string(),
-            t["end"].as_str().unwrap().to_string(),
-            t["milestone"] == true,
-            t["crit"] == true,
-        )
-    };
-    let both =
-        |start: &str, end: &str, milestone: bool, crit: bool| (start.to_string(), end.to_string(), milestone, crit);
-    assert_eq!(at("lock held"), both("2026-10-07 09:33:00.000", "2026-10-07 09:52:38.000", false, false));
-    assert_eq!(at("restart"), both("2026-10-07 09:37:26.000", "2026-10-07 09:37:26.000", true, true));
-    assert_eq!(at("lock expired"), both("2026-10-07 09:52:38.000", "2026-10-07 09:52:38.000", true, false));
-    assert_eq!(at("re-run"), both("2026-10-07 09:53:00.000", "2026-10-07 09:53:00.000", true, false));
-    assert_eq!(at("picks PR-4412 09"), both("2026-10-07 09:54:05.700", "2026-10-07 09:54:05.700", true, true));
-    assert_eq!(at("picks PR-4412 again"), both("2026-10-07 09:54:06.360", "2026-10-07 09:54:06.360", true, true));
+        assert_eq!(t["start"].as_str().unwrap(), placed_at(task_line(&chart, name)), "{name}");
+        assert_eq!(t["milestone"] == true, name != "lock held", "{name}");
+    }
+    assert!(task(&read, "picks PR-4412 09")["crit"] == true);
     // Entity codes are drawn as the characters they stand for.
     assert_eq!(task(&read, "lock held")["section"], "round run-0933-a");
     assert_eq!(task(&read, "overlap with")["name"], "overlap with run-0933-b 09:54:03.31–09:55:40.20 [3]");
     assert_eq!(task(&read, "restart")["name"], "restart 09:37:26 [1]");
+    assert_eq!(
+        read["title"],
+        "duplicate-selection [4] ← sweep-overlap [3] ← stalled-rerun [1] (times in Asia/Seoul, KST)"
+    );
+}
+
+#[test]
+fn the_two_picks_0_66_s_apart_are_apart_in_the_mermaid_chart() {
+    // Mermaid draws the chart about 1000 px wide: the picks must be 20 px of it apart, not the
+    // 0.5 px of a linear axis over 23 minutes.
+    let chart = chart_of(INCIDENT, "mermaid");
+    let Some(read) = mermaid_reads(&chart) else { return };
+    let tasks = read["tasks"].as_array().unwrap();
+    let first = tasks.iter().map(|t| t["start"].as_str().unwrap()).min().unwrap();
+    let last = tasks.iter().map(|t| t["end"].as_str().unwrap()).max().unwrap();
+    let picks = ms_between(
+        task(&read, "picks PR-4412 09")["start"].as_str().unwrap(),
+        task(&read, "picks PR-4412 again")["start"].as_str().unwrap(),
+    );
+    let share = picks as f64 / ms_between(first, last) as f64;
+    assert!(share * 1000.0 >= 20.0, "the picks are {:.1} px of 1000 apart:\n{chart}", share * 1000.0);
 }
 
 #[test]
@@ -246,13 +279,13 @@ fn hostile_ids_reach_mermaid_and_the_svg_as_themselves() {
     assert!(front.starts_with("---\nconfig:\n") && !front[4..].contains("---"), "{front}");
     for line in gantt.lines() {
         let line = line.trim_start();
-        let known = ["title ", "dateFormat ", "axisFormat ", "todayMarker ", "%% ", "section ", "gantt"];
+        let known = ["title ", "accDescr: ", "dateFormat ", "axisFormat ", "todayMarker ", "%% ", "section ", "gantt"];
         assert!(known.iter().any(|k| line.starts_with(k)) || line.split_once(" :").is_some(), "{line}\n{chart}");
     }
     if let Some(read) = mermaid_reads(&chart) {
         let pick = task(&read, &format!("picks {HOSTILE_ITEM} 09"));
         assert_eq!(pick["section"], format!("round {HOSTILE_RUN_A}"));
-        assert_eq!(pick["start"], "2026-10-07 09:54:05.700");
+        assert!(pick["name"].as_str().unwrap().ends_with(" 09:54:05.70 [3]"), "{pick}");
         let again = task(&read, &format!("picks {HOSTILE_ITEM} again"));
         assert_eq!(again["section"], format!("round {HOSTILE_RUN_B}"));
         assert!(task(&read, &format!("overlap with {HOSTILE_RUN_A} "))["crit"] == true);
@@ -350,7 +383,7 @@ fn the_reference_svg_renders_with_a_real_renderer() {
     };
     let locks = by_class("lock");
     assert_eq!(locks.len(), 1);
-    assert!(locks[0].width() > 500.0, "the lock spans most of the 23 minutes: {:?}", locks[0]);
+    assert!(locks[0].width() > 400.0, "the lock's 19 minutes keep a long bar: {:?}", locks[0]);
     // The mark's box holds its leader line too: the bar is its top 18 px.
     assert!(painted(&pixmap, locks[0], bluish) as f32 > 0.8 * locks[0].width() * 18.0);
     let overlaps = by_class("overlap");
@@ -375,6 +408,98 @@ fn the_reference_svg_renders_with_a_real_renderer() {
     }
     let title = usvg::Rect::from_ltrb(20.0, 16.0, 600.0, 40.0).unwrap();
     assert!(painted(&pixmap, title, |c| c.red() < 80 && c.green() < 80 && c.blue() < 80) > 500, "no title drawn");
+}
+
+/// The boxes of the marks of `class` (`pick`, `lock`) in `svg`, as usvg reads them.
+fn mark_boxes(svg: &str, class: &str) -> Vec<usvg::Rect> {
+    let tree = usvg::Tree::from_str(svg, &options()).unwrap_or_else(|e| panic!("resvg rejects the SVG: {e}"));
+    let mut found = Vec::new();
+    collect_ids(tree.root(), &mut |id, node| {
+        if id.ends_with(&format!("-{class}")) {
+            found.push(node.abs_bounding_box());
+        }
+    });
+    found
+}
+
+#[test]
+fn the_two_picks_0_66_s_apart_are_apart_in_the_svg_at_one_to_one() {
+    // A linear axis over the incident's 23 minutes put them 0.4 px apart: one mark.
+    let svg = chart_of(INCIDENT, "svg");
+    let picks = mark_boxes(&svg, "pick");
+    assert_eq!(picks.len(), 2);
+    // A pick's box is its diamond (14 px wide) and its leader line, centred on its time.
+    let centre = |b: &usvg::Rect| f32::midpoint(b.left(), b.right());
+    let apart = (centre(&picks[1]) - centre(&picks[0])).abs();
+    assert!(apart >= 20.0, "the picks are {apart} px apart: {picks:?}");
+    // The dense stretch they are in is drawn as such, with its zoom under the axis.
+    assert!(svg.contains(r#"<rect class="dense" "#), "{svg}");
+    assert!(svg.contains(r#"class="zoom""#) && svg.contains(r#"class="axis-break""#), "{svg}");
+    // and their labels say the real times.
+    assert!(
+        svg.contains(">picks PR-4412 09:54:05.70 [4]<")
+            && svg.contains(">picks PR-4412 again 09:54:06.36 (+0.66 s) [4]<")
+    );
+}
+
+/// The reference incident's ledger, with the long round ids and item names a scheduler and a
+/// code host give, and the second pick 3.57 s after the first: the headline is four lines long.
+fn long_ids_case() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("leasetrace.toml"),
+        "display_tz = \"UTC\"\n\n[[sources]]\nkind = \"ledger\"\npath = \"ledger.csv\"\ntz = \"UTC\"\n",
+    )
+    .unwrap();
+    let ledger = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(INCIDENT).join("ledger.csv"))
+        .unwrap()
+        .replace("run-0933-b", "pr-review-sweep-2026-10-07T09:33:00+09:00-primary-ap-northeast-2a-attempt-2")
+        .replace("run-0954-a", "pr-review-sweep-2026-10-07T09:54:00+09:00-primary-ap-northeast-2c-attempt-1")
+        .replace("PR-4412", "github.com/example-org/payments-service/pull/4412")
+        .replace("2026-10-07T00:54:06.360Z", "2026-10-07T00:54:09.270Z");
+    std::fs::write(dir.path().join("ledger.csv"), ledger).unwrap();
+    dir
+}
+
+#[test]
+fn a_long_headline_wraps_whole_in_the_svg_and_is_said_whole_by_mermaid() {
+    let case = long_ids_case();
+    let path = case.path().to_str().unwrap();
+    let svg = chart_of(path, "svg");
+    let tree = usvg::Tree::from_str(&svg, &options()).unwrap();
+    let texts = texts(tree.root());
+    let all = texts.join(" ");
+    // Cut at two lines before: "… 3.57 s…" without "both rounds delivered an effect for it."
+    assert!(all.contains("3.57 s apart; both rounds delivered an effect for it."), "{texts:#?}");
+    // Neither the title nor a line of the story is cut (a lane's name, left of the lanes, is).
+    let story = texts.iter().take_while(|t| !t.starts_with("round ") && !t.contains(", times in "));
+    assert!(!story.clone().any(|t| t.ends_with('…')), "{texts:#?}");
+    assert!(story.clone().any(|t| t.starts_with("← because the old worker lived on")), "{texts:#?}");
+
+    // Mermaid cannot wrap its title: the chain says it whole, the description in full.
+    let chart = chart_of(path, "mermaid");
+    let title = chart.lines().find(|l| l.starts_with("    title ")).unwrap();
+    assert!(!title.contains('…'), "{title}");
+    assert_eq!(title, "    title duplicate-selection [3] ← sweep-overlap [2] ← stalled-rerun [1] (times in UTC)");
+    let description = chart.lines().find(|l| l.starts_with("    accDescr: ")).unwrap();
+    assert!(description.ends_with("3.57 s apart; both rounds delivered an effect for it."), "{description}");
+    if let Some(read) = mermaid_reads(&chart) {
+        assert_eq!(read["title"], "duplicate-selection [3] ← sweep-overlap [2] ← stalled-rerun [1] (times in UTC)");
+    }
+}
+
+#[test]
+fn a_title_names_the_zone_once() {
+    // "(times in UTC, UTC)" before: UTC's abbreviation is its name.
+    let run = leasetrace(&["analyze", INCIDENT, "--tz", "UTC", "--format", "mermaid"]).run();
+    let title = run.stdout.lines().find(|l| l.starts_with("    title ")).unwrap().to_string();
+    assert!(title.ends_with(" (times in UTC)"), "{title}");
+    let svg = leasetrace(&["analyze", INCIDENT, "--tz", "UTC", "--format", "svg"]).run().stdout;
+    assert!(svg.contains(">2026-10-07, times in UTC<"), "{svg}");
+    assert!(!svg.contains("UTC (UTC)") && !title.contains("UTC, UTC"));
+    // A zone whose abbreviation says more keeps both.
+    let svg = chart_of(INCIDENT, "svg");
+    assert!(svg.contains(">2026-10-07, times in KST (Asia/Seoul)<"), "{svg}");
 }
 
 fn collect_ids<'a>(group: &'a usvg::Group, each: &mut impl FnMut(&'a str, &'a usvg::Node)) {
