@@ -750,7 +750,7 @@ pub fn check_report(report: &crate::model::Report) {
 /// human format hands a terminal a control or invisible character (`terminal::is_hidden`) from
 /// the case: only its own line ends.
 pub fn check_rendered(format: &str, text: &str) {
-    if matches!(format, "table" | "markdown" | "github" | "mermaid" | "svg" | "html") {
+    if matches!(format, "table" | "markdown" | "github" | "mermaid" | "svg" | "html" | "concise" | "junit") {
         let hidden = text.chars().find(|&c| c != '\n' && crate::terminal::is_hidden(c));
         assert!(hidden.is_none(), "{format} wrote {hidden:?}, which would control a terminal");
     }
@@ -785,6 +785,27 @@ pub fn check_rendered(format: &str, text: &str) {
             for line in text.lines().filter(|line| !line.is_empty()) {
                 serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("{format}: {e}: {line}"));
             }
+        }
+        "gitlab" => {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("gitlab: {e}"));
+            for issue in value.as_array().expect("gitlab: an array of issues") {
+                assert!(issue["location"]["lines"]["begin"].as_u64().is_some_and(|l| l >= 1), "gitlab line {issue}");
+                assert!(issue["fingerprint"].is_string() && issue["check_name"].is_string(), "gitlab fields {issue}");
+            }
+        }
+        "junit" => {
+            // One element per finding, opened and closed by the renderer alone: no text of the
+            // case made one.
+            assert_eq!(
+                text.matches("<testcase ").count(),
+                text.matches("</testcase>").count() + text.matches(r#"name="no finding"/>"#).count(),
+                "junit: a test case made of the input"
+            );
+            assert_eq!(text.matches("<testsuite ").count(), 1, "junit: a suite made of the input");
+        }
+        "concise" => {
+            // One line per warning and finding and the last line: a line break in the input adds none.
+            assert!(text.lines().all(|line| !line.is_empty()), "concise: an empty line");
         }
         "markdown" => check_markdown_tables(text),
         "svg" => assert!(text.trim_end().ends_with("</svg>"), "svg ends with </svg>"),
