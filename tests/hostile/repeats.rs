@@ -118,6 +118,38 @@ fn two_rows_that_say_the_same_but_differ_in_text_are_both_kept() {
 }
 
 #[test]
+fn two_rows_that_differ_in_text_each_delivered_twice_are_each_read_once() {
+    // Found by the fleet harness: two lock errors of one job in one millisecond whose envelope
+    // times differ say the same in different words; a shipper delivering the log twice repeats
+    // each. The later of the two was compared with the first only, and kept.
+    let with_two = |dir: &Path| {
+        let path = dir.join("ledger.csv");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let pick = text.lines().find(|line| line.contains("item_selected,PR-4412")).unwrap().to_string();
+        let mut out = text.clone();
+        out.push_str(&pick.replace(",PR-4412,", ",\"PR-4412\","));
+        out.push('\n');
+        std::fs::write(&path, out).unwrap();
+    };
+    let once = report(case(with_two).path());
+    let twice = report(
+        case(|dir| {
+            with_two(dir);
+            doubled(dir, "ledger.csv", 1);
+        })
+        .path(),
+    );
+    assert_eq!(findings(&twice), findings(&once), "the findings of the ledger read once");
+    let ledger = input(&twice, "ledger.csv");
+    assert_eq!(ledger["events"], input(&once, "ledger.csv")["events"], "each of the two rows read once");
+    assert_eq!(
+        ledger["ignored_by_reason"]["repeat of an earlier line, word for word"],
+        input(&once, "ledger.csv")["used"],
+        "every row repeated once"
+    );
+}
+
+#[test]
 fn one_log_named_twice_or_copied_elsewhere_is_read_once() {
     let plain = report(case(|_| {}).path());
     let dir = case(|dir| {

@@ -144,10 +144,12 @@ fn repeated_lines(
     dropped: &[bool],
     progress: &Progress,
 ) -> Result<Vec<(u16, Vec<LineRepeat>)>> {
-    // Candidates: events of one moment and source that say the same from different lines. The
-    // timeline is in time order, so they are neighbours within their moment.
+    // Candidates: events of one moment and source that say the same, in groups. The timeline is
+    // in time order, so they are neighbours within their moment. A group is compared whole, not
+    // with its first member only: two lines that say the same in different words (a shipper's
+    // own timestamps differ), each delivered twice, are two repeats.
     let events = timeline.events();
-    let mut candidates: Vec<(EventId, EventId)> = Vec::new();
+    let mut groups: Vec<Vec<EventId>> = Vec::new();
     let mut start = 0;
     while start < events.len() {
         let mut end = start + 1;
@@ -155,45 +157,53 @@ fn repeated_lines(
             end += 1;
         }
         if end - start > 1 {
-            let mut first_of: HashMap<(u16, ContentKey), usize> = HashMap::new();
+            let mut group_of: HashMap<(u16, ContentKey), usize> = HashMap::new();
+            let mut moment_groups: Vec<Vec<EventId>> = Vec::new();
             for index in start..end {
                 if dropped[index] {
                     continue;
                 }
                 let event = &events[index];
                 let key = (event.origin().source, event.content_key());
-                match first_of.get(&key) {
-                    Some(&earlier) if events[earlier].origin().line != event.origin().line => {
-                        candidates.push((to_id(earlier), to_id(index)));
-                    }
-                    Some(_) => {}
-                    None => {
-                        first_of.insert(key, index);
-                    }
-                }
+                let group = *group_of.entry(key).or_insert_with(|| {
+                    moment_groups.push(Vec::new());
+                    moment_groups.len() - 1
+                });
+                moment_groups[group].push(to_id(index));
             }
+            groups.extend(moment_groups.into_iter().filter(|group| group.len() > 1));
         }
         start = end;
     }
-    if candidates.is_empty() {
+    if groups.is_empty() {
         return Ok(Vec::new());
     }
     // The texts decide: two rows of a ledger whose columns leasetrace does not read (a row id)
     // may say the same and be two rows.
-    let ids: Vec<EventId> = candidates.iter().flat_map(|&(earlier, later)| [earlier, later]).collect();
+    let ids: Vec<EventId> = groups.iter().flatten().copied().collect();
     let read = crate::ingest::io::read_back::read_back(sources, timeline, &ids, progress)?;
     let text = |id: EventId| -> Option<String> {
         read.get(&id).cloned().or_else(|| timeline.kept_text(timeline.get(id)).map(str::to_string))
     };
     let mut by_source: std::collections::BTreeMap<u16, HashMap<u32, u32>> = std::collections::BTreeMap::new();
-    for (earlier, later) in candidates {
-        let (Some(earlier_text), Some(later_text)) = (text(earlier), text(later)) else { continue };
-        if earlier_text != later_text {
-            continue;
+    for mut group in groups {
+        group.sort_by_key(|&id| timeline.get(id).origin().line);
+        // Each text's first line in the group: a later line with that text repeats it (a line
+        // repeated three times: each repeat names the first).
+        let mut first_line: HashMap<String, u32> = HashMap::new();
+        for id in group {
+            let origin = timeline.get(id).origin();
+            let Some(text) = text(id) else { continue };
+            match first_line.get(&text) {
+                Some(&earlier) if earlier != origin.line => {
+                    by_source.entry(origin.source).or_default().entry(origin.line).or_insert(earlier);
+                }
+                Some(_) => {}
+                None => {
+                    first_line.insert(text, origin.line);
+                }
+            }
         }
-        let (earlier, later) = (timeline.get(earlier).origin(), timeline.get(later).origin());
-        // A line repeated three times: each repeat names the first.
-        by_source.entry(later.source).or_default().entry(later.line).or_insert(earlier.line);
     }
     Ok(by_source
         .into_iter()
