@@ -295,7 +295,12 @@ fn time(fields: &Map<String, Value>, key: &str) -> std::result::Result<Moment, S
         }
         Some(Value::Number(number)) => number.as_u64(),
         None | Some(Value::Null) => return Err(format!("no '{key}': expected nanoseconds since 1970 as a string")),
-        Some(other) => return Err(format!("'{key}' is {other}: expected nanoseconds since 1970 as a string")),
+        Some(other) => {
+            return Err(format!(
+                "'{key}' is {}: expected nanoseconds since 1970 as a string of digits",
+                described(other)
+            ));
+        }
     };
     let nanos = nanos.and_then(|nanos| i64::try_from(nanos).ok()).ok_or_else(|| {
         format!("'{key}' is past the year 2262 that a timeline holds (nanoseconds since 1970 in 64 bits)")
@@ -358,6 +363,18 @@ impl<'a> Attributes<'a> {
     }
 }
 
+/// A JSON value in a few words, for a message: never the value itself, which may be a megabyte.
+fn described(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string that is not all digits",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
 fn integer(digits: &str) -> Option<u64> {
     (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then(|| digits.parse().ok()).flatten()
 }
@@ -376,5 +393,268 @@ fn optional_list<'a>(
         None | Some(Value::Null) => Ok(&[]),
         Some(Value::Array(items)) => Ok(items),
         Some(_) => Err(format!("'{key}' of resourceSpans[{resource}] is not a list")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn read_with(text: &str, max_line_bytes: usize) -> Result<(Vec<Event>, InputSummary)> {
+        let mut spec = SourceSpec::new(SourceKind::Trace, PathBuf::from("traces.jsonl"), None, String::new());
+        spec.max_line_bytes = max_line_bytes;
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("traces.jsonl", "trace", "otlp-json", None);
+        OtlpJson.read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)?;
+        assert_eq!(summary.lines, summary.used + summary.ignored + summary.rejected, "every line accounted");
+        Ok((events, summary))
+    }
+
+    fn read(text: &str) -> (Vec<Event>, InputSummary) {
+        read_with(text, crate::ingest::io::lines::MAX_LINE_BYTES).unwrap()
+    }
+
+    /// One export body: the resources, each `(resource attributes, spans)`.
+    fn body(resources: &[(&str, &[&str])]) -> String {
+        let resources: Vec<String> = resources
+            .iter()
+            .map(|(attributes, spans)| {
+                format!(
+                    r#"{{"resource":{{"attributes":[{attributes}]}},"scopeSpans":[{{"scope":{{"name":"bullmq"}},"spans":[{}]}}]}}"#,
+                    spans.join(",")
+                )
+            })
+            .collect();
+        format!(r#"{{"resourceSpans":[{}]}}"#, resources.join(","))
+    }
+
+    const INSTANCE_A: &str = r#"{"key":"service.instance.id","value":{"stringValue":"worker-a"}}"#;
+    const HOST_B: &str = r#"{"key":"host.name","value":{"stringValue":"node-b"}}"#;
+
+    /// A `process pr-review` span with these extra attributes and events.
+    fn process(start: &str, end: &str, attributes: &str, events: &str, status: &str) -> String {
+        format!(
+            r#"{{"traceId":"92acbad1e0","spanId":"0a1b","name":"process pr-review","kind":5,"startTimeUnixNano":{start},"endTimeUnixNano":{end},"attributes":[{{"key":"bullmq.queue.name","value":{{"stringValue":"pr-review"}}}},{{"key":"bullmq.queue.operation","value":{{"stringValue":"process"}}}}{attributes}],"events":[{events}],"status":{status}}}"#
+        )
+    }
+
+    const JOB_42: &str = r#",{"key":"bullmq.job.id","value":{"stringValue":"42"}},{"key":"bullmq.worker.name","value":{"stringValue":"w-a"}}"#;
+
+    #[test]
+    fn a_process_span_is_an_activation_and_its_completion_at_the_nanosecond() {
+        let attempts = r#",{"key":"bullmq.job.attempts.made","value":{"intValue":"2"}}"#;
+        let completed = r#"{"timeUnixNano":"1796547206661987654","name":"job completed","attributes":[]}"#;
+        let span = process(
+            r#""1796547206458123456""#,
+            r#""1796547206662000001""#,
+            &format!("{JOB_42}{attempts}"),
+            completed,
+            r#"{"code":0}"#,
+        );
+        let (events, summary) = read(&body(&[(INSTANCE_A, &[&span])]));
+        assert_eq!(events.iter().map(|e| e.kind).collect::<Vec<_>>(), [EventKind::JobActive, EventKind::JobCompleted]);
+        assert_eq!(events[0].moment().nanos(), 1_796_547_206_458_123_456);
+        assert_eq!(events[1].moment().nanos(), 1_796_547_206_661_987_654, "the event's time, not the span's end");
+        for event in &events {
+            assert_eq!(event.job_id.as_deref(), Some("42"));
+            assert_eq!(event.queue.as_deref(), Some("pr-review"));
+            assert_eq!(event.worker.as_deref(), Some("w-a"));
+            assert_eq!(event.instance.as_deref(), Some("worker-a"));
+            assert_eq!(event.lease().attempt, Some(2));
+            assert_eq!(event.origin(), Origin { channel: Channel::Log, source: 0, line: 1 });
+        }
+        assert_eq!((summary.lines, summary.used), (1, 1));
+    }
+
+    #[test]
+    fn attribute_values_of_every_kind_bullmq_and_exporters_write() {
+        // A job id given as a number (an intValue, as a string or a JSON number), the worker's id
+        // when it has no name, the host when the resource has no instance id, times as numbers.
+        for (job, number) in [(r#"{"intValue":"7"}"#, "7"), (r#"{"intValue":7}"#, "7")] {
+            let attributes = format!(
+                r#",{{"key":"bullmq.job.id","value":{job}}},{{"key":"bullmq.worker.id","value":{{"stringValue":"uuid-1"}}}},{{"key":"bullmq.job.attempts.made","value":{{"intValue":1}}}}"#
+            );
+            let span = process("1796547206458000000", "1796547206500000000", &attributes, "", "null");
+            let (events, _) = read(&body(&[(HOST_B, &[&span])]));
+            assert_eq!(events.len(), 1, "an unset status and no `job completed`: only the activation");
+            assert_eq!(events[0].job_id.as_deref(), Some(number));
+            assert_eq!(events[0].worker.as_deref(), Some("uuid-1"));
+            assert_eq!(events[0].instance.as_deref(), Some("node-b"));
+            assert_eq!(events[0].lease().attempt, Some(1));
+        }
+        // Other value kinds of an attribute read as text say nothing (no job id): rejected.
+        let odd = r#",{"key":"bullmq.job.id","value":{"boolValue":true}},{"key":"other","value":{"arrayValue":{"values":[{"doubleValue":1.5}]}}}"#;
+        let span = process(r#""1796547206458000000""#, r#""1796547206500000000""#, odd, "", "{}");
+        let (events, summary) = read(&body(&[(INSTANCE_A, &[&span])]));
+        assert!(events.is_empty());
+        assert!(summary.rejections[0].reason.contains("without 'bullmq.job.id'"), "{:?}", summary.rejections);
+    }
+
+    #[test]
+    fn a_body_with_several_resources_gives_each_span_its_own_instance() {
+        let start = r#""1796547203046000000""#;
+        let first = process(start, start, JOB_42, "", "{}");
+        let stall_check = r#"{"name":"moveStalledJobsToWait pr-review","startTimeUnixNano":"1796547206450000000","endTimeUnixNano":"1796547206460000000","attributes":[{"key":"bullmq.queue.name","value":{"stringValue":"pr-review"}},{"key":"bullmq.queue.operation","value":{"stringValue":"moveStalledJobsToWait"}},{"key":"bullmq.worker.name","value":{"stringValue":"w-b"}}],"events":[{"timeUnixNano":"1796547206457250000","name":"job stalled","attributes":[{"key":"bullmq.job.id","value":{"stringValue":"42"}}]}]}"#;
+        let rerun = process(r#""1796547206458000000""#, r#""1796547206662000000""#, JOB_42, "", "{}");
+        let text = body(&[(INSTANCE_A, &[&first]), (HOST_B, &[stall_check, &rerun])]);
+        let (events, _) = read(&text);
+        let seen: Vec<(EventKind, Option<&str>, i64)> =
+            events.iter().map(|e| (e.kind, e.instance.as_deref(), e.moment().nanos())).collect();
+        assert_eq!(
+            seen,
+            [
+                (EventKind::JobActive, Some("worker-a"), 1_796_547_203_046_000_000),
+                (EventKind::JobStalled, Some("node-b"), 1_796_547_206_457_250_000),
+                (EventKind::JobActive, Some("node-b"), 1_796_547_206_458_000_000),
+            ]
+        );
+        assert_eq!(events[1].worker.as_deref(), Some("w-b"));
+    }
+
+    #[test]
+    fn failures_lock_refusals_and_additions() {
+        let failed = r#"{"timeUnixNano":"1796547206600000000","name":"job failed","attributes":[{"key":"bullmq.job.failed.reason","value":{"stringValue":"boom"}}]}"#;
+        let by_event = process(r#""1796547206458000000""#, r#""1796547206662000000""#, JOB_42, failed, "{}");
+        let by_status = process(
+            r#""1796547206458000000""#,
+            r#""1796547206662000000""#,
+            JOB_42,
+            r#"{"timeUnixNano":"1796547206500000000","name":"exception","attributes":[{"key":"exception.message","value":{"stringValue":"ECONNRESET"}}]}"#,
+            r#"{"code":"STATUS_CODE_ERROR"}"#,
+        );
+        let refused = process(
+            r#""1796547206458000000""#,
+            r#""1796547206662000000""#,
+            JOB_42,
+            r#"{"timeUnixNano":"1796547206643550285","name":"exception","attributes":[{"key":"exception.message","value":{"stringValue":"Missing lock for job 42. moveToFinished"}}]},{"timeUnixNano":"1796547206644000000","name":"exception","attributes":[{"key":"exception.message","value":{"stringValue":"Lock mismatch for job 42. Cmd moveToFinished from active"}}]}"#,
+            "{}",
+        );
+        let add = r#"{"name":"add pr-review.review","kind":4,"startTimeUnixNano":"1796547203040000000","endTimeUnixNano":"1796547203044000000","attributes":[{"key":"bullmq.queue.operation","value":{"stringValue":"add"}},{"key":"bullmq.job.id","value":{"stringValue":"42"}}]}"#;
+        let text = [&by_event, &by_status, &refused, add].map(|span| body(&[(INSTANCE_A, &[span])])).join("\n");
+        let (events, summary) = read(&text);
+        let kinds = |line: u32| -> Vec<EventKind> {
+            events.iter().filter(|e| e.origin().line == line).map(|e| e.kind).collect()
+        };
+        assert_eq!(kinds(1), [EventKind::JobActive, EventKind::JobFailed]);
+        assert_eq!(events[1].detail_str(), Some("boom"));
+        assert_eq!(kinds(2), [EventKind::JobActive, EventKind::JobFailed], "an ERROR status is a failure at the end");
+        assert_eq!(events[3].detail_str(), Some("ECONNRESET"));
+        assert_eq!(events[3].moment().nanos(), 1_796_547_206_662_000_000);
+        assert_eq!(kinds(3), [EventKind::JobActive, EventKind::LockRefused, EventKind::LockRefused]);
+        assert_eq!(events[5].detail_str(), Some("Missing lock for job 42. moveToFinished"));
+        assert_eq!(kinds(4), [EventKind::JobAdded]);
+        assert_eq!(events[7].queue.as_deref(), Some("pr-review"), "the queue from the span's name");
+        assert_eq!((summary.lines, summary.used), (4, 4));
+    }
+
+    #[test]
+    fn lines_without_a_job_span_are_ignored_with_a_reason() {
+        let timer = r#"{"name":"startStalledCheckTimer pr-review","startTimeUnixNano":"1","endTimeUnixNano":"2","attributes":[]}"#;
+        let empty_check =
+            r#"{"name":"moveStalledJobsToWait pr-review","startTimeUnixNano":"1796547206450000000","events":[]}"#;
+        let text = format!(
+            "{}\n\n{}\n{{\"resourceSpans\":[]}}\n",
+            body(&[(INSTANCE_A, &[timer, empty_check])]),
+            body(&[("", &[])])
+        );
+        let (events, summary) = read(&text);
+        assert!(events.is_empty());
+        assert_eq!((summary.lines, summary.ignored), (4, 4));
+        assert_eq!(summary.ignored_by_reason[NO_JOB_SPANS], 3);
+        assert_eq!(summary.ignored_by_reason["blank"], 1);
+    }
+
+    #[test]
+    fn hostile_lines_are_rejected_with_their_line_and_what_was_expected() {
+        let span = |start: &str| process(start, r#""1796547206662000000""#, JOB_42, "", "{}");
+        let good = body(&[(INSTANCE_A, &[&span(r#""1796547206458000000""#)])]);
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        let cases: Vec<(String, &str)> = vec![
+            ("not json at all".into(), "not JSON"),
+            ("[1,2]".into(), "not a JSON object"),
+            (r#"{"resourceSpans":{}}"#.into(), "no 'resourceSpans' list"),
+            (r#"{"resourceSpans":[7]}"#.into(), "resourceSpans[0] is not an object"),
+            (r#"{"resourceSpans":[{"resource":"x"}]}"#.into(), "resource is not an object"),
+            (
+                r#"{"resourceSpans":[{"scopeSpans":[{"spans":"x"}]}]}"#.into(),
+                "'spans' of resourceSpans[0] is not a list",
+            ),
+            (
+                r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"process q","attributes":{}}]}]}]}"#.into(),
+                "'attributes' is not a list",
+            ),
+            (r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":7}]}]}]}"#.into(), "'name' is not a string"),
+            (body(&[(INSTANCE_A, &[&span("true")])]), "'startTimeUnixNano' is a boolean"),
+            (body(&[(INSTANCE_A, &[&span(r#""99999999999999999999999""#)])]), "past the year 2262"),
+            (body(&[(INSTANCE_A, &[&span(r#""18446744073709551615""#)])]), "past the year 2262"),
+            (body(&[(INSTANCE_A, &[&span("1e30")])]), "past the year 2262"),
+            (body(&[(INSTANCE_A, &[&span(r#""-5""#)])]), "'startTimeUnixNano' is a string that is not all digits"),
+            (body(&[(INSTANCE_A, &[&span(r#""0""#)])]), "is 0 (not set)"),
+            (body(&[(INSTANCE_A, &[&process(r#""1""#, r#""2""#, "", "", "{}")])]), "without 'bullmq.job.id'"),
+            (
+                body(&[(
+                    INSTANCE_A,
+                    &[&process(
+                        r#""1""#,
+                        r#""2""#,
+                        &format!(
+                            "{JOB_42},{{\"key\":\"bullmq.job.attempts.made\",\"value\":{{\"intValue\":\"99999999999999999999999\"}}}}"
+                        ),
+                        "",
+                        "{}",
+                    )],
+                )]),
+                "is not a count",
+            ),
+            (
+                body(&[(INSTANCE_A, &[&process(r#""1""#, r#""2""#, JOB_42, r#"{"name":"job completed"}"#, "{}")])]),
+                "no 'timeUnixNano'",
+            ),
+            (body(&[(INSTANCE_A, &[&process(r#""1""#, r#""2""#, JOB_42, "", "[]")])]), "'status' is not an object"),
+            (deep, "not JSON"),
+        ];
+        let text = cases.iter().map(|(line, _)| format!("{line}\n{good}\n")).collect::<Vec<_>>().concat();
+        let (events, summary) = read(&text);
+        assert_eq!(summary.rejected, cases.len() as u64);
+        assert_eq!(summary.used, cases.len() as u64, "the good lines between are read");
+        assert_eq!(events.len(), cases.len());
+        for (number, (_, expected)) in cases.iter().enumerate().take(crate::model::input::MAX_LISTED_REJECTIONS) {
+            let rejection = &summary.rejections[number];
+            assert_eq!(rejection.line, 2 * number as u64 + 1);
+            assert!(
+                rejection.reason.contains(expected),
+                "line {}: {} lacks {expected}",
+                rejection.line,
+                rejection.reason
+            );
+        }
+        assert!(
+            summary.rejections[8].reason.contains("spans[0] (process pr-review)"),
+            "{}",
+            summary.rejections[8].reason
+        );
+    }
+
+    #[test]
+    fn a_line_past_the_cap_is_rejected_without_being_held() {
+        let good = body(&[(INSTANCE_A, &[&process(r#""1""#, r#""2""#, JOB_42, "", "{}")])]);
+        let huge = format!("{{\"resourceSpans\":[{{\"x\":\"{}\"}}]}}", "a".repeat(100_000));
+        let (events, summary) = read_with(&format!("{huge}\n{good}\n"), 4096).unwrap();
+        assert_eq!((summary.lines, summary.rejected, summary.used, events.len()), (2, 1, 1, 1));
+        assert_eq!(summary.rejections[0].line, 1);
+    }
+
+    #[test]
+    fn a_pretty_printed_body_is_an_error_that_says_how_to_write_it() {
+        let error = read_with("{\n  \"resourceSpans\": []\n}\n", 1 << 20).unwrap_err().to_string();
+        assert!(error.starts_with("traces.jsonl:1: an OTLP JSON object spread over several lines"), "{error}");
+        assert!(error.contains("jq -c ."), "{error}");
+    }
+
+    #[test]
+    fn the_format_is_told_by_its_first_line() {
+        assert!(OtlpJson.sniff(r#"{"resourceSpans":[]}"#));
+        assert!(!OtlpJson.sniff(r#"{"id":"1791333180000-0","fields":{}}"#));
     }
 }
