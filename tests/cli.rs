@@ -30,6 +30,7 @@ mod read_window;
 mod resolution;
 mod retry;
 mod shell;
+mod traces;
 mod worker_settings;
 mod writes;
 
