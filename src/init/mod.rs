@@ -649,7 +649,7 @@ pub fn run(folder: &Path, force: bool, choices: &Choices) -> Result<String> {
         let is_not = "not a folder: init looks at the files of a folder of exports";
         return Err(Error::usage(crate::config::wrong_path::file_as_folder(folder, is_not).unwrap_or_else(|| {
             format!(
-                "{}: {is_not}; to read one file, give it with its flag: `leasetrace analyze --log FILE` (or --ledger, --events, --jobs, --params)",
+                "{}: {is_not}; to read one file, give it with its flag: `leasetrace analyze --log FILE` (or --ledger, --events, --jobs, --trace, --params)",
                 folder.display()
             )
         })));
