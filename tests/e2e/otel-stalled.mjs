@@ -2,7 +2,7 @@
 // bullmq-otel over the OpenTelemetry JS SDK, exporting OTLP/HTTP JSON to a receiver in this process
 // that writes each request body as one line, as the Collector's file exporter writes its lines.
 //
-//   node otel-stalled.mjs OUT_DIR       (writes OUT_DIR/traces.jsonl, OUT_DIR/truth.json)
+//   node otel-stalled.mjs OUT_DIR       (writes OUT_DIR/traces.jsonl, OUT_DIR/events.jsonl, OUT_DIR/truth.json)
 //
 // Worker A takes the job and its process is frozen (SIGSTOP: a VM paused, a GC storm) past
 // lockDuration; worker B's stalled check records `job stalled`, B reruns the job (a second
@@ -133,6 +133,14 @@ async function harness([outDir]) {
     await sleep(1500);
     for (const child of [a, b]) child.kill('SIGTERM');
     await Promise.all([a.exited, b.exited]);
+    // The queue's events stream beside the trace, as `leasetrace capture` writes it (xrange-json, one entry a line).
+    const entries = await redis.client.xrange(`bull:${QUEUE}:events`, '-', '+');
+    const lines = entries.map(([id, flat]) => {
+      const fields = {};
+      for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
+      return `${JSON.stringify({ id, fields })}\n`;
+    });
+    writeFileSync(join(outDir, 'events.jsonl'), lines.join(''));
     await queue.close();
     await provider.forceFlush();
     await provider.shutdown();

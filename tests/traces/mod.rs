@@ -115,12 +115,48 @@ fn every_line_of_a_trace_is_used_ignored_or_rejected() {
 fn a_trace_is_read_from_standard_input_and_a_broken_line_is_rejected_with_its_number() {
     let path = format!("{}/{CASE}/traces.jsonl", env!("CARGO_MANIFEST_DIR"));
     let mut text = std::fs::read(path).unwrap();
+    let lines = std::str::from_utf8(&text).unwrap().lines().count() as u64;
     text.extend_from_slice(b"{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"name\":\"process pr-review\",\"startTimeUnixNano\":\"1\"}]}]}]}\n");
     let run = leasetrace(&["timeline", "--trace", "-", "--format", "json"]).stdin(&text).run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     let input = &run.json()["inputs"][0];
     assert_eq!(input["rejected"], 1);
-    assert_eq!(input["rejections"][0]["line"], 14);
+    assert_eq!(input["rejections"][0]["line"], lines + 1);
     let reason = input["rejections"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("process pr-review") && reason.contains("bullmq.job.id"), "{reason}");
+}
+
+/// The events stream of the same run beside the trace: each activation is one, the stream's (on
+/// Redis's clock, to the millisecond), within a few milliseconds of its span's start; the rerun is
+/// found once, its stall now in the stream too.
+#[test]
+fn a_trace_and_the_stream_of_the_same_run_give_one_rerun() {
+    let spans = spans();
+    let run = leasetrace(&[
+        "analyze",
+        "--trace",
+        &format!("{CASE}/traces.jsonl"),
+        "--events",
+        &format!("{CASE}/events.jsonl"),
+        "--queue",
+        "pr-review",
+        "--params",
+        &format!("{CASE}/bullmq.json"),
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    let reruns: Vec<&Value> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "stalled-rerun").collect();
+    assert_eq!(reruns.len(), 1, "one rerun, not one per channel");
+    let metrics = &reruns[0]["metrics"];
+    assert_eq!(metrics["stalled_in_stream"], true);
+    let nanos = |at: &Value| chrono::DateTime::parse_from_rfc3339(at.as_str().unwrap()).unwrap().timestamp_nanos_opt();
+    for (key, span) in [("activated_at", &spans.attempts[0]), ("rerun_at", &spans.attempts[1])] {
+        let span_start: i64 = span.1.as_str().unwrap().parse().unwrap();
+        let apart_ms = (nanos(&metrics[key]).unwrap() - span_start).abs() / 1_000_000;
+        assert!(apart_ms <= 5, "{key} {} is {apart_ms} ms from its span's start", metrics[key]);
+    }
 }
