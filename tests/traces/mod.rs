@@ -160,3 +160,27 @@ fn a_trace_and_the_stream_of_the_same_run_give_one_rerun() {
         assert!(apart_ms <= 5, "{key} {} is {apart_ms} ms from its span's start", metrics[key]);
     }
 }
+
+/// `init` knows a trace by its content, whatever its name, and drafts a manifest that reads it;
+/// given where a case is expected, the trace is named with the flag that reads it.
+#[test]
+fn init_drafts_a_trace_source_and_a_trace_given_as_the_case_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    std::fs::copy(format!("{root}/{CASE}/traces.jsonl"), dir.path().join("otel-export.json")).unwrap();
+    std::fs::copy(format!("{root}/{CASE}/bullmq.json"), dir.path().join("bullmq.json")).unwrap();
+    let folder = dir.path().to_str().unwrap();
+    let run = leasetrace(&["init", folder]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let manifest = std::fs::read_to_string(dir.path().join("leasetrace.toml")).unwrap();
+    assert!(manifest.contains("[[sources]]\nkind = \"trace\"\npath = \"otel-export.json\"\n"), "{manifest}");
+    let run = leasetrace(&["analyze", folder, "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.json()["findings"].as_array().unwrap().iter().any(|f| f["kind"] == "stalled-rerun"));
+
+    let trace = format!("{CASE}/traces.jsonl");
+    let run = leasetrace(&["analyze", &trace]).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("this looks like OpenTelemetry traces (OTLP JSON), not a case"), "{}", run.stderr);
+    assert!(run.stderr.contains(&format!("`leasetrace analyze --trace {trace}`")), "{}", run.stderr);
+}

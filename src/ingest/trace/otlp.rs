@@ -48,8 +48,13 @@ impl EventFormat for OtlpJson {
         &["json", "jsonl", "ndjson"]
     }
 
+    /// An object with a `resourceSpans` key: the name followed by a colon, not a value that
+    /// mentions it (a log message about traces).
     fn sniff(&self, first_line: &str) -> bool {
-        first_line.starts_with('{') && first_line.contains("\"resourceSpans\"")
+        first_line.starts_with('{')
+            && first_line.match_indices("\"resourceSpans\"").any(|(at, key)| {
+                !first_line[..at].ends_with('\\') && first_line[at + key.len()..].trim_start().starts_with(':')
+            })
     }
 
     fn read(
@@ -655,6 +660,9 @@ mod tests {
     #[test]
     fn the_format_is_told_by_its_first_line() {
         assert!(OtlpJson.sniff(r#"{"resourceSpans":[]}"#));
+        assert!(OtlpJson.sniff(r#"{ "resourceSpans" : [] }"#));
         assert!(!OtlpJson.sniff(r#"{"id":"1791333180000-0","fields":{}}"#));
+        assert!(!OtlpJson.sniff(r#"{"level":30,"msg":"resourceSpans"}"#));
+        assert!(!OtlpJson.sniff(r#"{"level":30,"msg":"body {\"resourceSpans\":[]}"}"#));
     }
 }
