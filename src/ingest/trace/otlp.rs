@@ -76,8 +76,9 @@ impl EventFormat for OtlpJson {
             }
             let value: Value = match serde_json::from_str(text) {
                 Ok(value) => value,
-                // A pretty-printed body: every line after this one would be rejected in turn.
-                Err(error) if first && error.is_eof() => {
+                // A pretty-printed body (`{` alone on its first line): every line after this one
+                // would be rejected in turn. A compact line cut short is only rejected.
+                Err(error) if first && error.is_eof() && text.trim_end().ends_with(['{', '[']) => {
                     return Err(Error::input(
                         &spec.path,
                         Some(line),
@@ -138,8 +139,13 @@ fn line_events(value: &Value, origin: Origin, rules: &RuleSet) -> std::result::R
     Ok(events)
 }
 
-fn span_name(span: &Map<String, Value>) -> &str {
-    span.get("name").and_then(Value::as_str).unwrap_or("no name")
+/// The span's name for a message: its first 80 characters (a hostile name may be a megabyte).
+fn span_name(span: &Map<String, Value>) -> String {
+    let name = span.get("name").and_then(Value::as_str).unwrap_or("no name");
+    match name.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &name[..cut]),
+        None => name.to_string(),
+    }
 }
 
 /// What a BullMQ span says of its job, pushed as events; nothing for any other span.
@@ -308,7 +314,9 @@ fn time(fields: &Map<String, Value>, key: &str) -> std::result::Result<Moment, S
         }
     };
     let nanos = nanos.and_then(|nanos| i64::try_from(nanos).ok()).ok_or_else(|| {
-        format!("'{key}' is past the year 2262 that a timeline holds (nanoseconds since 1970 in 64 bits)")
+        format!(
+            "'{key}' is not a whole number of nanoseconds from 1970 to the year 2262 that a timeline holds (64 bits)"
+        )
     })?;
     // 0 is the protobuf default: the exporter did not say.
     if nanos == 0 {
@@ -591,9 +599,11 @@ mod tests {
             ),
             (r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":7}]}]}]}"#.into(), "'name' is not a string"),
             (body(&[(INSTANCE_A, &[&span("true")])]), "'startTimeUnixNano' is a boolean"),
-            (body(&[(INSTANCE_A, &[&span(r#""99999999999999999999999""#)])]), "past the year 2262"),
-            (body(&[(INSTANCE_A, &[&span(r#""18446744073709551615""#)])]), "past the year 2262"),
-            (body(&[(INSTANCE_A, &[&span("1e30")])]), "past the year 2262"),
+            (body(&[(INSTANCE_A, &[&span(r#""99999999999999999999999""#)])]), "to the year 2262"),
+            (body(&[(INSTANCE_A, &[&span(r#""18446744073709551615""#)])]), "to the year 2262"),
+            (body(&[(INSTANCE_A, &[&span("1e30")])]), "to the year 2262"),
+            (body(&[(INSTANCE_A, &[&span("-5")])]), "not a whole number of nanoseconds"),
+            (body(&[(INSTANCE_A, &[&span("1796547206458000000.5")])]), "not a whole number of nanoseconds"),
             (body(&[(INSTANCE_A, &[&span(r#""-5""#)])]), "'startTimeUnixNano' is a string that is not all digits"),
             (body(&[(INSTANCE_A, &[&span(r#""0""#)])]), "is 0 (not set)"),
             (body(&[(INSTANCE_A, &[&process(r#""1""#, r#""2""#, "", "", "{}")])]), "without 'bullmq.job.id'"),
@@ -655,6 +665,17 @@ mod tests {
         let error = read_with("{\n  \"resourceSpans\": []\n}\n", 1 << 20).unwrap_err().to_string();
         assert!(error.starts_with("traces.jsonl:1: an OTLP JSON object spread over several lines"), "{error}");
         assert!(error.contains("jq -c ."), "{error}");
+        // A compact line cut short (a file still being written) is one rejected line.
+        let (_, summary) = read("{\"resourceSpans\":[{\"scopeSpans\":[{\"spa");
+        assert_eq!((summary.lines, summary.rejected), (1, 1));
+    }
+
+    #[test]
+    fn a_huge_span_name_is_cut_in_the_rejection() {
+        let name = "process ".to_string() + &"q".repeat(100_000);
+        let line = format!(r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"name":"{name}"}}]}}]}}]}}"#);
+        let (_, summary) = read(&line);
+        assert!(summary.rejections[0].reason.len() < 400, "{}", summary.rejections[0].reason.len());
     }
 
     #[test]
