@@ -31,6 +31,7 @@ use super::*;
 mod capture;
 mod envelopes;
 mod fleet;
+mod otel;
 
 /// The scenarios share the machine's two cores and depend on timing: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());

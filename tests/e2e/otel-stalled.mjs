@@ -2,7 +2,7 @@
 // bullmq-otel over the OpenTelemetry JS SDK, exporting OTLP/HTTP JSON to a receiver in this process
 // that writes each request body as one line, as the Collector's file exporter writes its lines.
 //
-//   node otel-stalled.mjs OUT_DIR       (writes OUT_DIR/traces.jsonl, OUT_DIR/events.jsonl, OUT_DIR/truth.json)
+//   node otel-stalled.mjs OUT_DIR       (writes OUT_DIR/traces.jsonl, events.jsonl, bullmq.json, truth.json)
 //
 // Worker A takes the job and its process is frozen (SIGSTOP: a VM paused, a GC storm) past
 // lockDuration; worker B's stalled check records `job stalled`, B reruns the job (a second
@@ -145,6 +145,9 @@ async function harness([outDir]) {
     await provider.forceFlush();
     await provider.shutdown();
     writeFileSync(join(outDir, 'truth.json'), `${JSON.stringify(truth, null, 2)}\n`);
+    // The options the workers were given, as a lock parameters file.
+    const options = { lockDuration: LOCK_MS, stalledInterval: STALLED_INTERVAL_MS, maxStalledCount: 1, version: '6.7.0' };
+    writeFileSync(join(outDir, 'bullmq.json'), `${JSON.stringify(options, null, 2)}\n`);
   } finally {
     server.close();
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
