@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seeds="$root/fuzz/seeds"
 fixtures="$root/fixtures"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{ledger,server_log,bullmq_records,bullmq_params,time,rules,lock_plan,case,capture_reply,init}
+mkdir -p "$seeds"/{ledger,server_log,bullmq_records,bullmq_params,traces,time,rules,lock_plan,case,capture_reply,init}
 
 # seed TARGET NAME HEADER-BYTES(printf format) SETTINGS FILE
 seed() {
@@ -59,6 +59,7 @@ while IFS= read -r file; do
     events*.txt) seed bullmq_records "$name" '\x01\x01\x00' 'q sweep' "$file" ;;
     jobs*.json | jobs*.jsonl) seed bullmq_records "$name" '\x81\x01\x00' '' "$file" ;;
     jobs*.txt) seed bullmq_records "$name" '\x82\x01\x00' '' "$file" ;;
+    traces*.jsonl) seed traces "$name" '\x00\x00\x00' '' "$file" ;;
     bullmq*.json | worker-options*.json | nestjs-config.json) seed bullmq_params "$name" '\x00\x00\x00' '' "$file" ;;
     *.yaml | *.yml) seed bullmq_params "$name" '\x01\x00\x00' '' "$file" ;;
   esac

@@ -196,6 +196,10 @@ pub struct CaseArgs {
     #[arg(long, value_name = "PATH")]
     pub jobs: Vec<PathBuf>,
 
+    /// OpenTelemetry traces of BullMQ workers (bullmq-otel) as OTLP JSON: the Collector's file exporter lines or a saved POST /v1/traces body ('-' for stdin). Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub trace: Vec<PathBuf>,
+
     /// Queue name for --events (the stream bull:<queue>:events does not say it); for --jobs, where a key's job id begins.
     #[arg(long, value_name = "NAME")]
     pub queue: Option<String>,

@@ -156,19 +156,27 @@ fn ambiguous(name: &str, kind: SourceKind, place: &str) -> Result<Ambiguous> {
 
 impl Config {
     pub fn build(args: &CaseArgs) -> Result<Config> {
-        let no_flag_sources =
-            args.ledger.is_empty() && args.log.is_empty() && args.events.is_empty() && args.jobs.is_empty();
+        let no_flag_sources = args.ledger.is_empty()
+            && args.log.is_empty()
+            && args.events.is_empty()
+            && args.jobs.is_empty()
+            && args.trace.is_empty();
         // Run inside a case folder with no CASE and no sources by flag, the case is the folder's
         // manifest (`cd case && leasetrace analyze`), as `leasetrace analyze .` would read it;
         // its paths stay relative (`server.log`, not `./server.log`). Sources given by flag mean
         // the user said what to read: the folder's manifest is not mixed in.
         // A folder or a missing path given to a file flag is said before anything is read.
-        let flag_paths: Vec<(&str, &PathBuf)> =
-            [("--ledger", &args.ledger), ("--log", &args.log), ("--events", &args.events), ("--jobs", &args.jobs)]
-                .into_iter()
-                .flat_map(|(flag, paths)| paths.iter().map(move |path| (flag, path)))
-                .chain(args.params.iter().map(|path| ("--params", path)))
-                .collect();
+        let flag_paths: Vec<(&str, &PathBuf)> = [
+            ("--ledger", &args.ledger),
+            ("--log", &args.log),
+            ("--events", &args.events),
+            ("--jobs", &args.jobs),
+            ("--trace", &args.trace),
+        ]
+        .into_iter()
+        .flat_map(|(flag, paths)| paths.iter().map(move |path| (flag, path)))
+        .chain(args.params.iter().map(|path| ("--params", path)))
+        .collect();
         wrong_path::check_flag_paths(&flag_paths).map_err(Error::usage)?;
         let from_cwd = args.case.is_none() && no_flag_sources && Path::new(MANIFEST).is_file();
         let case = args.case.clone().or_else(|| from_cwd.then(|| PathBuf::from(MANIFEST)));
@@ -268,7 +276,7 @@ impl Config {
             let place = format!("{manifest_name}: source {} ({})", index + 1, source.path);
             let kind = SourceKind::from_name(&source.kind).ok_or_else(|| {
                 Error::usage(format!(
-                    "{place}: unknown kind '{}': expected ledger, log, bullmq-events, bullmq-jobs or bullmq-params",
+                    "{place}: unknown kind '{}': expected ledger, log, bullmq-events, bullmq-jobs, bullmq-params or trace",
                     source.kind
                 ))
             })?;
@@ -377,6 +385,11 @@ impl Config {
                 spec.queue.clone_from(&args.queue);
                 sources.push(spec);
             }
+        }
+
+        // Span times are UTC nanoseconds: no zone either.
+        for path in &args.trace {
+            sources.push(SourceSpec::new(SourceKind::Trace, path.clone(), None, String::new()));
         }
 
         let stdin_users =

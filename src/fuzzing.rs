@@ -28,6 +28,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("server_log", server_log),
     ("bullmq_records", bullmq_records),
     ("bullmq_params", bullmq_params),
+    ("traces", traces),
     ("time", time),
     ("rules", rules),
     ("lock_plan", lock_plan),
@@ -299,6 +300,11 @@ pub fn bullmq_records(data: &[u8]) {
     let kind =
         if data.first().is_some_and(|b| b & 0x80 != 0) { SourceKind::BullmqJobs } else { SourceKind::BullmqEvents };
     source_target(kind, data);
+}
+
+/// OpenTelemetry traces (OTLP JSON, one object a line).
+pub fn traces(data: &[u8]) {
+    source_target(SourceKind::Trace, data);
 }
 
 /// A per-process folder for the targets that read files by path: one input at a time per

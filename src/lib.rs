@@ -14,7 +14,7 @@
 //! - **`ingest/`**: sources → events, one folder per source family, each with its `FORMATS`:
 //!   `ledger/` (CSV, JSON Lines), `log/` (text, pino, winston, NestJS, the rules that classify a
 //!   message, logged worker settings), `bullmq/` (events stream, job hashes, worker options),
-//!   `envelope/` (the platforms' wrappers: kubectl, CRI, journald, Loki, CloudWatch, ...), and
+//!   `trace/` (OpenTelemetry spans of BullMQ workers, as OTLP JSON), `envelope/` (the platforms' wrappers: kubectl, CRI, journald, Loki, CloudWatch, ...), and
 //!   `io/`, the mechanics every reader shares (lines, gzip, read-ahead, spooling, reading back).
 //! - **`model/`**: the shared vocabulary: events and their origins, the timeline, rounds and
 //!   attempts, lock parameters, findings, chains, the inputs' summaries and the report.

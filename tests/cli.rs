@@ -30,6 +30,7 @@ mod read_window;
 mod resolution;
 mod retry;
 mod shell;
+mod traces;
 mod worker_settings;
 mod writes;
 
@@ -1978,8 +1979,13 @@ fn every_input_format_is_documented() {
         inputs.push_str(&std::fs::read_to_string(page).unwrap());
     }
     let json = std::fs::read_to_string(format!("{}/docs/json.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    for (kind, file) in [("ledger", "x.csv"), ("log", "x.log"), ("bullmq-events", "x.json"), ("bullmq-jobs", "x.json")]
-    {
+    for (kind, file) in [
+        ("ledger", "x.csv"),
+        ("log", "x.log"),
+        ("bullmq-events", "x.json"),
+        ("bullmq-jobs", "x.json"),
+        ("trace", "x.jsonl"),
+    ] {
         let manifest = format!("[[sources]]\nkind = \"{kind}\"\npath = \"{file}\"\nformat = \"nope\"\n");
         let dir = case_with(&[(file, b"{}\n")], &manifest);
         let run = leasetrace(&["timeline", dir.path().to_str().unwrap()]).run();

@@ -65,7 +65,7 @@ pub fn file_as_folder(case: &Path, is_not: &str) -> Option<String> {
             ))
         }
         None if !compressed.is_empty() => Some(format!(
-            "{}: a gzip-compressed file, {is_not}. A compressed source is read where a file is, with the flag of its kind: `leasetrace analyze --log {shown}` (or --ledger, --events, --jobs); {draft}",
+            "{}: a gzip-compressed file, {is_not}. A compressed source is read where a file is, with the flag of its kind: `leasetrace analyze --log {shown}` (or --ledger, --events, --jobs, --trace); {draft}",
             case.display()
         )),
         None => None,
@@ -76,7 +76,7 @@ pub fn file_as_folder(case: &Path, is_not: &str) -> Option<String> {
 /// as a manifest nor looks like a source (`file_as_case` is `None`), unless it is named `.toml`.
 pub fn not_a_manifest_hint(case: &Path) -> Option<&'static str> {
     (!case.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"))).then_some(
-        "CASE is a case folder holding leasetrace.toml, or that manifest; if this file is a source, give it with its flag instead: `leasetrace analyze --log FILE` (or --ledger, --events, --jobs, --params; leasetrace docs inputs)",
+        "CASE is a case folder holding leasetrace.toml, or that manifest; if this file is a source, give it with its flag instead: `leasetrace analyze --log FILE` (or --ledger, --events, --jobs, --trace, --params; leasetrace docs inputs)",
     )
 }
 
@@ -102,7 +102,7 @@ pub fn folder_as_source(folder: &Path, flag: &str) -> String {
 /// and the names there close to the one given. `what` is what was expected there.
 pub fn missing(path: &Path, what: &str) -> String {
     if path.as_os_str() == "-" {
-        return "'-' (standard input) is read as a source, not as a case: give it with the flag of its kind, e.g. `leasetrace analyze --log -` (or --ledger -, --events -, --jobs -, --params -)".to_string();
+        return "'-' (standard input) is read as a source, not as a case: give it with the flag of its kind, e.g. `leasetrace analyze --log -` (or --ledger -, --events -, --jobs -, --trace -, --params -)".to_string();
     }
     let mut message = format!("{}: no such file or folder; expected {what}", path.display());
     // The deepest ancestor that exists, and the first part of the path that does not.

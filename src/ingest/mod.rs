@@ -1,7 +1,7 @@
 //! Sources → events.
 //!
 //! Each input format is one file with one `EventFormat`, in the folder of its source family
-//! (`ledger`, `log`, `bullmq`), whose `FORMATS` lists them; `FAMILIES` lists the families (and
+//! (`ledger`, `log`, `bullmq`, `trace`), whose `FORMATS` lists them; `FAMILIES` lists the families (and
 //! `envelope::ENVELOPES` the log envelopes), and format selection reads both (`formats`). A parser turns lines into typed
 //! events with their origin and accounts for every line (used, ignored with a reason, or
 //! rejected with a reason); it never judges what the events mean. Sources are read as streams:
@@ -12,6 +12,7 @@ pub mod envelope;
 pub mod io;
 pub mod ledger;
 pub mod log;
+pub mod trace;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -39,6 +40,8 @@ pub enum SourceKind {
     BullmqEvents,
     /// BullMQ job hashes (`HGETALL bull:<queue>:<id>`).
     BullmqJobs,
+    /// OpenTelemetry traces of BullMQ workers (`bullmq-otel`), as OTLP JSON.
+    Trace,
 }
 
 impl SourceKind {
@@ -49,6 +52,7 @@ impl SourceKind {
             SourceKind::BullmqParams => "bullmq-params",
             SourceKind::BullmqEvents => "bullmq-events",
             SourceKind::BullmqJobs => "bullmq-jobs",
+            SourceKind::Trace => "trace",
         }
     }
 
@@ -60,6 +64,7 @@ impl SourceKind {
             SourceKind::BullmqParams => "--params",
             SourceKind::BullmqEvents => "--events",
             SourceKind::BullmqJobs => "--jobs",
+            SourceKind::Trace => "--trace",
         }
     }
 
@@ -70,6 +75,7 @@ impl SourceKind {
             SourceKind::BullmqParams,
             SourceKind::BullmqEvents,
             SourceKind::BullmqJobs,
+            SourceKind::Trace,
         ]
         .into_iter()
         .find(|kind| kind.name() == name)
@@ -412,7 +418,7 @@ pub(crate) fn shifted(error: Error, before: u64) -> Error {
 /// Every source family's event formats but the log envelopes (`formats` gives all), each
 /// family's list in its own `mod.rs`: adding a format is one file and one line there, adding a
 /// family one line here. Within a kind, a family's order is the order formats are tried in.
-pub static FAMILIES: &[&[&dyn EventFormat]] = &[ledger::FORMATS, log::FORMATS, bullmq::FORMATS];
+pub static FAMILIES: &[&[&dyn EventFormat]] = &[ledger::FORMATS, log::FORMATS, bullmq::FORMATS, trace::FORMATS];
 
 /// Every format but the log envelopes, family by family.
 pub fn plain_formats() -> impl Iterator<Item = &'static dyn EventFormat> + Clone {

@@ -277,7 +277,7 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
             }
             None => {}
         },
-        Found::Log(_) => {}
+        Found::Log(_) | Found::Trace(_) => {}
     }
     rule_lines(&mut lines, &mut undecided, proposal, inspection);
     if !active {
@@ -381,6 +381,7 @@ fn describe(found: &Found) -> String {
         Found::Params(found) => format!("BullMQ lock parameters: {}", found.evidence()),
         Found::Jobs(found) => format!("BullMQ job hashes: {}", found.evidence()),
         Found::Events(found) => format!("BullMQ events stream ({}): {}", found.format, found.evidence()),
+        Found::Trace(found) => format!("OpenTelemetry traces: {}", found.evidence()),
         Found::Log(found) => {
             format!("a server log ({}), {} lines with a timestamp", found.declared(), group(found.lines.len() as u64))
         }
@@ -611,6 +612,7 @@ pub fn report(inspection: &Inspection, target: &Path) -> String {
                 },
                 Found::Jobs(found) => found.evidence(),
                 Found::Events(found) => found.evidence(),
+                Found::Trace(found) => found.evidence(),
                 _ => String::new(),
             },
         };

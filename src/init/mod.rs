@@ -27,6 +27,7 @@ mod rules;
 mod sample;
 mod sniff;
 mod table;
+mod trace;
 mod zone;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -60,6 +61,7 @@ pub enum Found {
     Events(events::Found),
     Log(logs::Found),
     Ledger(Box<sniff::LedgerFound>),
+    Trace(trace::Found),
 }
 
 /// One file of the folder, recognised.
@@ -86,13 +88,14 @@ impl File {
             Found::Events(_) => SourceKind::BullmqEvents,
             Found::Log(_) => SourceKind::Log,
             Found::Ledger(_) => SourceKind::Ledger,
+            Found::Trace(_) => SourceKind::Trace,
         }
     }
 
     /// The format to declare (`None`: the reader chooses, from content and name).
     pub fn format(&self) -> Option<String> {
         match &self.found {
-            Found::Params(_) => None,
+            Found::Params(_) | Found::Trace(_) => None,
             Found::Jobs(found) => found.format.map(str::to_string),
             Found::Events(found) => Some(found.format.to_string()),
             Found::Log(found) => Some(found.declared()),
@@ -200,7 +203,7 @@ pub fn inspect_with(folder: &Path, given: &BTreeMap<String, chrono_tz::Tz>) -> R
     let known = ledger::Known {
         jobs: files
             .iter()
-            .filter(|f| matches!(f.found, Found::Events(_) | Found::Jobs(_)))
+            .filter(|f| matches!(f.found, Found::Events(_) | Found::Jobs(_) | Found::Trace(_)))
             .flat_map(|f| file_moments(f).iter().map(|m| m.id.clone()))
             .collect(),
         queues: files
@@ -283,6 +286,7 @@ fn file_moments(file: &File) -> &[Reference] {
         Found::Events(found) => &found.moments,
         Found::Jobs(found) => &found.moments,
         Found::Ledger(found) => &found.moments,
+        Found::Trace(found) => &found.moments,
         _ => &[],
     }
 }
@@ -634,6 +638,7 @@ pub fn looks_like(path: &Path) -> Option<(SourceKind, String, bool)> {
         Found::Events(found) => (format!("BullMQ's events stream ({})", found.format), false),
         Found::Jobs(_) => ("BullMQ job hashes".to_string(), false),
         Found::Params(_) => ("BullMQ lock parameters (worker options)".to_string(), false),
+        Found::Trace(_) => ("OpenTelemetry traces (OTLP JSON)".to_string(), false),
     };
     Some((file.kind(), what, needs_zone))
 }
@@ -649,7 +654,7 @@ pub fn run(folder: &Path, force: bool, choices: &Choices) -> Result<String> {
         let is_not = "not a folder: init looks at the files of a folder of exports";
         return Err(Error::usage(crate::config::wrong_path::file_as_folder(folder, is_not).unwrap_or_else(|| {
             format!(
-                "{}: {is_not}; to read one file, give it with its flag: `leasetrace analyze --log FILE` (or --ledger, --events, --jobs, --params)",
+                "{}: {is_not}; to read one file, give it with its flag: `leasetrace analyze --log FILE` (or --ledger, --events, --jobs, --trace, --params)",
                 folder.display()
             )
         })));

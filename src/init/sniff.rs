@@ -16,7 +16,7 @@ use crate::time::Stamp;
 
 use super::ledger::{self, Proposal};
 use super::sample::{self, read_sample};
-use super::{File, Found, Reference, What, events, jobs, logs, params};
+use super::{File, Found, Reference, What, events, jobs, logs, params, trace};
 
 /// A ledger recognised, with what its sampled rows give the other proposers.
 #[derive(Debug)]
@@ -58,6 +58,19 @@ pub fn recognise(path: &Path, name: &str) -> Result<File, String> {
         let reader = ingest::choose_format(&spec, "").map_err(|e| e.to_string())?;
         read_sample(&spec, reader, &sample.text).map(|(_, summary)| summary)
     };
+    // First: an OTLP object is JSON that a log or job-hash recogniser could take a field of.
+    if trace::looks_like(&sample) {
+        let mut spec = SourceSpec::new(SourceKind::Trace, PathBuf::from(name), None, String::new());
+        spec.format = Some("otlp-json".to_string());
+        let read = ingest::choose_format(&spec, "")
+            .map_err(|e| e.to_string())
+            .and_then(|reader| read_sample(&spec, reader, &sample.text));
+        let (found, checked) = match read {
+            Ok((events, summary)) => (trace::found(&events, &summary), Ok(summary)),
+            Err(error) => (trace::Found { lines: 0, used: 0, events: 0, moments: Vec::new() }, Err(error)),
+        };
+        return Ok(File { check: Some(checked), ..file(Found::Trace(found)) });
+    }
     if let Some(found) = events::recognise(&sample, json.as_ref()) {
         let checked = check_with(SourceKind::BullmqEvents, found.format);
         return Ok(File { check: Some(checked), ..file(Found::Events(found)) });
@@ -203,6 +216,11 @@ mod tests {
                 SourceKind::BullmqJobs,
             ),
             ("e.csv", "2026-10-07 09:33:00.000 INFO job active id=7\n", SourceKind::Log),
+            (
+                "g.log",
+                "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"name\":\"process q\",\"startTimeUnixNano\":\"1796028384205000000\",\"attributes\":[{\"key\":\"bullmq.job.id\",\"value\":{\"stringValue\":\"7\"}}]}]}]}]}\n",
+                SourceKind::Trace,
+            ),
             (
                 "f.log",
                 "at,run,event\n2026-10-07T00:33:00Z,r1,start\n2026-10-07T00:34:00Z,r1,done\n",

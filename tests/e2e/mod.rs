@@ -19,7 +19,8 @@
 //!
 //! `fleet.rs` runs a whole seeded fleet instead (tests/e2e/fleet.mjs: several pods, two queues,
 //! seeded faults, a few minutes) and scores the binary against the harness's ground truth with
-//! tests/e2e/fleet-score.mjs (docs/fleet.md).
+//! tests/e2e/fleet-score.mjs (docs/fleet.md). `otel.rs` runs BullMQ 6 with `bullmq-otel`
+//! (tests/e2e/otel-stalled.mjs) and reads the OpenTelemetry trace it exported, alone.
 
 use std::ffi::OsStr;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -31,6 +32,7 @@ use super::*;
 mod capture;
 mod envelopes;
 mod fleet;
+mod otel;
 
 /// The scenarios share the machine's two cores and depend on timing: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());

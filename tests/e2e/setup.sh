@@ -4,7 +4,8 @@
 # - PostgreSQL's initdb, postgres and psql (Debian package postgresql, which keeps them in
 #   /usr/lib/postgresql/<major>/bin; found the way postgres.mjs finds them);
 # - the npm packages pinned in package.json (bullmq 5.x, bullmq 6.x as the alias bullmq6, ioredis,
-#   pg, and pino for the fleet's pods) in tests/e2e/node_modules.
+#   pg, pino for the fleet's pods, and bullmq-otel with the OpenTelemetry JS SDK for
+#   otel-stalled.mjs; .npmrc lets bullmq-otel's peer, bullmq >= 6, be the alias) in tests/e2e/node_modules.
 # Both Debian packages start a system service (Redis on 6379, PostgreSQL on 5432); the tests never
 # use them: the harness starts a server of each of its own, on random loopback ports.
 #

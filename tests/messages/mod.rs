@@ -210,7 +210,7 @@ fn a_gzip_file_given_as_the_case_is_looked_into_and_read_with_its_flag() {
 
 #[test]
 fn a_folder_given_to_a_file_flag_says_how_a_folder_is_read() {
-    for flag in ["--log", "--ledger", "--events", "--jobs", "--params"] {
+    for flag in ["--log", "--ledger", "--events", "--jobs", "--trace", "--params"] {
         let message = refused(
             &["analyze", flag, INCIDENT],
             &[
