@@ -191,15 +191,34 @@ pub struct Mark {
     pub crit: bool,
     /// The finding it shows, by index into `report.findings`.
     pub finding: usize,
+    /// Later findings that would draw the very same mark (a round cited by five findings): drawn
+    /// once, numbered with all of them, so a dense lane does not say one thing five times.
+    pub also: Vec<usize>,
     pub code: &'static str,
     /// The metrics it was drawn from (`from`, `to`), or the evidence event it marks.
     pub from: Source,
 }
 
 impl Mark {
-    /// The label with the number of its finding (`[4]`), as the headline and the tables number them.
+    /// The label with the number of its finding (`[4]`, or `[19, 31]` for a mark several findings
+    /// draw), as the headline and the tables number them.
     pub fn caption(&self) -> String {
-        format!("{} [{}]", self.label, self.finding + 1)
+        let numbers: Vec<String> = self.findings().map(|index| (index + 1).to_string()).collect();
+        format!("{} [{}]", self.label, numbers.join(", "))
+    }
+
+    /// Every finding the mark shows, its own first.
+    pub fn findings(&self) -> impl Iterator<Item = usize> + '_ {
+        std::iter::once(self.finding).chain(self.also.iter().copied())
+    }
+
+    /// Whether `other` draws the same thing at the same place (its finding aside).
+    fn same_drawing(&self, other: &Mark) -> bool {
+        self.element == other.element
+            && self.label == other.label
+            && self.start == other.start
+            && self.end == other.end
+            && self.crit == other.crit
     }
 }
 
@@ -318,6 +337,7 @@ pub fn chart(report: &Report) -> Chart {
         }
     }
     for lane in &mut chart.lanes {
+        merge_same_drawings(&mut lane.marks);
         lane.marks.sort_by_key(|m| (m.start, m.end.is_some()));
     }
     // A stable sort: lanes starting together keep the order their findings came in.
@@ -360,6 +380,25 @@ fn headline(report: &Report) -> (String, Vec<(usize, String)>) {
     (title, story)
 }
 
+/// Folds marks that draw the same thing into the first of them (see `Mark::also`). Quadratic in
+/// a lane's marks, which `MAX_EVIDENCE_MARKS` and the rules keep to a few dozen.
+fn merge_same_drawings(marks: &mut Vec<Mark>) {
+    let mut kept: Vec<Mark> = Vec::with_capacity(marks.len());
+    for mark in marks.drain(..) {
+        match kept.iter_mut().find(|k| k.same_drawing(&mark)) {
+            Some(first) => first.also.extend(mark.findings()),
+            None => kept.push(mark),
+        }
+    }
+    for mark in &mut kept {
+        mark.also.sort_unstable();
+        mark.also.dedup();
+        let own = mark.finding;
+        mark.also.retain(|&index| index != own);
+    }
+    *marks = kept;
+}
+
 fn mark_count(chart: &Chart) -> usize {
     chart.lanes.iter().map(|l| l.marks.len()).sum()
 }
@@ -398,6 +437,7 @@ fn apply(chart: &mut Chart, rule: &Rule, index: usize, finding: &Finding, tz: Tz
         end,
         crit: rule.crit,
         finding: index,
+        also: Vec::new(),
         code: finding.code,
         from: Source::Metrics(rule.from, rule.to),
     });
@@ -497,6 +537,7 @@ fn generic(chart: &mut Chart, report: &Report, index: usize, finding: &Finding, 
             end: None,
             crit: finding.severity == Severity::Error,
             finding: index,
+            also: Vec::new(),
             code: finding.code,
             from: Source::Event(id),
         });
@@ -611,6 +652,37 @@ mod tests {
         let (lane, overlap) = marks(&chart, Element::Overlap)[0];
         assert_eq!((lane, overlap.crit), ("round r-c", true));
         assert_eq!(overlap.label, "overlap with r-b 09:54:03.31–09:55:40.20");
+    }
+
+    #[test]
+    fn a_round_several_findings_cite_is_drawn_once_numbered_with_each() {
+        let overlap = |other: &str, start: &str| {
+            let mut f = Finding::new("sweep-overlap", Severity::Warning, at(start));
+            f.metric("run_a", Value::Text("r-b".into()))
+                .metric("run_b", Value::Text(other.into()))
+                .metric("a_started_at", Value::Time(at("2026-10-07T00:53:03.204Z")))
+                .metric("b_started_at", Value::Time(at(start)))
+                .metric("a_ended_at", Value::Time(at("2026-10-07T00:55:40.2Z")))
+                .metric("b_ended_at", Value::Time(at("2026-10-07T00:56:02.5Z")))
+                .metric("overlap_end_at", Value::Time(at("2026-10-07T00:55:40.2Z")));
+            f
+        };
+        let chart = chart(&report(vec![
+            overlap("r-c", "2026-10-07T00:54:03.31Z"),
+            overlap("r-d", "2026-10-07T00:54:10Z"),
+            overlap("r-e", "2026-10-07T00:54:20Z"),
+        ]));
+        let shared = chart.lanes.iter().find(|l| l.title == "round r-b").unwrap();
+        let runs: Vec<&Mark> = shared.marks.iter().filter(|m| m.element == Element::Run).collect();
+        assert_eq!(runs.len(), 1, "one round, one bar: {runs:?}");
+        assert_eq!(runs[0].caption(), "round 09:53:03.204–09:55:40.20 [1, 2, 3]");
+        assert_eq!(runs[0].findings().collect::<Vec<_>>(), [0, 1, 2]);
+        // Marks that differ in anything drawn stay apart: each other round has its own bar.
+        for other in ["round r-c", "round r-d", "round r-e"] {
+            let lane = chart.lanes.iter().find(|l| l.title == other).unwrap();
+            assert_eq!(lane.marks.iter().filter(|m| m.element == Element::Run).count(), 1, "{other}");
+            assert_eq!(lane.marks.iter().filter(|m| m.element == Element::Overlap).count(), 1, "{other}");
+        }
     }
 
     #[test]

@@ -336,7 +336,7 @@ fn write_timeline(chart: &Chart, body: &mut String) {
         #[allow(clippy::cast_precision_loss)]
         let height = 56.0 + count as f64 * LABEL_ROW;
         let findings: Vec<usize> = {
-            let mut f: Vec<usize> = lane.marks.iter().map(|m| m.finding).collect();
+            let mut f: Vec<usize> = lane.marks.iter().flat_map(Mark::findings).collect();
             f.sort_unstable();
             f.dedup();
             f
@@ -375,7 +375,7 @@ fn write_timeline(chart: &Chart, body: &mut String) {
                 "<g class=\"mark {} {}\" data-finding=\"{}\" data-u0=\"{u0:.6}\"",
                 mark.element.name(),
                 if mark.crit { "crit" } else { "" },
-                mark.finding
+                numbers(&mark.findings().collect::<Vec<_>>())
             );
             if let Some(u1) = u1 {
                 let _ = write!(lanes, " data-u1=\"{u1:.6}\"");
@@ -869,7 +869,8 @@ const SCRIPT: &str = r"
       shown[a.dataset.finding] = ok; total += 1; if (ok) { count += 1; }
     });
     Array.prototype.forEach.call(document.querySelectorAll('#chart .mark'), function (m) {
-      m.classList.toggle('hidden', shown[m.dataset.finding] === false);
+      // A mark several findings draw stays while any of them is shown.
+      m.classList.toggle('hidden', m.dataset.finding.split(' ').every(function (f) { return shown[f] === false; }));
     });
     var y = 8;
     Array.prototype.forEach.call(document.querySelectorAll('#chart .lane'), function (lane) {

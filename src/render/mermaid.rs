@@ -220,6 +220,7 @@ mod tests {
             end: end.map(at),
             crit,
             finding: 0,
+            also: Vec::new(),
             code: "stalled-rerun",
             from: Source::Metrics("x", None),
         }

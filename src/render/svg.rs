@@ -648,6 +648,7 @@ mod tests {
             end: None,
             crit: true,
             finding: 0,
+            also: Vec::new(),
             code: "duplicate-selection",
             from: Source::Metrics("selected_a_at", None),
         };

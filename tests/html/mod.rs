@@ -147,3 +147,36 @@ fn the_timeline_view_lists_every_event_with_its_source() {
     assert!(run.stdout.contains("<code>fixtures/incident-2026-10-07/server.log:385</code>"));
     assert!(run.stdout.ends_with("</html>\n"));
 }
+
+#[test]
+fn a_mark_several_findings_draw_is_drawn_once_with_every_number() {
+    // In the fleet case one round is cited by five findings: it was drawn five times, one label
+    // under another, each with its own number.
+    let html = page("fixtures/fleet-bullmq-6.7.0-shared-ledger");
+    let mut merged = 0;
+    for lane in html.split("<g class=\"lane\"").skip(1) {
+        let lane = lane.split("</g>\n</g>").next().unwrap_or(lane);
+        let mut drawn: Vec<String> = Vec::new();
+        for mark in lane.split("<g class=\"mark ").skip(1) {
+            let class = mark.split('"').next().unwrap();
+            let at = mark.split("data-at=\"").nth(1).unwrap().split('"').next().unwrap();
+            let title = mark.split("<title>").nth(1).unwrap().split("</title>").next().unwrap();
+            let findings = mark.split("data-finding=\"").nth(1).unwrap().split('"').next().unwrap();
+            // The label without its numbers and code: what the mark draws.
+            let label = title.rsplit_once(" [").map_or(title, |(label, _)| label);
+            let numbers: Vec<usize> = title
+                .rsplit_once(" [")
+                .and_then(|(_, rest)| rest.split_once(']'))
+                .map(|(numbers, _)| numbers.split(", ").map(|n| n.parse().unwrap()).collect())
+                .unwrap();
+            // Every number in the caption is a finding the mark answers to in the filters.
+            let indices: Vec<usize> = findings.split(' ').map(|i| i.parse::<usize>().unwrap() + 1).collect();
+            assert_eq!(numbers, indices, "{title}");
+            merged += usize::from(numbers.len() > 1);
+            let key = format!("{class}|{at}|{label}");
+            assert!(!drawn.contains(&key), "drawn twice in one lane: {key}");
+            drawn.push(key);
+        }
+    }
+    assert!(merged > 0, "no mark in the fleet case is drawn for more than one finding");
+}
