@@ -484,14 +484,18 @@ pub fn lock_plan(data: &[u8]) {
         // Some small, some anywhere up to the ceiling.
         (raw & 1 == 0).then_some(if raw & 2 == 0 { (raw >> 2) % 600_000 + 1 } else { (raw >> 2) % MAX_PARAM_VALUE + 1 })
     };
-    let versions = [None, Some("1.1.0"), Some("3.9.0"), Some("3.10.0"), Some("5.58.0"), Some("5.81.5")];
+    let versions = [None, Some("1.1.0"), Some("3.9.0"), Some("3.10.0"), Some("5.58.0"), Some("5.81.5"), Some("4.16.5")];
+    let pick = usize::from(data.get(32).copied().unwrap_or(0)) % versions.len();
+    // The last is legacy Bull's: its models, not a BullMQ 4.x.
+    let bull = pick == versions.len() - 1;
     let flags = ParamOverrides {
         lock_duration: param(0),
         lock_renew_time: param(8),
         stalled_interval: param(16),
         max_stalled_count: param(24).map(|n| n % 10),
-        version: versions[usize::from(data.get(32).copied().unwrap_or(0)) % versions.len()].map(str::to_string),
+        version: versions[pick].filter(|_| !bull).map(str::to_string),
         version_at_least: None,
+        bull_version: versions[pick].filter(|_| bull).map(str::to_string),
     };
     let params = crate::model::LockParams::resolve(&ParamOverrides::default(), &flags);
     // Times `lock` accepts: those a timeline holds (1677-2262, `Moment`; `commands::lock::report` refuses
