@@ -29,6 +29,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("bullmq_records", bullmq_records),
     ("bullmq_params", bullmq_params),
     ("traces", traces),
+    ("redis_monitor", redis_monitor),
     ("time", time),
     ("rules", rules),
     ("lock_plan", lock_plan),
@@ -305,6 +306,11 @@ pub fn bullmq_records(data: &[u8]) {
 /// OpenTelemetry traces (OTLP JSON, one object a line).
 pub fn traces(data: &[u8]) {
     source_target(SourceKind::Trace, data);
+}
+
+/// `redis-cli MONITOR` output (legacy Bull's lock scripts, or chosen by content).
+pub fn redis_monitor(data: &[u8]) {
+    source_target(SourceKind::RedisMonitor, data);
 }
 
 /// A per-process folder for the targets that read files by path: one input at a time per

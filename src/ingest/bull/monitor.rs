@@ -443,8 +443,10 @@ impl Call {
         let mut made = Vec::new();
         for (kind, key, detail) in found {
             let Some((queue, id)) = job_of(&key) else {
+                // The call and its script's commands are rejected together, the reason at the call.
                 summary.lines += lines;
                 summary.reject(self.line, format!("key {:?} is no job key (<prefix>:<queue>:<id>)", cut(&key)));
+                summary.rejected += lines - 1;
                 return Ok(());
             };
             let mut event = Event::new(moment, kind, origin);
@@ -512,6 +514,37 @@ mod tests {
             let error = parse(line).unwrap_err();
             assert!(error.contains(says), "{line}: {error}");
         }
+    }
+
+    /// A piece of the fixture's recording: a stalled check, an activation and a refused finish.
+    const PIECE: &str = include_str!("../../../fixtures/bull-4.16.5-stalled/monitor.txt");
+
+    #[test]
+    fn every_cut_and_flipped_byte_of_a_real_recording_keeps_the_source_invariants() {
+        let piece: Vec<u8> = PIECE.lines().skip(126).take(34).collect::<Vec<_>>().join("\n").into_bytes();
+        let framed = |body: &[u8]| [&[0u8, 0, 0, 0][..], body].concat();
+        // Cuts, and every 31st byte flipped to a quote, a backslash, a bracket or a line end.
+        for end in (0..piece.len()).step_by(97) {
+            crate::fuzzing::redis_monitor(&framed(&piece[..end]));
+        }
+        for at in (0..piece.len()).step_by(31) {
+            for byte in [b'"', b'\\', b']', b'\n', b'x', 0xff] {
+                let mut bent = piece.clone();
+                bent[at] = byte;
+                crate::fuzzing::redis_monitor(&framed(&bent));
+            }
+        }
+    }
+
+    #[test]
+    fn a_script_whose_lock_key_is_no_jobs_is_rejected_with_its_commands_counted_once() {
+        // Found by the test above: the call was rejected once and its script's commands not at all.
+        let input = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fuzz/regressions/redis_monitor/activation-of-a-key-that-is-no-job-key-counted-once.txt"
+        ))
+        .unwrap();
+        crate::fuzzing::redis_monitor(&input);
     }
 
     #[test]
