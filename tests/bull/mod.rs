@@ -154,3 +154,27 @@ fn redis_monitor_alone_gives_bulls_reruns_and_stall_limit_at_redis_times() {
     assert_eq!(limit["metrics"]["failed_at"], "2026-12-06T09:39:56.507Z");
     assert_eq!(finding(&report, "stalled-rerun", "pr-303")["metrics"]["rerun_at"], "2026-12-06T09:39:53.743Z");
 }
+
+#[test]
+fn init_recognises_a_monitor_recording_beside_bulls_other_exports_and_the_case_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["listener.log", "jobs.txt", "bull.json", "monitor.txt"] {
+        std::fs::copy(format!("{}/{CASE}/{file}", env!("CARGO_MANIFEST_DIR")), dir.path().join(file)).unwrap();
+    }
+    let path = dir.path().to_str().unwrap();
+    let run = leasetrace(&["init", path]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let manifest = std::fs::read_to_string(dir.path().join("leasetrace.toml")).unwrap();
+    assert!(manifest.contains("kind = \"redis-monitor\"\npath = \"monitor.txt\""), "{manifest}");
+    assert!(
+        manifest.contains("redis-cli MONITOR output, 129 of 393 lines from Bull's lock scripts, 18 events"),
+        "{manifest}"
+    );
+    let run = leasetrace(&["analyze", path, "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    // With MONITOR, the activations are Redis's (line 67 of monitor.txt), the shared token still seen.
+    assert_eq!(finding(&report, "stalled-rerun", "pr-101")["metrics"]["activated_at"], "2026-12-06T09:39:50.163Z");
+    assert_eq!(finding(&report, "stale-completion", "pr-303")["metrics"]["shared_token"], true);
+    assert!(report["inputs"].as_array().unwrap().iter().all(|i| i["rejected"] == 0), "{:#}", report["inputs"]);
+}
