@@ -181,12 +181,14 @@ fn finding(context: &Context, job: JobKey, failures: &[EventId]) -> Finding {
     if stalls_counted == 0 {
         finding.note("no stalled event of this job was seen: the events stream does not reach back that far, or no listener logged the stalls");
     }
-    let logged_text = if logged {
-        "a log line recorded the failure"
-    } else {
-        "no log line recorded it: only BullMQ's own records show this job was lost (a failed listener is missing)"
-    };
     let library = if params.bull_version.is_some() { "Bull" } else { "BullMQ" };
+    let logged_text = if logged {
+        "a log line recorded the failure".to_string()
+    } else {
+        format!(
+            "no log line recorded it: only {library}'s own records show this job was lost (a failed listener is missing)"
+        )
+    };
     finding.summary = if lazy == Some(false) {
         // The check that failed it found one stall more than those recorded as reruns.
         format!(

@@ -178,3 +178,33 @@ fn init_recognises_a_monitor_recording_beside_bulls_other_exports_and_the_case_r
     assert_eq!(finding(&report, "stale-completion", "pr-303")["metrics"]["shared_token"], true);
     assert!(report["inputs"].as_array().unwrap().iter().all(|i| i["rejected"] == 0), "{:#}", report["inputs"]);
 }
+
+#[test]
+fn a_line_that_is_no_monitor_output_is_rejected_with_its_line_and_what_was_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("monitor.txt");
+    std::fs::write(
+        &path,
+        "OK\n1796549993.412538 [0 lua] \"EXISTS\" \"bull:review:stalled-check\"\n1796549993.41 [0 127.0.0.1:1] \"GET\" \"x\"\n1796549993.412538 [0 127.0.0.1:1] \"GET \"x\"\nhello world\n",
+    )
+    .unwrap();
+    let run = leasetrace(&["timeline", "--monitor", path.to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let input = &run.json()["inputs"][0];
+    assert_eq!(
+        (input["lines"].as_u64(), input["ignored"].as_u64(), input["rejected"].as_u64()),
+        (Some(5), Some(2), Some(3))
+    );
+    assert_eq!(input["ignored_by_reason"]["a script's command without its call (the recording began inside it)"], 1);
+    let rejections = input["rejections"].as_array().unwrap();
+    let expected = "expected redis-cli MONITOR's `<epoch seconds>.<micros> [<db> <client>] \"command\" \"arg\" …`";
+    for (rejection, (line, says)) in rejections.iter().zip([
+        (3, "time \"1796549993.41\" is not epoch seconds with 6 decimals"),
+        (4, "word 1 is followed by"),
+        (5, "time \"hello\" has no microseconds"),
+    ]) {
+        assert_eq!(rejection["line"], line);
+        let reason = rejection["reason"].as_str().unwrap();
+        assert!(reason.starts_with(says) && reason.ends_with(expected), "{reason}");
+    }
+}
