@@ -208,3 +208,41 @@ fn a_line_that_is_no_monitor_output_is_rejected_with_its_line_and_what_was_expec
         assert!(reason.starts_with(says) && reason.ends_with(expected), "{reason}");
     }
 }
+
+#[test]
+fn lock_with_a_bull_version_plans_bulls_timer_per_job() {
+    let run = leasetrace(&[
+        "lock",
+        "--bull-version",
+        "4.16.5",
+        "--lock-duration",
+        "2000",
+        "--stalled-interval",
+        "1000",
+        "--activated-at",
+        "2026-12-06T09:39:50.166Z",
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let plan = run.json();
+    assert_eq!(plan["renewal_model"], "per-job-timer (Bull)");
+    // Bull's lock extender: exactly lockRenewTime (lockDuration / 2) after processing began.
+    assert_eq!(plan["first_renewal_earliest_at"], "2026-12-06T09:39:51.166Z");
+    assert_eq!(plan["first_renewal_due_at"], "2026-12-06T09:39:51.166Z");
+    assert!(plan["notes"][0].as_str().unwrap().starts_with("Bull lock extender"), "{plan:#}");
+    // The two libraries exclude each other.
+    let both = leasetrace(&[
+        "lock",
+        "--bull-version",
+        "4.16.5",
+        "--bullmq-version",
+        "5.81.5",
+        "--activated-at",
+        "2026-12-06T09:39:50Z",
+    ])
+    .run();
+    assert_eq!(both.code, 2, "{}", both.stderr);
+    assert!(both.stderr.contains("--bull-version") && both.stderr.contains("--bullmq-version"), "{}", both.stderr);
+}

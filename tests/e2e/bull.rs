@@ -149,10 +149,12 @@ fn e2e_bull4_stalled_rerun_stall_limit_and_shared_token_completion() {
     .run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     let alone = run.json();
+    // Measured 3–6 ms on an idle machine (the listener runs after the script's reply and a
+    // job fetch); 100 ms leaves room for a loaded CI runner without admitting another event.
     let before = |finding: &Value, metric: &str, printed: i64, what: &str| {
         let at = time(&finding["metrics"][metric], metric);
         let lag = (epoch(printed) - at).num_milliseconds();
-        assert!((0..=50).contains(&lag), "MONITOR's {metric} is {lag} ms before {what}\n{finding:#}");
+        assert!((0..=100).contains(&lag), "MONITOR's {metric} is {lag} ms before {what}\n{finding:#}");
     };
     let rerun = finding_where(&alone, "stalled-rerun", "job_id", "pr-101");
     before(rerun, "activated_at", seen(&truth, "worker-a", "active", Some("pr-101")), "worker-a's activation");

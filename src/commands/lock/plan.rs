@@ -97,9 +97,10 @@ pub fn plan(question: &Question) -> Plan {
     let mut plan = Plan {
         activated_at: format_rfc3339(a),
         died_at: question.died_at.map(format_rfc3339),
-        renewal_model: match model {
-            RenewalModel::BatchTimer => "batch-timer (BullMQ >= 3.10)",
-            RenewalModel::PerJobTimer => "per-job-timer (BullMQ 1.1-3.9)",
+        renewal_model: match (model, p.bull_version.is_some()) {
+            (RenewalModel::PerJobTimer, true) => "per-job-timer (Bull)",
+            (RenewalModel::BatchTimer, _) => "batch-timer (BullMQ >= 3.10)",
+            (RenewalModel::PerJobTimer, false) => "per-job-timer (BullMQ 1.1-3.9)",
         },
         first_renewal_earliest_at: format_rfc3339(first_early),
         first_renewal_due_at: format_rfc3339(first_due),
