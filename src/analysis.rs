@@ -51,7 +51,7 @@ pub(crate) fn build(config: &Config, view: View, read_back: bool) -> Result<(Rep
         Some(path) => {
             let selection = ingest::bullmq::params::Selection {
                 at: config.params_at.as_deref(),
-                version_given: config.param_flags.version.is_some(),
+                version_given: config.param_flags.version.is_some() || config.param_flags.bull_version.is_some(),
             };
             let file = ingest::bullmq::params::read_selected(path, selection)?;
             inputs.push(file.summary);

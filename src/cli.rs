@@ -200,6 +200,10 @@ pub struct CaseArgs {
     #[arg(long, value_name = "PATH")]
     pub trace: Vec<PathBuf>,
 
+    /// `redis-cli MONITOR` output recorded during the incident: legacy Bull's lock scripts, with Redis's microsecond times ('-' for stdin). Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub monitor: Vec<PathBuf>,
+
     /// Queue name for --events (the stream bull:<queue>:events does not say it); for --jobs, where a key's job id begins.
     #[arg(long, value_name = "NAME")]
     pub queue: Option<String>,
@@ -253,6 +257,10 @@ pub struct CaseArgs {
     /// BullMQ version in use, e.g. 5.58.0 (selects the lock renewal model).
     #[arg(long, value_name = "VERSION")]
     pub bullmq_version: Option<String>,
+
+    /// Legacy Bull version in use, e.g. 4.16.5: the case ran Bull, not BullMQ (selects Bull's lock models).
+    #[arg(long, value_name = "VERSION", conflicts_with = "bullmq_version")]
+    pub bull_version: Option<String>,
 
     /// Display zone for times (IANA name). Default: the manifest's display_tz, else UTC.
     #[arg(long, value_name = "ZONE")]

@@ -108,6 +108,8 @@ struct ManifestAnalysis {
     max_held_bytes: Option<u64>,
     /// The BullMQ version the case ran with, as `--bullmq-version` gives it (the flag wins).
     bullmq_version: Option<String>,
+    /// Legacy Bull's version, when the case ran Bull, as `--bull-version` gives it (the flag wins).
+    bull_version: Option<String>,
 }
 
 /// `major.minor[.patch]` with an optional `v`: a version, not a range.
@@ -160,7 +162,8 @@ impl Config {
             && args.log.is_empty()
             && args.events.is_empty()
             && args.jobs.is_empty()
-            && args.trace.is_empty();
+            && args.trace.is_empty()
+            && args.monitor.is_empty();
         // Run inside a case folder with no CASE and no sources by flag, the case is the folder's
         // manifest (`cd case && leasetrace analyze`), as `leasetrace analyze .` would read it;
         // its paths stay relative (`server.log`, not `./server.log`). Sources given by flag mean
@@ -391,6 +394,10 @@ impl Config {
         for path in &args.trace {
             sources.push(SourceSpec::new(SourceKind::Trace, path.clone(), None, String::new()));
         }
+        // MONITOR prints epoch seconds: no zone either.
+        for path in &args.monitor {
+            sources.push(SourceSpec::new(SourceKind::RedisMonitor, path.clone(), None, String::new()));
+        }
 
         let stdin_users =
             sources.iter().map(|s| &s.path).chain(params_path.as_ref()).filter(|p| p.as_os_str() == "-").count();
@@ -442,13 +449,32 @@ impl Config {
             }
             other => other.as_ref().map(|v| v.trim().trim_start_matches('v').to_string()),
         };
+        let bull_version = match (&args.bull_version, &manifest.analysis.bull_version) {
+            (Some(text), _) | (None, Some(text)) if !exact_version(text) => {
+                return Err(Error::usage(format!(
+                    "--bull-version / [analysis] bull_version must be the Bull version in use, such as \"4.16.5\" (not a range), found {text:?}"
+                )));
+            }
+            (Some(text), _) | (None, Some(text)) => Some(text.trim().trim_start_matches('v').to_string()),
+            (None, None) => None,
+        };
+        if bull_version.is_some()
+            && manifest.analysis.bullmq_version.is_some()
+            && args.bullmq_version.is_none()
+            && args.bull_version.is_none()
+        {
+            return Err(Error::usage(format!(
+                "{manifest_name}: [analysis] gives both bull_version and bullmq_version: a case ran one library; keep the one its workers ran"
+            )));
+        }
         let param_flags = ParamOverrides {
             lock_duration: args.lock_duration,
             lock_renew_time: args.lock_renew_time,
             stalled_interval: args.stalled_interval,
             max_stalled_count: args.max_stalled_count,
-            version: args.bullmq_version.clone().or(manifest_version),
+            version: if bull_version.is_some() { None } else { args.bullmq_version.clone().or(manifest_version) },
             version_at_least: None,
+            bull_version,
         };
         check_lock_flags(args)?;
         let max_line_bytes = match (args.max_line_bytes, manifest.analysis.max_line_bytes) {

@@ -29,6 +29,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("bullmq_records", bullmq_records),
     ("bullmq_params", bullmq_params),
     ("traces", traces),
+    ("redis_monitor", redis_monitor),
     ("time", time),
     ("rules", rules),
     ("lock_plan", lock_plan),
@@ -307,6 +308,11 @@ pub fn traces(data: &[u8]) {
     source_target(SourceKind::Trace, data);
 }
 
+/// `redis-cli MONITOR` output (legacy Bull's lock scripts, or chosen by content).
+pub fn redis_monitor(data: &[u8]) {
+    source_target(SourceKind::RedisMonitor, data);
+}
+
 /// A per-process folder for the targets that read files by path: one input at a time per
 /// process, as libFuzzer runs them (the stable test replays them in one test for that reason).
 fn scratch(name: &str) -> PathBuf {
@@ -484,14 +490,18 @@ pub fn lock_plan(data: &[u8]) {
         // Some small, some anywhere up to the ceiling.
         (raw & 1 == 0).then_some(if raw & 2 == 0 { (raw >> 2) % 600_000 + 1 } else { (raw >> 2) % MAX_PARAM_VALUE + 1 })
     };
-    let versions = [None, Some("1.1.0"), Some("3.9.0"), Some("3.10.0"), Some("5.58.0"), Some("5.81.5")];
+    let versions = [None, Some("1.1.0"), Some("3.9.0"), Some("3.10.0"), Some("5.58.0"), Some("5.81.5"), Some("4.16.5")];
+    let pick = usize::from(data.get(32).copied().unwrap_or(0)) % versions.len();
+    // The last is legacy Bull's: its models, not a BullMQ 4.x.
+    let bull = pick == versions.len() - 1;
     let flags = ParamOverrides {
         lock_duration: param(0),
         lock_renew_time: param(8),
         stalled_interval: param(16),
         max_stalled_count: param(24).map(|n| n % 10),
-        version: versions[usize::from(data.get(32).copied().unwrap_or(0)) % versions.len()].map(str::to_string),
+        version: versions[pick].filter(|_| !bull).map(str::to_string),
         version_at_least: None,
+        bull_version: versions[pick].filter(|_| bull).map(str::to_string),
     };
     let params = crate::model::LockParams::resolve(&ParamOverrides::default(), &flags);
     // Times `lock` accepts: those a timeline holds (1677-2262, `Moment`; `commands::lock::report` refuses

@@ -12,6 +12,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 mod browser;
+mod bull;
 mod chains;
 mod ci_formats;
 mod e2e;
@@ -1985,6 +1986,7 @@ fn every_input_format_is_documented() {
         ("bullmq-events", "x.json"),
         ("bullmq-jobs", "x.json"),
         ("trace", "x.jsonl"),
+        ("redis-monitor", "x.txt"),
     ] {
         let manifest = format!("[[sources]]\nkind = \"{kind}\"\npath = \"{file}\"\nformat = \"nope\"\n");
         let dir = case_with(&[(file, b"{}\n")], &manifest);

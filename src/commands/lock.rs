@@ -66,7 +66,7 @@ pub fn report(
             Some(path) => {
                 let selection = ingest::bullmq::params::Selection {
                     at: args.params_at.as_deref(),
-                    version_given: args.bullmq_version.is_some(),
+                    version_given: args.bullmq_version.is_some() || args.bull_version.is_some(),
                 };
                 ingest::bullmq::params::read_selected(path, selection)?
             }
@@ -84,6 +84,7 @@ pub fn report(
             max_stalled_count: args.max_stalled_count,
             version: args.bullmq_version.clone(),
             version_at_least: None,
+            bull_version: args.bull_version.clone(),
         };
         let tz = args
             .tz

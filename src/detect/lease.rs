@@ -410,17 +410,52 @@ fn bullmq_finding(context: &Context, kind: &WriteKind, job: JobKey, refusals: &[
     finding.metric("stale_because", Value::Text("lock lost".to_string()));
     finding.metric("rejected_count", Value::Count(refusals.len() as u64));
     finding.evidence.extend(refusals);
-    finding.note("BullMQ keeps no generations or lease times in its exports: its lock (bull:<queue>:<id>:lock, a token with a time to live) was gone or held by another worker's token when the call arrived");
+    let bull = context.params_of(job).bull_version.is_some();
+    let library = if bull { "Bull" } else { "BullMQ" };
+    finding.note(format!("{library} keeps no generations or lease times in its exports: its lock (bull:<queue>:<id>:lock, a token with a time to live) was gone or held by another token when the call arrived"));
     if kind.event == EventKind::LeaseCompleted {
         finding.note("the processor had run to its end: whatever it did outside Redis (posted a review, sent a notification) is not undone by the refusal");
     }
     let who = if first.worker.is_some() { " from worker {owner}" } else { "" };
     let call = if command.is_some() { "{command}" } else { "a call" };
+    let shared = if bull && kind.event == EventKind::LeaseCompleted { shared_token(context, job, first) } else { None };
+    if let Some((activations, completed)) = shared {
+        // Bull's token is the Queue instance's (lib/queue.js `this.token`), not the attempt's.
+        finding.severity = Severity::Warning;
+        finding.metric("shared_token", Value::Flag(true));
+        finding.metric("accepted_completion_at", Value::Time(timeline.get(completed).at()));
+        finding.evidence.extend(activations.iter().copied().chain([completed]));
+        finding.evidence.sort_unstable();
+        finding.evidence.dedup();
+        finding.note("Bull's lock token belongs to the Queue instance, not to the attempt: a worker that runs a job again under the same Queue can finish the first attempt late and pass the lock check, after which the rerun's own finish is the one refused. Which attempt finished first is not in the evidence: if it was the first, its stale result was accepted (the rerun's result never was)");
+        finding.summary = format!(
+            "Bull refused {call} for job {{job_id}} at {{written_at}}{who}, after that worker ran the job twice under one lock token and a completion of it was accepted at {{accepted_completion_at}}: one of the two attempts finished without owning the job, and Bull's token check cannot tell them apart."
+        );
+        return finding;
+    }
     finding.summary = format!(
-        "BullMQ refused {call} for job {{job_id}} at {{written_at}}{who}: the worker no longer held the job's lock, so its {} was discarded (the fence held; {{rejected_count}} refused).",
+        "{library} refused {call} for job {{job_id}} at {{written_at}}{who}: the worker no longer held the job's lock, so its {} was discarded (the fence held; {{rejected_count}} refused).",
         kind.noun
     );
     finding
+}
+
+/// Bull's shared-token case (`crate::model::bull`): the refusing worker activated the job twice
+/// and a completion by that worker came after its second activation and before the refusal. The
+/// activations and the completion, when so.
+fn shared_token(context: &Context, job: JobKey, refusal: &Event) -> Option<(Vec<EventId>, EventId)> {
+    let timeline = context.timeline;
+    let worker = refusal.worker?;
+    let mine = |id: &EventId, kind: EventKind| {
+        let event = timeline.get(*id);
+        event.kind == kind && event.worker == Some(worker) && event.moment() <= refusal.moment()
+    };
+    let events = context.events_of_job(job);
+    let activations: Vec<EventId> = events.iter().copied().filter(|id| mine(id, EventKind::JobActive)).collect();
+    let second = timeline.get(*activations.get(1)?).moment();
+    let completed =
+        events.iter().copied().find(|id| mine(id, EventKind::JobCompleted) && timeline.get(*id).moment() >= second)?;
+    Some((activations, completed))
 }
 
 /// What a stale write follows from: the early takeover or the rerun of the same job that made it

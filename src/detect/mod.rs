@@ -300,6 +300,14 @@ pub fn find(code: &str) -> Option<&'static dyn Detector> {
 /// The BullMQ behaviour models the analysis applied, for the report: they follow the version in
 /// the lock parameters, and say so when it was not given.
 pub fn models_applied(params: &LockParams) -> Vec<String> {
+    if let Some(bull) = &params.bull_version {
+        let named = crate::model::bull::named(bull);
+        return vec![
+            format!("{named}: lock renewal model: {}", crate::model::bull::renewal_model()),
+            format!("{named}: stall-limit model: {}", crate::model::bull::stall_limit_model()),
+            format!("{named}: {}", crate::model::bull::stall_check_model()),
+        ];
+    }
     let version = params.version.as_deref();
     let named = match (version, params.version_at_least.as_deref()) {
         (Some(v), _) => format!("BullMQ {v}"),

@@ -27,6 +27,9 @@ const REPEATABLE_EXEMPT_SINCE: (u32, u32, u32) = (5, 58, 8);
 /// How the BullMQ version in use fails a job over the stall limit; `None` when no version (or
 /// no range's lower bound) decides it and the newer model is assumed.
 pub fn failure_model(params: &LockParams) -> (String, Option<bool>) {
+    if params.bull_version.is_some() {
+        return (crate::model::bull::stall_limit_model().to_string(), Some(false));
+    }
     let floor = params.version.is_none().then_some(params.version_at_least.as_deref()).flatten();
     let from_range = |text: &str| match floor {
         Some(floor) => format!("{text} (a dependency range says at least {floor})"),
@@ -178,14 +181,24 @@ fn finding(context: &Context, job: JobKey, failures: &[EventId]) -> Finding {
     if stalls_counted == 0 {
         finding.note("no stalled event of this job was seen: the events stream does not reach back that far, or no listener logged the stalls");
     }
+    let library = if params.bull_version.is_some() { "Bull" } else { "BullMQ" };
     let logged_text = if logged {
-        "a log line recorded the failure"
+        "a log line recorded the failure".to_string()
     } else {
-        "no log line recorded it: only BullMQ's own records show this job was lost (a failed listener is missing)"
+        format!(
+            "no log line recorded it: only {library}'s own records show this job was lost (a failed listener is missing)"
+        )
     };
-    finding.summary = format!(
-        "BullMQ failed job {{job_id}} at {{failed_at}} with \"{STALLED_LIMIT_REASON}\" after {{stalls_seen}} recorded stall(s) (maxStalledCount {{max_stalled_count}}): the processor did not run that attempt; {logged_text}."
-    );
+    finding.summary = if lazy == Some(false) {
+        // The check that failed it found one stall more than those recorded as reruns.
+        format!(
+            "{library}'s stalled check failed job {{job_id}} at {{failed_at}} with \"{STALLED_LIMIT_REASON}\" after {{stalls_seen}} recorded stall(s) (maxStalledCount {{max_stalled_count}}): its last run lost its lock too and was not run again; {logged_text}."
+        )
+    } else {
+        format!(
+            "{library} failed job {{job_id}} at {{failed_at}} with \"{STALLED_LIMIT_REASON}\" after {{stalls_seen}} recorded stall(s) (maxStalledCount {{max_stalled_count}}): the processor did not run that attempt; {logged_text}."
+        )
+    };
     finding
 }
 
@@ -270,6 +283,28 @@ mod tests {
         let findings = detect(events, None);
         assert_eq!(findings[0].get("logged"), Some(&Value::Flag(true)));
         assert!(findings[0].notes.iter().any(|n| n.contains("version not given")));
+    }
+
+    #[test]
+    fn bulls_stalled_check_fails_the_job_itself_and_the_last_run_ran() {
+        // bull 4.16.5, as the e2e saw it: two runs, each lost its lock; the second stall failed it
+        // inside the check, with no activation after.
+        let events = vec![
+            event(Channel::Log, 1, "2026-12-06T09:23:34.254Z", EventKind::JobActive, None),
+            event(Channel::Log, 4, "2026-12-06T09:23:36.847Z", EventKind::JobActive, None),
+            event(Channel::Log, 7, "2026-12-06T09:23:36.856Z", EventKind::JobStalled, None),
+            event(Channel::JobHash, 40, "2026-12-06T09:23:39.716Z", EventKind::JobFailed, Some(STALLED_LIMIT_REASON)),
+        ];
+        let timeline = Timeline::new(events);
+        let params = LockParams { bull_version: Some("4.16.5".into()), ..LockParams::default() };
+        let settings = Settings::default();
+        let findings = StalledLimitExceeded.detect(&Context::new(&timeline, &params, &settings));
+        assert_eq!(findings.len(), 1);
+        let f = &findings[0];
+        assert!(f.summary.starts_with("Bull's stalled check failed job"), "{}", f.summary);
+        assert!(!f.summary.contains("the processor did not run"), "{}", f.summary);
+        assert!(f.notes.iter().any(|n| n.contains("moveStalledJobsToWait")), "{:?}", f.notes);
+        assert_eq!(f.get("activation_to_failure_s"), Some(&Value::Seconds(2.869)));
     }
 
     #[test]

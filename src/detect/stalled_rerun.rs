@@ -30,6 +30,15 @@ pub enum RenewalModel {
 }
 
 impl RenewalModel {
+    /// The model of the library and version in force: legacy Bull renews each job on a timer of
+    /// its own, as BullMQ did before 3.10 (`crate::model::bull`).
+    pub fn for_params(params: &LockParams) -> RenewalModel {
+        match crate::model::bull::Library::of(params) {
+            crate::model::bull::Library::Bull => RenewalModel::PerJobTimer,
+            crate::model::bull::Library::Bullmq => RenewalModel::for_version(params.version.as_deref()),
+        }
+    }
+
     pub fn for_version(version: Option<&str>) -> RenewalModel {
         let parsed = version.and_then(|v| {
             let mut parts = v.trim_start_matches('v').split('.').map(|p| p.parse::<u32>().ok());
@@ -169,7 +178,7 @@ fn rerun(
         .collect();
     let attributed = context.restart_of(activation, &restarts);
     let restart = attributed.map(|(id, _)| id);
-    let model = RenewalModel::for_version(params.version.as_deref());
+    let model = RenewalModel::for_params(params);
     let (renew_earliest_ms, renew_due_ms) = model.first_renewal_window(params);
     let lock_ms = to_i64(params.lock_duration);
     let (delay_ms, delay_reason) = detection_delay_ms(params);
@@ -281,7 +290,7 @@ fn rerun(
             finding.derive("first_renewal_due_at", format!("activated_at + lockRenewTime ({})", seconds(renew_due_ms)));
         }
     }
-    finding.note(model.describe());
+    finding.note(if params.bull_version.is_some() { crate::model::bull::renewal_model() } else { model.describe() });
 
     // The lock's expiry is exact only when the evidence proves no renewal happened: the process
     // was gone before the earliest possible first renewal.
@@ -439,7 +448,7 @@ fn rerun(
             && event.moment() >= rerun_first
             && next_first.is_none_or(|next| event.moment() < next)
     });
-    let failed_at_once = next_outcome.is_some_and(|id| {
+    let over_limit = next_outcome.is_some_and(|id| {
         let event = timeline.get(id);
         event.kind == EventKind::JobFailed
             && event
@@ -447,10 +456,18 @@ fn rerun(
                 .as_deref()
                 .is_some_and(|d| d.to_ascii_lowercase().contains(super::stalled_limit_exceeded::STALLED_LIMIT_REASON))
     });
+    // Where the stalled check itself fails a job over the limit (Bull, BullMQ ≤ 5.53.1), such a
+    // failure after the rerun began means the rerun stalled in its turn: its processor ran.
+    let check_fails = super::stalled_limit_exceeded::failure_model(params).1 == Some(false);
+    let failed_at_once = over_limit && !check_fails;
     finding.metric("processor_reran", Value::Flag(!failed_at_once));
-    if let (true, Some(id)) = (failed_at_once, next_outcome) {
+    if let (true, Some(id)) = (over_limit, next_outcome) {
         finding.evidence.push(id);
-        finding.note("BullMQ failed the job for exceeding maxStalledCount as soon as it was taken again: the processor did not run (see stalled-limit-exceeded)");
+        finding.note(if failed_at_once {
+            "BullMQ failed the job for exceeding maxStalledCount as soon as it was taken again: the processor did not run (see stalled-limit-exceeded)"
+        } else {
+            "the rerun lost its lock in its turn: a later stalled check failed the job for exceeding maxStalledCount (see stalled-limit-exceeded)"
+        });
     }
 
     let cause = lost_lock_cause(context, job, (first, second), expiry_earliest, restart);
@@ -1015,5 +1032,9 @@ mod tests {
         assert_eq!(RenewalModel::PerJobTimer.first_renewal_window(&p), (589_000, 589_000));
         assert_eq!(RenewalModel::for_version(Some("5.58.0")), RenewalModel::BatchTimer);
         assert_eq!(RenewalModel::for_version(None), RenewalModel::BatchTimer);
+        // Bull 4.16.5 is no BullMQ 4.x: its lock extender is a timer per job.
+        let bull = LockParams { bull_version: Some("4.16.5".into()), ..LockParams::default() };
+        assert_eq!(RenewalModel::for_params(&bull), RenewalModel::PerJobTimer);
+        assert_eq!(RenewalModel::for_version(Some("4.16.5")), RenewalModel::BatchTimer);
     }
 }

@@ -125,7 +125,7 @@ fn lease_job(context: &Context, job: JobKey) -> Option<Running> {
 /// When a queue job's lock ran out, given the activation and a restart after it.
 fn lock_expiry(context: &Context, activated_at: DateTime<Utc>, restart: &Event) -> (DateTime<Utc>, &'static str) {
     let params = context.params;
-    let (earliest_renewal_ms, _) = RenewalModel::for_version(params.version.as_deref()).first_renewal_window(params);
+    let (earliest_renewal_ms, _) = RenewalModel::for_params(params).first_renewal_window(params);
     let lock_ms = i64::try_from(params.lock_duration).unwrap_or(i64::MAX);
     if restart.at() <= plus_millis(activated_at, earliest_renewal_ms) {
         (plus_millis(activated_at, lock_ms), "activated_at + lockDuration (the restart came before the first renewal)")

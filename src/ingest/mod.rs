@@ -1,12 +1,13 @@
 //! Sources → events.
 //!
 //! Each input format is one file with one `EventFormat`, in the folder of its source family
-//! (`ledger`, `log`, `bullmq`, `trace`), whose `FORMATS` lists them; `FAMILIES` lists the families (and
+//! (`ledger`, `log`, `bullmq`, `trace`, `bull`), whose `FORMATS` lists them; `FAMILIES` lists the families (and
 //! `envelope::ENVELOPES` the log envelopes), and format selection reads both (`formats`). A parser turns lines into typed
 //! events with their origin and accounts for every line (used, ignored with a reason, or
 //! rejected with a reason); it never judges what the events mean. Sources are read as streams:
 //! memory follows the events kept, not the bytes read.
 
+pub mod bull;
 pub mod bullmq;
 pub mod envelope;
 pub mod io;
@@ -42,6 +43,8 @@ pub enum SourceKind {
     BullmqJobs,
     /// OpenTelemetry traces of BullMQ workers (`bullmq-otel`), as OTLP JSON.
     Trace,
+    /// `redis-cli MONITOR` output: legacy Bull's lock scripts as Redis ran them.
+    RedisMonitor,
 }
 
 impl SourceKind {
@@ -53,6 +56,7 @@ impl SourceKind {
             SourceKind::BullmqEvents => "bullmq-events",
             SourceKind::BullmqJobs => "bullmq-jobs",
             SourceKind::Trace => "trace",
+            SourceKind::RedisMonitor => "redis-monitor",
         }
     }
 
@@ -65,6 +69,7 @@ impl SourceKind {
             SourceKind::BullmqEvents => "--events",
             SourceKind::BullmqJobs => "--jobs",
             SourceKind::Trace => "--trace",
+            SourceKind::RedisMonitor => "--monitor",
         }
     }
 
@@ -76,6 +81,7 @@ impl SourceKind {
             SourceKind::BullmqEvents,
             SourceKind::BullmqJobs,
             SourceKind::Trace,
+            SourceKind::RedisMonitor,
         ]
         .into_iter()
         .find(|kind| kind.name() == name)
@@ -418,7 +424,8 @@ pub(crate) fn shifted(error: Error, before: u64) -> Error {
 /// Every source family's event formats but the log envelopes (`formats` gives all), each
 /// family's list in its own `mod.rs`: adding a format is one file and one line there, adding a
 /// family one line here. Within a kind, a family's order is the order formats are tried in.
-pub static FAMILIES: &[&[&dyn EventFormat]] = &[ledger::FORMATS, log::FORMATS, bullmq::FORMATS, trace::FORMATS];
+pub static FAMILIES: &[&[&dyn EventFormat]] =
+    &[ledger::FORMATS, log::FORMATS, bullmq::FORMATS, trace::FORMATS, bull::FORMATS];
 
 /// Every format but the log envelopes, family by family.
 pub fn plain_formats() -> impl Iterator<Item = &'static dyn EventFormat> + Clone {

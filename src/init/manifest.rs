@@ -277,7 +277,7 @@ fn source(proposal: &Proposal, inspection: &Inspection) -> (String, Vec<String>)
             }
             None => {}
         },
-        Found::Log(_) | Found::Trace(_) => {}
+        Found::Log(_) | Found::Trace(_) | Found::Monitor(_) => {}
     }
     rule_lines(&mut lines, &mut undecided, proposal, inspection);
     if !active {
@@ -382,6 +382,7 @@ fn describe(found: &Found) -> String {
         Found::Jobs(found) => format!("BullMQ job hashes: {}", found.evidence()),
         Found::Events(found) => format!("BullMQ events stream ({}): {}", found.format, found.evidence()),
         Found::Trace(found) => format!("OpenTelemetry traces: {}", found.evidence()),
+        Found::Monitor(found) => super::monitor::evidence(found),
         Found::Log(found) => {
             format!("a server log ({}), {} lines with a timestamp", found.declared(), group(found.lines.len() as u64))
         }
@@ -613,6 +614,7 @@ pub fn report(inspection: &Inspection, target: &Path) -> String {
                 Found::Jobs(found) => found.evidence(),
                 Found::Events(found) => found.evidence(),
                 Found::Trace(found) => found.evidence(),
+                Found::Monitor(found) => super::monitor::evidence(found),
                 _ => String::new(),
             },
         };

@@ -21,6 +21,7 @@ mod ledger;
 mod lifecycle;
 mod logs;
 mod manifest;
+mod monitor;
 mod params;
 mod redis_text;
 mod rules;
@@ -62,6 +63,8 @@ pub enum Found {
     Log(logs::Found),
     Ledger(Box<sniff::LedgerFound>),
     Trace(trace::Found),
+    /// `redis-cli MONITOR` output, read as the trace is: its job moments by the reader's events.
+    Monitor(trace::Found),
 }
 
 /// One file of the folder, recognised.
@@ -89,13 +92,14 @@ impl File {
             Found::Log(_) => SourceKind::Log,
             Found::Ledger(_) => SourceKind::Ledger,
             Found::Trace(_) => SourceKind::Trace,
+            Found::Monitor(_) => SourceKind::RedisMonitor,
         }
     }
 
     /// The format to declare (`None`: the reader chooses, from content and name).
     pub fn format(&self) -> Option<String> {
         match &self.found {
-            Found::Params(_) | Found::Trace(_) => None,
+            Found::Params(_) | Found::Trace(_) | Found::Monitor(_) => None,
             Found::Jobs(found) => found.format.map(str::to_string),
             Found::Events(found) => Some(found.format.to_string()),
             Found::Log(found) => Some(found.declared()),
@@ -203,7 +207,7 @@ pub fn inspect_with(folder: &Path, given: &BTreeMap<String, chrono_tz::Tz>) -> R
     let known = ledger::Known {
         jobs: files
             .iter()
-            .filter(|f| matches!(f.found, Found::Events(_) | Found::Jobs(_) | Found::Trace(_)))
+            .filter(|f| matches!(f.found, Found::Events(_) | Found::Jobs(_) | Found::Trace(_) | Found::Monitor(_)))
             .flat_map(|f| file_moments(f).iter().map(|m| m.id.clone()))
             .collect(),
         queues: files
@@ -286,7 +290,7 @@ fn file_moments(file: &File) -> &[Reference] {
         Found::Events(found) => &found.moments,
         Found::Jobs(found) => &found.moments,
         Found::Ledger(found) => &found.moments,
-        Found::Trace(found) => &found.moments,
+        Found::Trace(found) | Found::Monitor(found) => &found.moments,
         _ => &[],
     }
 }
@@ -639,6 +643,7 @@ pub fn looks_like(path: &Path) -> Option<(SourceKind, String, bool)> {
         Found::Jobs(_) => ("BullMQ job hashes".to_string(), false),
         Found::Params(_) => ("BullMQ lock parameters (worker options)".to_string(), false),
         Found::Trace(_) => ("OpenTelemetry traces (OTLP JSON)".to_string(), false),
+        Found::Monitor(_) => ("redis-cli MONITOR output (legacy Bull)".to_string(), false),
     };
     Some((file.kind(), what, needs_zone))
 }

@@ -16,7 +16,7 @@ use crate::time::Stamp;
 
 use super::ledger::{self, Proposal};
 use super::sample::{self, read_sample};
-use super::{File, Found, Reference, What, events, jobs, logs, params, trace};
+use super::{File, Found, Reference, What, events, jobs, logs, monitor, params, trace};
 
 /// A ledger recognised, with what its sampled rows give the other proposers.
 #[derive(Debug)]
@@ -70,6 +70,19 @@ pub fn recognise(path: &Path, name: &str) -> Result<File, String> {
             Err(error) => (trace::Found { lines: 0, used: 0, events: 0, moments: Vec::new() }, Err(error)),
         };
         return Ok(File { check: Some(checked), ..file(Found::Trace(found)) });
+    }
+    // Before logs: a MONITOR line starts with a time too (epoch seconds).
+    if monitor::looks_like(&sample) {
+        let mut spec = SourceSpec::new(SourceKind::RedisMonitor, PathBuf::from(name), None, String::new());
+        spec.format = Some("redis-monitor".to_string());
+        let read = ingest::choose_format(&spec, "")
+            .map_err(|e| e.to_string())
+            .and_then(|reader| read_sample(&spec, reader, &sample.text));
+        let (found, checked) = match read {
+            Ok((events, summary)) => (trace::found(&events, &summary), Ok(summary)),
+            Err(error) => (trace::Found { lines: 0, used: 0, events: 0, moments: Vec::new() }, Err(error)),
+        };
+        return Ok(File { check: Some(checked), ..file(Found::Monitor(found)) });
     }
     if let Some(found) = events::recognise(&sample, json.as_ref()) {
         let checked = check_with(SourceKind::BullmqEvents, found.format);
@@ -220,6 +233,11 @@ mod tests {
                 "g.log",
                 "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"name\":\"process q\",\"startTimeUnixNano\":\"1796028384205000000\",\"attributes\":[{\"key\":\"bullmq.job.id\",\"value\":{\"stringValue\":\"7\"}}]}]}]}]}\n",
                 SourceKind::Trace,
+            ),
+            (
+                "monitor.txt",
+                "OK\n1796549993.412538 [0 lua] \"EXISTS\" \"bull:review:stalled-check\"\n",
+                SourceKind::RedisMonitor,
             ),
             (
                 "f.log",

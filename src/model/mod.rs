@@ -1,6 +1,7 @@
 //! The shared vocabulary: events on a timeline, the rounds and job attempts they add up to, the
 //! lock parameters in effect, and the findings and report built from them.
 
+pub mod bull;
 pub mod chain;
 pub mod event;
 pub mod filter;

@@ -288,6 +288,10 @@ pub struct LockParams {
     /// this: it decides a model only where every later version behaves alike (`version_from`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version_at_least: Option<String>,
+    /// Legacy Bull's version, when the case ran Bull rather than BullMQ (`bull::Library`); then
+    /// `version` is none. Not in the JSON report: `params.version` names BullMQ's.
+    #[serde(skip)]
+    pub bull_version: Option<String>,
     #[serde(skip)]
     pub origins: ParamOrigins,
     /// Every value given for each parameter (flag, file, each distinct logged value), by
@@ -335,6 +339,7 @@ impl Default for LockParams {
             max_stalled_count: DEFAULT_MAX_STALLED_COUNT,
             version: None,
             version_at_least: None,
+            bull_version: None,
             origins: ParamOrigins {
                 lock_duration: ParamOrigin::Default,
                 lock_renew_time: ParamOrigin::HalfOfLockDuration,
@@ -358,6 +363,8 @@ pub struct ParamOverrides {
     pub version: Option<String>,
     /// The lower bound of a dependency range, when no exact version was found (see `LockParams`).
     pub version_at_least: Option<String>,
+    /// Legacy Bull's version (`--bull-version`, a `bull` dependency): the case ran Bull.
+    pub bull_version: Option<String>,
 }
 
 impl ParamOverrides {
@@ -431,9 +438,17 @@ impl LockParams {
         params.lock_renew_time = lock_renew_time;
         params.stalled_interval = stalled_interval;
         params.max_stalled_count = max_stalled_count;
-        params.version = declared.flags.version.clone().or_else(|| declared.file.version.clone());
+        // The strongest source names the library: a flag over the file, and within one the
+        // reader lets only one library through.
+        let library_source = if declared.flags.version.is_some() || declared.flags.bull_version.is_some() {
+            declared.flags
+        } else {
+            declared.file
+        };
+        params.bull_version.clone_from(&library_source.bull_version);
+        params.version = if params.bull_version.is_some() { None } else { library_source.version.clone() };
         // A range's lower bound stands only where no exact version is known.
-        if params.version.is_none() {
+        if params.version.is_none() && params.bull_version.is_none() {
             params.version_at_least.clone_from(&declared.file.version_at_least);
         }
         params.origins = ParamOrigins {
@@ -627,7 +642,13 @@ impl LockParams {
         let origin = self.origins.get(param);
         match (origin, self.in_force(param)) {
             (ParamOrigin::Log, Some(given)) => format!("{} at {}", origin.describe(), given.place),
-            (ParamOrigin::Default, _) => default_label(self.version.as_deref(), false),
+            (ParamOrigin::Default, _) => match &self.bull_version {
+                Some(bull) => format!("{} default", super::bull::named(bull)),
+                None => default_label(self.version.as_deref(), false),
+            },
+            (ParamOrigin::HalfOfLockDuration, _) if self.bull_version.is_some() => {
+                "lockDuration / 2 (Bull default)".into()
+            }
             _ => origin.describe().to_string(),
         }
     }

@@ -37,7 +37,10 @@ pub fn defaults_in_force(params: &LockParams) -> Option<Warning> {
         return None;
     }
     let every = assumed.len() == Param::ALL.len();
-    let label = |plural| crate::model::params::default_label(params.version.as_deref(), plural);
+    let label = |plural| match &params.bull_version {
+        Some(bull) => format!("{} {}", super::bull::named(bull), if plural { "defaults" } else { "default" }),
+        None => crate::model::params::default_label(params.version.as_deref(), plural),
+    };
     let message = if every {
         format!(
             "lock parameters are {} ({}): no parameters file, flag or log line gave them; every lock time below assumes them",

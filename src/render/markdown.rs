@@ -1179,7 +1179,9 @@ fn write_params(report: &Report, page: &mut String) {
             row(page, &[&name, &value, &origin]);
         }
     }
-    if let Some(version) = &params.version {
+    if let Some(bull) = &params.bull_version {
+        let _ = writeln!(page, "\nBull version: {}", code(bull));
+    } else if let Some(version) = &params.version {
         let _ = writeln!(page, "\nBullMQ version: {}", code(version));
     } else if let Some(floor) = &params.version_at_least {
         let _ = writeln!(

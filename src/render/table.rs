@@ -495,7 +495,9 @@ impl Renderer for Table {
             .collect();
         writeln!(out, "{}", style.table(&columns, &rows, 0))?;
         writeln!(out, "{}", style.paragraph("Lock parameters: ", "  ", &report.params.summary_line()))?;
-        if let Some(version) = &report.params.version {
+        if let Some(bull) = &report.params.bull_version {
+            writeln!(out, "{}", style.paragraph("Bull version: ", "  ", bull))?;
+        } else if let Some(version) = &report.params.version {
             writeln!(out, "{}", style.paragraph("BullMQ version: ", "  ", version))?;
         } else if let Some(floor) = &report.params.version_at_least {
             // A dependency range: not the version, only a bound on it (see Assumptions).

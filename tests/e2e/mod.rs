@@ -20,7 +20,8 @@
 //! `fleet.rs` runs a whole seeded fleet instead (tests/e2e/fleet.mjs: several pods, two queues,
 //! seeded faults, a few minutes) and scores the binary against the harness's ground truth with
 //! tests/e2e/fleet-score.mjs (docs/fleet.md). `otel.rs` runs BullMQ 6 with `bullmq-otel`
-//! (tests/e2e/otel-stalled.mjs) and reads the OpenTelemetry trace it exported, alone.
+//! (tests/e2e/otel-stalled.mjs) and reads the OpenTelemetry trace it exported, alone. `bull.rs`
+//! runs legacy Bull 4.16.5 (tests/e2e/bull-stalled.mjs): three incidents read with Bull's models.
 
 use std::ffi::OsStr;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -29,6 +30,7 @@ use chrono::{DateTime, Utc};
 
 use super::*;
 
+mod bull;
 mod capture;
 mod envelopes;
 mod fleet;

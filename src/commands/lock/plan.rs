@@ -80,7 +80,7 @@ fn ms(value: u64) -> i64 {
 pub fn plan(question: &Question) -> Plan {
     let p = &question.params;
     let a = question.activated_at;
-    let model = RenewalModel::for_version(p.version.as_deref());
+    let model = RenewalModel::for_params(p);
     let (early, due) = model.first_renewal_window(p);
     let (lock, renew) = (ms(p.lock_duration), ms(p.lock_renew_time));
     let (delay, delay_reason) = detection_delay_ms(p);
@@ -90,15 +90,17 @@ pub fn plan(question: &Question) -> Plan {
     };
     let first_early = plus_millis(a, early);
     let first_due = plus_millis(a, due);
-    let mut notes = vec![model.describe().to_string(), delay_reason.to_string()];
+    let renewal_words = if p.bull_version.is_some() { crate::model::bull::renewal_model() } else { model.describe() };
+    let mut notes = vec![renewal_words.to_string(), delay_reason.to_string()];
     let mut times =
         vec![("activated_at", a), ("first_renewal_earliest_at", first_early), ("first_renewal_due_at", first_due)];
     let mut plan = Plan {
         activated_at: format_rfc3339(a),
         died_at: question.died_at.map(format_rfc3339),
-        renewal_model: match model {
-            RenewalModel::BatchTimer => "batch-timer (BullMQ >= 3.10)",
-            RenewalModel::PerJobTimer => "per-job-timer (BullMQ 1.1-3.9)",
+        renewal_model: match (model, p.bull_version.is_some()) {
+            (RenewalModel::PerJobTimer, true) => "per-job-timer (Bull)",
+            (RenewalModel::BatchTimer, _) => "batch-timer (BullMQ >= 3.10)",
+            (RenewalModel::PerJobTimer, false) => "per-job-timer (BullMQ 1.1-3.9)",
         },
         first_renewal_earliest_at: format_rfc3339(first_early),
         first_renewal_due_at: format_rfc3339(first_due),

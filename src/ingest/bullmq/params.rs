@@ -41,6 +41,10 @@ const VERSION_KEY: &str = "bullmqversion";
 const DEPENDENCY_MAPS: &[&str] = &["deps", "dependencies", "devdependencies", "optionaldependencies"];
 /// An npm alias of the package: `"bullmq6": "npm:bullmq@6.7.0"`.
 const NPM_ALIAS: &str = "npm:bullmq@";
+/// An npm alias of legacy Bull: `"queue": "npm:bull@4.16.5"`.
+const BULL_ALIAS: &str = "npm:bull@";
+/// Keys that name legacy Bull's version wherever they are, compared as `VERSION_KEY` is.
+const BULL_VERSION_KEY: &str = "bullversion";
 /// Largest file read: a config of worker options is a few KiB.
 pub const MAX_BYTES: u64 = 4 << 20;
 /// Most `<<` merges followed to give one object its values.
@@ -481,7 +485,40 @@ impl Reader<'_> {
             notes.push(note);
         }
         if !selection.version_given {
-            let (version, version_notes) = self.version(scope, selection.at.is_some(), &places)?;
+            let bull = self.bull_version()?;
+            let (mut version, version_notes) = self.version(scope, selection.at.is_some(), &places)?;
+            if let Some(bull) = bull {
+                // A bare `version` that says the same as the `bull` entry is Bull's; any other
+                // BullMQ version beside a Bull one leaves the library in doubt.
+                match version.take() {
+                    Some(other)
+                        if other.range.is_none() && (other.key != "version" || other.version != bull.version) =>
+                    {
+                        return Err(self.error(
+                            Some(other.line),
+                            format!(
+                                "both Bull {} (`{}`, line {}) and BullMQ {} (`{}`, line {}): a case ran one library; give the one its workers ran with --bull-version or --bullmq-version",
+                                bull.version, bull.key, bull.line, other.version, other.key, other.line
+                            ),
+                        ));
+                    }
+                    Some(other) => {
+                        used.insert((other.map, other.index));
+                    }
+                    None => {}
+                }
+                notes.push(format!(
+                    "{}: Bull {}{} (from `{}`, line {}) selects legacy Bull's lock renewal and stall-limit models (not BullMQ's)",
+                    self.path.display(),
+                    bull.version,
+                    bull.range.as_deref().map(|r| format!(" (at least: the range {r})")).unwrap_or_default(),
+                    bull.key,
+                    bull.line
+                ));
+                overrides.bull_version = Some(bull.version);
+                used.insert((bull.map, bull.index));
+                summary.events += 1;
+            }
             if let Some(found) = version {
                 if found.range.is_some() {
                     overrides.version_at_least = Some(found.version);
@@ -798,7 +835,7 @@ impl Reader<'_> {
         }
         if bull3 {
             note.push_str(
-                "; they sit in a `settings` object, Bull 3's queue shape (BullMQ takes them at the top of the worker options): Bull 3 gives these four the same meaning and defaults, but renews each job's lock on a timer of its own every lockRenewTime, as BullMQ did before 3.10 (for a Bull 3 queue, --bullmq-version 3.9 applies that model)",
+                "; they sit in a `settings` object, Bull 3's queue shape (BullMQ takes them at the top of the worker options): Bull 3 gives these four the same meaning and defaults, but renews each job's lock on a timer of its own every lockRenewTime, as BullMQ did before 3.10 (for a Bull queue, --bull-version or a `bull` dependency applies Bull's model)",
             );
         }
         Some(note)
@@ -1035,6 +1072,75 @@ impl Reader<'_> {
                 ));
         }
         Ok((lowest, notes))
+    }
+
+    /// Legacy Bull's version: `bullVersion` (any spelling), `bull: {version: ...}`, `bull:
+    /// "4.16.5"`, or a package manifest's dependency on `bull` (`npm:bull@4.16.5` too). A range
+    /// names the library as surely as a version does; its lower bound stands for the version.
+    /// Two different Bull versions are an error, as two BullMQ ones are.
+    fn bull_version(&self) -> Result<Option<Found>> {
+        let mut found: Vec<Found> = Vec::new();
+        let mut stack = vec![self.doc.root()];
+        while let Some(id) = stack.pop() {
+            match &self.doc.node(id).value {
+                Value::Mapping(entries) => {
+                    let parent = self.key_of(id).map(normalized);
+                    for (index, entry) in entries.iter().enumerate() {
+                        let Some(key) = &entry.key else { continue };
+                        let scalar = self.doc.scalar(entry.value).map(|(t, _)| t.trim());
+                        let in_dependencies = parent.as_deref().is_some_and(|k| DEPENDENCY_MAPS.contains(&k));
+                        let spec = match scalar {
+                            Some(text)
+                                if in_dependencies && (normalized(key) == "bull" || text.starts_with(BULL_ALIAS)) =>
+                            {
+                                Some(package_spec(text.strip_prefix(BULL_ALIAS).unwrap_or(text)))
+                            }
+                            Some(text)
+                                if normalized(key) == BULL_VERSION_KEY
+                                    || normalized(key) == "bull"
+                                    || (key == "version" && parent.as_deref() == Some("bull")) =>
+                            {
+                                // Outside a manifest only an exact version counts: `bull: true`
+                                // or a queue's settings under `bull` say nothing about it.
+                                match package_spec(text) {
+                                    exact @ Spec::Exact(_) => Some(exact),
+                                    _ => None,
+                                }
+                            }
+                            _ => None,
+                        };
+                        let (version, range) = match spec {
+                            Some(Spec::Exact(version)) => (version, None),
+                            Some(Spec::Range(floor)) => (floor, scalar.map(str::to_string)),
+                            _ => continue,
+                        };
+                        let key = match &parent {
+                            Some(_) => format!("{}.{key}", self.key_of(id).unwrap_or_default()),
+                            None => key.clone(),
+                        };
+                        found.push(Found { version, range, map: id, index, line: entry.line, key });
+                    }
+                    stack.extend(entries.iter().rev().map(|e| e.value));
+                }
+                Value::Sequence(items) => stack.extend(items.iter().rev()),
+                Value::Scalar { .. } | Value::Alias(_) => {}
+            }
+        }
+        // An exact version over a range; two exact ones must agree.
+        found.sort_by_key(|f| f.range.is_some());
+        if let (Some(first), Some(other)) = (
+            found.first(),
+            found.iter().find(|f| f.range.is_none() && found[0].range.is_none() && f.version != found[0].version),
+        ) {
+            return Err(self.error(
+                Some(other.line),
+                format!(
+                    "two Bull versions: {} (`{}`, line {}) and {} (`{}`, line {}); give the one this case ran with --bull-version",
+                    first.version, first.key, first.line, other.version, other.key, other.line
+                ),
+            ));
+        }
+        Ok(found.into_iter().next())
     }
 
     /// A version as `major.minor[.patch]`, with an optional `v`: the version in use, not a range.
@@ -1501,6 +1607,39 @@ mod tests {
             read_text(".json", r#"{"peerDependencies": {"bullmq": "5.81.5"}, "worker": {"lockDuration": 1}}"#, None)
                 .unwrap();
         assert_eq!(peer.overrides.version, None);
+    }
+
+    #[test]
+    fn a_bull_dependency_or_key_names_legacy_bull_not_bullmq() {
+        for (text, key) in [
+            (r#"{"dependencies": {"bull": "4.16.5"}, "worker": {"lockDuration": 1}}"#, "dependencies.bull"),
+            (r#"{"deps": {"queue": "npm:bull@4.16.5"}, "worker": {"lockDuration": 1}}"#, "deps.queue"),
+            (r#"{"bull": "4.16.5", "lockDuration": 1}"#, "bull"),
+            (r#"{"bullVersion": "v4.16.5", "lockDuration": 1}"#, "bullVersion"),
+            // A bare `version` that says the same is Bull's, not a BullMQ 4.16.5.
+            (r#"{"dependencies": {"bull": "4.16.5"}, "lockDuration": 1, "version": "4.16.5"}"#, "dependencies.bull"),
+        ] {
+            let read = read_text(".json", text, None).unwrap();
+            assert_eq!(read.overrides.bull_version.as_deref(), Some("4.16.5"), "{text}");
+            assert_eq!(read.overrides.version, None, "{text}");
+            assert!(read.notes.join("\n").contains(&format!("Bull 4.16.5 (from `{key}`")), "{:?}", read.notes);
+        }
+        let yaml = read_text(".yaml", "bull: 4.16.5\nqueue:\n  lockDuration: 1\n", None).unwrap();
+        assert_eq!(yaml.overrides.bull_version.as_deref(), Some("4.16.5"));
+        // A range names the library; its lower bound stands for the version, said as a range.
+        let range = read_text(".json", r#"{"dependencies": {"bull": "^4.16.0"}, "lockDuration": 1}"#, None).unwrap();
+        assert_eq!(range.overrides.bull_version.as_deref(), Some("4.16.0"));
+        assert!(range.notes.join("\n").contains("the range ^4.16.0"), "{:?}", range.notes);
+        // Settings under `bull` and `bull: true` name no version.
+        let settings = read_text(".json", r#"{"bull": {"lockDuration": 1}, "other": {"bull": true}}"#, None).unwrap();
+        assert_eq!(settings.overrides.bull_version, None);
+        // Both libraries named: the error says which lines.
+        let both =
+            error(".json", r#"{"dependencies": {"bull": "4.16.5", "bullmq": "5.81.5"}, "lockDuration": 1}"#, None);
+        assert!(both.contains("both Bull 4.16.5") && both.contains("BullMQ 5.81.5"), "{both}");
+        let two =
+            error(".json", r#"{"dependencies": {"bull": "4.16.5"}, "bullVersion": "3.22.0", "lockDuration": 1}"#, None);
+        assert!(two.contains("two Bull versions"), "{two}");
     }
 
     #[test]

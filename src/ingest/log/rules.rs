@@ -51,6 +51,16 @@ pub fn builtin_rules() -> Vec<BuiltinRule> {
             yields: Yields::Kind(EventKind::LockRefused),
             found_by_job_word: false,
         },
+        // Legacy Bull's wording of the same refusal (bull 4.16.5 lib/scripts.js `finishedErrors`,
+        // code -2): no `.` after the id, and Bull's own command names. `Lock mismatch` is worded
+        // as BullMQ's and found by the rule above.
+        BuiltinRule {
+            name: "bull-lock-refused",
+            pattern: r"(?-u:\b)Missing lock for job (?P<job_id>\S+) (?P<detail>finished|failed|delayed|retry|updateData|updateProgress|addLog)(?:$|[\s.:,;!)\]])",
+            example: "Error: Missing lock for job 1 finished",
+            yields: Yields::Kind(EventKind::LockRefused),
+            found_by_job_word: false,
+        },
         // BullMQ ≥ 5.33: the worker's `error` event when a renewal finds the lock gone.
         BuiltinRule {
             name: "bullmq-renewal-failed",
@@ -708,6 +718,14 @@ mod tests {
         let found = builtin().classify("WARN Lock mismatch for job 42. Cmd moveToFinished from active");
         assert_eq!(found.kind, Some(EventKind::LockRefused));
         assert_eq!(found.job_id.as_deref(), Some("42"));
+        // Legacy Bull's wording: no `.` after the id (bull 4.16.5 `finishedErrors`).
+        let found = builtin().classify("Error: Missing lock for job 1 finished");
+        assert_eq!(found.kind, Some(EventKind::LockRefused));
+        assert_eq!((found.job_id.as_deref(), found.detail.as_deref()), (Some("1"), Some("finished")));
+        let found = builtin().classify("worker error: Missing lock for job gh-7 failed.");
+        assert_eq!((found.kind, found.job_id.as_deref()), (Some(EventKind::LockRefused), Some("gh-7")));
+        // Other words after the id are no Bull command: not a refusal of Bull's.
+        assert_eq!(builtin().classify("Missing lock for job 1 somewhere").kind, None);
         let found = builtin().classify("ERROR [BullWorker] could not renew lock for job 42");
         assert_eq!(found.kind, Some(EventKind::Error));
         assert_eq!(found.job_id.as_deref(), Some("42"));

@@ -16,6 +16,10 @@
 //! only when no other channel saw the job. Field names follow BullMQ v5 (`atm`, `ats`, `stc`,
 //! `defa`, `pb`); the older `attemptsMade` and `stalledCounter`, and the job JSON's
 //! `attemptsStarted`, `processedBy` and `deferredFailure`, are read as well.
+//!
+//! Legacy Bull (3.x/4.x) keeps its jobs under the same keys (`bull:<queue>:<id>`) with the older
+//! names, so its dumps are read here too; what is Bull's alone is `retriedOn` and a
+//! `failedReason` that a late worker's refused finish wrote (`missing_lock_note`).
 
 mod json;
 mod text;
@@ -266,6 +270,9 @@ const QUEUE_KEYS: &[&str] = &[
     "metrics",
 ];
 
+/// Legacy Bull's keys of a queue that BullMQ does not have (bull 4.16.5 lib/queue.js `keys`).
+const BULL_QUEUE_KEYS: &[&str] = &["meta-paused", "priority"];
+
 /// BullMQ's keys beside a job's hash (`<job key>:lock`, ...), written by its Lua scripts.
 const JOB_KEYS: &[&str] = &["lock", "logs", "dependencies", "processed", "failed", "unsuccessful"];
 
@@ -291,6 +298,9 @@ fn other_key(key: &str) -> Option<String> {
         return Some("job scheduler hash (':repeat:<scheduler id>'), not a job".into());
     }
     let last = parts[n - 1];
+    if BULL_QUEUE_KEYS.contains(&last) {
+        return Some(format!("Bull's ':{last}' key, not a job"));
+    }
     (QUEUE_KEYS.contains(&last) || JOB_KEYS.contains(&last)).then(|| format!("BullMQ's ':{last}' key, not a job"))
 }
 
@@ -690,8 +700,19 @@ fn job_events(
         } else {
             EventKind::JobCompleted
         });
-        let detail = if kind == EventKind::JobFailed { reason.map(str::to_string) } else { None };
+        let detail = match (kind, reason) {
+            (_, Some(reason)) if reason.starts_with(crate::model::bull::MISSING_LOCK_PREFIX) => {
+                Some(missing_lock_note(reason, kind))
+            }
+            (EventKind::JobFailed, reason) => reason.map(str::to_string),
+            _ => None,
+        };
         out.push(make(at, kind, detail));
+    }
+    // Legacy Bull: `job.retry()` clears processedOn and finishedOn and writes retriedOn (bull
+    // 4.16.5 lib/job.js `retry`): the job went back to wait then.
+    if let Some(at) = millis("retriedOn")? {
+        out.push(make(at, EventKind::JobWaiting, Some("retried (retriedOn)".into())));
     }
     if let Some(reason) = field(fields, &["defa", "deferredFailure"])
         && let Some(last) = out.last_mut()
@@ -703,6 +724,19 @@ fn job_events(
         ));
     }
     Ok(out)
+}
+
+/// The words for a Bull job hash whose `failedReason` is a refused finish (`Missing lock for job 1
+/// finished`): Bull's failure handler saves the attempt (`saveStacktrace`: `failedReason`,
+/// `stacktrace`, `attemptsMade`) before the lock-checked move, and with no lock check of its own,
+/// so a late worker's refused finish is written into the hash of a job another worker owns, with
+/// no time, over whatever reason was there.
+fn missing_lock_note(reason: &str, kind: EventKind) -> String {
+    let reason: String = reason.chars().take(200).collect();
+    let over = if kind == EventKind::JobFailed { ", over the reason the job failed with" } else { "" };
+    format!(
+        "failedReason \"{reason}\": a late worker's refused finish, saved into the hash by Bull's saveStacktrace (no lock check, no time){over}"
+    )
 }
 
 /// What a job's options (`opts`, the JSON BullMQ keeps in the hash) say of its retries, as the

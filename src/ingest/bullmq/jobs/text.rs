@@ -569,6 +569,50 @@ mod tests {
         assert!(summary.texts.kept(1).unwrap().starts_with("bull:q:2 name review timestamp 1791333180000"));
     }
 
+    /// Legacy Bull 4.16.5's hashes, cut from the e2e's dump (tests/e2e/bull-stalled.mjs): a job
+    /// completed by its rerun whose late first attempt's refused finish Bull saved into the hash, a
+    /// job failed by the stalled check over the limit, and Bull's own keys; the last hash, a job
+    /// retried by `job.retry()` (`retriedOn`), is written by hand: the e2e retries none.
+    const BULL: &str = "bull:digest:id\nWRONGTYPE Operation against a key holding the wrong kind of value\n\nbull:digest:pr-303\nreturnvalue\n{\"reviewed\":\"PR-303\"}\nstacktrace\n[\"Error: Missing lock for job pr-303 finished\\n    at Object.finishedErrors (node_modules/bull/lib/scripts.js:289:16)\"]\ndata\n{\"pr\":\"PR-303\"}\npriority\n0\nstalledCounter\n1\nprocessedOn\n1796549345345\nfailedReason\nMissing lock for job pr-303 finished\nfinishedOn\n1796549346549\nopts\n{\"jobId\":\"pr-303\",\"attempts\":1,\"delay\":0,\"timestamp\":1796549342083}\nname\n__default__\nattemptsMade\n1\ndelay\n0\ntimestamp\n1796549342083\nbull:notify:meta-paused\nWRONGTYPE Operation against a key holding the wrong kind of value\n\nbull:notify:pr-202\nstalledCounter\n2\nname\n__default__\nfinishedOn\n1796549347904\ntimestamp\n1796549342100\nprocessedOn\n1796549345159\nfailedReason\njob stalled more than allowable limit\nbull:review:pr-101\nname\n__default__\ntimestamp\n1796549342100\nretriedOn\n1796549349000\n";
+
+    #[test]
+    fn bulls_hashes_are_read_with_bulls_field_names_and_its_refused_finish_said() {
+        let (events, summary) = read_text(BULL).unwrap();
+        let kinds: Vec<(&str, EventKind)> = events.iter().map(|e| (e.job_id.as_deref().unwrap(), e.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("pr-303", EventKind::JobAdded),
+                ("pr-303", EventKind::JobActive),
+                ("pr-303", EventKind::JobCompleted),
+                ("pr-202", EventKind::JobAdded),
+                ("pr-202", EventKind::JobActive),
+                ("pr-202", EventKind::JobFailed),
+                ("pr-101", EventKind::JobAdded),
+                ("pr-101", EventKind::JobWaiting),
+            ]
+        );
+        assert_eq!(events[1].detail_str(), Some("last activation (processedOn); atm=1 stc=1"));
+        // The completion keeps the refused late finish that saveStacktrace wrote, without a time.
+        let completed = events[2].detail_str().unwrap();
+        assert!(
+            completed
+                .starts_with("failedReason \"Missing lock for job pr-303 finished\": a late worker's refused finish"),
+            "{completed}"
+        );
+        assert_eq!(events[2].at().timestamp_millis(), 1_796_549_346_549);
+        assert_eq!(events[5].detail_str(), Some("job stalled more than allowable limit"));
+        assert_eq!(events[4].detail_str(), Some("last activation (processedOn); stc=2"));
+        assert_eq!(
+            (events[7].at().timestamp_millis(), events[7].detail_str()),
+            (1_796_549_349_000, Some("retried (retriedOn)"))
+        );
+        assert_eq!(summary.ignored_by_reason["Bull's ':meta-paused' key, not a job"], 2);
+        assert_eq!(summary.ignored_by_reason["BullMQ's ':id' key, not a job"], 2);
+        assert_eq!(summary.rejected, 0);
+        assert_eq!(summary.lines, summary.used + summary.ignored);
+    }
+
     /// The same dump in the other forms redis-cli writes.
     fn forms() -> Vec<(&'static str, String)> {
         let numbered = "bull:q:2\n1) \"name\"\n2) \"review\"\n3) \"timestamp\"\n4) \"1791333180000\"\n5) \"processedOn\"\n6) \"1791333180010\"\n7) \"finishedOn\"\n8) \"1791333180020\"\n9) \"returnvalue\"\n10) \"\"\nbull:q:2:lock\n(error) WRONGTYPE Operation against a key holding the wrong kind of value\nbull:q:3\n1) \"name\"\n2) \"review\"\n3) \"timestamp\"\n4) \"1791333181000\"\n5) \"finishedOn\"\n6) \"1791333181020\"\n7) \"failedReason\"\n8) \"review API answered 502\"\nbull:q:meta\n1) \"version\"\n2) \"bullmq:5.81.5\"\nbull:q:99\n(empty array)\n";
