@@ -417,7 +417,13 @@ fn bullmq_finding(context: &Context, kind: &WriteKind, job: JobKey, refusals: &[
         finding.note("the processor had run to its end: whatever it did outside Redis (posted a review, sent a notification) is not undone by the refusal");
     }
     let who = if first.worker.is_some() { " from worker {owner}" } else { "" };
-    let call = if command.is_some() { "{command}" } else { "a call" };
+    // Bull's refusal names the move, not a command (`Missing lock for job 7 failed`): "refused
+    // failed" would read as nonsense.
+    let call = match command.as_deref() {
+        Some("finished" | "failed" | "completed") => "the move to {command}",
+        Some(_) => "{command}",
+        None => "a call",
+    };
     let shared = if bull && kind.event == EventKind::LeaseCompleted { shared_token(context, job, first) } else { None };
     if let Some((activations, completed)) = shared {
         // Bull's token is the Queue instance's (lib/queue.js `this.token`), not the attempt's.

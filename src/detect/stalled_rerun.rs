@@ -483,7 +483,8 @@ fn rerun(
     finding.note(cause.remedy());
 
     attach_rounds(context, job, activated_at, rerun_at, &mut finding);
-    finding.note("activation is the time the job-active record was written; BullMQ set the lock a few milliseconds earlier, when it moved the job to active");
+    let library = if params.bull_version.is_some() { "Bull" } else { "BullMQ" };
+    finding.note(format!("activation is the time the job-active record was written; {library} set the lock a few milliseconds earlier, when it moved the job to active"));
 
     let stall_text = match (logged, in_stream) {
         (true, _) => "a stalled line was logged",
