@@ -25,9 +25,20 @@ use std::io::BufRead;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::ingest::SourceSpec;
 use crate::ingest::io::lines::Lines;
+use crate::ingest::{EventFormat, SourceSpec};
 use crate::model::InputSummary;
+
+/// The store the evidence is from: PostgreSQL when any source is one of the backend's tables
+/// (its stall model is then the one the lock arithmetic uses, `model::QueueBackend`).
+pub fn backend_of(inputs: &[InputSummary]) -> crate::model::params::QueueBackend {
+    let tables = [events::PgEventTable.name(), jobs::PgJobTable.name(), meta::PgMetaTable.name()];
+    if inputs.iter().any(|input| tables.contains(&input.format)) {
+        crate::model::params::QueueBackend::Postgres
+    } else {
+        crate::model::params::QueueBackend::Redis
+    }
+}
 
 /// One table's columns: those read (and required among them), those known and not needed.
 pub struct Table {
