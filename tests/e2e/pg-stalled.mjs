@@ -5,8 +5,11 @@
 //
 // writes OUT_DIR/job.csv, event.csv, meta.csv (psql `\copy (SELECT …) TO … CSV HEADER`),
 // job.jsonl, event.jsonl, meta.jsonl (psql -At, one `row_to_json` a line), events.json (one
-// `json_agg` array), bullmq.json (the workers' options) and truth.json (what the processes printed,
-// epoch ms on this machine's clock, which is also the workers' and the database's).
+// `json_agg` array), workers.log (the workers' `error` events, as an app logs them), bullmq.json
+// (the workers' options), leasetrace.toml (the CSV exports, the log and the options as a case)
+// and truth.json: what the processes printed (`seen`, epoch ms on this
+// machine's clock, which is also the workers' and the database's) and the event rows as the
+// harness read them itself (`recorded`).
 //
 // Two queues share the schema `bullmq` (and its event sequence):
 // - `pr-review`, job `pr-4412`: worker-a takes it and is frozen (SIGSTOP: a VM paused, a GC
@@ -19,7 +22,7 @@
 //   calling the processor (the stall limit).
 
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -30,9 +33,15 @@ const STALLED_INTERVAL_MS = 1000;
 const MAX_STALLED = 1;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function worker([name, queue, url, busyMs]) {
+async function worker([name, queue, url, busyMs, logFile]) {
   const { Worker, createPostgresBackend } = await import('bullmq6');
-  const say = (what) => process.stdout.write(`${JSON.stringify({ ...what, worker: name, queue, at: Date.now() })}\n`);
+  // What the harness sees on stdout; the worker's errors also go to the app's log, a line each in
+  // UTC with the same millisecond, as an app's `worker.on('error')` listener writes them.
+  const say = (what) => {
+    const at = Date.now();
+    process.stdout.write(`${JSON.stringify({ ...what, worker: name, queue, at })}\n`);
+    if (what.error) appendFileSync(logFile, `${new Date(at).toISOString()} ERROR [${name}] pid=${process.pid} worker error: ${what.error}\n`);
+  };
   const w = new Worker(
     queue,
     async (job) => {
@@ -66,9 +75,11 @@ async function harness([outDir]) {
   const pg = await startPostgres(dir, { track, logFile: join(dir, 'postgres.log'), sleep });
   const url = `postgres://postgres@127.0.0.1:${pg.port}/postgres`;
   const truth = { lockDuration: LOCK_MS, stalledInterval: STALLED_INTERVAL_MS, maxStalledCount: MAX_STALLED, postgres: pg.version, seen: [] };
+  const logFile = join(outDir, 'workers.log');
+  writeFileSync(logFile, '');
   const spawnWorker = (name, queue, busyMs) => {
     const child = track(
-      spawn(process.execPath, [new URL(import.meta.url).pathname, '--worker', name, queue, url, String(busyMs)], {
+      spawn(process.execPath, [new URL(import.meta.url).pathname, '--worker', name, queue, url, String(busyMs), logFile], {
         stdio: ['ignore', 'pipe', 'inherit'],
       }),
     );
@@ -150,9 +161,31 @@ async function harness([outDir]) {
       const lines = pg.psql(`SELECT row_to_json(t) FROM bullmq.${table} t ORDER BY ${order}`, { args: ['-At'] });
       writeFileSync(join(outDir, `${table}.jsonl`), lines);
     }
+    // What the database recorded, as the harness reads it itself (epoch ms, the database's clock).
+    const { rows } = await (async () => {
+      const client = new pgClient.Client({ connectionString: url });
+      await client.connect();
+      try {
+        return await client.query('SELECT queue, id::int, event, data, created_at_ms::text AS at FROM bullmq.event ORDER BY id');
+      } finally {
+        await client.end();
+      }
+    })();
+    truth.recorded = rows.map((row) => ({ queue: row.queue, event: row.event, jobId: row.data.jobId ?? null, at: Number(row.at) }));
     writeFileSync(join(outDir, 'events.json'), pg.psql('SELECT json_agg(t ORDER BY id) FROM bullmq.event t', { args: ['-At'] }));
     const options = { lockDuration: LOCK_MS, stalledInterval: STALLED_INTERVAL_MS, maxStalledCount: MAX_STALLED, version: '6.7.0' };
     writeFileSync(join(outDir, 'bullmq.json'), `${JSON.stringify(options, null, 2)}\n`);
+    // The case, as a responder declares it: the CSV exports, the app's log and the options.
+    const manifest = [
+      ['bullmq-events', 'event.csv'],
+      ['bullmq-jobs', 'job.csv'],
+      ['bullmq-jobs', 'meta.csv'],
+      ['log', 'workers.log', 'UTC'],
+      ['bullmq-params', 'bullmq.json'],
+    ]
+      .map(([kind, path, tz]) => `[[sources]]\nkind = "${kind}"\npath = "${path}"\n${tz ? `tz = "${tz}"\n` : ''}`)
+      .join('\n');
+    writeFileSync(join(outDir, 'leasetrace.toml'), manifest);
     writeFileSync(join(outDir, 'truth.json'), `${JSON.stringify(truth, null, 2)}\n`);
     await pg.stop();
   } finally {
