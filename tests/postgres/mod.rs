@@ -147,3 +147,35 @@ fn the_queue_column_separates_the_queues_of_a_schema() {
     assert!(of_kind(&report, "stalled-rerun", "pr-4412").is_empty(), "{report:#}");
     assert_eq!(of_kind(&report, "stalled-rerun", "sweep-1").len(), 2, "{report:#}");
 }
+
+/// `init` knows each table by its content, whatever the file's name, drafts the kinds and formats
+/// that read them (no queue for the event table: its rows say theirs), and the draft gives the
+/// case's findings.
+#[test]
+fn init_drafts_the_tables_as_events_and_job_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    for (from, to) in [
+        ("event.csv", "bullmq-event-export.csv"),
+        ("job.jsonl", "jobs.json"),
+        ("meta.csv", "meta.csv"),
+        ("bullmq.json", "bullmq.json"),
+    ] {
+        std::fs::copy(path(from), dir.path().join(to)).unwrap();
+    }
+    let folder = dir.path().to_str().unwrap();
+    let run = leasetrace(&["init", folder]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let manifest = std::fs::read_to_string(dir.path().join("leasetrace.toml")).unwrap();
+    for (kind, file, format) in [
+        ("bullmq-events", "bullmq-event-export.csv", "pg-event-table"),
+        ("bullmq-jobs", "jobs.json", "pg-job-table"),
+        ("bullmq-jobs", "meta.csv", "pg-meta-table"),
+    ] {
+        let source = format!("[[sources]]\nkind = \"{kind}\"\npath = \"{file}\"\nformat = \"{format}\"\n");
+        assert!(manifest.contains(&source), "{source}\nnot in\n{manifest}");
+    }
+    assert!(!manifest.contains("queue ="), "{manifest}");
+    let report = analyze(&[folder]);
+    assert_eq!(of_kind(&report, "stalled-limit-exceeded", "sweep-1").len(), 1, "{report:#}");
+    assert_eq!(of_kind(&report, "stalled-rerun", "pr-4412").len(), 1, "{report:#}");
+}
