@@ -20,6 +20,10 @@ pub mod events;
 pub mod jobs;
 pub mod meta;
 
+/// The tables' readers, in the order of `bullmq::FORMATS` (and the `postgres_tables` fuzz
+/// target's selector byte).
+pub const FORMATS: &[&dyn EventFormat] = &[&events::PgEventTable, &jobs::PgJobTable, &meta::PgMetaTable];
+
 use std::io::BufRead;
 
 use serde_json::{Map, Value};
@@ -32,8 +36,7 @@ use crate::model::InputSummary;
 /// The store the evidence is from: PostgreSQL when any source is one of the backend's tables
 /// (its stall model is then the one the lock arithmetic uses, `model::QueueBackend`).
 pub fn backend_of(inputs: &[InputSummary]) -> crate::model::params::QueueBackend {
-    let tables = [events::PgEventTable.name(), jobs::PgJobTable.name(), meta::PgMetaTable.name()];
-    if inputs.iter().any(|input| tables.contains(&input.format)) {
+    if inputs.iter().any(|input| FORMATS.iter().any(|table| table.name() == input.format)) {
         crate::model::params::QueueBackend::Postgres
     } else {
         crate::model::params::QueueBackend::Redis
