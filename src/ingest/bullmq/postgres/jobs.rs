@@ -231,6 +231,19 @@ pr-review,pr-4413,3,review,active,{},{},0,0,0,0,1,,,,,,worker-a,1796548779400,,1
         assert_eq!((summary.lines, summary.used, summary.ignored), (4, 3, 1));
     }
 
+    /// A reason with a line end in it: psql quotes the cell, and the record spans two lines, both
+    /// used, its events on its first.
+    #[test]
+    fn a_quoted_cell_across_lines_is_one_row() {
+        let text = "id,state,processed_at_ms,finished_at_ms,failed_reason\n7,failed,1796548779608,1796548779700,\"boom\nat line 2\"\n8,completed,1796548779608,1796548779701,\n";
+        let (events, summary) = read(text).unwrap();
+        let failed = events.iter().find(|e| e.kind == EventKind::JobFailed).unwrap();
+        assert_eq!(failed.detail().as_deref(), Some("boom\nat line 2"));
+        assert_eq!(failed.origin().line, 2);
+        assert_eq!(events.iter().find(|e| e.kind == EventKind::JobCompleted).unwrap().origin().line, 4);
+        assert_eq!((summary.lines, summary.used, summary.ignored), (4, 3, 1));
+    }
+
     #[test]
     fn a_state_bullmq_does_not_have_is_refused_with_its_line() {
         let error = read("id,state,processed_at_ms\n7,paused,1796548779608\n").unwrap_err().to_string();

@@ -84,20 +84,22 @@ impl Table {
                 ),
             ));
         }
-        let unknown: Vec<String> = columns.filter(|c| !self.is_known(c)).map(|c| cut(c, 40)).collect();
-        if !unknown.is_empty() {
-            let note = format!(
-                "column(s) {} are not columns of bullmq.{} in bullmq 6.7.0: not read",
+        // A hostile header may name a million columns: the note names the first few.
+        let unknown: Vec<String> = columns.filter(|c| !self.is_known(c)).take(10).map(|c| cut(c, 40)).collect();
+        // Said once a source (JSON rows may each have keys of their own: the first that has any).
+        if !unknown.is_empty() && !summary.notes.iter().any(|n| n.starts_with(UNKNOWN_COLUMNS)) {
+            summary.notes.push(format!(
+                "{UNKNOWN_COLUMNS}{} are not columns of bullmq.{} in bullmq 6.7.0: not read",
                 unknown.join(", "),
                 self.name
-            );
-            if !summary.notes.contains(&note) {
-                summary.notes.push(note);
-            }
+            ));
         }
         Ok(())
     }
 }
+
+/// How the note on columns a table does not have begins.
+const UNKNOWN_COLUMNS: &str = "column(s) ";
 
 /// At most `max` characters of a text from the export, for a message.
 pub(crate) fn cut(text: &str, max: usize) -> String {
@@ -152,6 +154,7 @@ pub fn read_rows(
     let mut pending = String::new();
     let mut pending_from = 0;
     let mut pending_lines = 0;
+    let mut open_quote = false;
     while let Some((line, text)) = lines.next_line(&spec.path, summary)? {
         summary.lines += 1;
         if pending.is_empty() && text.trim().is_empty() {
@@ -170,6 +173,8 @@ pub fn read_rows(
         }
         pending.push_str(text);
         pending_lines += 1;
+        // Counted per line, not over the record: a hostile cell of a million lines stays linear.
+        open_quote ^= memchr::memchr_iter(b'"', text.as_bytes()).count() % 2 == 1;
         if pending.len() > spec.max_line_bytes {
             return Err(Error::input(
                 &spec.path,
@@ -182,7 +187,7 @@ pub fn read_rows(
             ));
         }
         // A quoted cell still open: the record goes on on the next line.
-        if pending.bytes().filter(|&b| b == b'"').count() % 2 == 1 {
+        if open_quote {
             continue;
         }
         let record = std::mem::take(&mut pending);
