@@ -179,3 +179,21 @@ fn init_drafts_the_tables_as_events_and_job_sources() {
     assert_eq!(of_kind(&report, "stalled-limit-exceeded", "sweep-1").len(), 1, "{report:#}");
     assert_eq!(of_kind(&report, "stalled-rerun", "pr-4412").len(), 1, "{report:#}");
 }
+
+/// The event table as a JSON array that a tool spread over many lines is not taken for a Redis
+/// stream export: the error says what it is and how to read it.
+#[test]
+fn a_pretty_printed_event_table_says_how_to_read_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: Vec<Value> = std::fs::read_to_string(path("event.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let pretty = dir.path().join("event.json");
+    std::fs::write(&pretty, serde_json::to_string_pretty(&rows).unwrap()).unwrap();
+    let run = leasetrace(&["timeline", "--events", pretty.to_str().unwrap()]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("a row of BullMQ's PostgreSQL event table"), "{}", run.stderr);
+    assert!(run.stderr.contains("jq -c '.[]'"), "{}", run.stderr);
+}
