@@ -212,7 +212,12 @@ fn rerun(
     let (activated_earliest, activated_latest) = (when.earliest.utc(), when.latest.utc());
     let first_renewal_earliest = plus_millis(activated_earliest, renew_earliest_ms);
     let first_renewal_due = plus_millis(activated_latest, renew_due_ms);
-    let expiry_if_never_renewed = plus_millis(activated_earliest, lock_ms);
+    // On PostgreSQL the lock runs from the claiming worker's `Date.now()`, read before its call;
+    // the `active` row is written during it, on the database's clock: the lock may run out up to
+    // the call's latency and the clocks' skew (1 s allowed) before activation + lockDuration.
+    let claim_ms = if params.backend == QueueBackend::Postgres { CLOCK_SKEW_MS } else { 0 };
+    let exact = when.is_exact() && claim_ms == 0;
+    let expiry_if_never_renewed = plus_millis(activated_earliest, lock_ms - claim_ms);
     let expiry_if_never_renewed_latest = plus_millis(activated_latest, lock_ms);
 
     let mut finding = Finding::new("stalled-rerun", Severity::Warning, rerun_at);
@@ -326,7 +331,21 @@ fn rerun(
             format!("restart_latest_at {compared} first_renewal_earliest_at (the restart at its latest)"),
         );
     }
-    let (expiry_earliest, expiry_latest) = if died_before_renewal && when.is_exact() {
+    let (from, to) = if when.is_exact() {
+        ("activated_at", "activated_at")
+    } else {
+        ("activated_earliest_at", "activated_latest_at")
+    };
+    let earliest_formula = if claim_ms > 0 {
+        format!(
+            "{from} + lockDuration ({}) − {}: on PostgreSQL the lock runs from the claiming worker's clock, read before its call wrote the active row",
+            seconds(lock_ms),
+            seconds(claim_ms)
+        )
+    } else {
+        format!("{from} + lockDuration ({})", seconds(lock_ms))
+    };
+    let (expiry_earliest, expiry_latest) = if died_before_renewal && exact {
         finding.metric("died_before_first_renewal", Value::Flag(true));
         finding.metric("lock_expired_at", Value::Time(expiry_if_never_renewed));
         finding.derive("lock_expired_at", format!("activated_at + lockDuration ({})", seconds(lock_ms)));
@@ -336,9 +355,8 @@ fn rerun(
         finding.metric("died_before_first_renewal", Value::Flag(true));
         finding.metric("lock_expired_earliest_at", Value::Time(expiry_if_never_renewed));
         finding.metric("lock_expired_latest_at", Value::Time(expiry_if_never_renewed_latest));
-        finding
-            .derive("lock_expired_earliest_at", format!("activated_earliest_at + lockDuration ({})", seconds(lock_ms)));
-        finding.derive("lock_expired_latest_at", format!("activated_latest_at + lockDuration ({})", seconds(lock_ms)));
+        finding.derive("lock_expired_earliest_at", earliest_formula.clone());
+        finding.derive("lock_expired_latest_at", format!("{to} + lockDuration ({})", seconds(lock_ms)));
         finding.note("the restart came before the earliest first renewal, so the lock was never renewed: it expired a lockDuration after the activation, within the activation's window");
         (expiry_if_never_renewed, expiry_if_never_renewed_latest)
     } else {
@@ -355,7 +373,7 @@ fn rerun(
             _ => (rerun_at, "rerun_at".to_string()),
         };
         let (latest, formula) = if latest < expiry_if_never_renewed_latest {
-            (expiry_if_never_renewed_latest, format!("activated_latest_at + lockDuration ({})", seconds(lock_ms)))
+            (expiry_if_never_renewed_latest, format!("{to} + lockDuration ({})", seconds(lock_ms)))
         } else {
             (latest, formula)
         };
@@ -363,8 +381,7 @@ fn rerun(
         let earliest = expiry_if_never_renewed;
         finding.metric("lock_expired_earliest_at", Value::Time(earliest));
         finding.metric("lock_expired_latest_at", Value::Time(latest));
-        let from = if when.is_exact() { "activated_at" } else { "activated_earliest_at" };
-        finding.derive("lock_expired_earliest_at", format!("{from} + lockDuration ({})", seconds(lock_ms)));
+        finding.derive("lock_expired_earliest_at", earliest_formula);
         finding.note("renewals leave no trace in logs, the events stream or the job hash, and the evidence does not rule one out: the lock expiry is a window from activation + lockDuration (no renewal) to the latest time the evidence allows (the last possible renewal before the restart + lockDuration, and never after the rerun, when the lock was already gone)");
         (earliest, latest)
     };
@@ -537,7 +554,7 @@ fn rerun(
         "its process restarted at {restart_at}"
     };
     // Exact only when the activation is: else the expiry is the activation's window.
-    let expired = if when.is_exact() {
+    let expired = if exact {
         "the lock expired at {lock_expired_at}"
     } else {
         "the lock expired between {lock_expired_earliest_at} and {lock_expired_latest_at}"

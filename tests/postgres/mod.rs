@@ -197,3 +197,31 @@ fn a_pretty_printed_event_table_says_how_to_read_it() {
     assert!(run.stderr.contains("a row of BullMQ's PostgreSQL event table"), "{}", run.stderr);
     assert!(run.stderr.contains("jq -c '.[]'"), "{}", run.stderr);
 }
+
+/// On PostgreSQL the lock runs from the claiming worker's clock, read before its call wrote the
+/// `active` row: under load the move can come a little less than lockDuration after that row (an
+/// e2e run on a busy machine saw a rerun 1.958 s after an activation with a 2 s lock). The fixture's
+/// sweep-1, moved and rerun 1.951 and 1.958 s after its first activation, is still a stalled rerun
+/// inside its window, and contradicts no lock parameter.
+#[test]
+fn a_move_a_little_before_activation_plus_lock_duration_is_no_contradiction() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(path("event.csv")).unwrap();
+    let moved = text
+        .replace(
+            ",11,stalled,\"{\"\"jobId\"\": \"\"sweep-1\"\"}\",1796550360943",
+            ",11,stalled,\"{\"\"jobId\"\": \"\"sweep-1\"\"}\",1796550359950",
+        )
+        .replace("\"\"sweep-1\"\"}\",1796550360956", "\"\"sweep-1\"\"}\",1796550359957");
+    assert_ne!(moved, text);
+    std::fs::write(dir.path().join("event.csv"), moved).unwrap();
+    let events = dir.path().join("event.csv");
+    let report = analyze(&["--events", events.to_str().unwrap(), "--params", &path("bullmq.json")]);
+    let reruns = of_kind(&report, "stalled-rerun", "sweep-1");
+    let first =
+        reruns.iter().find(|f| f["metrics"]["rerun_at"] == "2026-12-06T09:45:59.957Z").expect("the early rerun");
+    assert_eq!(first["metrics"]["rerun_in_stalled_window"], true, "{first:#}");
+    assert_eq!(first["metrics"]["lock_expired_earliest_at"], "2026-12-06T09:45:58.999Z", "{first:#}");
+    let kinds: Vec<&str> = report["findings"].as_array().unwrap().iter().filter_map(|f| f["kind"].as_str()).collect();
+    assert!(!kinds.contains(&"lock-params-contradicted"), "{kinds:?}");
+}
