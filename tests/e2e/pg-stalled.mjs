@@ -122,10 +122,13 @@ async function harness([outDir]) {
     const job = await review.add('review', { pr: 'PR-4412' }, { jobId: 'pr-4412' });
     truth.reviewJob = job.id;
     await until('worker-a to take the job', () => a.seen.some((s) => s.active === job.id));
-    await sleep(100);
+    // Frozen before its first renewal (0.5 s after the activation at the earliest): its lock then
+    // runs out at the activation + lockDuration.
+    await sleep(20);
     a.kill('SIGSTOP');
     truth.stoppedAt = Date.now();
-    const b = spawnWorker('worker-b', REVIEW, 1500);
+    // worker-b holds the job long enough for worker-a's late completion to find it active.
+    const b = spawnWorker('worker-b', REVIEW, 3000);
     await until('worker-b to rerun the job', () => b.seen.some((s) => s.active === job.id));
     a.kill('SIGCONT');
     truth.continuedAt = Date.now();

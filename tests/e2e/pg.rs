@@ -5,7 +5,8 @@
 //! It exports the backend's tables with psql (`\copy … CSV HEADER`, `row_to_json` lines,
 //! `json_agg`), and writes what it observed (`truth.json`: what each process printed, and the
 //! event rows as it read them itself, epoch ms). The real binary reads the exports; its figures
-//! are compared with the observations.
+//! are compared with the observations: to the millisecond with the rows the harness read itself,
+//! within 200 ms with what the worker processes printed.
 
 use super::*;
 
@@ -86,12 +87,20 @@ fn e2e_bullmq6_postgres_stalls_from_the_backends_tables() {
     let activated = recorded(&truth, review, "active", 0);
     exact(rerun, "activated_at", activated, "worker-a's active row");
     exact(rerun, "rerun_at", recorded(&truth, review, "active", 1), "worker-b's active row");
-    assert_near(rerun, "activated_at", seen(&truth, "worker-a", "active").0, 50, "worker-a's activation");
-    assert_near(rerun, "rerun_at", seen(&truth, "worker-b", "active").0, 50, "worker-b's activation");
+    // A processor prints its line once BullMQ's call has returned: a few ms later (200 allowed
+    // for a busy machine).
+    assert_near(rerun, "activated_at", seen(&truth, "worker-a", "active").0, 200, "worker-a's activation");
+    assert_near(rerun, "rerun_at", seen(&truth, "worker-b", "active").0, 200, "worker-b's activation");
     let frozen = truth["stoppedAt"].as_i64().unwrap();
-    assert!(frozen < activated + lock_ms / 4, "worker-a was frozen before its first renewal could come");
-    let expiry = epoch(activated + lock_ms);
     let metric = |f: &Value, name: &str| time(&f["metrics"][name], name);
+    // Frozen before its first renewal could come (lockRenewTime / 2 = lockDuration / 4 after the
+    // activation): the lock ran out at the activation + lockDuration, which the window must hold.
+    assert!(
+        frozen < activated + lock_ms / 4,
+        "worker-a was frozen only {} ms after its activation",
+        frozen - activated
+    );
+    let expiry = epoch(activated + lock_ms);
     assert!(
         metric(rerun, "lock_expired_earliest_at") <= expiry && expiry <= metric(rerun, "lock_expired_latest_at"),
         "{rerun:#}"
@@ -136,7 +145,7 @@ fn e2e_bullmq6_postgres_stalls_from_the_backends_tables() {
     assert_eq!(limit["metrics"]["reason"], "job stalled more than allowable limit", "{limit:#}");
     exact(limit, "failed_at", recorded(&truth, sweep, "failed", 0), "the failed row");
     exact(limit, "last_activated_at", recorded(&truth, sweep, "active", 2), "worker-e's active row");
-    assert_near(limit, "failed_at", seen(&truth, "worker-e", "failed").0, 50, "worker-e's failed event");
+    assert_near(limit, "failed_at", seen(&truth, "worker-e", "failed").0, 200, "worker-e's failed event");
     assert!(
         !truth["seen"].as_array().unwrap().iter().any(|s| s["worker"] == "worker-e" && s["active"] == sweep),
         "worker-e's processor ran"
