@@ -6,14 +6,15 @@
 # A source target's input is 3 selector bytes (format, zone, options), settings lines, a NUL and
 # the file. Format bytes: ledger csv 0, jsonl 1; log text 0, pino 1, winston 2, nestjs 3, chosen
 # from the content 4 (a log envelope's fixture), then each envelope;
-# events xrange-json 0, xrange-text 1; jobs hgetall-json 0x81, hgetall-text 0x82. Zone bytes:
+# events xrange-json 0, xrange-text 1; jobs hgetall-json 0x81, hgetall-text 0x82; postgres_tables
+# event 0, job 1, meta 2. Zone bytes:
 # 0 none declared, 1 UTC, 2 Asia/Seoul (src/fuzzing.rs ZONES).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seeds="$root/fuzz/seeds"
 fixtures="$root/fixtures"
 rm -rf "$seeds"
-mkdir -p "$seeds"/{ledger,server_log,bullmq_records,bullmq_params,traces,time,rules,lock_plan,case,capture_reply,init}
+mkdir -p "$seeds"/{ledger,server_log,bullmq_records,bullmq_params,traces,postgres_tables,time,rules,lock_plan,case,capture_reply,init}
 
 # seed TARGET NAME HEADER-BYTES(printf format) SETTINGS FILE
 seed() {
@@ -40,6 +41,21 @@ while IFS= read -r file; do
     seed server_log "$name.nozone" '\x04\x00\x00' '' "$seeds/.head"
     rm "$seeds/.head"
     continue
+  fi
+  # The tables of BullMQ's PostgreSQL backend (postgres_tables: format byte 0 event, 1 job, 2 meta),
+  # CSV and JSON; the event table also with one queue's rows read.
+  if [[ $file == */bullmq-*-postgres-*/* ]]; then
+    table=
+    case "$base" in
+      event.* | events.*) table='\x00' ;;
+      job.*) table='\x01' ;;
+      meta.*) table='\x02' ;;
+    esac
+    if [[ -n $table ]]; then
+      seed postgres_tables "$name" "$table\x00\x00" '' "$file"
+      [[ $table == '\x00' ]] && seed postgres_tables "$name.queue" "$table\x00\x00" 'q pr-review' "$file"
+      continue
+    fi
   fi
   case "$base" in
     *.md | *.sh | *.mjs | leasetrace.toml) ;;

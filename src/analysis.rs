@@ -83,7 +83,9 @@ pub(crate) fn build(config: &Config, view: View, read_back: bool) -> Result<(Rep
         model::params::Declared { file: &file_params, file_path: file_path.as_deref(), flags: &config.param_flags };
     // Workers of several queues that log settings of their own: each queue's jobs are analysed
     // with its workers' values.
-    let params = LockParams::resolve_with_log(declared, logged, &activations).per_queue(declared, &activations);
+    let params = LockParams::resolve_with_log(declared, logged, &activations)
+        .per_queue(declared, &activations)
+        .on_backend(ingest::bullmq::postgres::backend_of(&inputs));
     let (findings, chains, unattributed) = match view {
         View::Timeline => (Vec::new(), Vec::new(), Vec::new()),
         View::Analyze | View::Check(_) => {

@@ -188,11 +188,13 @@ pub struct CaseArgs {
     #[arg(long, value_name = "PATH")]
     pub log: Vec<PathBuf>,
 
-    /// BullMQ's events stream exported with XRANGE (JSON, JSON Lines or redis-cli text). Repeatable.
+    /// BullMQ's events stream exported with XRANGE (JSON, JSON Lines or redis-cli text), or the
+    /// PostgreSQL backend's event table (psql CSV or JSON). Repeatable.
     #[arg(long, value_name = "PATH")]
     pub events: Vec<PathBuf>,
 
-    /// BullMQ job hashes exported with HGETALL: JSON (records, a keyed object, BullMQ's job JSON) or redis-cli text. Repeatable.
+    /// BullMQ job hashes exported with HGETALL: JSON (records, a keyed object, BullMQ's job JSON) or redis-cli text;
+    /// or the PostgreSQL backend's job and meta tables (psql CSV or JSON). Repeatable.
     #[arg(long, value_name = "PATH")]
     pub jobs: Vec<PathBuf>,
 

@@ -30,6 +30,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("bullmq_params", bullmq_params),
     ("traces", traces),
     ("redis_monitor", redis_monitor),
+    ("postgres_tables", postgres_tables),
     ("time", time),
     ("rules", rules),
     ("lock_plan", lock_plan),
@@ -102,9 +103,14 @@ impl<'a> Parts<'a> {
 /// The formats of `kind`, then `None` (chosen from the content), then the log envelopes: the
 /// seeds' selector bytes of the formats before the envelopes keep their meaning as envelopes are
 /// added.
+///
+/// The PostgreSQL backend's tables have a target of their own (`postgres_tables`): left out here,
+/// so that the selector bytes of the Redis records' seeds keep their meaning.
 fn format_of(kind: SourceKind, select: u8) -> Option<&'static str> {
     let names: Vec<Option<&'static str>> = ingest::plain_formats()
-        .filter(|format| format.kind() == kind)
+        .filter(|format| {
+            format.kind() == kind && !ingest::bullmq::postgres::FORMATS.iter().any(|pg| pg.name() == format.name())
+        })
         .map(|format| Some(format.name()))
         .chain([None])
         .chain(ingest::formats().filter(|f| f.is_envelope() && f.kind() == kind).map(|f| Some(f.name())))
@@ -301,6 +307,19 @@ pub fn bullmq_records(data: &[u8]) {
     let kind =
         if data.first().is_some_and(|b| b & 0x80 != 0) { SourceKind::BullmqJobs } else { SourceKind::BullmqEvents };
     source_target(kind, data);
+}
+
+/// The tables of BullMQ's PostgreSQL backend as psql exports them (CSV with a header, JSON rows a
+/// line, `json_agg`): the first selector byte picks the table's reader (event, job, meta), `q
+/// QUEUE` the queue whose rows are read.
+pub fn postgres_tables(data: &[u8]) {
+    let parts = Parts::split(data);
+    let tables = ingest::bullmq::postgres::FORMATS;
+    let format = tables[usize::from(parts.select[0]) % tables.len()];
+    let mut spec = spec_of(format.kind(), &parts);
+    spec.format = Some(format.name().to_string());
+    let result = read_in_memory(&spec, parts.body);
+    check_source(&spec, parts.body, &result);
 }
 
 /// OpenTelemetry traces (OTLP JSON, one object a line).

@@ -26,6 +26,7 @@ mod merge;
 mod messages;
 mod params;
 mod pictures;
+mod postgres;
 mod programs;
 mod read_window;
 mod resolution;

@@ -120,11 +120,18 @@ impl Detector for LockParamsContradicted {
 struct Resolution<'a> {
     timeline: &'a crate::model::Timeline,
     whole_seconds: std::cell::RefCell<Vec<Option<bool>>>,
+    /// BullMQ on PostgreSQL: locks and checks run on the workers' clocks, read before their calls,
+    /// and the event rows on the database's (`Allowances::CLOCK_MS` more for every bound).
+    postgres: bool,
 }
 
 impl<'a> Resolution<'a> {
     fn new(context: &'a Context) -> Resolution<'a> {
-        Resolution { timeline: context.timeline, whole_seconds: std::cell::RefCell::new(Vec::new()) }
+        Resolution {
+            timeline: context.timeline,
+            whole_seconds: std::cell::RefCell::new(Vec::new()),
+            postgres: context.params.backend == crate::model::params::QueueBackend::Postgres,
+        }
     }
 
     fn of(&self, event: &Event) -> i64 {
@@ -176,6 +183,14 @@ fn allowance(first: &Event, second: &Event, resolution: &Resolution<'_>, cadence
     }
     if first.origin().source != second.origin().source {
         add(Allowances::CLOCK_MS, format!("{} s for two sources' clocks", seconds(Allowances::CLOCK_MS)));
+    } else if resolution.postgres {
+        add(
+            Allowances::CLOCK_MS,
+            format!(
+                "{} s for the workers' clocks (PostgreSQL: a lock and a check run on the worker's clock, read before its call; the event rows on the database's)",
+                seconds(Allowances::CLOCK_MS)
+            ),
+        );
     }
     let resolutions = resolution.of(first) + resolution.of(second);
     add(resolutions, format!("{} s for timestamps in whole seconds", seconds(resolutions)));

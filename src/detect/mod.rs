@@ -323,11 +323,19 @@ pub fn models_applied(params: &LockParams) -> Vec<String> {
     } else {
         format!("stall-limit model: {stall_limit}")
     };
-    vec![
+    let mut models = vec![
         format!("{named}: lock renewal model: {}", stalled_rerun::RenewalModel::for_version(version).describe()),
         stall_limit,
-    ]
+    ];
+    if params.backend == crate::model::params::QueueBackend::Postgres {
+        models.push(POSTGRES_MODEL.to_string());
+    }
+    models
 }
+
+/// The stall model of BullMQ's PostgreSQL backend, as the report's assumptions say it
+/// (docs/bullmq.md, "BullMQ on PostgreSQL").
+pub const POSTGRES_MODEL: &str = "BullMQ on PostgreSQL (the evidence holds the backend's tables; the backend exists from bullmq 6.0.0): a job's lock is its locked_until_ms, the activating or renewing worker's clock + lockDuration, which a stalled check compares with its own worker's clock; the lock times here take the workers' clocks and the database's (bullmq.event's times) to agree, and allow 1 s between a worker reading its clock and its call writing the row (a lock may run out that much before the active row + lockDuration). Every effective check marks every active job and a renewal leaves the mark, so a job is moved at the first effective check after its lock ran out; the check writes 'stalled' alone (no 'waiting'). A lock that ran out and was not yet swept can still be renewed and the job completed. A late worker's finishing call is refused with 'Lock mismatch' (another worker holds the job) or 'is not in the active state' (it was moved back to wait or finished), never 'Missing lock' (leasetrace docs bullmq)";
 
 /// The version-dependent models that no version decided, each with the findings that conclude from
 /// it: the report's `bullmq-version-assumed` warning. The lock renewal model is not one: BullMQ

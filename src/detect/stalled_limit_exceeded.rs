@@ -31,8 +31,16 @@ pub fn failure_model(params: &LockParams) -> (String, Option<bool>) {
         return (crate::model::bull::stall_limit_model().to_string(), Some(false));
     }
     let floor = params.version.is_none().then_some(params.version_at_least.as_deref()).flatten();
+    // The PostgreSQL backend's floor is its own (`LockParams::on_backend`), not a range's.
+    let said_by = if params.backend == crate::model::params::QueueBackend::Postgres
+        && floor == Some(crate::model::params::POSTGRES_BACKEND_SINCE)
+    {
+        "the PostgreSQL backend's tables say"
+    } else {
+        "a dependency range says"
+    };
     let from_range = |text: &str| match floor {
-        Some(floor) => format!("{text} (a dependency range says at least {floor})"),
+        Some(floor) => format!("{text} ({said_by} at least {floor})"),
         None => text.to_string(),
     };
     match params.version_from(DEFERRED_FAILURE_SINCE) {

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use crate::model::params::QueueBackend;
 use crate::model::timeline::{CLOCK_SKEW_MS, EventId, Timeline};
 use crate::model::{Channel, Event, EventKind, Finding, JobKey, LockParams, Moment, Severity, Value};
 use crate::time::{plus_millis, seconds_between};
@@ -91,6 +92,38 @@ pub fn detection_delay_ms(params: &LockParams) -> (i64, &'static str) {
         (
             4 * interval,
             "2 × stalledInterval > lockDuration: the check before expiry may predate the last lock write, so marking and moving may take two effective checks, each up to 2 × stalledInterval apart",
+        )
+    }
+}
+
+/// The end of the stalled-check window on BullMQ's PostgreSQL backend (`move_stalled_jobs_to_wait`
+/// in its `0002_functions.sql`): every effective check first moves the active jobs that are
+/// marked (`stalled_marked`) and whose `locked_until_ms` is before its own clock's now, then marks
+/// every active job; a renewal (`extend_lock`) moves `locked_until_ms` and leaves the mark. So a
+/// job that one effective check saw active before its lock ran out is moved by the first effective
+/// check after that, at most 2 × stalledInterval later, however many renewals came between
+/// (on Redis a renewal unmarks it). The first effective check after the activation comes within
+/// 2 × stalledInterval of it: when the lock may run out before that, the check that marks it may
+/// come after the expiry, and the next one moves it.
+pub fn postgres_window(
+    params: &LockParams,
+    activated_latest: DateTime<Utc>,
+    expiry_latest: DateTime<Utc>,
+    basis: &str,
+) -> (DateTime<Utc>, String, &'static str) {
+    let check_ms = 2 * to_i64(params.stalled_interval);
+    let marked_by = plus_millis(activated_latest, check_ms);
+    let reason = "BullMQ on PostgreSQL: every effective stalled check marks every active job and a lock renewal leaves the mark, so the job was moved by the first effective check after its lock ran out (locked_until_ms before the checking worker's clock), at most 2 × stalledInterval later, once a check had seen it active; the first check after the activation comes within 2 × stalledInterval of it";
+    if expiry_latest >= marked_by {
+        (plus_millis(expiry_latest, check_ms), format!("{basis} + 2 × stalledInterval ({})", seconds(check_ms)), reason)
+    } else {
+        (
+            plus_millis(marked_by, check_ms),
+            format!(
+                "activated_at + 4 × stalledInterval ({}): the lock may run out before the first check marked the job",
+                seconds(2 * check_ms)
+            ),
+            reason,
         )
     }
 }
@@ -188,7 +221,12 @@ fn rerun(
     let (activated_earliest, activated_latest) = (when.earliest.utc(), when.latest.utc());
     let first_renewal_earliest = plus_millis(activated_earliest, renew_earliest_ms);
     let first_renewal_due = plus_millis(activated_latest, renew_due_ms);
-    let expiry_if_never_renewed = plus_millis(activated_earliest, lock_ms);
+    // On PostgreSQL the lock runs from the claiming worker's `Date.now()`, read before its call;
+    // the `active` row is written during it, on the database's clock: the lock may run out up to
+    // the call's latency and the clocks' skew (1 s allowed) before activation + lockDuration.
+    let claim_ms = if params.backend == QueueBackend::Postgres { CLOCK_SKEW_MS } else { 0 };
+    let exact = when.is_exact() && claim_ms == 0;
+    let expiry_if_never_renewed = plus_millis(activated_earliest, lock_ms - claim_ms);
     let expiry_if_never_renewed_latest = plus_millis(activated_latest, lock_ms);
 
     let mut finding = Finding::new("stalled-rerun", Severity::Warning, rerun_at);
@@ -302,7 +340,21 @@ fn rerun(
             format!("restart_latest_at {compared} first_renewal_earliest_at (the restart at its latest)"),
         );
     }
-    let (expiry_earliest, expiry_latest) = if died_before_renewal && when.is_exact() {
+    let (from, to) = if when.is_exact() {
+        ("activated_at", "activated_at")
+    } else {
+        ("activated_earliest_at", "activated_latest_at")
+    };
+    let earliest_formula = if claim_ms > 0 {
+        format!(
+            "{from} + lockDuration ({}) − {}: on PostgreSQL the lock runs from the claiming worker's clock, read before its call wrote the active row",
+            seconds(lock_ms),
+            seconds(claim_ms)
+        )
+    } else {
+        format!("{from} + lockDuration ({})", seconds(lock_ms))
+    };
+    let (expiry_earliest, expiry_latest) = if died_before_renewal && exact {
         finding.metric("died_before_first_renewal", Value::Flag(true));
         finding.metric("lock_expired_at", Value::Time(expiry_if_never_renewed));
         finding.derive("lock_expired_at", format!("activated_at + lockDuration ({})", seconds(lock_ms)));
@@ -312,9 +364,8 @@ fn rerun(
         finding.metric("died_before_first_renewal", Value::Flag(true));
         finding.metric("lock_expired_earliest_at", Value::Time(expiry_if_never_renewed));
         finding.metric("lock_expired_latest_at", Value::Time(expiry_if_never_renewed_latest));
-        finding
-            .derive("lock_expired_earliest_at", format!("activated_earliest_at + lockDuration ({})", seconds(lock_ms)));
-        finding.derive("lock_expired_latest_at", format!("activated_latest_at + lockDuration ({})", seconds(lock_ms)));
+        finding.derive("lock_expired_earliest_at", earliest_formula.clone());
+        finding.derive("lock_expired_latest_at", format!("{to} + lockDuration ({})", seconds(lock_ms)));
         finding.note("the restart came before the earliest first renewal, so the lock was never renewed: it expired a lockDuration after the activation, within the activation's window");
         (expiry_if_never_renewed, expiry_if_never_renewed_latest)
     } else {
@@ -331,7 +382,7 @@ fn rerun(
             _ => (rerun_at, "rerun_at".to_string()),
         };
         let (latest, formula) = if latest < expiry_if_never_renewed_latest {
-            (expiry_if_never_renewed_latest, format!("activated_latest_at + lockDuration ({})", seconds(lock_ms)))
+            (expiry_if_never_renewed_latest, format!("{to} + lockDuration ({})", seconds(lock_ms)))
         } else {
             (latest, formula)
         };
@@ -339,21 +390,28 @@ fn rerun(
         let earliest = expiry_if_never_renewed;
         finding.metric("lock_expired_earliest_at", Value::Time(earliest));
         finding.metric("lock_expired_latest_at", Value::Time(latest));
-        let from = if when.is_exact() { "activated_at" } else { "activated_earliest_at" };
-        finding.derive("lock_expired_earliest_at", format!("{from} + lockDuration ({})", seconds(lock_ms)));
+        finding.derive("lock_expired_earliest_at", earliest_formula);
         finding.note("renewals leave no trace in logs, the events stream or the job hash, and the evidence does not rule one out: the lock expiry is a window from activation + lockDuration (no renewal) to the latest time the evidence allows (the last possible renewal before the restart + lockDuration, and never after the rerun, when the lock was already gone)");
         (earliest, latest)
     };
 
     let window_start = expiry_earliest;
-    let window_end = plus_millis(expiry_latest, delay_ms);
+    let basis = if died_before_renewal { "lock_expired_at" } else { "lock_expired_latest_at" };
+    let (window_end, formula, reason) = match params.backend {
+        QueueBackend::Redis => {
+            let factor = if delay_ms == 2 * to_i64(params.stalled_interval) {
+                "2 × stalledInterval"
+            } else {
+                "4 × stalledInterval"
+            };
+            (plus_millis(expiry_latest, delay_ms), format!("{basis} + {factor} ({})", seconds(delay_ms)), delay_reason)
+        }
+        QueueBackend::Postgres => postgres_window(params, activated_latest, expiry_latest, basis),
+    };
     finding.metric("stalled_check_window_start_at", Value::Time(window_start));
     finding.metric("stalled_check_window_end_at", Value::Time(window_end));
-    let basis = if died_before_renewal { "lock_expired_at" } else { "lock_expired_latest_at" };
-    let factor =
-        if delay_ms == 2 * to_i64(params.stalled_interval) { "2 × stalledInterval" } else { "4 × stalledInterval" };
-    finding.derive("stalled_check_window_end_at", format!("{basis} + {factor} ({})", seconds(delay_ms)));
-    finding.note(delay_reason);
+    finding.derive("stalled_check_window_end_at", formula);
+    finding.note(reason);
 
     finding.metric("rerun_at", Value::Time(rerun_at));
     let rerun_when = context.activation_when(second);
@@ -514,7 +572,7 @@ fn rerun(
         "its process restarted at {restart_at}"
     };
     // Exact only when the activation is: else the expiry is the activation's window.
-    let expired = if when.is_exact() {
+    let expired = if exact {
         "the lock expired at {lock_expired_at}"
     } else {
         "the lock expired between {lock_expired_earliest_at} and {lock_expired_latest_at}"
@@ -703,6 +761,25 @@ mod tests {
 
     fn at(text: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    /// On PostgreSQL a renewal leaves the stall mark: a lock shorter than two checks, renewed for
+    /// a long time, is moved by the first effective check after its expiry (Redis: a renewal
+    /// unmarks it, so two checks may be needed); a lock that runs out before any check saw the
+    /// job waits for the check that marks it and the next.
+    #[test]
+    fn on_postgres_the_mark_survives_renewals() {
+        let params = LockParams { lock_duration: 2_000, stalled_interval: 1_500, ..LockParams::default() };
+        let activated = at("2026-12-06T09:00:00Z");
+        let renewed_long = at("2026-12-06T09:01:00Z");
+        let (end, formula, _) = postgres_window(&params, activated, renewed_long, "lock_expired_latest_at");
+        assert_eq!(end, at("2026-12-06T09:01:03Z"));
+        assert_eq!(formula, "lock_expired_latest_at + 2 × stalledInterval (3 s)");
+        assert_eq!(detection_delay_ms(&params).0, 6_000, "Redis: two checks after a renewal");
+        let never_renewed = at("2026-12-06T09:00:02Z");
+        let (end, formula, _) = postgres_window(&params, activated, never_renewed, "lock_expired_at");
+        assert_eq!(end, at("2026-12-06T09:00:06Z"));
+        assert!(formula.starts_with("activated_at + 4 × stalledInterval (6 s)"), "{formula}");
     }
 
     fn event(line: u32, when: &str, kind: EventKind, job: Option<&str>) -> Event {

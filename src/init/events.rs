@@ -8,8 +8,14 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use std::path::PathBuf;
+
+use crate::ingest::bullmq::postgres::events::PgEventTable;
+use crate::ingest::{EventFormat, SourceKind, SourceSpec};
+use crate::model::EventKind;
+
 use super::redis_text;
-use super::sample::{Json, Sample};
+use super::sample::{Json, Sample, read_sample};
 use super::{Reference, What};
 
 #[derive(Debug)]
@@ -22,8 +28,20 @@ pub struct Found {
 }
 
 impl Found {
+    /// Whether each row says its queue (the PostgreSQL event table), so that none is declared.
+    pub fn queues_in_rows(&self) -> bool {
+        self.format == PgEventTable.name()
+    }
+
     pub fn evidence(&self) -> String {
         let names: Vec<String> = self.names.iter().take(8).map(|(name, n)| format!("{name} {n}")).collect();
+        if self.format == PgEventTable.name() {
+            return format!(
+                "{} events in the event table of BullMQ's PostgreSQL backend, each row's queue in its queue column ({})",
+                self.entries,
+                names.join(", ")
+            );
+        }
         format!("{} stream entries with <ms>-<seq> ids and an event field ({})", self.entries, names.join(", "))
     }
 }
@@ -52,6 +70,9 @@ fn what(name: &str) -> What {
 type Entry = (u64, DateTime<Utc>, Vec<(String, String)>);
 
 pub fn recognise(sample: &Sample, json: Option<&Json>) -> Option<Found> {
+    if let Some(found) = postgres_table(sample) {
+        return Some(found);
+    }
     let mut entries: Vec<Entry> = Vec::new();
     let format = if let Some(json) = json {
         for (line, record) in json.records() {
@@ -106,6 +127,35 @@ pub fn recognise(sample: &Sample, json: Option<&Json>) -> Option<Found> {
         }
     }
     Some(found)
+}
+
+/// The event table of BullMQ's PostgreSQL backend (a psql export its reader reads): its rows'
+/// times are the database's clock, each with a job a moment as a stream entry is.
+fn postgres_table(sample: &Sample) -> Option<Found> {
+    let first = sample.first_line()?;
+    if !PgEventTable.sniff(first) {
+        return None;
+    }
+    let spec = SourceSpec::new(SourceKind::BullmqEvents, PathBuf::from("event table"), None, String::new());
+    let (events, _) = read_sample(&spec, &PgEventTable, &sample.text).ok()?;
+    let mut found =
+        Found { format: PgEventTable.name(), entries: events.len(), names: BTreeMap::new(), moments: Vec::new() };
+    for event in &events {
+        let name = event.kind.name();
+        *found.names.entry(name.to_string()).or_default() += 1;
+        let what = match event.kind {
+            EventKind::JobActive => What::Active,
+            EventKind::JobStalled => What::Stalled,
+            EventKind::JobFailed => What::Failed,
+            EventKind::JobCompleted => What::Completed,
+            _ => What::Other,
+        };
+        if let Some(job) = event.job_id.as_deref() {
+            let line = u64::from(event.origin().line);
+            found.moments.push(Reference { id: job.to_string(), at: event.at(), what, file: 0, line });
+        }
+    }
+    (found.entries > 0).then_some(found)
 }
 
 fn text(value: &Value) -> String {

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use crate::ingest::{self, SourceKind, SourceSpec};
+use crate::ingest::bullmq::postgres::meta::PgMetaTable;
+use crate::ingest::{self, EventFormat, SourceKind, SourceSpec};
 use crate::model::EventKind;
 
 use super::redis_text;
@@ -44,6 +45,9 @@ pub struct Found {
 
 impl Found {
     pub fn evidence(&self) -> String {
+        if self.shape == PgMetaTable.name() {
+            return "the meta table of BullMQ's PostgreSQL backend (queue, field, value rows: version, stalled-check, opts.maxLenEvents)".into();
+        }
         let queues: Vec<&str> = self.queues.iter().map(String::as_str).collect();
         format!(
             "{} job hash{} ({}) with BullMQ job fields, e.g. {}{}",
@@ -106,7 +110,10 @@ fn by_reader(sample: &Sample, name: &str) -> (Option<Found>, Option<String>) {
     for format in ingest::plain_formats().filter(|f| f.kind() == SourceKind::BullmqJobs && f.sniff(first)) {
         let spec = SourceSpec::new(SourceKind::BullmqJobs, PathBuf::from(name), None, "tz".into());
         match read_sample(&spec, format, &sample.text) {
-            Ok((events, _)) if !events.is_empty() => {
+            // A meta table places no event: its rows (a version, the last stalled check) are read.
+            Ok((events, summary))
+                if !events.is_empty() || (format.name() == PgMetaTable.name() && summary.used > 0) =>
+            {
                 let mut found = Found {
                     format: Some(format.name()),
                     reader_error: None,

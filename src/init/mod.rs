@@ -393,7 +393,9 @@ fn together(files: Vec<File>, given: &BTreeMap<String, chrono_tz::Tz>) -> Vec<Pr
             }
             _ => (Vec::new(), None),
         };
-        let queue = matches!(file.found, Found::Events(_)).then(|| queue_of(file, &files, &queues));
+        // A PostgreSQL event table names each row's queue itself: no queue is declared for it.
+        let queue = matches!(&file.found, Found::Events(found) if !found.queues_in_rows())
+            .then(|| queue_of(file, &files, &queues));
         decided.push((zone, queue, rules, rules_note));
     }
     files

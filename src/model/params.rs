@@ -305,7 +305,24 @@ pub struct LockParams {
     /// the case's (`per_queue`): the jobs of such a queue are analysed with these.
     #[serde(rename = "by_queue", skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub by_queue: std::collections::BTreeMap<String, LockParams>,
+    /// Where the queue keeps its jobs: the stall model differs (`QueueBackend`).
+    #[serde(skip)]
+    pub backend: QueueBackend,
 }
+
+/// The store BullMQ ran on, told by the evidence read: the PostgreSQL backend's tables
+/// (`ingest::bullmq::postgres`) say PostgreSQL; anything else is Redis, the only store before 6.0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum QueueBackend {
+    #[default]
+    Redis,
+    /// `createPostgresBackend` (bullmq ≥ 6.0.0): locks are a column the stalled check compares with
+    /// its own clock, and a renewal does not clear the stall mark (docs/bullmq.md).
+    Postgres,
+}
+
+/// The first BullMQ with the PostgreSQL backend.
+pub const POSTGRES_BACKEND_SINCE: &str = "6.0.0";
 
 // `Given` and `Logged` hold times and texts compared as values: equality is enough for tests.
 impl Eq for Given {}
@@ -349,6 +366,7 @@ impl Default for LockParams {
             given: Default::default(),
             logged: Vec::new(),
             by_queue: std::collections::BTreeMap::new(),
+            backend: QueueBackend::Redis,
         }
     }
 }
@@ -498,6 +516,25 @@ impl LockParams {
             if !same {
                 self.by_queue.insert(queue.to_string(), own);
             }
+        }
+        self
+    }
+
+    /// The parameters on `backend`, for the case and each queue. The PostgreSQL backend exists
+    /// from bullmq 6.0.0: without an exact version, that is the floor (`version_at_least`).
+    #[must_use]
+    pub fn on_backend(mut self, backend: QueueBackend) -> LockParams {
+        self.backend = backend;
+        if backend == QueueBackend::Postgres && self.version.is_none() {
+            let since = parse_version(POSTGRES_BACKEND_SINCE);
+            let below =
+                self.version_at_least.as_deref().and_then(parse_version).is_none_or(|floor| Some(floor) < since);
+            if below {
+                self.version_at_least = Some(POSTGRES_BACKEND_SINCE.to_string());
+            }
+        }
+        for queue in self.by_queue.values_mut() {
+            *queue = std::mem::take(queue).on_backend(backend);
         }
         self
     }
@@ -736,6 +773,25 @@ impl ParamOrigin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_postgres_backend_says_the_version_is_at_least_6_0_0_and_nothing_more() {
+        let on = |version: Option<&str>, floor: Option<&str>| {
+            let params = LockParams {
+                version: version.map(str::to_string),
+                version_at_least: floor.map(str::to_string),
+                ..LockParams::default()
+            };
+            params.on_backend(QueueBackend::Postgres)
+        };
+        assert_eq!(on(None, None).version_at_least.as_deref(), Some("6.0.0"));
+        assert_eq!(on(None, Some("5.58.0")).version_at_least.as_deref(), Some("6.0.0"));
+        assert_eq!(on(None, Some("6.3.0")).version_at_least.as_deref(), Some("6.3.0"));
+        let exact = on(Some("6.7.0"), None);
+        assert_eq!((exact.version.as_deref(), exact.version_at_least), (Some("6.7.0"), None));
+        assert_eq!(exact.backend, QueueBackend::Postgres);
+        assert_eq!(LockParams::default().on_backend(QueueBackend::Redis).version_at_least, None);
+    }
 
     #[test]
     fn a_range_floor_decides_a_threshold_only_at_or_above_it() {

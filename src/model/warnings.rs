@@ -198,8 +198,11 @@ pub fn empty_inputs(inputs: &[InputSummary]) -> Vec<Warning> {
     inputs
         .iter()
         // A file read twice has its own warning (`duplicate-evidence`): its evidence is the other's.
+        // Lines used that place no event (a PostgreSQL meta table's version and last stalled
+        // check, said under Assumptions) are a contribution too.
         .filter(|input| {
             input.events == 0
+                && (input.used == 0 || input.kind == "bullmq-params")
                 && !input.ignored_by_reason.keys().any(|reason| reason.starts_with(super::input::SAME_EVIDENCE_AS))
         })
         .map(|input| {

@@ -22,6 +22,8 @@
 //! tests/e2e/fleet-score.mjs (docs/fleet.md). `otel.rs` runs BullMQ 6 with `bullmq-otel`
 //! (tests/e2e/otel-stalled.mjs) and reads the OpenTelemetry trace it exported, alone. `bull.rs`
 //! runs legacy Bull 4.16.5 (tests/e2e/bull-stalled.mjs): three incidents read with Bull's models.
+//! `pg.rs` runs BullMQ 6 on its PostgreSQL backend (tests/e2e/pg-stalled.mjs) and reads the
+//! backend's tables as psql exports them.
 
 use std::ffi::OsStr;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -35,6 +37,7 @@ mod capture;
 mod envelopes;
 mod fleet;
 mod otel;
+mod pg;
 
 /// The scenarios share the machine's two cores and depend on timing: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());

@@ -130,10 +130,10 @@ export async function startPostgres(dir, { track, logFile, sleep }) {
         ),
         'postgres watchdog',
       );
-      const psql = (sql, { database = 'postgres', env = {} } = {}) =>
+      const psql = (sql, { database = 'postgres', env = {}, args = [] } = {}) =>
         execFileSync(
           join(bindir, 'psql'),
-          ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', SUPERUSER, '-d', database, '-c', sql],
+          ['-X', '-q', ...args, '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', SUPERUSER, '-d', database, '-c', sql],
           { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
         );
       const stop = async () => {

@@ -239,6 +239,15 @@ fn json_entry(spec: &SourceSpec, line: u64, value: &Value) -> Result<Entry> {
         )
     };
     let object: &Map<String, Value> = value.as_object().ok_or_else(|| bad("stream entry is not an object"))?;
+    // A row of BullMQ's PostgreSQL event table in an array spread over many lines (the table's own
+    // reader takes one row a line): said as what it is.
+    if object.contains_key("created_at_ms") && object.contains_key("event") && !object.contains_key("fields") {
+        return Err(Error::input(
+            &spec.path,
+            Some(line),
+            "a row of BullMQ's PostgreSQL event table, in a JSON array spread over several lines: write one row a line (jq -c '.[]', or psql -At) and it is read as the table (format pg-event-table, leasetrace docs inputs/postgres)",
+        ));
+    }
     let id = object.get("id").and_then(Value::as_str).ok_or_else(|| bad("stream entry without an 'id' string"))?;
     let fields = match object.get("fields") {
         Some(Value::Object(map)) => map.iter().map(|(k, v)| (k.clone(), scalar(v))).collect(),

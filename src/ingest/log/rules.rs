@@ -43,10 +43,12 @@ pub struct BuiltinRule {
 pub fn builtin_rules() -> Vec<BuiltinRule> {
     vec![
         // BullMQ's own errors when a late worker tries to finish a job whose lock it lost
-        // (`finishedErrors` in BullMQ's src/classes/finished-errors.ts, scripts.ts before v6).
+        // (`finishedErrors` in BullMQ's src/classes/finished-errors.ts, scripts.ts before v6). On
+        // the PostgreSQL backend a job swept back to wait (or finished) gives `is not in the
+        // active state` (`move_to_completed`'s `not active`, code -3) instead of `Missing lock`.
         BuiltinRule {
             name: "bullmq-lock-refused",
-            pattern: r"(?-u:\b)(?:Missing lock for job (?P<job_id>[^\s.]+(?:\.[^\s.]+)*)\. (?P<detail>\S+)|Lock mismatch for job (?P<job_id2>[^\s.]+(?:\.[^\s.]+)*)\. Cmd (?P<detail2>\S+) from \S+)",
+            pattern: r"(?-u:\b)(?:Missing lock for job (?P<job_id>[^\s.]+(?:\.[^\s.]+)*)\. (?P<detail>\S+)|Lock mismatch for job (?P<job_id2>[^\s.]+(?:\.[^\s.]+)*)\. Cmd (?P<detail2>\S+) from \S+|Job (?P<job_id3>[^\s.]+(?:\.[^\s.]+)*) is not in the active state\. (?P<detail3>\S+))",
             example: "Error: Missing lock for job 42. moveToFinished",
             yields: Yields::Kind(EventKind::LockRefused),
             found_by_job_word: false,
@@ -117,7 +119,7 @@ impl Rule {
         let fields = CAPTURES
             .iter()
             .map(|&name| (name, name))
-            .chain([("job_id2", "job_id"), ("detail2", "detail")])
+            .chain([("job_id2", "job_id"), ("detail2", "detail"), ("job_id3", "job_id"), ("detail3", "detail")])
             .filter_map(|(group, field)| index(group).map(|at| (at, field)))
             .collect();
         let (token, verb) = (index("token"), index("verb"));
@@ -726,6 +728,11 @@ mod tests {
         assert_eq!((found.kind, found.job_id.as_deref()), (Some(EventKind::LockRefused), Some("gh-7")));
         // Other words after the id are no Bull command: not a refusal of Bull's.
         assert_eq!(builtin().classify("Missing lock for job 1 somewhere").kind, None);
+        // BullMQ on PostgreSQL, the job swept back to wait before the late worker finished.
+        let found = builtin().classify("ERROR worker error: Job pr-4412 is not in the active state. moveToFinished");
+        assert_eq!(found.kind, Some(EventKind::LockRefused));
+        assert_eq!(found.job_id.as_deref(), Some("pr-4412"));
+        assert_eq!(found.detail.as_deref(), Some("moveToFinished"));
         let found = builtin().classify("ERROR [BullWorker] could not renew lock for job 42");
         assert_eq!(found.kind, Some(EventKind::Error));
         assert_eq!(found.job_id.as_deref(), Some("42"));

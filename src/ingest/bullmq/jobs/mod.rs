@@ -163,12 +163,12 @@ fn bullmq_id(id: &str) -> bool {
 
 /// Which job a record is.
 #[derive(Debug, PartialEq, Eq)]
-struct JobKey {
-    id: String,
+pub(crate) struct JobKey {
+    pub(crate) id: String,
     /// `None` when the dump gives an id but neither a key nor a queue.
-    queue: Option<String>,
+    pub(crate) queue: Option<String>,
     /// Whether another split of the key was possible too (see `job_key`).
-    ambiguous: bool,
+    pub(crate) ambiguous: bool,
 }
 
 /// The job a record is, or why it cannot be told. BullMQ's job keys are `<prefix>:<queue>:<id>`;
@@ -615,7 +615,9 @@ const EARLIEST_BULLMQ_MILLIS: i64 = 1_000_000_000_000;
 
 /// The events of one job hash: `timestamp` → added, `processedOn` → its last activation,
 /// `finishedOn` → completed or failed (`finished`, from the dump's state, else the hash's fields).
-fn job_events(
+/// The PostgreSQL backend's job rows are read by it too, their columns named as the hash's fields
+/// (`bullmq::postgres::jobs`).
+pub(crate) fn job_events(
     spec: &SourceSpec,
     source: u16,
     line: u64,
