@@ -4,7 +4,10 @@
     python3 bench/run.py CASE --rounds 5 [--binary target/release/leasetrace] [--json OUT]
                          [--split] [--gzip] [--envelope] [--duckdb] [--floor] [--check-ratios]
 
-CASE is a folder written by bench/gen_case.py. Each round runs, in this order (A B C D A B C D ...):
+CASE is a folder written by bench/gen_case.py. Needed on PATH: rg (ripgrep) and cat; GNU time at
+/usr/bin/time for exact peak memory (without it the peaks are os.wait4's, said in the output). A
+missing tool stops the run before anything is timed, naming it and where to get it. Each round
+runs, in this order (A B C D A B C D ...):
 
   A  leasetrace analyze CASE --format json       the tool under test
   B  rg -c PATTERN CASE/server.log               the speed of light for "find the lines that matter"
@@ -146,7 +149,7 @@ def machine() -> dict:
                 mem_gib = round(int(line.split()[1]) / 1024 / 1024, 1)
     except OSError:
         pass
-    rg = subprocess.run(["rg", "--version"], capture_output=True, text=True).stdout.splitlines()
+    rg = subprocess.run(["rg", "--version"], capture_output=True, text=True).stdout.splitlines() if shutil.which("rg") else []
     return {
         "nproc": os.cpu_count(),
         "cpu": cpu,
@@ -167,6 +170,18 @@ def git_state() -> dict:
 
 
 TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+# What every run executes besides leasetrace and Python, and where to get it: the options' own
+# needs (DuckDB, the floor, the split readers) are checked where the option is read.
+TOOLS = [
+    ("rg", "ripgrep, the speed-of-light peer (apt-get install ripgrep, or cargo install ripgrep)"),
+    ("cat", "coreutils' cat, the read-everything peer"),
+]
+
+
+def missing_tools() -> list[str]:
+    """The tools of TOOLS not on PATH, each with where to get it (empty when all are there)."""
+    return [f"{name}: {why}" for name, why in TOOLS if shutil.which(name) is None]
 
 
 def run(argv: list[str], capture: bool, timeout: float | None, stdin: Path | None = None) -> dict:
@@ -512,6 +527,10 @@ def main() -> int:
     ap.add_argument("--label", default=None, help="a note stored in the JSON (e.g. which commit the binary was built from)")
     args = ap.parse_args()
 
+    missing = missing_tools()
+    if missing:
+        print("run.py: missing what the benchmark runs:\n" + "\n".join(f"  {m}" for m in missing), file=sys.stderr)
+        return 2
     case = args.case.resolve()
     try:
         exp = json.loads((case / "expected.json").read_text())
@@ -596,6 +615,8 @@ def main() -> int:
     print(f"case {case}: server.log {log_bytes / 1e6:.1f} MB ({exp['server_log']['lines']} lines, "
           f"{exp['relevant_lines']} relevant), ledger.csv {ledger_bytes / 1e6:.1f} MB ({exp['ledger']['rows']} rows)")
     print(f"machine: {info['nproc']} CPUs, {info['cpu']}, {info['mem_gib']} GiB; {info['rg']}; Python {info['python']}")
+    if TIME is None:
+        print("no /usr/bin/time (GNU time; apt-get install time): peak RSS is os.wait4's, which never reads below ~16 MB")
     version = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
     binary_sha = hashlib.sha256(binary.read_bytes()).hexdigest()
     print(f"binary: {binary} ({version}, sha256 {binary_sha[:12]})" + (f"; {args.label}" if args.label else ""))
