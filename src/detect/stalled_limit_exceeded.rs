@@ -181,13 +181,19 @@ fn finding(context: &Context, job: JobKey, failures: &[EventId]) -> Finding {
     let (model, lazy) = failure_model(params);
     finding.note(model);
     if lazy == Some(true) && last_activation.is_none() {
-        finding.note("no activation right before the failure was seen: the events stream may be trimmed, or the version is older than declared");
+        finding.note(format!(
+            "no activation right before the failure was seen: the {} may be trimmed, or the version is older than declared",
+            params.backend.events_record()
+        ));
     }
     if job.as_str().starts_with("repeat:") && repeatable_exempt(params) {
         finding.note("repeatable jobs are exempt from the stall limit from BullMQ 5.58.8: this failure does not fit the declared version");
     }
     if stalls_counted == 0 {
-        finding.note("no stalled event of this job was seen: the events stream does not reach back that far, or no listener logged the stalls");
+        finding.note(format!(
+            "no stalled event of this job was seen: the {} does not reach back that far, or no listener logged the stalls",
+            params.backend.events_record()
+        ));
     }
     let library = if params.bull_version.is_some() { "Bull" } else { "BullMQ" };
     let logged_text = if logged {

@@ -391,7 +391,14 @@ fn rerun(
         finding.metric("lock_expired_earliest_at", Value::Time(earliest));
         finding.metric("lock_expired_latest_at", Value::Time(latest));
         finding.derive("lock_expired_earliest_at", earliest_formula);
-        finding.note("renewals leave no trace in logs, the events stream or the job hash, and the evidence does not rule one out: the lock expiry is a window from activation + lockDuration (no renewal) to the latest time the evidence allows (the last possible renewal before the restart + lockDuration, and never after the rerun, when the lock was already gone)");
+        let traceless = match params.backend {
+            QueueBackend::Redis => "logs, the events stream or the job hash",
+            // The job row's locked_until_ms is overwritten by each renewal and cleared by the move.
+            QueueBackend::Postgres => {
+                "logs or the event table (the job row keeps only the last lock's end, and the stalled check clears it)"
+            }
+        };
+        finding.note(format!("renewals leave no trace in {traceless}, and the evidence does not rule one out: the lock expiry is a window from activation + lockDuration (no renewal) to the latest time the evidence allows (the last possible renewal before the restart + lockDuration, and never after the rerun, when the lock was already gone)"));
         (earliest, latest)
     };
 
@@ -472,7 +479,10 @@ fn rerun(
         if stream_from <= plus_millis(activated_at, skew_ms) {
             finding.metric("stalled_in_stream", Value::Flag(in_stream));
         } else {
-            finding.note("the events stream starts after the activation (it is trimmed): it cannot say whether BullMQ wrote a stalled event");
+            finding.note(format!(
+                "the {} starts after the activation (it is trimmed): it cannot say whether BullMQ wrote a stalled event",
+                params.backend.events_record()
+            ));
         }
     }
     if let Some(stall) = stall {
@@ -545,9 +555,11 @@ fn rerun(
     finding.note(format!("activation is the time the job-active record was written; {library} set the lock a few milliseconds earlier, when it moved the job to active"));
 
     let stall_text = match (logged, in_stream) {
-        (true, _) => "a stalled line was logged",
-        (false, true) => "BullMQ's events stream has the stalled event but no log line recorded it",
-        (false, false) => "no stalled line or event was logged: the recovery was invisible in the logs",
+        (true, _) => "a stalled line was logged".to_string(),
+        (false, true) => {
+            format!("BullMQ's {} has the stalled event but no log line recorded it", params.backend.events_record())
+        }
+        (false, false) => "no stalled line or event was logged: the recovery was invisible in the logs".to_string(),
     };
     let taken = if failed_at_once {
         "taken again at {rerun_at} and failed at once for exceeding the stall limit"

@@ -121,11 +121,14 @@ fn finding(
         finding.note("proven by timing: the job became active again with no completion or failure between (see stalled-rerun for the lock arithmetic)");
         finding.summary = "Job {job_id} was recovered from a stall at {recovered_at} ({gap_s} after its activation at {activated_at}), shown only by timing: no server log line records the stall, because no worker logs BullMQ's stalled event. Add {missing_listener}.".into();
     } else {
+        let record = context.params_of(job).backend.events_record();
         finding.note(format!(
-            "proven by BullMQ's events stream; no log line was matched to this stall: none of the job's stalled lines is within {} s of it (plus the log's time resolution) or between the activations around it",
+            "proven by BullMQ's {record}; no log line was matched to this stall: none of the job's stalled lines is within {} s of it (plus the log's time resolution) or between the activations around it",
             super::stalls::STALL_LINE_SLACK_MS / 1000
         ));
-        finding.summary = "BullMQ's events stream shows job {job_id} stalled and recovered at {recovered_at}, but no server log line records it: no worker logs BullMQ's stalled event. Add {missing_listener}.".into();
+        finding.summary = format!(
+            "BullMQ's {record} shows job {{job_id}} stalled and recovered at {{recovered_at}}, but no server log line records it: no worker logs BullMQ's stalled event. Add {{missing_listener}}."
+        );
     }
     finding.evidence = evidence;
     finding

@@ -321,6 +321,17 @@ pub enum QueueBackend {
     Postgres,
 }
 
+impl QueueBackend {
+    /// What BullMQ's own record of a job's events is called on this store, for the report's words:
+    /// a summary that says "events stream" of a PostgreSQL table sends a reader to look in Redis.
+    pub fn events_record(self) -> &'static str {
+        match self {
+            QueueBackend::Redis => "events stream",
+            QueueBackend::Postgres => "event table",
+        }
+    }
+}
+
 /// The first BullMQ with the PostgreSQL backend.
 pub const POSTGRES_BACKEND_SINCE: &str = "6.0.0";
 

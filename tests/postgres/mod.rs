@@ -225,3 +225,19 @@ fn a_move_a_little_before_activation_plus_lock_duration_is_no_contradiction() {
     let kinds: Vec<&str> = report["findings"].as_array().unwrap().iter().filter_map(|f| f["kind"].as_str()).collect();
     assert!(!kinds.contains(&"lock-params-contradicted"), "{kinds:?}");
 }
+
+#[test]
+fn the_report_names_the_event_table_never_a_redis_stream() {
+    // A PostgreSQL case has no events stream: a summary that says so sends the reader to Redis.
+    let report = analyze(&[CASE]);
+    let mut said_table = 0;
+    for finding in report["findings"].as_array().unwrap() {
+        let mut words = vec![finding["summary"].as_str().unwrap_or_default().to_string()];
+        words.extend(finding["notes"].as_array().into_iter().flatten().filter_map(|n| n.as_str()).map(String::from));
+        for text in words {
+            assert!(!text.contains("events stream"), "{}: {text}", finding["code"]);
+            said_table += usize::from(text.contains("event table"));
+        }
+    }
+    assert!(said_table > 0, "no finding names the event table: {report:#}");
+}
