@@ -361,3 +361,252 @@ fn nanos_fit(micros: u64) -> bool {
 fn nanos_text(micros: u64) -> Value {
     Value::String((micros * 1000).to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::trace::otlp::OtlpJson;
+    use crate::model::EventKind;
+    use std::path::PathBuf;
+
+    fn read_as(format: &dyn EventFormat, text: &str) -> (Vec<Event>, InputSummary) {
+        let spec = SourceSpec::new(SourceKind::Trace, PathBuf::from("jaeger.json"), None, String::new());
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("jaeger.json", "trace", format.name(), None);
+        format.read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary).unwrap();
+        assert_eq!(summary.lines, summary.used + summary.ignored + summary.rejected, "every line accounted");
+        (events, summary)
+    }
+
+    fn read(text: &str) -> (Vec<Event>, InputSummary) {
+        read_as(&JaegerJson, text)
+    }
+
+    /// What an event says, its time to the microsecond Jaeger keeps.
+    fn said(events: &[Event]) -> Vec<String> {
+        let mut said: Vec<String> = events
+            .iter()
+            .map(|e| {
+                format!(
+                    "{:?} {} job={:?} queue={:?} worker={:?} instance={:?} attempt={:?} detail={:?}",
+                    e.kind,
+                    e.moment().nanos() / 1000,
+                    e.job_id.as_deref(),
+                    e.queue.as_deref(),
+                    e.worker.as_deref(),
+                    e.instance.as_deref(),
+                    e.lease().attempt,
+                    e.detail_str()
+                )
+            })
+            .collect();
+        said.sort();
+        said
+    }
+
+    fn fixture(name: &str) -> String {
+        std::fs::read_to_string(format!("{}/fixtures/bullmq-6.7.0-otel-stalled/{name}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap()
+    }
+
+    /// The real run's spans, exported by the SDK as OTLP and translated as Jaeger stores them:
+    /// the same events, at the same microsecond.
+    #[test]
+    fn the_jaeger_export_of_a_run_gives_the_events_of_its_otlp_spans() {
+        let (otlp, _) = read_as(&OtlpJson, &fixture("traces.jsonl"));
+        let (jaeger, summary) = read(&fixture("exports/jaeger.json"));
+        assert_eq!(jaeger.len(), 7);
+        assert_eq!(said(&jaeger), said(&otlp));
+        assert_eq!((summary.lines, summary.used), (1, 1));
+        // Jaeger truncates to the microsecond: never later than the span's own nanosecond.
+        let start = jaeger.iter().find(|e| e.kind == EventKind::LockRefused).unwrap().moment().nanos();
+        assert_eq!(start % 1000, 0);
+    }
+
+    const PROCESSES: &str = r#"{"p1":{"serviceName":"review-worker","tags":[{"key":"service.instance.id","type":"string","value":"worker-a"}]},"p2":{"serviceName":"review-worker","tags":[{"key":"hostname","type":"string","value":"node-b"}]}}"#;
+
+    fn span(tags: &str, logs: &str, process: &str) -> String {
+        format!(
+            r#"{{"traceID":"1b34","spanID":"3c01","operationName":"process pr-review","references":[],"startTime":1796547659117000,"duration":203656,"tags":[{{"key":"bullmq.queue.name","type":"string","value":"pr-review"}},{{"key":"bullmq.queue.operation","type":"string","value":"process"}},{{"key":"bullmq.job.id","type":"string","value":"pr-4412"}}{tags}],"logs":[{logs}],"processID":"{process}","warnings":null}}"#
+        )
+    }
+
+    fn export(spans: &[&str]) -> String {
+        format!(
+            r#"{{"data":[{{"traceID":"1b34","spans":[{}],"processes":{PROCESSES}}}],"total":0,"errors":null}}"#,
+            spans.join(",")
+        )
+    }
+
+    #[test]
+    fn tags_logs_status_and_process_say_what_the_otlp_span_said() {
+        let attempts = r#",{"key":"bullmq.job.attempts.made","type":"int64","value":1},{"key":"bullmq.worker.name","type":"string","value":"worker-b"}"#;
+        let completed = r#"{"timestamp":1796547659320488,"fields":[{"key":"event","type":"string","value":"job completed"},{"key":"bullmq.job.result","type":"string","value":"{}"}]}"#;
+        let errored = r#",{"key":"otel.status_code","type":"string","value":"ERROR"},{"key":"error","type":"bool","value":true},{"key":"otel.status_description","type":"string","value":"boom"}"#;
+        let refused = r#"{"timestamp":1796547659340000,"fields":[{"key":"event","type":"string","value":"exception"},{"key":"exception.message","type":"string","value":"Missing lock for job pr-4412. moveToFinished"}]}"#;
+        let client_error = r#",{"key":"error","type":"bool","value":true}"#;
+        let text = [
+            export(&[&span(attempts, completed, "p2")]),
+            export(&[&span(errored, refused, "p1")]),
+            export(&[&span(client_error, "", "p1")]),
+        ]
+        .join("\n");
+        let (events, summary) = read(&text);
+        let seen: Vec<(EventKind, i64, Option<&str>)> =
+            events.iter().map(|e| (e.kind, e.moment().nanos(), e.instance.as_deref())).collect();
+        assert_eq!(
+            seen,
+            [
+                (EventKind::JobActive, 1_796_547_659_117_000_000, Some("node-b")),
+                (EventKind::JobCompleted, 1_796_547_659_320_488_000, Some("node-b")),
+                (EventKind::JobActive, 1_796_547_659_117_000_000, Some("worker-a")),
+                (EventKind::LockRefused, 1_796_547_659_340_000_000, Some("worker-a")),
+                (EventKind::JobFailed, 1_796_547_659_320_656_000, Some("worker-a")),
+                (EventKind::JobActive, 1_796_547_659_117_000_000, Some("worker-a")),
+                (EventKind::JobFailed, 1_796_547_659_320_656_000, Some("worker-a")),
+            ]
+        );
+        assert_eq!(events[0].lease().attempt, Some(1));
+        assert_eq!(events[0].worker.as_deref(), Some("worker-b"));
+        assert_eq!(events[4].detail_str(), Some("boom"), "the status description");
+        assert_eq!((summary.lines, summary.used), (3, 3));
+    }
+
+    #[test]
+    fn a_lone_trace_an_embedded_process_and_an_answer_without_data() {
+        let embedded = span("", "", "").replace(
+            r#""processID":"""#,
+            r#""process":{"serviceName":"w","tags":[{"key":"host.name","type":"string","value":"node-c"}]}"#,
+        );
+        let lone = format!(r#"{{"traceID":"1b34","spans":[{embedded}]}}"#);
+        let stall = r#"{"traceID":"dc3c","spanID":"1","operationName":"moveStalledJobsToWait pr-review","startTime":1796547659116000,"duration":5,"tags":[],"logs":[{"timestamp":1796547659116821,"fields":[{"key":"event","type":"string","value":"job stalled"},{"key":"bullmq.job.id","type":"string","value":"pr-4412"}]}],"processID":"p2"}"#;
+        let text = format!(
+            "{lone}\n{}\n{}\n{}\n",
+            export(&[stall]),
+            r#"{"data":null,"total":0,"limit":0,"offset":0,"errors":[{"code":404,"msg":"trace not found"}]}"#,
+            r#"{"data":[{"traceID":"9","spans":[{"traceID":"9","spanID":"1","operationName":"GET /","startTime":1,"duration":1,"processID":"p1"}],"processes":{"p1":{"serviceName":"web"}}}]}"#
+        );
+        let (events, summary) = read(&text);
+        assert_eq!(events.len(), 2);
+        assert_eq!(events[0].instance.as_deref(), Some("node-c"));
+        assert_eq!((events[1].kind, events[1].moment().nanos()), (EventKind::JobStalled, 1_796_547_659_116_821_000));
+        assert_eq!(events[1].instance.as_deref(), Some("node-b"), "a Jaeger client's hostname tag");
+        assert_eq!(summary.rejections[0].line, 3);
+        assert!(summary.rejections[0].reason.contains("answered with an error: trace not found"));
+        assert_eq!(summary.ignored_by_reason[NO_JOB_SPANS], 1);
+    }
+
+    #[test]
+    fn a_pretty_printed_download_is_read_whole() {
+        let compact = export(&[&span("", "", "p1")]);
+        let pretty = serde_json::to_string_pretty(&serde_json::from_str::<Value>(&compact).unwrap()).unwrap();
+        assert!(JaegerJson.sniff_head(&pretty) && !OtlpJson.sniff_head(&pretty));
+        let (events, summary) = read(&pretty);
+        assert_eq!((events.len(), summary.used, summary.lines), (1, pretty.lines().count() as u64, summary.used));
+    }
+
+    #[test]
+    fn hostile_exports_are_rejected_with_their_line_and_what_was_expected() {
+        let good = export(&[&span("", "", "p1")]);
+        let with = |from: &str, to: &str| export(&[&span("", "", "p1").replacen(from, to, 1)]);
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        let huge_name = "process ".to_string() + &"q".repeat(1 << 20);
+        let cases: Vec<(String, &str)> = vec![
+            ("not json".into(), "not JSON"),
+            ("[1]".into(), "not a JSON object"),
+            (r#"{"data":{}}"#.into(), "'data' is not a list"),
+            (r#"{"total":0}"#.into(), "no 'data' list of traces"),
+            (r#"{"data":[7]}"#.into(), "data[0] is not an object"),
+            (r#"{"data":[{"spans":{}}]}"#.into(), "data[0].spans is not a list"),
+            (r#"{"data":[{"spans":[],"processes":[]}]}"#.into(), "data[0].processes is not an object"),
+            (
+                with(r#""startTime":1796547659117000"#, r#""startTime":"soon""#),
+                "'startTime' is not a whole number of microseconds",
+            ),
+            (with(r#""startTime":1796547659117000"#, r#""startTime":1e300"#), "to the year 2262"),
+            (with(r#""startTime":1796547659117000"#, r#""startTime":99999999999999999999"#), "to the year 2262"),
+            (with(r#""startTime":1796547659117000"#, r#""startTime":-1"#), "not a whole number of microseconds"),
+            (with(r#""startTime":1796547659117000"#, r#""startTime":0"#), "is 0 (not set)"),
+            (with(r#""startTime":1796547659117000,"#, ""), "no 'startTime'"),
+            (with(r#""duration":203656"#, r#""duration":9223372036854775"#), "plus 'duration' is past the year 2262"),
+            (with(r#""tags":["#, r#""tags":{"a":1},"x":["#), "'tags' is not a list"),
+            (
+                with(r#""type":"string","value":"pr-4412""#, r#""type":"int64","value":"pr-4412""#),
+                "(bullmq.job.id): a value that is not of its type int64",
+            ),
+            (
+                with(r#""type":"string","value":"pr-4412""#, r#""type":"uuid","value":"pr-4412""#),
+                "type 'uuid' is none of",
+            ),
+            (
+                with(
+                    r#"{"key":"bullmq.job.id","type":"string","value":"pr-4412"}"#,
+                    r#"{"key":"bullmq.job.id","type":"string","value":null}"#,
+                ),
+                "not of its type string",
+            ),
+            (
+                with(r#"{"key":"bullmq.job.id","type":"string","value":"pr-4412"}"#, r#"{"k":1}"#),
+                "tags[2] is not {\"key\"",
+            ),
+            (with(r#""logs":[]"#, r#""logs":[{"fields":[]}]"#), "logs[0]: no 'timestamp'"),
+            (
+                with(
+                    r#""logs":[]"#,
+                    r#""logs":[{"timestamp":5,"fields":[{"key":"event","type":"bool","value":true}]}]"#,
+                ),
+                "the 'event' field is not a string",
+            ),
+            (with(r#""logs":[]"#, r#""logs":7"#), "'logs' is not a list"),
+            (with(r#""processID":"p1""#, r#""processID":"p9""#), "'processID' p9 is not among the trace's processes"),
+            (with(r#""processID":"p1""#, r#""processID":1"#), "'processID' is not a string"),
+            (with(r#""operationName":"process pr-review""#, r#""operationName":7"#), "'operationName' is not a string"),
+            (
+                with(
+                    r#"{"key":"bullmq.job.id","type":"string","value":"pr-4412"}"#,
+                    r#"{"key":"other","type":"string","value":"x"}"#,
+                ),
+                "without 'bullmq.job.id'",
+            ),
+            (
+                export(&[&span("", "", "p1").replacen("process pr-review", &huge_name, 1).replacen(
+                    r#"{"key":"bullmq.job.id","type":"string","value":"pr-4412"}"#,
+                    r#"{"key":"x","type":"string","value":"y"}"#,
+                    1,
+                )]),
+                "process qqqq",
+            ),
+            (deep, "not JSON"),
+        ];
+        // In tens: a summary lists its first 20 rejections.
+        for (chunk, cases) in cases.chunks(10).enumerate() {
+            let text = cases.iter().map(|(line, _)| format!("{line}\n{good}\n")).collect::<Vec<_>>().concat();
+            let (events, summary) = read(&text);
+            assert_eq!(summary.rejected, cases.len() as u64);
+            assert_eq!(events.len(), cases.len(), "the good exports between are read");
+            for (number, (_, expected)) in cases.iter().enumerate() {
+                let rejection = &summary.rejections[number];
+                assert_eq!(rejection.line, 2 * number as u64 + 1);
+                let case = chunk * 10 + number;
+                assert!(rejection.reason.contains(expected), "case {case}: {} lacks {expected}", rejection.reason);
+                assert!(rejection.reason.len() < 600, "case {case}: a reason of {} bytes", rejection.reason.len());
+                if (7..=13).contains(&case) {
+                    assert!(
+                        rejection.reason.starts_with("data[0].spans[0] (process pr-review): "),
+                        "{}",
+                        rejection.reason
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_format_is_told_by_its_keys() {
+        let export = export(&[&span("", "", "p1")]);
+        assert!(JaegerJson.sniff(&export));
+        assert!(!OtlpJson.sniff(&export));
+        assert!(!JaegerJson.sniff(r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"1","spanId":"2"}]}]}]}"#));
+        assert!(!JaegerJson.sniff(r#"{"level":30,"msg":"\"traceID\": 1 \"spans\": 2"}"#));
+    }
+}
