@@ -184,3 +184,147 @@ fn init_drafts_a_trace_source_and_a_trace_given_as_the_case_is_named() {
     assert!(run.stderr.contains("this looks like OpenTelemetry traces (OTLP JSON), not a case"), "{}", run.stderr);
     assert!(run.stderr.contains(&format!("`leasetrace analyze --trace {trace}`")), "{}", run.stderr);
 }
+
+/// The same run's spans as Jaeger and Tempo answer for them (translated from `traces.jsonl` by
+/// tests/e2e/otlp-to-jaeger-tempo.mjs; the exports' NOTES.md).
+const EXPORTS: &str = "fixtures/bullmq-6.7.0-otel-stalled/exports";
+/// The job's trace (its `add` and both `process` spans) and the stalled check's own trace.
+const JOB_TRACE: &str = "1b34d62b4e43943c9b5a719c8d76e8b0";
+const STALL_TRACE: &str = "dc3ce0eddce334cc9d5ad33beafb9f56";
+
+/// The findings of `analyze` over these traces and the run's parameters, each evidence event
+/// without its source's place (the file and line differ from one export to another).
+fn findings_of(traces: &[String]) -> (Vec<Value>, Value) {
+    let mut args = vec!["analyze".to_string()];
+    for trace in traces {
+        args.extend(["--trace".to_string(), trace.clone()]);
+    }
+    args.extend(["--params", &format!("{CASE}/bullmq.json"), "--format", "json"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = leasetrace(&args).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    let mut findings = report["findings"].as_array().unwrap().clone();
+    for finding in &mut findings {
+        for event in finding["evidence"].as_array_mut().unwrap() {
+            let source = event["source"].as_object_mut().unwrap();
+            source.remove("path");
+            source.remove("line");
+            event.as_object_mut().unwrap().remove("raw");
+        }
+    }
+    (findings, report["inputs"].clone())
+}
+
+/// Jaeger keeps microseconds and a report writes milliseconds: every finding, figure and piece of
+/// evidence of the OTLP spans is found again from each export of them.
+#[test]
+fn jaeger_and_tempo_exports_of_the_run_give_the_findings_and_figures_of_its_otlp_spans() {
+    let (otlp, _) = findings_of(&[format!("{CASE}/traces.jsonl")]);
+    let kinds: Vec<&str> = otlp.iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["stalled-rerun", "stale-completion", "lock-headroom"]);
+    assert_eq!(otlp[0]["metrics"]["stalled_logged"], true);
+    let tempo = |version: &str| {
+        [JOB_TRACE, STALL_TRACE].map(|trace| format!("{EXPORTS}/tempo-{version}-{trace}.json")).to_vec()
+    };
+    for (export, traces, format) in [
+        ("jaeger", vec![format!("{EXPORTS}/jaeger.json")], "jaeger-json"),
+        ("tempo v1", tempo("v1"), "otlp-json"),
+        ("tempo v2", tempo("v2"), "otlp-json"),
+    ] {
+        let (findings, inputs) = findings_of(&traces);
+        assert_eq!(findings, otlp, "{export}");
+        for input in inputs.as_array().unwrap().iter().filter(|input| input["kind"] == "trace") {
+            assert_eq!(input["format"], format, "{export}");
+            assert_eq!((input["lines"].as_u64(), input["used"].as_u64()), (Some(1), Some(1)), "{export}");
+        }
+    }
+    // The job's trace alone (what `GET /api/traces/<id>` of the job gives): the rerun from its two
+    // process spans, with no record of the stall.
+    let (findings, _) = findings_of(&[format!("{EXPORTS}/tempo-v1-{JOB_TRACE}.json")]);
+    assert_eq!(findings[0]["kind"], "stalled-rerun");
+    assert_eq!(findings[0]["metrics"]["rerun_at"], otlp[0]["metrics"]["rerun_at"]);
+    assert_eq!(findings[0]["metrics"]["stalled_logged"], false);
+}
+
+/// What `curl … | jq .` and Grafana's download save: the export pretty-printed over many lines,
+/// read whole, from a file or standard input, each of its lines accounted for.
+#[test]
+fn a_pretty_printed_export_is_read_whole_and_every_line_accounted_for() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    let mut pretty = Vec::new();
+    for (name, format) in [("jaeger.json", "jaeger-json"), (&*format!("tempo-v1-{JOB_TRACE}.json"), "otlp-json")] {
+        let text = std::fs::read_to_string(format!("{root}/{EXPORTS}/{name}")).unwrap();
+        let value: Value = serde_json::from_str(&text).unwrap();
+        let text = serde_json::to_string_pretty(&value).unwrap() + "\n";
+        let path = dir.path().join(name);
+        std::fs::write(&path, &text).unwrap();
+        pretty.push(path.to_str().unwrap().to_string());
+        for from_stdin in [false, true] {
+            let path = path.to_str().unwrap();
+            let run = if from_stdin {
+                leasetrace(&["timeline", "--trace", "-", "--format", "json"]).stdin(text.as_bytes()).run()
+            } else {
+                leasetrace(&["timeline", "--trace", path, "--format", "json"]).run()
+            };
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            let input = &run.json()["inputs"][0];
+            assert_eq!(input["format"], format, "{name}");
+            assert_eq!(input["lines"].as_u64(), Some(text.lines().count() as u64), "{name}");
+            assert_eq!(input["used"], input["lines"], "{name}");
+            assert_eq!(input["events"], if format == "jaeger-json" { 7 } else { 6 }, "{name}");
+        }
+    }
+    let (findings, _) = findings_of(&pretty);
+    assert_eq!(findings.len(), 3);
+
+    // Past --max-line-bytes, the read stops with the fix rather than holding the document.
+    let run = leasetrace(&["timeline", "--trace", &pretty[0], "--max-line-bytes", "4096"]).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("a JSON document of more than 4 KiB from line 1"), "{}", run.stderr);
+    assert!(run.stderr.contains("jaeger.json:"), "{}", run.stderr);
+}
+
+/// `init` knows a Jaeger and a Tempo export by their content and drafts a trace source of each;
+/// two exports of the same spans are one source, not two.
+#[test]
+fn init_drafts_trace_sources_for_jaeger_and_tempo_exports() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let draft = |files: &[(String, &str)]| {
+        let dir = tempfile::tempdir().unwrap();
+        for (from, name) in files {
+            std::fs::copy(format!("{root}/{from}"), dir.path().join(name)).unwrap();
+        }
+        std::fs::copy(format!("{root}/{CASE}/bullmq.json"), dir.path().join("bullmq.json")).unwrap();
+        let run = leasetrace(&["init", dir.path().to_str().unwrap()]).run();
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let manifest = std::fs::read_to_string(dir.path().join("leasetrace.toml")).unwrap();
+        let run = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]).run();
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        (manifest, run.json())
+    };
+    let source = |name: &str| format!("[[sources]]\nkind = \"trace\"\npath = \"{name}\"\n");
+
+    let (manifest, report) = draft(&[(format!("{EXPORTS}/jaeger.json"), "download.json")]);
+    assert!(manifest.contains(&source("download.json")), "{manifest}");
+    assert!(manifest.contains("OpenTelemetry traces: Jaeger JSON"), "{manifest}");
+    assert_eq!(report["inputs"][0]["format"], "jaeger-json");
+    assert!(report["findings"].as_array().unwrap().iter().any(|f| f["kind"] == "stalled-rerun"));
+
+    let tempo = [
+        (format!("{EXPORTS}/tempo-v1-{JOB_TRACE}.json"), "job-trace.json"),
+        (format!("{EXPORTS}/tempo-v2-{STALL_TRACE}.json"), "stall-trace.json"),
+    ];
+    let (manifest, report) = draft(&tempo);
+    for name in ["job-trace.json", "stall-trace.json"] {
+        assert!(manifest.contains(&source(name)), "{manifest}");
+    }
+    let rerun = report["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "stalled-rerun").cloned();
+    assert_eq!(rerun.expect("a stalled-rerun")["metrics"]["stalled_logged"], true);
+
+    let (manifest, _) =
+        draft(&[(format!("{EXPORTS}/jaeger.json"), "a-jaeger.json"), (format!("{CASE}/traces.jsonl"), "b-otlp.jsonl")]);
+    assert!(manifest.contains(&source("a-jaeger.json")), "{manifest}");
+    assert!(manifest.contains("b-otlp.jsonl: the same job moments as a-jaeger.json"), "{manifest}");
+}
