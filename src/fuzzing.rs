@@ -303,7 +303,7 @@ pub fn bullmq_records(data: &[u8]) {
     source_target(kind, data);
 }
 
-/// OpenTelemetry traces (OTLP JSON, one object a line).
+/// OpenTelemetry traces (OTLP JSON and Tempo's answers, Jaeger JSON; a line at a time or a pretty-printed document).
 pub fn traces(data: &[u8]) {
     source_target(SourceKind::Trace, data);
 }

@@ -99,8 +99,14 @@ const tag = (key, value) => {
     const n = BigInt(value.intValue);
     return { key, type: 'int64', value: n > JS_MAX_SAFE || n < -JS_MAX_SAFE ? n.toString() : Number(n) };
   }
-  // `attributeToJaegerProtoTag`: a map or a list becomes its JSON text.
-  return { key, type: 'string', value: JSON.stringify(value) };
+  // `attributeToJaegerProtoTag`: a map or a list becomes its JSON text (pdata's `AsString`).
+  return { key, type: 'string', value: JSON.stringify(plain(value)) };
+};
+const plain = (value) => {
+  if ('arrayValue' in value) return (value.arrayValue.values ?? []).map(plain);
+  if ('kvlistValue' in value) return Object.fromEntries((value.kvlistValue.values ?? []).map(({ key, value }) => [key, plain(value)]));
+  if ('intValue' in value) return Number(value.intValue);
+  return Object.values(value)[0];
 };
 const SPAN_KIND_TAG = [null, 'internal', 'server', 'client', 'producer', 'consumer']; // getTagFromSpanKind
 // `TimeAsEpochMicroseconds`, `DurationAsMicroseconds`: nanoseconds divided by 1000, truncated.

@@ -328,3 +328,20 @@ fn init_drafts_trace_sources_for_jaeger_and_tempo_exports() {
     assert!(manifest.contains(&source("a-jaeger.json")), "{manifest}");
     assert!(manifest.contains("b-otlp.jsonl: the same job moments as a-jaeger.json"), "{manifest}");
 }
+
+/// The shapes as Tempo's and Jaeger's own repositories hold them (fixtures/trace-exports-upstream):
+/// read by the format they are, pretty-printed, every line ignored with its reason, none rejected.
+#[test]
+fn the_upstream_samples_of_each_shape_are_read_and_every_line_accounted_for() {
+    for (name, format, lines) in
+        [("tempo-pkg-tempopb-trace.json", "otlp-json", 51), ("jaeger-uimodel-ui_01.json", "jaeger-json", 162)]
+    {
+        let path = format!("fixtures/trace-exports-upstream/{name}");
+        let run = leasetrace(&["timeline", "--trace", &path, "--format", "json"]).run();
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+        let input = &run.json()["inputs"][0];
+        assert_eq!(input["format"], format, "{name}");
+        assert_eq!((input["lines"].as_u64(), input["ignored"].as_u64()), (Some(lines), Some(lines)), "{name}");
+        assert_eq!(input["rejected"], 0, "{name}");
+    }
+}
