@@ -1,5 +1,7 @@
 //! OpenTelemetry traces as OTLP JSON: one `{"resourceSpans": [...]}` object a line, as the
-//! Collector's file exporter writes them, or an OTLP/HTTP `POST /v1/traces` body saved to a file.
+//! Collector's file exporter writes them, or an OTLP/HTTP `POST /v1/traces` body saved to a file;
+//! Grafana Tempo's query API answers with the same resources under `batches` or
+//! `trace.resourceSpans`. A pretty-printed body is read whole (`json::read_values`).
 //!
 //! The spans read are those BullMQ itself opens when a `telemetry` (`bullmq-otel`) is given to
 //! its `Queue` and `Worker` (`trace(...)` in `queue-base.ts`; the names in `telemetry-attributes.ts`):
