@@ -101,22 +101,31 @@ fn read_document(
     summary: &mut InputSummary,
     document: &mut Document,
 ) -> Result<()> {
+    let too_big = |line: u64| {
+        Error::input(
+            &spec.path,
+            Some(line),
+            format!(
+                "a JSON document of more than {} from line {}, past the limit that bounds what is held (raise it with --max-line-bytes or [analysis] max_line_bytes, or write one object a line: jq -c . FILE)",
+                size(spec.max_line_bytes),
+                document.first_line
+            ),
+        )
+    };
+    // A line past the cap is passed over (and rejected) by `Lines` itself: the document it was
+    // part of is past the bound too.
+    let rejected_before = summary.rejected;
     while let Some((line, text)) = lines.next_line(&spec.path, summary)? {
         summary.lines += 1;
         document.text.push('\n');
         document.line_starts.push(document.text.len());
         document.text.push_str(text);
-        if document.text.len() > spec.max_line_bytes {
-            return Err(Error::input(
-                &spec.path,
-                Some(line),
-                format!(
-                    "a JSON document of more than {} from line {}, past the limit that bounds what is held (raise it with --max-line-bytes or [analysis] max_line_bytes, or write one object a line: jq -c . FILE)",
-                    size(spec.max_line_bytes),
-                    document.first_line
-                ),
-            ));
+        if summary.rejected != rejected_before || document.text.len() > spec.max_line_bytes {
+            return Err(too_big(line));
         }
+    }
+    if summary.rejected != rejected_before {
+        return Err(too_big(summary.lines));
     }
     Ok(())
 }

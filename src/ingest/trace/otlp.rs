@@ -689,6 +689,12 @@ mod tests {
         let error = read_with(&pretty, 256).unwrap_err().to_string();
         assert!(error.contains("a JSON document of more than 256 bytes from line 1"), "{error}");
         assert!(error.contains("--max-line-bytes") && error.contains("jq -c ."), "{error}");
+        // A line of it past the cap on its own, passed over by the line reader, is past the bound too.
+        let long = format!("{{\n  \"resourceSpans\": [],\n  \"x\": \"{}\"\n}}\n", "a".repeat(100));
+        let error = read_with(&long, 64).unwrap_err().to_string();
+        assert!(error.starts_with("traces.jsonl:4: a JSON document of more than 64 bytes from line 1"), "{error}");
+        let error = read_with(long.trim_end().trim_end_matches('}'), 64).unwrap_err().to_string();
+        assert!(error.starts_with("traces.jsonl:3: a JSON document of more than 64 bytes"), "{error}");
         // A compact line cut short (a file still being written) is one rejected line.
         let (_, summary) = read("{\"resourceSpans\":[{\"scopeSpans\":[{\"spa");
         assert_eq!((summary.lines, summary.rejected), (1, 1));
