@@ -345,3 +345,22 @@ fn the_upstream_samples_of_each_shape_are_read_and_every_line_accounted_for() {
         assert_eq!(input["rejected"], 0, "{name}");
     }
 }
+
+/// `curl` saves Jaeger's answer for a trace it does not have as readily as a trace: the file is
+/// known by its envelope and its line rejected with Jaeger's own words.
+#[test]
+fn a_saved_trace_not_found_answer_is_rejected_with_jaegers_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trace.json");
+    std::fs::write(
+        &path,
+        "{\"data\":null,\"total\":0,\"limit\":0,\"offset\":0,\"errors\":[{\"code\":404,\"msg\":\"trace not found\"}]}\n",
+    )
+    .unwrap();
+    let run = leasetrace(&["timeline", "--trace", path.to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let input = &run.json()["inputs"][0];
+    assert_eq!(input["format"], "jaeger-json");
+    assert_eq!(input["rejections"][0]["line"], 1);
+    assert_eq!(input["rejections"][0]["reason"], "the query API answered with an error: trace not found");
+}

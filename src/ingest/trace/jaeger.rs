@@ -73,9 +73,11 @@ impl EventFormat for JaegerJson {
 }
 
 /// A Jaeger span's keys, spelled as Jaeger spells them (`traceID`, `spanID`, `operationName`):
-/// none of them is an OTLP key.
+/// none of them is an OTLP key. Or the query API's envelope without a trace in it (`{"data":
+/// null, "total": 0, "limit": 0, "offset": 0, "errors": [...]}`), read to say Jaeger's error.
 fn is_jaeger(text: &str) -> bool {
-    has_key(text, "traceID") && (has_key(text, "spanID") || has_key(text, "operationName") || has_key(text, "spans"))
+    (has_key(text, "traceID") && (has_key(text, "spanID") || has_key(text, "operationName") || has_key(text, "spans")))
+        || ["data", "errors", "limit", "offset"].iter().all(|key| has_key(text, key))
 }
 
 /// The events of one export (the query API's answer, or one trace), or why it is not evidence.
@@ -608,5 +610,10 @@ mod tests {
         assert!(!OtlpJson.sniff(&export));
         assert!(!JaegerJson.sniff(r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"1","spanId":"2"}]}]}]}"#));
         assert!(!JaegerJson.sniff(r#"{"level":30,"msg":"\"traceID\": 1 \"spans\": 2"}"#));
+        assert!(
+            JaegerJson.sniff(
+                r#"{"data":null,"total":0,"limit":0,"offset":0,"errors":[{"code":404,"msg":"trace not found"}]}"#
+            )
+        );
     }
 }
