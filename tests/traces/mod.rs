@@ -195,10 +195,15 @@ const STALL_TRACE: &str = "dc3ce0eddce334cc9d5ad33beafb9f56";
 /// The findings of `analyze` over these traces and the run's parameters, each evidence event
 /// without its source's place (the file and line differ from one export to another).
 fn findings_of(traces: &[String]) -> (Vec<Value>, Value) {
+    findings_with(traces, &[])
+}
+
+fn findings_with(traces: &[String], more: &[&str]) -> (Vec<Value>, Value) {
     let mut args = vec!["analyze".to_string()];
     for trace in traces {
         args.extend(["--trace".to_string(), trace.clone()]);
     }
+    args.extend(more.iter().map(ToString::to_string));
     args.extend(["--params", &format!("{CASE}/bullmq.json"), "--format", "json"].map(String::from));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = leasetrace(&args).run();
@@ -363,4 +368,18 @@ fn a_saved_trace_not_found_answer_is_rejected_with_jaegers_message() {
     assert_eq!(input["format"], "jaeger-json");
     assert_eq!(input["rejections"][0]["line"], 1);
     assert_eq!(input["rejections"][0]["reason"], "the query API answered with an error: trace not found");
+}
+
+/// A Jaeger export beside the events stream of the same run: each activation is one event (the
+/// stream's), as with the OTLP spans; the findings are those of the OTLP spans with the stream.
+#[test]
+fn a_jaeger_export_and_the_stream_of_the_same_run_reconcile_as_the_otlp_spans_do() {
+    let events = format!("{CASE}/events.jsonl");
+    let stream = ["--events", events.as_str(), "--queue", "pr-review"];
+    let (otlp, _) = findings_with(&[format!("{CASE}/traces.jsonl")], &stream);
+    let (jaeger, _) = findings_with(&[format!("{EXPORTS}/jaeger.json")], &stream);
+    assert_eq!(jaeger, otlp);
+    let reruns: Vec<&Value> = jaeger.iter().filter(|f| f["kind"] == "stalled-rerun").collect();
+    assert_eq!(reruns.len(), 1, "one rerun, not one per channel");
+    assert_eq!(reruns[0]["metrics"]["stalled_in_stream"], true);
 }
