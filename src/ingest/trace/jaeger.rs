@@ -77,7 +77,7 @@ impl EventFormat for JaegerJson {
 /// null, "total": 0, "limit": 0, "offset": 0, "errors": [...]}`), read to say Jaeger's error.
 fn is_jaeger(text: &str) -> bool {
     (has_key(text, "traceID") && (has_key(text, "spanID") || has_key(text, "operationName") || has_key(text, "spans")))
-        || ["data", "errors", "limit", "offset"].iter().all(|key| has_key(text, key))
+        || ["data", "total", "limit", "offset", "errors", "code", "msg"].iter().all(|key| has_key(text, key))
 }
 
 /// The events of one export (the query API's answer, or one trace), or why it is not evidence.
