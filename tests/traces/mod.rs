@@ -284,6 +284,26 @@ fn a_pretty_printed_export_is_read_whole_and_every_line_accounted_for() {
     let (findings, _) = findings_of(&pretty);
     assert_eq!(findings.len(), 3);
 
+    // Each event is at its own span's line, with that span's JSON as its text.
+    let run =
+        leasetrace(&["analyze", "--trace", &pretty[0], "--params", &format!("{CASE}/bullmq.json"), "--format", "json"])
+            .run();
+    let report = run.json();
+    let text = std::fs::read_to_string(&pretty[0]).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let rerun = report["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "stalled-rerun").unwrap();
+    let evidence = rerun["evidence"].as_array().unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for event in evidence {
+        let line = usize::try_from(event["source"]["line"].as_u64().unwrap()).unwrap();
+        seen.insert(line);
+        assert_eq!(lines[line - 1].trim(), "{", "line {line} opens the span");
+        assert!(lines[line].trim_start().starts_with("\"traceID\""), "line {line}: {}", lines[line]);
+        let raw = event["raw"].as_str().unwrap();
+        assert!(raw.len() < 10_000 && raw.contains("\"operationName\""), "the span's JSON, not the document: {raw}");
+    }
+    assert!(seen.len() >= 3, "the stall and the two attempts at their own lines: {seen:?}");
+
     // Past --max-line-bytes, the read stops with the fix rather than holding the document.
     let run = leasetrace(&["timeline", "--trace", &pretty[0], "--max-line-bytes", "4096"]).run();
     assert_eq!(run.code, 2);

@@ -22,12 +22,12 @@ use std::io::BufRead;
 
 use serde_json::{Map, Value};
 
-use super::json::{Reading, read_values};
+use super::json::{Places, Reading, read_values};
 use super::otlp::{NO_JOB_SPANS, cut, has_key, span_events};
 use crate::error::Result;
 use crate::ingest::log::rules::RuleSet;
 use crate::ingest::{EventFormat, SourceKind, SourceSpec};
-use crate::model::{Event, InputSummary, Origin, Text};
+use crate::model::{Event, InputSummary, Text};
 
 const EXPECTED: &str = "Jaeger JSON, {\"data\": [{\"traceID\": …, \"spans\": [...], \"processes\": {...}}]}";
 
@@ -66,8 +66,8 @@ impl EventFormat for JaegerJson {
     ) -> Result<()> {
         let rules = RuleSet::shared(&[], true, &spec.display_path())?;
         let reading = Reading { expected: EXPECTED, ignored: NO_JOB_SPANS };
-        read_values(spec, source, input, events, summary, &reading, |value, origin| {
-            export_events(value, origin, &rules)
+        read_values(spec, source, input, events, summary, &reading, |value, places| {
+            export_events(value, places, &rules)
         })
     }
 }
@@ -81,11 +81,12 @@ fn is_jaeger(text: &str) -> bool {
 }
 
 /// The events of one export (the query API's answer, or one trace), or why it is not evidence.
-fn export_events(value: &Value, origin: Origin, rules: &RuleSet) -> std::result::Result<Vec<Event>, String> {
+fn export_events(value: &Value, places: &Places, rules: &RuleSet) -> std::result::Result<Vec<Event>, String> {
     let object = value.as_object().ok_or_else(|| format!("not a JSON object; expected {EXPECTED}"))?;
     let mut events = Vec::new();
+    let mut counted = 0;
     if object.contains_key("spans") {
-        trace_events(object, "", origin, rules, &mut events)?;
+        trace_events(object, "", places, &mut counted, rules, &mut events)?;
         return Ok(events);
     }
     let traces = match object.get("data") {
@@ -102,15 +103,17 @@ fn export_events(value: &Value, origin: Origin, rules: &RuleSet) -> std::result:
     };
     for (t, trace) in traces.iter().enumerate() {
         let trace = trace.as_object().ok_or_else(|| format!("data[{t}] is not an object"))?;
-        trace_events(trace, &format!("data[{t}]."), origin, rules, &mut events)?;
+        trace_events(trace, &format!("data[{t}]."), places, &mut counted, rules, &mut events)?;
     }
     Ok(events)
 }
 
+/// The events of one trace's spans; `counted` is how many spans of the export came before them.
 fn trace_events(
     trace: &Map<String, Value>,
     place: &str,
-    origin: Origin,
+    places: &Places,
+    counted: &mut usize,
     rules: &RuleSet,
     events: &mut Vec<Event>,
 ) -> std::result::Result<(), String> {
@@ -128,8 +131,9 @@ fn trace_events(
         let span = span.as_object().ok_or_else(|| format!("{place}spans[{n}] is not an object"))?;
         let name = span.get("operationName").and_then(Value::as_str).unwrap_or("no name");
         let otlp = otlp_span(span, processes).map_err(|why| format!("{place}spans[{n}] ({}): {why}", cut(name)))?;
-        span_events(&otlp.span, otlp.instance, origin, rules, events)
+        span_events(&otlp.span, otlp.instance, places.span(*counted), rules, events)
             .map_err(|why| format!("{place}spans[{n}] ({}): {why}", cut(name)))?;
+        *counted += 1;
     }
     Ok(())
 }

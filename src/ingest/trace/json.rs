@@ -8,7 +8,8 @@
 //! after another (`jq .` of a file of lines) are read one by one. Every line of a document takes its
 //! value's account: used when the value gave events, else ignored with the format's reason; a
 //! rejected value is rejected once, at its first line, and its other lines are ignored as part of it.
-//! A document's events are at the line where its value starts.
+//! In a document each event is at the line where its span opens, and its text is that span's JSON
+//! (`span_objects`), not the whole document.
 
 use std::io::BufRead;
 
@@ -18,6 +19,21 @@ use crate::error::{Error, Result};
 use crate::ingest::SourceSpec;
 use crate::ingest::io::lines::{Lines, json_problem, size};
 use crate::model::{Channel, Event, InputSummary, Origin};
+
+/// Where a value's spans are: each span's line, in document order, when the value spreads over
+/// lines (a pretty-printed document), so that each event is at its own span's line; on one line,
+/// every span is at it.
+pub struct Places {
+    pub origin: Origin,
+    span_lines: Vec<u32>,
+}
+
+impl Places {
+    /// The origin of the value's `n`th span (counted in document order across the whole value).
+    pub fn span(&self, n: usize) -> Origin {
+        Origin { line: self.span_lines.get(n).copied().unwrap_or(self.origin.line), ..self.origin }
+    }
+}
 
 /// Why the other lines of a rejected multi-line value are not rejected themselves.
 pub const IN_REJECTED_DOCUMENT: &str = "part of a JSON document rejected at its first line";
@@ -38,7 +54,7 @@ pub fn read_values(
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
     reading: &Reading,
-    mut events_of: impl FnMut(&Value, Origin) -> std::result::Result<Vec<Event>, String>,
+    mut events_of: impl FnMut(&Value, &Places) -> std::result::Result<Vec<Event>, String>,
 ) -> Result<()> {
     let expected = reading.expected;
     let mut lines = Lines::new(input, spec.max_line_bytes);
@@ -64,7 +80,7 @@ pub fn read_values(
             }
         };
         let origin = Origin { channel: Channel::Log, source, line: crate::ingest::line_of(spec, line)? };
-        match events_of(&value, origin) {
+        match events_of(&value, &Places { origin, span_lines: Vec::new() }) {
             Ok(found) if found.is_empty() => summary.ignore(reading.ignored),
             Ok(found) => {
                 summary.used();
@@ -138,7 +154,7 @@ fn account_document(
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
     reading: &Reading,
-    events_of: &mut impl FnMut(&Value, Origin) -> std::result::Result<Vec<Event>, String>,
+    events_of: &mut impl FnMut(&Value, &Places) -> std::result::Result<Vec<Event>, String>,
 ) -> Result<()> {
     let text = document.text.as_str();
     // Lines before the first value, and between values, hold only white space: `blank`.
@@ -159,11 +175,30 @@ fn account_document(
                 accounted_to = last_line;
                 let count = last_line - first_line + 1;
                 let origin = Origin { channel: Channel::Log, source, line: crate::ingest::line_of(spec, first_line)? };
-                match events_of(&value, origin) {
+                let spans: Vec<(usize, usize)> = span_objects(&text[start..stream.byte_offset()])
+                    .into_iter()
+                    .map(|(from, to)| (start + from, start + to))
+                    .collect();
+                let span_lines = spans
+                    .iter()
+                    .map(|&(from, _)| crate::ingest::line_of(spec, document.line_at(from)))
+                    .collect::<Result<Vec<u32>>>()?;
+                let places = Places { origin, span_lines };
+                match events_of(&value, &places) {
                     Ok(found) if found.is_empty() => (0..count).for_each(|_| summary.ignore(reading.ignored)),
                     Ok(found) => {
                         (0..count).for_each(|_| summary.used());
-                        summary.texts.keep(origin.line, &text[start..stream.byte_offset()]);
+                        // Each event's text is its span's JSON, not the whole document.
+                        let mut lines: Vec<u32> = found.iter().map(|event| event.origin().line).collect();
+                        lines.sort_unstable();
+                        lines.dedup();
+                        for line in lines {
+                            let kept = match places.span_lines.iter().position(|&at| at == line) {
+                                Some(n) => &text[spans[n].0..spans[n].1],
+                                None => &text[start..stream.byte_offset()],
+                            };
+                            summary.texts.keep(line, kept);
+                        }
                         events.extend(found);
                     }
                     Err(reason) => {
@@ -189,4 +224,68 @@ fn account_document(
         summary.ignore("blank");
     }
     Ok(())
+}
+
+/// The byte ranges of the objects that are elements of a `spans` list in `text` (one JSON value),
+/// in document order: the spans of OTLP, Tempo and Jaeger alike. One pass over the bytes, no
+/// recursion: the value was parsed already, so the text is well-formed JSON.
+fn span_objects(text: &str) -> Vec<(usize, usize)> {
+    enum Frame {
+        Object,
+        List { spans: bool },
+    }
+    let bytes = text.as_bytes();
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut open_spans: Vec<(usize, usize)> = Vec::new(); // (depth, start) of a span being read
+    let mut found = Vec::new();
+    let mut last_string = (0, 0);
+    let mut key = (0, 0);
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => {
+                let from = at + 1;
+                at += 1;
+                while at < bytes.len() && bytes[at] != b'"' {
+                    at += if bytes[at] == b'\\' { 2 } else { 1 };
+                }
+                last_string = (from, at.min(bytes.len()));
+            }
+            b':' => key = last_string,
+            b'{' => {
+                if matches!(frames.last(), Some(Frame::List { spans: true })) {
+                    open_spans.push((frames.len(), at));
+                }
+                frames.push(Frame::Object);
+            }
+            b'[' => {
+                let spans = matches!(frames.last(), Some(Frame::Object)) && &text[key.0..key.1] == "spans";
+                frames.push(Frame::List { spans });
+            }
+            b'}' | b']' => {
+                frames.pop();
+                if bytes[at] == b'}' && open_spans.last().is_some_and(|&(depth, _)| depth == frames.len()) {
+                    let (_, start) = open_spans.pop().unwrap_or_default();
+                    found.push((start, at + 1));
+                }
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    found.sort_unstable();
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::span_objects;
+
+    #[test]
+    fn span_objects_are_the_objects_of_spans_lists_and_nothing_in_a_string() {
+        let text = r#"{"data":[{"spans":[{"a":"} ] { \"spans\": [{"},{"b":{"spans":1},"c":[{"d":2}]}],"x":["spans",{"e":3}]},{"spans":[ {"f":4} ]}]}"#;
+        let found: Vec<&str> = span_objects(text).into_iter().map(|(from, to)| &text[from..to]).collect();
+        assert_eq!(found, [r#"{"a":"} ] { \"spans\": [{"}"#, r#"{"b":{"spans":1},"c":[{"d":2}]}"#, r#"{"f":4}"#]);
+        assert!(span_objects(r#"{"spans":[1,2]}"#).is_empty());
+    }
 }

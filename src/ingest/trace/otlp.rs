@@ -22,7 +22,7 @@ use std::io::BufRead;
 
 use serde_json::{Map, Value};
 
-use super::json::{Reading, read_values};
+use super::json::{Places, Reading, read_values};
 use crate::error::Result;
 use crate::ingest::log::rules::RuleSet;
 use crate::ingest::{EventFormat, SourceKind, SourceSpec};
@@ -73,7 +73,7 @@ impl EventFormat for OtlpJson {
     ) -> Result<()> {
         let rules = RuleSet::shared(&[], true, &spec.display_path())?;
         let reading = Reading { expected: EXPECTED, ignored: NO_JOB_SPANS };
-        read_values(spec, source, input, events, summary, &reading, |value, origin| line_events(value, origin, &rules))
+        read_values(spec, source, input, events, summary, &reading, |value, places| line_events(value, places, &rules))
     }
 }
 
@@ -92,7 +92,7 @@ pub(super) fn has_key(text: &str, key: &str) -> bool {
 }
 
 /// The events of one OTLP object, or why the line is not evidence.
-fn line_events(value: &Value, origin: Origin, rules: &RuleSet) -> std::result::Result<Vec<Event>, String> {
+fn line_events(value: &Value, places: &Places, rules: &RuleSet) -> std::result::Result<Vec<Event>, String> {
     let object = value.as_object().ok_or_else(|| format!("not a JSON object; expected {EXPECTED}"))?;
     // Tempo's query API writes the same resources under other keys: `batches` (`/api/traces/<id>`,
     // `MarshalToJSONV1` in Tempo's pkg/tempopb/trace_utils.go) and `trace.resourceSpans`
@@ -109,6 +109,7 @@ fn line_events(value: &Value, origin: Origin, rules: &RuleSet) -> std::result::R
         _ => return Err(format!("no 'resourceSpans' list; expected {EXPECTED}")),
     };
     let mut events = Vec::new();
+    let mut counted = 0;
     for (r, resource_spans) in resources.iter().enumerate() {
         let resource_spans = resource_spans.as_object().ok_or_else(|| format!("{container}[{r}] is not an object"))?;
         let resource = match resource_spans.get("resource") {
@@ -129,8 +130,9 @@ fn line_events(value: &Value, origin: Origin, rules: &RuleSet) -> std::result::R
             let scope_spans = scope_spans.as_object().ok_or_else(|| format!("{place} is not an object"))?;
             for (n, span) in optional_list(scope_spans, "spans", &resource_place)?.iter().enumerate() {
                 let span = span.as_object().ok_or_else(|| format!("{place}.spans[{n}] is not an object"))?;
-                span_events(span, instance, origin, rules, &mut events)
+                span_events(span, instance, places.span(counted), rules, &mut events)
                     .map_err(|why| format!("{place}.spans[{n}] ({}): {why}", span_name(span)))?;
+                counted += 1;
             }
         }
     }
@@ -668,8 +670,18 @@ mod tests {
         let text = format!("\n{pretty}\n\n{pretty}\n");
         let (events, summary) = read(&text);
         assert_eq!(events.len(), 2, "one activation from each of the two documents");
-        assert_eq!(events[0].origin().line, 2, "at the line where its document starts");
-        assert_eq!(u64::from(events[1].origin().line), lines + 3);
+        // At the line where its span starts: a `{` alone, then the span's first key.
+        let pretty_lines: Vec<&str> = pretty.lines().collect();
+        let span_line = 1 + pretty_lines
+            .windows(2)
+            .position(|pair| pair[0].trim() == "{" && pair[1].trim_start().starts_with("\"traceId\""))
+            .map(|at| u32::try_from(at).unwrap())
+            .unwrap();
+        assert_eq!(events[0].origin().line, 1 + span_line, "after the blank first line");
+        assert_eq!(u64::from(events[1].origin().line), lines + 2 + u64::from(span_line));
+        assert!(summary.texts.kept(events[0].origin().line).is_some_and(|text| text.starts_with('{')
+            && text.contains("process pr-review")
+            && !text.contains("resourceSpans")));
         assert_eq!((summary.lines, summary.used, summary.ignored_by_reason["blank"]), (2 * lines + 2, 2 * lines, 2));
 
         // A document broken part way: rejected once, at its first line, with the line of the fault.
