@@ -193,9 +193,10 @@ fn account_document(
                         lines.sort_unstable();
                         lines.dedup();
                         for line in lines {
-                            let kept = match places.span_lines.iter().position(|&at| at == line) {
-                                Some(n) => &text[spans[n].0..spans[n].1],
-                                None => &text[start..stream.byte_offset()],
+                            // The spans are in document order: their lines never decrease.
+                            let kept = match places.span_lines.binary_search(&line) {
+                                Ok(n) => &text[spans[n].0..spans[n].1],
+                                Err(_) => &text[start..stream.byte_offset()],
                             };
                             summary.texts.keep(line, kept);
                         }
