@@ -76,6 +76,14 @@ while IFS= read -r file; do
     jobs*.json | jobs*.jsonl) seed bullmq_records "$name" '\x81\x01\x00' '' "$file" ;;
     jobs*.txt) seed bullmq_records "$name" '\x82\x01\x00' '' "$file" ;;
     traces*.jsonl) seed traces "$name" '\x00\x00\x00' '' "$file" ;;
+    # Trace format bytes: otlp-json 0, jaeger-json 1, chosen from the content 2. A Jaeger export
+    # also pretty-printed (`jq .`, as a download is saved), read as one document.
+    jaeger*.json)
+      seed traces "$name" '\x01\x00\x00' '' "$file"
+      jq . "$file" >"$seeds/.pretty"
+      seed traces "$name.pretty" '\x02\x00\x00' '' "$seeds/.pretty"
+      rm "$seeds/.pretty" ;;
+    tempo-*.json) seed traces "$name" '\x00\x00\x00' '' "$file" ;;
     bullmq*.json | worker-options*.json | nestjs-config.json) seed bullmq_params "$name" '\x00\x00\x00' '' "$file" ;;
     *.yaml | *.yml) seed bullmq_params "$name" '\x01\x00\x00' '' "$file" ;;
   esac

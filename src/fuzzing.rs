@@ -322,7 +322,7 @@ pub fn postgres_tables(data: &[u8]) {
     check_source(&spec, parts.body, &result);
 }
 
-/// OpenTelemetry traces (OTLP JSON, one object a line).
+/// OpenTelemetry traces (OTLP JSON and Tempo's answers, Jaeger JSON; a line at a time or a pretty-printed document).
 pub fn traces(data: &[u8]) {
     source_target(SourceKind::Trace, data);
 }

@@ -512,7 +512,6 @@ fn open_text(
 /// `head` is the start of the input as text (its first line is enough for most formats). A log
 /// envelope's name may say the format of the lines inside: `kubectl+pino`.
 pub fn choose_format(spec: &SourceSpec, head: &str) -> Result<&'static dyn EventFormat> {
-    let first_line = head.split(['\n', '\r']).map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
     let candidates = formats().filter(|f| f.kind() == spec.kind);
     if let Some(name) = &spec.format {
         let names: Vec<&str> = candidates.clone().map(EventFormat::name).collect();
@@ -545,7 +544,7 @@ pub fn choose_format(spec: &SourceSpec, head: &str) -> Result<&'static dyn Event
     }
     // Formats without file endings (pino, winston, nestjs) are known only by their content, which
     // is distinctive: they are tried first, so that a `.log` file of pino lines is read as pino.
-    if let Some(format) = candidates.clone().find(|f| f.extensions().is_empty() && f.sniff(first_line)) {
+    if let Some(format) = candidates.clone().find(|f| f.extensions().is_empty() && f.sniff_head(head)) {
         return Ok(format);
     }
     let file_name = spec.path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();

@@ -644,7 +644,7 @@ pub fn looks_like(path: &Path) -> Option<(SourceKind, String, bool)> {
         Found::Events(found) => (format!("BullMQ's events stream ({})", found.format), false),
         Found::Jobs(_) => ("BullMQ job hashes".to_string(), false),
         Found::Params(_) => ("BullMQ lock parameters (worker options)".to_string(), false),
-        Found::Trace(_) => ("OpenTelemetry traces (OTLP JSON)".to_string(), false),
+        Found::Trace(found) => (format!("OpenTelemetry traces ({})", found.format), false),
         Found::Monitor(_) => ("redis-cli MONITOR output (legacy Bull)".to_string(), false),
     };
     Some((file.kind(), what, needs_zone))

@@ -59,15 +59,15 @@ pub fn recognise(path: &Path, name: &str) -> Result<File, String> {
         read_sample(&spec, reader, &sample.text).map(|(_, summary)| summary)
     };
     // First: an OTLP object is JSON that a log or job-hash recogniser could take a field of.
-    if trace::looks_like(&sample) {
+    if let Some(format) = trace::format_of(&sample) {
         let mut spec = SourceSpec::new(SourceKind::Trace, PathBuf::from(name), None, String::new());
-        spec.format = Some("otlp-json".to_string());
+        spec.format = Some(format.to_string());
         let read = ingest::choose_format(&spec, "")
             .map_err(|e| e.to_string())
             .and_then(|reader| read_sample(&spec, reader, &sample.text));
         let (found, checked) = match read {
             Ok((events, summary)) => (trace::found(&events, &summary), Ok(summary)),
-            Err(error) => (trace::Found { lines: 0, used: 0, events: 0, moments: Vec::new() }, Err(error)),
+            Err(error) => (trace::Found { format: "", lines: 0, used: 0, events: 0, moments: Vec::new() }, Err(error)),
         };
         return Ok(File { check: Some(checked), ..file(Found::Trace(found)) });
     }
@@ -80,7 +80,7 @@ pub fn recognise(path: &Path, name: &str) -> Result<File, String> {
             .and_then(|reader| read_sample(&spec, reader, &sample.text));
         let (found, checked) = match read {
             Ok((events, summary)) => (trace::found(&events, &summary), Ok(summary)),
-            Err(error) => (trace::Found { lines: 0, used: 0, events: 0, moments: Vec::new() }, Err(error)),
+            Err(error) => (trace::Found { format: "", lines: 0, used: 0, events: 0, moments: Vec::new() }, Err(error)),
         };
         return Ok(File { check: Some(checked), ..file(Found::Monitor(found)) });
     }

@@ -3,8 +3,6 @@
 //! trace reader on the sample, as `analyze` will read it: its times are UTC nanoseconds, so the
 //! source needs no zone, and its job moments say which job ids the folder's other files name.
 
-use crate::ingest::EventFormat;
-use crate::ingest::trace::otlp::OtlpJson;
 use crate::model::{Event, EventKind};
 
 use super::sample::Sample;
@@ -12,6 +10,8 @@ use super::{Reference, What};
 
 #[derive(Debug)]
 pub struct Found {
+    /// The format read, as the messages name it.
+    pub format: &'static str,
     /// The sampled lines and those with a BullMQ job span.
     pub lines: u64,
     pub used: u64,
@@ -23,15 +23,16 @@ pub struct Found {
 impl Found {
     pub fn evidence(&self) -> String {
         format!(
-            "OTLP JSON, {} of {} lines with BullMQ job spans (process, job stalled, add), {} events",
-            self.used, self.lines, self.events
+            "{}, {} of {} lines with BullMQ job spans (process, job stalled, add), {} events",
+            self.format, self.used, self.lines, self.events
         )
     }
 }
 
-/// Whether the sample's first non-blank line is an OTLP JSON object.
-pub fn looks_like(sample: &Sample) -> bool {
-    sample.text.lines().map(str::trim).find(|line| !line.is_empty()).is_some_and(|line| OtlpJson.sniff(line))
+/// The trace format the sample's start is in (OTLP JSON, Tempo's answers, Jaeger JSON, compact or
+/// pretty-printed), if any.
+pub fn format_of(sample: &Sample) -> Option<&'static str> {
+    crate::ingest::trace::FORMATS.iter().find(|format| format.sniff_head(&sample.text)).map(|format| format.name())
 }
 
 /// What the trace reader made of the sample (`read`: its events and account).
@@ -56,7 +57,12 @@ pub fn found(read: &[Event], summary: &crate::model::InputSummary) -> Found {
             })
         })
         .collect();
-    Found { lines: summary.lines, used: summary.used, events: read.len() as u64, moments }
+    let format = match summary.format {
+        "jaeger-json" => "Jaeger JSON",
+        "redis-monitor" => "redis-cli MONITOR",
+        _ => "OTLP JSON",
+    };
+    Found { format, lines: summary.lines, used: summary.used, events: read.len() as u64, moments }
 }
 
 #[cfg(test)]
@@ -65,7 +71,10 @@ mod tests {
 
     #[test]
     fn a_trace_is_told_by_its_first_line() {
-        assert!(looks_like(&Sample::from_text("\n{\"resourceSpans\":[]}\n")));
-        assert!(!looks_like(&Sample::from_text("{\"level\":30,\"msg\":\"resourceSpans\"}\n")));
+        assert_eq!(format_of(&Sample::from_text("\n{\"resourceSpans\":[]}\n")), Some("otlp-json"));
+        assert_eq!(format_of(&Sample::from_text("{\"level\":30,\"msg\":\"resourceSpans\"}\n")), None);
+        assert_eq!(format_of(&Sample::from_text("{\"batches\":[{\"scopeSpans\":[]}]}")), Some("otlp-json"));
+        let jaeger = "{\n  \"data\": [\n    {\n      \"traceID\": \"1b34\",\n      \"spans\": []\n    }\n  ]\n}\n";
+        assert_eq!(format_of(&Sample::from_text(jaeger)), Some("jaeger-json"));
     }
 }

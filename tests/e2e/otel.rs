@@ -73,4 +73,33 @@ fn e2e_bullmq6_otel_stalled_rerun_from_the_trace_alone() {
     let count = |key: &str| input[key].as_u64().unwrap();
     assert_eq!(count("lines"), count("used") + count("ignored") + count("rejected"));
     assert_eq!(count("rejected"), 0, "{input:#}");
+
+    // The same run's spans as Jaeger answers for them (tests/e2e/otlp-to-jaeger-tempo.mjs, the
+    // translation the fixtures' exports were made with): the same rerun, to the millisecond.
+    let translated = Command::new("node")
+        .arg(root.join("tests/e2e/otlp-to-jaeger-tempo.mjs"))
+        .arg(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("e2e: cannot run `node tests/e2e/otlp-to-jaeger-tempo.mjs`: {e}"));
+    assert!(translated.status.success(), "{}", output_text(&translated));
+    let jaeger = dir.path().join("exports/jaeger.json");
+    let params = dir.path().join("bullmq.json");
+    let run = leasetrace(&[
+        "analyze",
+        "--trace",
+        jaeger.to_str().unwrap(),
+        "--params",
+        params.to_str().unwrap(),
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    assert_eq!(report["inputs"][0]["format"], "jaeger-json");
+    let from_jaeger = finding_where(&report, "stalled-rerun", "job_id", truth["job"].as_str().unwrap());
+    for key in ["activated_at", "rerun_at", "old_worker_last_seen_at"] {
+        assert_eq!(from_jaeger["metrics"][key], rerun["metrics"][key], "{key}");
+    }
 }

@@ -184,3 +184,222 @@ fn init_drafts_a_trace_source_and_a_trace_given_as_the_case_is_named() {
     assert!(run.stderr.contains("this looks like OpenTelemetry traces (OTLP JSON), not a case"), "{}", run.stderr);
     assert!(run.stderr.contains(&format!("`leasetrace analyze --trace {trace}`")), "{}", run.stderr);
 }
+
+/// The same run's spans as Jaeger and Tempo answer for them (translated from `traces.jsonl` by
+/// tests/e2e/otlp-to-jaeger-tempo.mjs; the exports' NOTES.md).
+const EXPORTS: &str = "fixtures/bullmq-6.7.0-otel-stalled/exports";
+/// The job's trace (its `add` and both `process` spans) and the stalled check's own trace.
+const JOB_TRACE: &str = "1b34d62b4e43943c9b5a719c8d76e8b0";
+const STALL_TRACE: &str = "dc3ce0eddce334cc9d5ad33beafb9f56";
+
+/// The findings of `analyze` over these traces and the run's parameters, each evidence event
+/// without its source's place (the file and line differ from one export to another).
+fn findings_of(traces: &[String]) -> (Vec<Value>, Value) {
+    findings_with(traces, &[])
+}
+
+fn findings_with(traces: &[String], more: &[&str]) -> (Vec<Value>, Value) {
+    let mut args = vec!["analyze".to_string()];
+    for trace in traces {
+        args.extend(["--trace".to_string(), trace.clone()]);
+    }
+    args.extend(more.iter().map(ToString::to_string));
+    args.extend(["--params", &format!("{CASE}/bullmq.json"), "--format", "json"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = leasetrace(&args).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    let mut findings = report["findings"].as_array().unwrap().clone();
+    for finding in &mut findings {
+        for event in finding["evidence"].as_array_mut().unwrap() {
+            let source = event["source"].as_object_mut().unwrap();
+            source.remove("path");
+            source.remove("line");
+            event.as_object_mut().unwrap().remove("raw");
+        }
+    }
+    (findings, report["inputs"].clone())
+}
+
+/// Jaeger keeps microseconds and a report writes milliseconds: every finding, figure and piece of
+/// evidence of the OTLP spans is found again from each export of them.
+#[test]
+fn jaeger_and_tempo_exports_of_the_run_give_the_findings_and_figures_of_its_otlp_spans() {
+    let (otlp, _) = findings_of(&[format!("{CASE}/traces.jsonl")]);
+    let kinds: Vec<&str> = otlp.iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["stalled-rerun", "stale-completion", "lock-headroom"]);
+    assert_eq!(otlp[0]["metrics"]["stalled_logged"], true);
+    let tempo = |version: &str| {
+        [JOB_TRACE, STALL_TRACE].map(|trace| format!("{EXPORTS}/tempo-{version}-{trace}.json")).to_vec()
+    };
+    for (export, traces, format) in [
+        ("jaeger", vec![format!("{EXPORTS}/jaeger.json")], "jaeger-json"),
+        ("tempo v1", tempo("v1"), "otlp-json"),
+        ("tempo v2", tempo("v2"), "otlp-json"),
+    ] {
+        let (findings, inputs) = findings_of(&traces);
+        assert_eq!(findings, otlp, "{export}");
+        for input in inputs.as_array().unwrap().iter().filter(|input| input["kind"] == "trace") {
+            assert_eq!(input["format"], format, "{export}");
+            assert_eq!((input["lines"].as_u64(), input["used"].as_u64()), (Some(1), Some(1)), "{export}");
+        }
+    }
+    // The job's trace alone (what `GET /api/traces/<id>` of the job gives): the rerun from its two
+    // process spans, with no record of the stall.
+    let (findings, _) = findings_of(&[format!("{EXPORTS}/tempo-v1-{JOB_TRACE}.json")]);
+    assert_eq!(findings[0]["kind"], "stalled-rerun");
+    assert_eq!(findings[0]["metrics"]["rerun_at"], otlp[0]["metrics"]["rerun_at"]);
+    assert_eq!(findings[0]["metrics"]["stalled_logged"], false);
+}
+
+/// What `curl … | jq .` and Grafana's download save: the export pretty-printed over many lines,
+/// read whole, from a file or standard input, each of its lines accounted for.
+#[test]
+fn a_pretty_printed_export_is_read_whole_and_every_line_accounted_for() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    let mut pretty = Vec::new();
+    for (name, format) in [("jaeger.json", "jaeger-json"), (&*format!("tempo-v1-{JOB_TRACE}.json"), "otlp-json")] {
+        let text = std::fs::read_to_string(format!("{root}/{EXPORTS}/{name}")).unwrap();
+        let value: Value = serde_json::from_str(&text).unwrap();
+        let text = serde_json::to_string_pretty(&value).unwrap() + "\n";
+        let path = dir.path().join(name);
+        std::fs::write(&path, &text).unwrap();
+        pretty.push(path.to_str().unwrap().to_string());
+        for from_stdin in [false, true] {
+            let path = path.to_str().unwrap();
+            let run = if from_stdin {
+                leasetrace(&["timeline", "--trace", "-", "--format", "json"]).stdin(text.as_bytes()).run()
+            } else {
+                leasetrace(&["timeline", "--trace", path, "--format", "json"]).run()
+            };
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            let input = &run.json()["inputs"][0];
+            assert_eq!(input["format"], format, "{name}");
+            assert_eq!(input["lines"].as_u64(), Some(text.lines().count() as u64), "{name}");
+            assert_eq!(input["used"], input["lines"], "{name}");
+            assert_eq!(input["events"], if format == "jaeger-json" { 7 } else { 6 }, "{name}");
+        }
+    }
+    let (findings, _) = findings_of(&pretty);
+    assert_eq!(findings.len(), 3);
+
+    // Each event is at its own span's line, with that span's JSON as its text.
+    let run =
+        leasetrace(&["analyze", "--trace", &pretty[0], "--params", &format!("{CASE}/bullmq.json"), "--format", "json"])
+            .run();
+    let report = run.json();
+    let text = std::fs::read_to_string(&pretty[0]).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let rerun = report["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "stalled-rerun").unwrap();
+    let evidence = rerun["evidence"].as_array().unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for event in evidence {
+        let line = usize::try_from(event["source"]["line"].as_u64().unwrap()).unwrap();
+        seen.insert(line);
+        assert_eq!(lines[line - 1].trim(), "{", "line {line} opens the span");
+        assert!(lines[line].trim_start().starts_with("\"traceID\""), "line {line}: {}", lines[line]);
+        let raw = event["raw"].as_str().unwrap();
+        assert!(raw.len() < 10_000 && raw.contains("\"operationName\""), "the span's JSON, not the document: {raw}");
+    }
+    assert!(seen.len() >= 3, "the stall and the two attempts at their own lines: {seen:?}");
+
+    // Past --max-line-bytes, the read stops with the fix rather than holding the document.
+    let run = leasetrace(&["timeline", "--trace", &pretty[0], "--max-line-bytes", "4096"]).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("a JSON document of more than 4 KiB from line 1"), "{}", run.stderr);
+    assert!(run.stderr.contains("jaeger.json:"), "{}", run.stderr);
+}
+
+/// `init` knows a Jaeger and a Tempo export by their content and drafts a trace source of each;
+/// two exports of the same spans are one source, not two.
+#[test]
+fn init_drafts_trace_sources_for_jaeger_and_tempo_exports() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let draft = |files: &[(String, &str)]| {
+        let dir = tempfile::tempdir().unwrap();
+        for (from, name) in files {
+            std::fs::copy(format!("{root}/{from}"), dir.path().join(name)).unwrap();
+        }
+        std::fs::copy(format!("{root}/{CASE}/bullmq.json"), dir.path().join("bullmq.json")).unwrap();
+        let run = leasetrace(&["init", dir.path().to_str().unwrap()]).run();
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let manifest = std::fs::read_to_string(dir.path().join("leasetrace.toml")).unwrap();
+        let run = leasetrace(&["analyze", dir.path().to_str().unwrap(), "--format", "json"]).run();
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        (manifest, run.json())
+    };
+    let source = |name: &str| format!("[[sources]]\nkind = \"trace\"\npath = \"{name}\"\n");
+
+    let (manifest, report) = draft(&[(format!("{EXPORTS}/jaeger.json"), "download.json")]);
+    assert!(manifest.contains(&source("download.json")), "{manifest}");
+    assert!(manifest.contains("OpenTelemetry traces: Jaeger JSON"), "{manifest}");
+    assert_eq!(report["inputs"][0]["format"], "jaeger-json");
+    assert!(report["findings"].as_array().unwrap().iter().any(|f| f["kind"] == "stalled-rerun"));
+
+    let tempo = [
+        (format!("{EXPORTS}/tempo-v1-{JOB_TRACE}.json"), "job-trace.json"),
+        (format!("{EXPORTS}/tempo-v2-{STALL_TRACE}.json"), "stall-trace.json"),
+    ];
+    let (manifest, report) = draft(&tempo);
+    for name in ["job-trace.json", "stall-trace.json"] {
+        assert!(manifest.contains(&source(name)), "{manifest}");
+    }
+    let rerun = report["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "stalled-rerun").cloned();
+    assert_eq!(rerun.expect("a stalled-rerun")["metrics"]["stalled_logged"], true);
+
+    let (manifest, _) =
+        draft(&[(format!("{EXPORTS}/jaeger.json"), "a-jaeger.json"), (format!("{CASE}/traces.jsonl"), "b-otlp.jsonl")]);
+    assert!(manifest.contains(&source("a-jaeger.json")), "{manifest}");
+    assert!(manifest.contains("b-otlp.jsonl: the same job moments as a-jaeger.json"), "{manifest}");
+}
+
+/// The shape as Jaeger's own repository holds it (fixtures/trace-exports-upstream): read by the
+/// format it is, pretty-printed, every line ignored with its reason, none rejected. (Tempo's own
+/// sample is AGPL-3.0 test data and is not copied; its shape is the one exports/tempo-v1-*.json
+/// follow, from `MarshalToJSONV1`.)
+#[test]
+fn the_upstream_sample_of_jaegers_shape_is_read_and_every_line_accounted_for() {
+    for (name, format, lines) in [("jaeger-uimodel-ui_01.json", "jaeger-json", 162)] {
+        let path = format!("fixtures/trace-exports-upstream/{name}");
+        let run = leasetrace(&["timeline", "--trace", &path, "--format", "json"]).run();
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+        let input = &run.json()["inputs"][0];
+        assert_eq!(input["format"], format, "{name}");
+        assert_eq!((input["lines"].as_u64(), input["ignored"].as_u64()), (Some(lines), Some(lines)), "{name}");
+        assert_eq!(input["rejected"], 0, "{name}");
+    }
+}
+
+/// `curl` saves Jaeger's answer for a trace it does not have as readily as a trace: the file is
+/// known by its envelope and its line rejected with Jaeger's own words.
+#[test]
+fn a_saved_trace_not_found_answer_is_rejected_with_jaegers_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trace.json");
+    std::fs::write(
+        &path,
+        "{\"data\":null,\"total\":0,\"limit\":0,\"offset\":0,\"errors\":[{\"code\":404,\"msg\":\"trace not found\"}]}\n",
+    )
+    .unwrap();
+    let run = leasetrace(&["timeline", "--trace", path.to_str().unwrap(), "--format", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let input = &run.json()["inputs"][0];
+    assert_eq!(input["format"], "jaeger-json");
+    assert_eq!(input["rejections"][0]["line"], 1);
+    assert_eq!(input["rejections"][0]["reason"], "the query API answered with an error: trace not found");
+}
+
+/// A Jaeger export beside the events stream of the same run: each activation is one event (the
+/// stream's), as with the OTLP spans; the findings are those of the OTLP spans with the stream.
+#[test]
+fn a_jaeger_export_and_the_stream_of_the_same_run_reconcile_as_the_otlp_spans_do() {
+    let events = format!("{CASE}/events.jsonl");
+    let stream = ["--events", events.as_str(), "--queue", "pr-review"];
+    let (otlp, _) = findings_with(&[format!("{CASE}/traces.jsonl")], &stream);
+    let (jaeger, _) = findings_with(&[format!("{EXPORTS}/jaeger.json")], &stream);
+    assert_eq!(jaeger, otlp);
+    let reruns: Vec<&Value> = jaeger.iter().filter(|f| f["kind"] == "stalled-rerun").collect();
+    assert_eq!(reruns.len(), 1, "one rerun, not one per channel");
+    assert_eq!(reruns[0]["metrics"]["stalled_in_stream"], true);
+}

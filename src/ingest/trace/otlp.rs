@@ -1,5 +1,7 @@
 //! OpenTelemetry traces as OTLP JSON: one `{"resourceSpans": [...]}` object a line, as the
-//! Collector's file exporter writes them, or an OTLP/HTTP `POST /v1/traces` body saved to a file.
+//! Collector's file exporter writes them, or an OTLP/HTTP `POST /v1/traces` body saved to a file;
+//! Grafana Tempo's query API answers with the same resources under `batches` or
+//! `trace.resourceSpans`. A pretty-printed body is read whole (`json::read_values`).
 //!
 //! The spans read are those BullMQ itself opens when a `telemetry` (`bullmq-otel`) is given to
 //! its `Queue` and `Worker` (`trace(...)` in `queue-base.ts`; the names in `telemetry-attributes.ts`):
@@ -20,11 +22,11 @@ use std::io::BufRead;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
-use crate::ingest::io::lines::{Lines, json_problem};
+use super::json::{Places, Reading, read_values};
+use crate::error::Result;
 use crate::ingest::log::rules::RuleSet;
 use crate::ingest::{EventFormat, SourceKind, SourceSpec};
-use crate::model::{Channel, Event, EventKind, InputSummary, Moment, Origin, Scope, Text};
+use crate::model::{Event, EventKind, InputSummary, Moment, Origin, Scope, Text};
 
 /// Why a line with no span of a BullMQ job is ignored (BullMQ's other spans: `getNextJob`,
 /// `extendLocks`, a stalled check that found nothing, `close`, ..., and other libraries' spans).
@@ -48,13 +50,17 @@ impl EventFormat for OtlpJson {
         &["json", "jsonl", "ndjson"]
     }
 
-    /// An object with a `resourceSpans` key: the name followed by a colon, not a value that
+    /// An object with a `resourceSpans` key (OTLP, Tempo's `/api/v2/traces`), or Tempo's
+    /// `batches` of resources (`/api/traces`): the name followed by a colon, not a value that
     /// mentions it (a log message about traces).
     fn sniff(&self, first_line: &str) -> bool {
-        first_line.starts_with('{')
-            && first_line.match_indices("\"resourceSpans\"").any(|(at, key)| {
-                !first_line[..at].ends_with('\\') && first_line[at + key.len()..].trim_start().starts_with(':')
-            })
+        first_line.starts_with('{') && is_otlp(first_line)
+    }
+
+    /// A pretty-printed body: `{` alone on its first line, the keys on the lines after.
+    fn sniff_head(&self, head: &str) -> bool {
+        let first = head.split(['\n', '\r']).map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
+        if first == "{" { is_otlp(head) } else { self.sniff(first) }
     }
 
     fn read(
@@ -66,82 +72,80 @@ impl EventFormat for OtlpJson {
         summary: &mut InputSummary,
     ) -> Result<()> {
         let rules = RuleSet::shared(&[], true, &spec.display_path())?;
-        let mut lines = Lines::new(input, spec.max_line_bytes);
-        let mut first = true;
-        while let Some((line, text)) = lines.next_line(&spec.path, summary)? {
-            summary.lines += 1;
-            if text.trim().is_empty() {
-                summary.ignore("blank");
-                continue;
-            }
-            let value: Value = match serde_json::from_str(text) {
-                Ok(value) => value,
-                // A pretty-printed body (`{` alone on its first line): every line after this one
-                // would be rejected in turn. A compact line cut short is only rejected.
-                Err(error) if first && error.is_eof() && text.trim_end().ends_with(['{', '[']) => {
-                    return Err(Error::input(
-                        &spec.path,
-                        Some(line),
-                        format!(
-                            "an OTLP JSON object spread over several lines: write it one object a line (jq -c . FILE); expected {EXPECTED}"
-                        ),
-                    ));
-                }
-                Err(error) => {
-                    first = false;
-                    summary.reject(line, format!("not JSON: {}; expected {EXPECTED}", json_problem(&error, text)));
-                    continue;
-                }
-            };
-            first = false;
-            let origin = Origin { channel: Channel::Log, source, line: crate::ingest::line_of(spec, line)? };
-            match line_events(&value, origin, &rules) {
-                Ok(found) if found.is_empty() => summary.ignore(NO_JOB_SPANS),
-                Ok(found) => {
-                    summary.used();
-                    summary.texts.keep(origin.line, text);
-                    events.extend(found);
-                }
-                Err(reason) => summary.reject(line, reason),
-            }
-        }
-        Ok(())
+        let reading = Reading { expected: EXPECTED, ignored: NO_JOB_SPANS };
+        read_values(spec, source, input, events, summary, &reading, |value, places| line_events(value, places, &rules))
     }
 }
 
+/// Whether `text` has the keys of OTLP JSON, or of Tempo's older container.
+fn is_otlp(text: &str) -> bool {
+    has_key(text, "resourceSpans")
+        || (has_key(text, "batches") && (has_key(text, "scopeSpans") || has_key(text, "instrumentationLibrarySpans")))
+}
+
+/// Whether `key` is a key of an object in `text`: its quoted name followed by a colon, not escaped
+/// inside a string.
+pub(super) fn has_key(text: &str, key: &str) -> bool {
+    let quoted = format!("\"{key}\"");
+    text.match_indices(&quoted)
+        .any(|(at, found)| !text[..at].ends_with('\\') && text[at + found.len()..].trim_start().starts_with(':'))
+}
+
 /// The events of one OTLP object, or why the line is not evidence.
-fn line_events(value: &Value, origin: Origin, rules: &RuleSet) -> std::result::Result<Vec<Event>, String> {
+fn line_events(value: &Value, places: &Places, rules: &RuleSet) -> std::result::Result<Vec<Event>, String> {
     let object = value.as_object().ok_or_else(|| format!("not a JSON object; expected {EXPECTED}"))?;
-    let resources =
-        list(object, "resourceSpans").ok_or_else(|| format!("no 'resourceSpans' list; expected {EXPECTED}"))?;
+    // Tempo's query API writes the same resources under other keys: `batches` (`/api/traces/<id>`,
+    // `MarshalToJSONV1` in Tempo's pkg/tempopb/trace_utils.go) and `trace.resourceSpans`
+    // (`/api/v2/traces/<id>`, a `TraceByIDResponse`).
+    let (container, resources) = match (object.get("resourceSpans"), object.get("batches"), object.get("trace")) {
+        (Some(Value::Array(resources)), _, _) => ("resourceSpans", resources),
+        (None, Some(Value::Array(resources)), _) => ("batches", resources),
+        (None, None, Some(Value::Object(trace))) => match trace.get("resourceSpans") {
+            Some(Value::Array(resources)) => ("trace.resourceSpans", resources),
+            // A trace Tempo found nothing of (`{"trace": {}}`): no resources.
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(_) => return Err(format!("'trace.resourceSpans' is not a list; expected {EXPECTED}")),
+        },
+        _ => return Err(format!("no 'resourceSpans' list; expected {EXPECTED}")),
+    };
     let mut events = Vec::new();
+    let mut counted = 0;
     for (r, resource_spans) in resources.iter().enumerate() {
-        let resource_spans =
-            resource_spans.as_object().ok_or_else(|| format!("resourceSpans[{r}] is not an object"))?;
+        let resource_spans = resource_spans.as_object().ok_or_else(|| format!("{container}[{r}] is not an object"))?;
         let resource = match resource_spans.get("resource") {
             None | Some(Value::Null) => Attributes::default(),
             Some(Value::Object(resource)) => {
-                Attributes::of(resource).map_err(|why| format!("resourceSpans[{r}].resource: {why}"))?
+                Attributes::of(resource).map_err(|why| format!("{container}[{r}].resource: {why}"))?
             }
-            Some(_) => return Err(format!("resourceSpans[{r}].resource is not an object")),
+            Some(_) => return Err(format!("{container}[{r}].resource is not an object")),
         };
         let instance = resource.text("service.instance.id").or_else(|| resource.text("host.name"));
-        for (s, scope_spans) in optional_list(resource_spans, "scopeSpans", r)?.iter().enumerate() {
-            let place = format!("resourceSpans[{r}].scopeSpans[{s}]");
+        // Before OTLP 0.15 a scope was an "instrumentation library"; older Tempo versions and
+        // Collectors still write that name.
+        let scopes_key =
+            if resource_spans.contains_key("scopeSpans") { "scopeSpans" } else { "instrumentationLibrarySpans" };
+        let resource_place = format!("{container}[{r}]");
+        for (s, scope_spans) in optional_list(resource_spans, scopes_key, &resource_place)?.iter().enumerate() {
+            let place = format!("{resource_place}.{scopes_key}[{s}]");
             let scope_spans = scope_spans.as_object().ok_or_else(|| format!("{place} is not an object"))?;
-            for (n, span) in optional_list(scope_spans, "spans", r)?.iter().enumerate() {
+            for (n, span) in optional_list(scope_spans, "spans", &resource_place)?.iter().enumerate() {
                 let span = span.as_object().ok_or_else(|| format!("{place}.spans[{n}] is not an object"))?;
-                span_events(span, instance, origin, rules, &mut events)
+                span_events(span, instance, places.span(counted), rules, &mut events)
                     .map_err(|why| format!("{place}.spans[{n}] ({}): {why}", span_name(span)))?;
+                counted += 1;
             }
         }
     }
     Ok(events)
 }
 
-/// The span's name for a message: its first 80 characters (a hostile name may be a megabyte).
+/// The span's name for a message.
 fn span_name(span: &Map<String, Value>) -> String {
-    let name = span.get("name").and_then(Value::as_str).unwrap_or("no name");
+    cut(span.get("name").and_then(Value::as_str).unwrap_or("no name"))
+}
+
+/// A name for a message: its first 80 characters (a hostile name may be a megabyte).
+pub(super) fn cut(name: &str) -> String {
     match name.char_indices().nth(80) {
         Some((cut, _)) => format!("{}…", &name[..cut]),
         None => name.to_string(),
@@ -149,7 +153,7 @@ fn span_name(span: &Map<String, Value>) -> String {
 }
 
 /// What a BullMQ span says of its job, pushed as events; nothing for any other span.
-fn span_events(
+pub(super) fn span_events(
     span: &Map<String, Value>,
     instance: Option<Text>,
     origin: Origin,
@@ -392,26 +396,23 @@ fn integer(digits: &str) -> Option<u64> {
     (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then(|| digits.parse().ok()).flatten()
 }
 
-fn list<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Vec<Value>> {
-    object.get(key).and_then(Value::as_array)
-}
-
 /// A list that may be absent (the protobuf default: empty), but not of another type.
 fn optional_list<'a>(
     object: &'a Map<String, Value>,
     key: &str,
-    resource: usize,
+    resource: &str,
 ) -> std::result::Result<&'a [Value], String> {
     match object.get(key) {
         None | Some(Value::Null) => Ok(&[]),
         Some(Value::Array(items)) => Ok(items),
-        Some(_) => Err(format!("'{key}' of resourceSpans[{resource}] is not a list")),
+        Some(_) => Err(format!("'{key}' of {resource} is not a list")),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Channel;
     use std::path::PathBuf;
 
     fn read_with(text: &str, max_line_bytes: usize) -> Result<(Vec<Event>, InputSummary)> {
@@ -661,13 +662,92 @@ mod tests {
     }
 
     #[test]
-    fn a_pretty_printed_body_is_an_error_that_says_how_to_write_it() {
-        let error = read_with("{\n  \"resourceSpans\": []\n}\n", 1 << 20).unwrap_err().to_string();
-        assert!(error.starts_with("traces.jsonl:1: an OTLP JSON object spread over several lines"), "{error}");
-        assert!(error.contains("jq -c ."), "{error}");
+    fn a_pretty_printed_body_is_read_whole_and_each_of_its_lines_accounted_for() {
+        let span = process(r#""1796547206458000000""#, r#""1796547206662000000""#, JOB_42, "", "{}");
+        let compact: Value = serde_json::from_str(&body(&[(INSTANCE_A, &[&span])])).unwrap();
+        let pretty = serde_json::to_string_pretty(&compact).unwrap();
+        let lines = pretty.lines().count() as u64;
+        let text = format!("\n{pretty}\n\n{pretty}\n");
+        let (events, summary) = read(&text);
+        assert_eq!(events.len(), 2, "one activation from each of the two documents");
+        // At the line where its span starts: a `{` alone, then the span's first key.
+        let pretty_lines: Vec<&str> = pretty.lines().collect();
+        let span_line = 1 + pretty_lines
+            .windows(2)
+            .position(|pair| pair[0].trim() == "{" && pair[1].trim_start().starts_with("\"traceId\""))
+            .map(|at| u32::try_from(at).unwrap())
+            .unwrap();
+        assert_eq!(events[0].origin().line, 1 + span_line, "after the blank first line");
+        assert_eq!(u64::from(events[1].origin().line), lines + 2 + u64::from(span_line));
+        assert!(summary.texts.kept(events[0].origin().line).is_some_and(|text| text.starts_with('{')
+            && text.contains("process pr-review")
+            && !text.contains("resourceSpans")));
+        assert_eq!((summary.lines, summary.used, summary.ignored_by_reason["blank"]), (2 * lines + 2, 2 * lines, 2));
+
+        // A document broken part way: rejected once, at its first line, with the line of the fault.
+        let broken = pretty.replacen("\"spans\"", "\"spans\" 7", 1);
+        let fault = 1 + broken.lines().position(|line| line.contains("\"spans\" 7")).unwrap() as u64;
+        let (events, summary) = read(&format!("{pretty}\n{broken}\n"));
+        assert_eq!((events.len(), summary.rejected), (1, 1));
+        assert_eq!(summary.rejections[0].line, lines + 1);
+        assert!(
+            summary.rejections[0].reason.contains(&format!("not JSON (at line {})", lines + fault)),
+            "{}",
+            summary.rejections[0].reason
+        );
+        assert_eq!(summary.ignored_by_reason[super::super::json::IN_REJECTED_DOCUMENT], lines - 1);
+
+        // Past the bound, the read stops with the fix rather than holding more.
+        let error = read_with(&pretty, 256).unwrap_err().to_string();
+        assert!(error.contains("a JSON document of more than 256 bytes from line 1"), "{error}");
+        assert!(error.contains("--max-line-bytes") && error.contains("jq -c ."), "{error}");
+        // A line of it past the cap on its own, passed over by the line reader, is past the bound too.
+        let long = format!("{{\n  \"resourceSpans\": [],\n  \"x\": \"{}\"\n}}\n", "a".repeat(100));
+        let error = read_with(&long, 64).unwrap_err().to_string();
+        assert!(error.starts_with("traces.jsonl:4: a JSON document of more than 64 bytes from line 1"), "{error}");
+        let error = read_with(long.trim_end().trim_end_matches('}'), 64).unwrap_err().to_string();
+        assert!(error.starts_with("traces.jsonl:3: a JSON document of more than 64 bytes"), "{error}");
         // A compact line cut short (a file still being written) is one rejected line.
         let (_, summary) = read("{\"resourceSpans\":[{\"scopeSpans\":[{\"spa");
         assert_eq!((summary.lines, summary.rejected), (1, 1));
+    }
+
+    /// Tempo's query API: `/api/traces/<id>` writes the resources as `batches`, older versions
+    /// their scopes as `instrumentationLibrarySpans` and ids in base64 (not read); `/api/v2` wraps
+    /// them in `trace`.
+    #[test]
+    fn tempo_containers_give_the_events_of_the_same_spans() {
+        let span = process(
+            r#""1796547206458000000""#,
+            r#""1796547206662000000""#,
+            JOB_42,
+            "",
+            r#"{"code":"STATUS_CODE_ERROR"}"#,
+        );
+        let otlp = body(&[(INSTANCE_A, &[&span])]);
+        let v1 = otlp.replacen("\"resourceSpans\"", "\"batches\"", 1);
+        let old = v1.replacen("\"scopeSpans\"", "\"instrumentationLibrarySpans\"", 1);
+        let v2 = format!(r#"{{"trace":{otlp}, "status":"complete"}}"#);
+        let seen = |text: &str| {
+            let (events, summary) = read(text);
+            assert_eq!(summary.used, 1, "{text}");
+            events
+                .iter()
+                .map(|e| (e.kind, e.moment().nanos(), e.instance.as_deref().map(str::to_string)))
+                .collect::<Vec<_>>()
+        };
+        let expected = seen(&otlp);
+        assert_eq!(expected.len(), 2);
+        for text in [&v1, &old, &v2] {
+            assert_eq!(seen(text), expected, "{text}");
+            assert!(OtlpJson.sniff(text), "{text}");
+        }
+        let (_, summary) = read(r#"{"trace":{}}"#);
+        assert_eq!(summary.ignored, 1, "a trace Tempo found nothing of");
+        let (_, summary) = read(r#"{"batches":[7]}"#);
+        assert!(summary.rejections[0].reason.contains("batches[0] is not an object"), "{:?}", summary.rejections);
+        assert!(!OtlpJson.sniff(r#"{"batches":[{"id":1}]}"#), "another program's batches");
+        assert!(OtlpJson.sniff_head("{\n  \"batches\": [\n    {\n      \"scopeSpans\": []}]}"));
     }
 
     #[test]
