@@ -245,9 +245,18 @@ fn retry_starts(context: &Context) -> BTreeMap<Channel, Vec<Retry>> {
             }
             continue;
         }
+        let failures = retries::failures(context, job);
         for pair in context.attempts_of_job(job).windows(2) {
             let (from, to) = (timeline.get(pair[0].activated).at(), timeline.get(pair[1].activated).at());
             if retries::stalled_between(context, job, from, to) {
+                continue;
+            }
+            // BullMQ retries only an attempt that failed: a second activation with no failure of
+            // the job between is a stall recovery no record names (stalled-rerun finds it by
+            // timing), and a dead process's jobs all come back at one stalled check, which is no
+            // herd of retries.
+            let failed_between = failures.iter().any(|&id| (from..=to).contains(&timeline.get(id).at()));
+            if !failed_between {
                 continue;
             }
             let event = timeline.get(pair[1].activated);
@@ -423,6 +432,42 @@ mod tests {
         assert_eq!(found[0].get("retrying_workers"), Some(&Value::Count(3)));
         assert_eq!(found[0].get("spread_s"), Some(&Value::Seconds(0.1)));
         assert!(herd([0, 40, 101]).is_empty());
+    }
+
+    #[test]
+    fn activations_of_a_dead_process_jobs_at_one_check_are_no_herd_unless_each_failed() {
+        // Three jobs of one dead process, taken again by three workers 4 ms apart at the stalled
+        // check that moved them, with no stall record (no stream, no listener): seen in a fleet
+        // run (seed 7), found as a herd before.
+        let log = |when: &str, job: &str, worker: &str, kind: EventKind, detail: Option<&str>| {
+            let origin = Origin { channel: Channel::Log, source: 2, line: 0 };
+            let mut event = Event::new(at(when).into(), kind, origin);
+            event.edit().job_id = Some(job.into());
+            event.edit().worker = Some(worker.into());
+            event.set_detail(detail.map(Into::into));
+            event
+        };
+        let herd = |failed: bool| {
+            let mut events = Vec::new();
+            for (n, job) in ["gh-1015", "gh-1014", "sweep-1"].iter().enumerate() {
+                events.push(log("2026-12-01T00:00:00Z", job, "dead", EventKind::JobActive, None));
+                if failed {
+                    events.push(log(
+                        "2026-12-01T00:00:01Z",
+                        job,
+                        "dead",
+                        EventKind::JobFailed,
+                        Some("502 Bad Gateway"),
+                    ));
+                }
+                let again = format!("2026-12-01T00:00:05.00{n}Z");
+                events.push(log(&again, job, &format!("w-{n}"), EventKind::JobActive, None));
+            }
+            detect(events)
+        };
+        assert!(herd(false).is_empty(), "{:?}", herd(false));
+        let found = herd(true);
+        assert_eq!(found.iter().filter(|f| text(f, "pattern") == "herd").count(), 1, "{found:?}");
     }
 
     #[test]

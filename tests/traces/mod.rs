@@ -93,6 +93,10 @@ fn a_stalled_rerun_is_found_from_the_spans_alone_to_the_millisecond() {
     assert_eq!(stale["at"], millis(&first.2[0]).as_str());
     assert_eq!(stale["evidence"][0]["worker"], "worker-a");
     assert_eq!(stale["evidence"][0]["source"]["instance"], "worker-a");
+    // The refused call as a log line names it, not the exception's whole message twice over.
+    assert_eq!(stale["metrics"]["command"], "moveToFinished");
+    let summary = stale["summary"].as_str().unwrap();
+    assert!(summary.starts_with("BullMQ refused moveToFinished for job pr-4412 at "), "{summary}");
 }
 
 #[test]

@@ -255,7 +255,9 @@ pub(super) fn span_events(
 fn lock_refusal(attributes: &Attributes, rules: &RuleSet) -> Option<Text> {
     let message = attributes.text("exception.message")?;
     let found = rules.classify(&message);
-    (found.kind == Some(EventKind::LockRefused)).then_some(message)
+    // The refused call (`moveToFinished`), as a log line of the same error gives it: a finding
+    // says "refused moveToFinished", and the whole message stays in the evidence's raw text.
+    (found.kind == Some(EventKind::LockRefused)).then(|| found.detail.map_or(message, |call| Text::from(call.as_str())))
 }
 
 /// A span's status is ERROR: code 2, or its name in the protobuf enum's JSON form.
@@ -556,7 +558,7 @@ mod tests {
         assert_eq!(events[3].detail_str(), Some("ECONNRESET"));
         assert_eq!(events[3].moment().nanos(), 1_796_547_206_662_000_000);
         assert_eq!(kinds(3), [EventKind::JobActive, EventKind::LockRefused, EventKind::LockRefused]);
-        assert_eq!(events[5].detail_str(), Some("Missing lock for job 42. moveToFinished"));
+        assert_eq!(events[5].detail_str(), Some("moveToFinished"), "the refused call, as a log line gives it");
         assert_eq!(kinds(4), [EventKind::JobAdded]);
         assert_eq!(events[7].queue.as_deref(), Some("pr-review"), "the queue from the span's name");
         assert_eq!((summary.lines, summary.used), (4, 4));
