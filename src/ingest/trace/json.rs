@@ -159,6 +159,9 @@ fn account_document(
     let text = document.text.as_str();
     // Lines before the first value, and between values, hold only white space: `blank`.
     let mut accounted_to = document.first_line - 1;
+    // How the last line accounted was counted: a value that starts on it (`}{`, a value after
+    // another on one line) shares it, and the line is counted once, by its worse outcome.
+    let mut last = Outcome::Ignored("blank");
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     loop {
         let start = stream.byte_offset()
@@ -168,12 +171,15 @@ fn account_document(
         let first_line = document.line_at(start);
         for _ in accounted_to + 1..first_line {
             summary.ignore("blank");
+            last = Outcome::Ignored("blank");
         }
+        // The value's first line was counted already, with the value before it.
+        let shared = first_line <= accounted_to;
         match next {
             Ok(value) => {
                 let last_line = document.line_at(stream.byte_offset().saturating_sub(1));
                 accounted_to = last_line;
-                let count = last_line - first_line + 1;
+                let count = last_line - first_line + 1 - u64::from(shared);
                 let origin = Origin { channel: Channel::Log, source, line: crate::ingest::line_of(spec, first_line)? };
                 let spans: Vec<(usize, usize)> = span_objects(&text[start..stream.byte_offset()])
                     .into_iter()
@@ -185,9 +191,19 @@ fn account_document(
                     .collect::<Result<Vec<u32>>>()?;
                 let places = Places { origin, span_lines };
                 match events_of(&value, &places) {
-                    Ok(found) if found.is_empty() => (0..count).for_each(|_| summary.ignore(reading.ignored)),
+                    Ok(found) if found.is_empty() => {
+                        (0..count).for_each(|_| summary.ignore(reading.ignored));
+                        if count > 0 {
+                            last = Outcome::Ignored(reading.ignored);
+                        }
+                    }
                     Ok(found) => {
+                        if shared && count == 0 {
+                            // Evidence on a line counted as nothing: it is used now.
+                            last.recount(summary, Outcome::Used);
+                        }
                         (0..count).for_each(|_| summary.used());
+                        last = Outcome::Used;
                         // Each event's text is its span's JSON, not the whole document.
                         let mut lines: Vec<u32> = found.iter().map(|event| event.origin().line).collect();
                         lines.sort_unstable();
@@ -203,8 +219,12 @@ fn account_document(
                         events.extend(found);
                     }
                     Err(reason) => {
-                        summary.reject(first_line, reason);
-                        (1..count).for_each(|_| summary.ignore(IN_REJECTED_DOCUMENT));
+                        if !shared || last.recount(summary, Outcome::Rejected) {
+                            summary.reject(first_line, reason);
+                        }
+                        let rest = last_line - first_line;
+                        (0..rest).for_each(|_| summary.ignore(IN_REJECTED_DOCUMENT));
+                        last = if rest > 0 { Outcome::Ignored(IN_REJECTED_DOCUMENT) } else { Outcome::Rejected };
                     }
                 }
             }
@@ -212,8 +232,12 @@ fn account_document(
                 // The parser cannot say where a broken value would have ended: the rest is its.
                 let at = document.first_line + error.line().saturating_sub(1) as u64;
                 let problem = json_problem(&error, text.lines().nth(error.line().saturating_sub(1)).unwrap_or(""));
-                summary
-                    .reject(first_line, format!("not JSON (at line {at}): {problem}; expected {}", reading.expected));
+                if !shared || last.recount(summary, Outcome::Rejected) {
+                    summary.reject(
+                        first_line,
+                        format!("not JSON (at line {at}): {problem}; expected {}", reading.expected),
+                    );
+                }
                 for _ in first_line + 1..=document.last_line() {
                     summary.ignore(IN_REJECTED_DOCUMENT);
                 }
@@ -225,6 +249,47 @@ fn account_document(
         summary.ignore("blank");
     }
     Ok(())
+}
+
+/// How a line of a document was counted, so that a second value on it can change the count
+/// instead of adding to it.
+#[derive(Clone, Copy)]
+enum Outcome<'a> {
+    Used,
+    Ignored(&'a str),
+    Rejected,
+}
+
+impl Outcome<'_> {
+    /// Moves the line counted as `self` to `worse`, when `worse` is worse (ignored < used <
+    /// rejected); whether it moved. A line already rejected stays rejected once.
+    fn recount(self, summary: &mut InputSummary, worse: Outcome<'_>) -> bool {
+        let rank = |outcome: Outcome| match outcome {
+            Outcome::Ignored(_) => 0,
+            Outcome::Used => 1,
+            Outcome::Rejected => 2,
+        };
+        if rank(worse) <= rank(self) {
+            return false;
+        }
+        match self {
+            Outcome::Used => summary.used -= 1,
+            Outcome::Ignored(reason) => {
+                summary.ignored -= 1;
+                if let Some(count) = summary.ignored_by_reason.get_mut(reason) {
+                    *count -= 1;
+                    if *count == 0 {
+                        summary.ignored_by_reason.remove(reason);
+                    }
+                }
+            }
+            Outcome::Rejected => {}
+        }
+        if let Outcome::Used = worse {
+            summary.used += 1;
+        }
+        true
+    }
 }
 
 /// The byte ranges of the objects that are elements of a `spans` list in `text` (one JSON value),

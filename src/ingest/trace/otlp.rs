@@ -458,6 +458,15 @@ mod tests {
     const JOB_42: &str = r#",{"key":"bullmq.job.id","value":{"stringValue":"42"}},{"key":"bullmq.worker.name","value":{"stringValue":"w-a"}}"#;
 
     #[test]
+    fn a_value_that_starts_on_the_line_another_ends_on_is_counted_on_it_once() {
+        // Found by fuzzing a pretty-printed export: `}{` put one line in two values' counts.
+        let (_, summary) = read("{\n  \"resourceSpans\": []\n}{ \"resourceSpans\": 5 }\n");
+        assert_eq!((summary.lines, summary.ignored, summary.rejected), (3, 2, 1));
+        let (_, summary) = read("{\n  \"resourceSpans\": []\n}{ \"resourceSpans\": [\n");
+        assert_eq!((summary.lines, summary.ignored, summary.rejected), (3, 2, 1), "a broken value after it");
+    }
+
+    #[test]
     fn a_process_span_is_an_activation_and_its_completion_at_the_nanosecond() {
         let attempts = r#",{"key":"bullmq.job.attempts.made","value":{"intValue":"2"}}"#;
         let completed = r#"{"timeUnixNano":"1796547206661987654","name":"job completed","attributes":[]}"#;
