@@ -231,6 +231,16 @@ pr-review,pr-4413,3,review,active,{},{},0,0,0,0,1,,,,,,worker-a,1796548779400,,1
         assert_eq!((summary.lines, summary.used, summary.ignored), (4, 3, 1));
     }
 
+    /// A header whose quoted column name holds a line end takes two lines: both are the header
+    /// (found by fuzzing: the second was counted as nothing).
+    #[test]
+    fn a_header_across_lines_is_counted_on_every_line() {
+        let text = "id,state,processed_at_ms,finished_at_ms,\"odd\nname\"\n7,completed,1796548779608,1796548779700,x\n";
+        let (events, summary) = read(text).unwrap();
+        assert_eq!(events.iter().find(|e| e.kind == EventKind::JobCompleted).unwrap().origin().line, 3);
+        assert_eq!((summary.lines, summary.used, summary.ignored), (3, 1, 2));
+    }
+
     /// A reason with a line end in it: psql quotes the cell, and the record spans two lines, both
     /// used, its events on its first.
     #[test]

@@ -201,7 +201,10 @@ pub fn read_rows(
         })?;
         let Some(names) = &header else {
             table.check_columns(spec, pending_from, cells.iter().map(String::as_str), summary)?;
-            summary.ignore("header");
+            // A quoted column name may hold a line end: the header is every line it took.
+            for _ in 0..span {
+                summary.ignore("header");
+            }
             header = Some(cells);
             continue;
         };
