@@ -88,25 +88,39 @@ pub enum Command {
         #[arg(long, value_name = "ZONE")]
         display_tz: Option<String>,
     },
-    /// Take a read-only snapshot of what BullMQ keeps in Redis about one queue (events stream, job
-    /// hashes with their states, locks, stalled bookkeeping) into a new case folder for analyze
+    /// Take a read-only snapshot of what BullMQ keeps about one queue, in Redis (events stream,
+    /// job hashes with their states, locks, stalled bookkeeping) or in PostgreSQL (the backend's
+    /// event, job and meta tables, and your own ledger table), into a new case folder for analyze
     ///
-    /// Only read commands are sent (SCAN, never KEYS; XRANGE in pages). OUT receives events.jsonl,
-    /// jobs.jsonl, job-logs.jsonl, capture.json (the capture record) and leasetrace.toml.
+    /// Redis: only read commands are sent (SCAN, never KEYS; XRANGE in pages); OUT receives
+    /// events.jsonl, jobs.jsonl, job-logs.jsonl. PostgreSQL: one read-only REPEATABLE READ
+    /// transaction, the window pushed into every query; OUT receives event.csv, job.csv, meta.csv
+    /// (and ledger.csv). Both write capture.json (the capture record) and leasetrace.toml.
     Capture {
         /// The folder to write: new, or empty.
         out: PathBuf,
-        /// The server: redis://[user:password@]host[:port][/db], or rediss://... for TLS. From
-        /// LEASETRACE_REDIS_URL when not given: a password on the command line is visible to
-        /// every user of the machine (ps), one in the environment only to the user's own.
-        #[arg(long, value_name = "URL", env = "LEASETRACE_REDIS_URL", hide_env_values = true)]
-        redis: String,
+        /// A Redis server: redis://[user:password@]host[:port][/db], or rediss://... for TLS.
+        /// From LEASETRACE_REDIS_URL when neither --redis nor --postgres is given: a password on
+        /// the command line is visible to every user of the machine (ps), one in the environment
+        /// only to the user's own.
+        #[arg(long, value_name = "URL", conflicts_with = "postgres")]
+        redis: Option<String>,
+        /// A PostgreSQL database that BullMQ's PostgreSQL backend writes to:
+        /// postgres://[user[:password]@][host][:port][/dbname][?sslmode=...], or
+        /// postgres:///dbname?host=/var/run/postgresql for a socket. From LEASETRACE_POSTGRES_URL
+        /// when neither --redis nor --postgres is given; the password may come from PGPASSWORD
+        /// or ~/.pgpass.
+        #[arg(long, value_name = "URL")]
+        postgres: Option<String>,
         /// The queue's name (as given to BullMQ's Queue and Worker).
         #[arg(long, value_name = "NAME")]
         queue: String,
-        /// BullMQ's key prefix (the `prefix` option of Queue and Worker).
-        #[arg(long, value_name = "PREFIX", default_value = "bull")]
-        prefix: String,
+        /// BullMQ's key prefix (the `prefix` option of Queue and Worker; Redis). Default: bull.
+        #[arg(long, value_name = "PREFIX")]
+        prefix: Option<String>,
+        /// The schema of BullMQ's PostgreSQL backend (PostgreSQL). Default: bullmq.
+        #[arg(long, value_name = "NAME")]
+        schema: Option<String>,
         /// Write at most N job hashes (in SCAN order; the record says how many were left out).
         #[arg(long, value_name = "N")]
         max_jobs: Option<u64>,
@@ -115,6 +129,22 @@ pub enum Command {
         /// alone has no case to take its date from).
         #[arg(long, value_name = "TIME")]
         since: Option<String>,
+        /// Only rows before TIME (PostgreSQL: pushed into every query, as --since is), in the
+        /// forms --since takes. A Redis capture reads to the present.
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
+        /// Your own ledger table, by a query whose rows are the ledger (PostgreSQL), written as
+        /// ledger.csv: `SELECT * FROM sweep_ledger`. The window is pushed into it (it is read
+        /// as a subquery), so a ledger of any size costs the window.
+        #[arg(long, value_name = "SQL", requires = "ledger_time_column")]
+        ledger_query: Option<String>,
+        /// The column of --ledger-query's rows that holds each row's time (timestamptz, or
+        /// timestamp with --ledger-tz).
+        #[arg(long, value_name = "COLUMN", requires = "ledger_query")]
+        ledger_time_column: Option<String>,
+        /// The zone of a --ledger-time-column of type timestamp (without time zone).
+        #[arg(long, value_name = "ZONE", requires = "ledger_query")]
+        ledger_tz: Option<String>,
         /// Seconds to wait for the connection and for each answer of the server.
         #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
         timeout: f64,
@@ -565,7 +595,17 @@ fn man_sections(verb: Option<&str>, roff: &mut roff::Roff) {
         item(
             roff,
             "LEASETRACE_REDIS_URL",
-            "capture: the Redis server when --redis is not given (a password in the environment is not shown by ps).",
+            "capture: the Redis server when neither --redis nor --postgres is given (a password in the environment is not shown by ps).",
+        );
+        item(
+            roff,
+            "LEASETRACE_POSTGRES_URL",
+            "capture: the PostgreSQL database when neither --redis nor --postgres is given.",
+        );
+        item(
+            roff,
+            "PGPASSWORD, PGPASSFILE",
+            "capture --postgres: the password, when the URL has none (as libpq reads them).",
         );
     }
     roff.control("SH", ["FILES"]);
@@ -624,10 +664,16 @@ fn man_sections(verb: Option<&str>, roff: &mut roff::Roff) {
         Some("init") => {
             &[("leasetrace init exports/ && leasetrace analyze exports/", "Draft the manifest, review it, analyze.")]
         }
-        Some("capture") => &[(
-            "LEASETRACE_REDIS_URL=redis://10.0.0.5:6379 leasetrace capture case/ --queue pr-review",
-            "A read-only snapshot of the queue into the new folder case/.",
-        )],
+        Some("capture") => &[
+            (
+                "LEASETRACE_REDIS_URL=redis://10.0.0.5:6379 leasetrace capture case/ --queue pr-review",
+                "A read-only snapshot of the queue into the new folder case/.",
+            ),
+            (
+                "leasetrace capture case/ --postgres postgres://oncall@db/app --queue pr-review --since '2026-10-07 00:30' --until '2026-10-07 01:00' --ledger-query 'SELECT * FROM sweep_ledger' --ledger-time-column ts",
+                "Half an hour of the PostgreSQL backend's tables and of the team's ledger table, read-only.",
+            ),
+        ],
         Some("docs") => {
             &[("leasetrace docs", "The topics."), ("leasetrace docs inputs/ledger", "How a run ledger is read.")]
         }

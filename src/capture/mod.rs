@@ -18,6 +18,7 @@
 pub mod client;
 pub mod escape;
 pub mod out;
+pub mod postgres;
 pub mod record;
 pub mod resp;
 pub mod shape;
@@ -88,15 +89,171 @@ pub fn size(n: u64) -> String {
 /// What the command line gave, before it is checked.
 pub struct Asked<'a> {
     pub out: &'a Path,
-    pub url: &'a str,
+    pub redis: Option<&'a str>,
+    pub postgres: Option<&'a str>,
     pub queue: &'a str,
-    pub prefix: &'a str,
+    pub prefix: Option<&'a str>,
+    pub schema: Option<&'a str>,
     pub max_jobs: Option<u64>,
     pub since: Option<&'a str>,
+    pub until: Option<&'a str>,
+    pub ledger_query: Option<&'a str>,
+    pub ledger_time_column: Option<&'a str>,
+    pub ledger_tz: Option<&'a str>,
     pub timeout: f64,
     pub deadline: f64,
     pub max_reply_bytes: u64,
     pub max_record_bytes: u64,
+}
+
+/// Which store a capture reads, with what it was asked for, validated.
+#[derive(Debug, Clone)]
+pub enum Plan {
+    Redis(Options),
+    Postgres(postgres::PgOptions),
+}
+
+/// The environment variables that name a server when no flag does.
+const REDIS_URL_VAR: &str = "LEASETRACE_REDIS_URL";
+const POSTGRES_URL_VAR: &str = "LEASETRACE_POSTGRES_URL";
+
+impl Plan {
+    /// The command line's values, checked before anything is sent to a server: the store from
+    /// `--redis` or `--postgres` (else from the one of LEASETRACE_REDIS_URL and
+    /// LEASETRACE_POSTGRES_URL that is set), and each flag only where it means something.
+    pub fn build(asked: &Asked) -> Result<Plan> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let (redis, postgres) = match (asked.redis, asked.postgres) {
+            (None, None) => match (var(REDIS_URL_VAR), var(POSTGRES_URL_VAR)) {
+                (Some(_), Some(_)) => {
+                    return Err(Error::usage(format!(
+                        "both {REDIS_URL_VAR} and {POSTGRES_URL_VAR} are set: say which store to read with --redis URL or --postgres URL"
+                    )));
+                }
+                (None, None) => {
+                    return Err(Error::usage(format!(
+                        "capture reads a live store: give --redis URL or --postgres URL (or set {REDIS_URL_VAR} or {POSTGRES_URL_VAR}) (leasetrace docs capture)"
+                    )));
+                }
+                pair => pair,
+            },
+            (redis, postgres) => (redis.map(str::to_string), postgres.map(str::to_string)),
+        };
+        let only = |flag: &str, given: bool, store: &str| -> Result<()> {
+            if given {
+                return Err(Error::usage(format!(
+                    "{flag} is for a capture from {store} only (leasetrace docs capture)"
+                )));
+            }
+            Ok(())
+        };
+        if let Some(url) = redis {
+            only("--schema", asked.schema.is_some(), "PostgreSQL")?;
+            only("--ledger-query", asked.ledger_query.is_some(), "PostgreSQL")?;
+            if asked.until.is_some() {
+                return Err(Error::usage(
+                    "--until: a Redis capture reads to the present (Redis trims its stream from the start, never the end; analyze --until narrows the report)",
+                ));
+            }
+            return Options::build(asked, &url).map(Plan::Redis);
+        }
+        let url = postgres.unwrap_or_default();
+        only("--prefix", asked.prefix.is_some(), "Redis")?;
+        common(asked)?;
+        let target = postgres::target::PgTarget::parse(&url, &postgres::target::Environment::of_process()).map_err(|why| {
+            Error::usage(format!(
+                "--postgres {}: not a PostgreSQL URL ({}): expected postgres://[user[:password]@][host][:port][/dbname][?sslmode=...] (leasetrace docs capture)",
+                escape::visible(&target::redact(&url)),
+                escape::visible(&why)
+            ))
+        })?;
+        let schema = asked.schema.unwrap_or(postgres::DEFAULT_SCHEMA);
+        if schema.is_empty() || schema.contains('\0') {
+            return Err(Error::usage("--schema: empty, or with a NUL character (BullMQ's default is 'bullmq')"));
+        }
+        let since = time_flag("--since", asked.since)?;
+        let until = time_flag("--until", asked.until)?;
+        if let (Some(since), Some(until)) = (since, until)
+            && until <= since
+        {
+            return Err(Error::usage(format!(
+                "--until {} is not after --since {}: the window is empty",
+                crate::time::format_rfc3339(until),
+                crate::time::format_rfc3339(since)
+            )));
+        }
+        let ledger = match (asked.ledger_query, asked.ledger_time_column) {
+            (Some(query), Some(column)) => {
+                if query.trim().is_empty() || column.is_empty() {
+                    return Err(Error::usage("--ledger-query and --ledger-time-column: neither may be empty"));
+                }
+                let zone = asked
+                    .ledger_tz
+                    .map(|name| crate::time::parse_zone(name).map_err(|why| Error::usage(format!("--ledger-tz {why}"))))
+                    .transpose()?;
+                Some(postgres::LedgerQuery { query: query.to_string(), time_column: column.to_string(), zone })
+            }
+            _ => None,
+        };
+        Ok(Plan::Postgres(postgres::PgOptions {
+            target,
+            schema: schema.to_string(),
+            queue: asked.queue.to_string(),
+            out: asked.out.to_path_buf(),
+            window: postgres::sql::Window { since, until },
+            max_jobs: asked.max_jobs,
+            limits: Limits {
+                timeout: Duration::from_secs_f64(asked.timeout),
+                deadline: Duration::from_secs_f64(asked.deadline),
+                max_reply_bytes: asked.max_reply_bytes,
+            },
+            max_record_bytes: asked.max_record_bytes,
+            ledger,
+        }))
+    }
+}
+
+/// The checks every capture shares: the queue's name, the time limits, the byte limits.
+fn common(asked: &Asked) -> Result<()> {
+    let Asked { queue, timeout, deadline, .. } = *asked;
+    if queue.is_empty() || queue.contains(':') || queue.contains('\0') {
+        return Err(Error::usage(format!(
+            "--queue '{}': a BullMQ queue name is not empty and has no ':' (BullMQ refuses it: 'Queue name cannot contain :')",
+            escape::visible(queue)
+        )));
+    }
+    if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
+        return Err(Error::usage(format!("--timeout {timeout}: expected seconds, more than 0 and at most 3600")));
+    }
+    if !(deadline.is_finite() && deadline > 0.0 && deadline <= 604_800.0) {
+        return Err(Error::usage(format!(
+            "--deadline {deadline}: expected seconds, more than 0 and at most 604800 (a week)"
+        )));
+    }
+    for (flag, bytes) in [("--max-reply-bytes", asked.max_reply_bytes), ("--max-record-bytes", asked.max_record_bytes)]
+    {
+        if !(1024..=MAX_BYTES_CEILING).contains(&bytes) {
+            return Err(Error::usage(format!("{flag} {bytes}: expected bytes, from 1024 to {MAX_BYTES_CEILING}")));
+        }
+    }
+    Ok(())
+}
+
+/// `--since` or `--until`: the parser of every time flag; a time without an offset is read in
+/// UTC (capture has no display zone), and a clock time alone has no case to take its date from.
+fn time_flag(flag: &str, text: Option<&str>) -> Result<Option<DateTime<Utc>>> {
+    text.map(|text| {
+        let bound = crate::time::parse_bound(text).map_err(|why| Error::usage(format!("{flag} {why}")))?;
+        if let crate::time::Bound::Clock(_) = bound {
+            return Err(Error::usage(format!(
+                "{flag} '{text}': a clock time alone is on the case's date, and capture reads a live server, not a case: give the date too, e.g. '2026-10-07 {text}' (read in UTC) or 2026-10-07T{text}+09:00 (leasetrace docs capture)"
+            )));
+        }
+        bound.place(Some(chrono_tz::UTC), None).map_err(|problem| {
+            Error::usage(format!("{flag} '{text}': {}", problem.explain("an offset (2026-10-07T09:50:00+09:00)")))
+        })
+    })
+    .transpose()
 }
 
 /// What the user asked for, validated.
@@ -113,32 +270,14 @@ pub struct Options {
 }
 
 impl Options {
-    /// The command line's values, checked before anything is sent to the server.
-    pub fn build(asked: &Asked) -> Result<Options> {
-        let Asked { out, url, queue, prefix, max_jobs, since, timeout, deadline, .. } = *asked;
-        if queue.is_empty() || queue.contains(':') {
-            return Err(Error::usage(format!(
-                "--queue '{}': a BullMQ queue name is not empty and has no ':' (BullMQ refuses it: 'Queue name cannot contain :')",
-                escape::visible(queue)
-            )));
-        }
+    /// The command line's values for a Redis capture from `url`, checked before anything is
+    /// sent to the server.
+    pub fn build(asked: &Asked, url: &str) -> Result<Options> {
+        let Asked { out, queue, max_jobs, since, .. } = *asked;
+        common(asked)?;
+        let prefix = asked.prefix.unwrap_or("bull");
         if prefix.is_empty() {
             return Err(Error::usage("--prefix: empty (BullMQ's default is 'bull')"));
-        }
-        if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
-            return Err(Error::usage(format!("--timeout {timeout}: expected seconds, more than 0 and at most 3600")));
-        }
-        if !(deadline.is_finite() && deadline > 0.0 && deadline <= 604_800.0) {
-            return Err(Error::usage(format!(
-                "--deadline {deadline}: expected seconds, more than 0 and at most 604800 (a week)"
-            )));
-        }
-        for (flag, bytes) in
-            [("--max-reply-bytes", asked.max_reply_bytes), ("--max-record-bytes", asked.max_record_bytes)]
-        {
-            if !(1024..=MAX_BYTES_CEILING).contains(&bytes) {
-                return Err(Error::usage(format!("{flag} {bytes}: expected bytes, from 1024 to {MAX_BYTES_CEILING}")));
-            }
         }
         let target = Target::parse(url).map_err(|why| {
             Error::usage(format!(
@@ -147,22 +286,7 @@ impl Options {
                 escape::visible(&why)
             ))
         })?;
-        // The parser of every time flag; a time without an offset is read in UTC (capture has
-        // no display zone), and a clock time alone has no case to take its date from.
-        let since = since
-            .map(|text| {
-                let bound =
-                    crate::time::parse_bound(text).map_err(|why| Error::usage(format!("--since {why}")))?;
-                if let crate::time::Bound::Clock(_) = bound {
-                    return Err(Error::usage(format!(
-                        "--since '{text}': a clock time alone is on the case's date, and capture reads a live server, not a case: give the date too, e.g. '2026-10-07 {text}' (read in UTC) or 2026-10-07T{text}+09:00 (leasetrace docs capture)"
-                    )));
-                }
-                bound.place(Some(chrono_tz::UTC), None).map_err(|problem| {
-                    Error::usage(format!("--since '{text}': {}", problem.explain("an offset (2026-10-07T09:50:00+09:00)")))
-                })
-            })
-            .transpose()?;
+        let since = time_flag("--since", since)?;
         Ok(Options {
             target,
             queue: queue.to_string(),
@@ -171,8 +295,8 @@ impl Options {
             max_jobs,
             since,
             limits: Limits {
-                timeout: Duration::from_secs_f64(timeout),
-                deadline: Duration::from_secs_f64(deadline),
+                timeout: Duration::from_secs_f64(asked.timeout),
+                deadline: Duration::from_secs_f64(asked.deadline),
                 max_reply_bytes: asked.max_reply_bytes,
             },
             max_record_bytes: asked.max_record_bytes,
@@ -869,7 +993,7 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
 }
 
 /// A file written whole and synced, before the folder is put in place.
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     std::fs::File::create(path)
         .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))

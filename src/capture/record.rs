@@ -42,6 +42,9 @@ pub fn notes(path: &Path) -> Result<Vec<String>> {
             ),
         ));
     }
+    if record["backend"] == "postgres" {
+        return Ok(postgres_notes(path, &record));
+    }
     let shown = path.display();
     let str_of = |value: &Value| value.as_str().unwrap_or("?").to_string();
     let mut notes = vec![format!(
@@ -124,6 +127,85 @@ pub fn notes(path: &Path) -> Result<Vec<String>> {
     Ok(notes)
 }
 
+/// The notes of a capture from BullMQ's PostgreSQL backend (`capture::postgres`): the snapshot,
+/// the window and what it left out of each table, how far back the event table reached, the
+/// locks held, and the ledger's query.
+fn postgres_notes(path: &Path, record: &Value) -> Vec<String> {
+    let shown = path.display();
+    let str_of = |value: &Value| value.as_str().unwrap_or("?").to_string();
+    let mut notes = vec![format!(
+        "{shown}: captured from {} (PostgreSQL {}) from {} to {} on the database's clock, queue '{}' in schema '{}', in one REPEATABLE READ READ ONLY transaction (every table as of one moment)",
+        str_of(&record["target"]["server"]),
+        str_of(&record["start"]["server_version"]),
+        str_of(&record["start"]["server_time"]),
+        str_of(&record["end"]["server_time"]),
+        str_of(&record["queue"]),
+        str_of(&record["schema_name"]),
+    )];
+    let bounds = &record["bounds"];
+    let window = match (bounds["since"].as_str(), bounds["until"].as_str()) {
+        (None, None) => None,
+        (since, until) => Some(format!("from {} to {}", since.unwrap_or("the start"), until.unwrap_or("the capture"))),
+    };
+    if let Some(window) = &window {
+        let events = bounds["events_outside_window"].as_u64().unwrap_or(0);
+        let jobs = bounds["jobs_outside_window"].as_u64().unwrap_or(0);
+        notes.push(format!(
+            "{shown}: only the window {window} was captured (--since/--until, pushed into the queries): {events} event row(s) and {jobs} job row(s) of the queue outside it are not in {} and {}; evidence outside the window is not evidence of absence",
+            str_of(&record["event_table"]["file"]),
+            str_of(&record["job_table"]["file"]),
+        ));
+    }
+    if let Some(left) = bounds["jobs_beyond_max_jobs"].as_u64().filter(|n| *n > 0) {
+        notes.push(format!(
+            "{shown}: {left} job row(s) of the window were not captured (--max-jobs {}): {} does not hold every job",
+            bounds["max_jobs"],
+            str_of(&record["job_table"]["file"])
+        ));
+    }
+    let events = &record["event_table"];
+    if let (Some(rows), Some(max)) =
+        (events["rows_of_queue"].as_u64(), events["max_len_events"].as_str().and_then(|m| m.parse::<u64>().ok()))
+        && rows >= max
+    {
+        notes.push(format!(
+            "{shown}: the event table held {rows} rows of the queue, at least its maxLenEvents {max}: it has been trimmed, and says nothing about times before its first row at {}; a missing event before it is not evidence",
+            str_of(&events["first_at"]),
+        ));
+    }
+    let locks = record["locks"].as_array().map_or(&[][..], Vec::as_slice);
+    let held: Vec<&Value> = locks.iter().filter(|l| l["ms_left_at_start"].as_i64().is_some_and(|ms| ms > 0)).collect();
+    for lock in held.iter().take(LOCKS_SHOWN) {
+        notes.push(format!(
+            "{shown}: at {} the lock of job {} ({}) was held by {} until {} ({} ms later; locked_until_ms is the renewing worker's clock, compared with the database's)",
+            str_of(&record["start"]["server_time"]),
+            str_of(&lock["job_id"]),
+            str_of(&lock["job_state"]),
+            str_of(&lock["token"]),
+            str_of(&lock["expires_at"]),
+            lock["ms_left_at_start"],
+        ));
+    }
+    if held.len() > LOCKS_SHOWN {
+        notes.push(format!("{shown}: {} more locks were held (listed in the record)", held.len() - LOCKS_SHOWN));
+    }
+    let ledger = &record["ledger"];
+    if ledger.is_object() {
+        notes.push(format!(
+            "{shown}: {} holds the rows of the query `{}` {}, by its {} column {}{}",
+            str_of(&ledger["file"]),
+            crate::capture::escape::clip(&str_of(&ledger["query"]), 200),
+            window.as_deref().map_or_else(|| "(no window: every row)".to_string(), |w| format!("inside the window {w}")),
+            str_of(&ledger["column_type"]),
+            str_of(&ledger["time_column"]),
+            ledger["zone"].as_str().map_or(String::new(), |zone| format!(
+                " read as wall times of {zone} (the bounds widened by the zone's offset changes: a few rows beyond the window may be in the file)"
+            )),
+        ));
+    }
+    notes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +251,46 @@ mod tests {
             "{notes:#?}"
         );
         assert!(!notes.iter().any(|n| n.contains("job 9")), "a lock that is gone is not held: {notes:#?}");
+    }
+
+    #[test]
+    fn a_postgres_capture_says_its_snapshot_window_trimmed_table_and_held_locks() {
+        let record = serde_json::json!({
+            "schema": super::super::RECORD_SCHEMA,
+            "backend": "postgres",
+            "target": {"server": "postgres://db:5432/app"},
+            "queue": "pr-review", "schema_name": "bullmq",
+            "start": {"server_time": "2026-10-07T00:53:10Z", "server_version": "16.4"},
+            "end": {"server_time": "2026-10-07T00:53:11Z"},
+            "bounds": {"since": "2026-10-07T00:30:00.000Z", "until": null, "max_jobs": null,
+                       "events_outside_window": 40, "jobs_outside_window": 3, "jobs_beyond_max_jobs": 0},
+            "event_table": {"file": "event.csv", "rows_of_queue": 10_100, "first_at": "2026-10-06T22:00:00.000Z", "max_len_events": "10000"},
+            "job_table": {"file": "job.csv"},
+            "locks": [{"job_id": "7", "job_state": "active", "token": "t-1", "expires_at": "2026-10-07T00:53:40.000Z", "ms_left_at_start": 30_000},
+                      {"job_id": "8", "ms_left_at_start": -5}],
+            "ledger": {"file": "ledger.csv", "query": "SELECT * FROM runs", "time_column": "ts", "column_type": "timestamptz", "zone": null},
+        });
+        let notes = notes_of(&record);
+        assert!(
+            notes[0].contains("postgres://db:5432/app (PostgreSQL 16.4)") && notes[0].contains("REPEATABLE READ"),
+            "{notes:#?}"
+        );
+        assert!(
+            notes.iter().any(|n| n.contains("from 2026-10-07T00:30:00.000Z to the capture")
+                && n.contains("40 event row(s) and 3 job row(s)")),
+            "{notes:#?}"
+        );
+        assert!(
+            notes.iter().any(|n| n.contains("has been trimmed") && n.contains("2026-10-06T22:00:00.000Z")),
+            "{notes:#?}"
+        );
+        assert!(notes.iter().any(|n| n.contains("lock of job 7 (active) was held by t-1")), "{notes:#?}");
+        assert!(!notes.iter().any(|n| n.contains("job 8")), "{notes:#?}");
+        assert!(
+            notes.iter().any(|n| n.contains("`SELECT * FROM runs`") && n.contains("timestamptz column ts")),
+            "{notes:#?}"
+        );
+        assert!(!notes.iter().any(|n| n.contains("Redis")), "{notes:#?}");
     }
 
     #[test]

@@ -185,12 +185,24 @@ fn resolve(host: &str, port: u16, clock: &Clock) -> Result<Vec<std::net::SocketA
 /// the server's certificate) is done here, before any command.
 pub fn connect(target: &Target, clock: &Rc<Clock>) -> Result<Stream, ConnectError> {
     let (host, ip, port, tls) = match &target.address {
-        Address::Unix(path) => {
-            let socket = UnixStream::connect(path).map_err(|e| ConnectError::io("", &e))?;
-            return Ok(Stream::Unix(Timed { socket, clock: clock.clone() }));
-        }
+        Address::Unix(path) => return unix(path, clock),
         Address::Tcp { host, ip, port, tls } => (host, *ip, *port, *tls),
     };
+    let timed = tcp(host, port, clock)?;
+    if !tls {
+        return Ok(Stream::Plain(timed));
+    }
+    secure(timed, host, ip, tls_config(Check::Full, None)?)
+}
+
+/// A Unix socket at `path`, bounded by the clock.
+pub fn unix(path: &std::path::Path, clock: &Rc<Clock>) -> Result<Stream, ConnectError> {
+    let socket = UnixStream::connect(path).map_err(|e| ConnectError::io("", &e))?;
+    Ok(Stream::Unix(Timed { socket, clock: clock.clone() }))
+}
+
+/// A TCP connection to the first address of `host` that answers, within the clock's limits.
+pub fn tcp(host: &str, port: u16, clock: &Rc<Clock>) -> Result<Timed<TcpStream>, ConnectError> {
     let addresses = resolve(host, port, clock)?;
     let mut last = None;
     let mut socket = None;
@@ -212,10 +224,17 @@ pub fn connect(target: &Target, clock: &Rc<Clock>) -> Result<Stream, ConnectErro
     };
     // Commands are small and each waits for its reply: no Nagle delay.
     let _ = socket.set_nodelay(true);
-    let timed = Timed { socket, clock: clock.clone() };
-    if !tls {
-        return Ok(Stream::Plain(timed));
-    }
+    Ok(Timed { socket, clock: clock.clone() })
+}
+
+/// TLS over a connection made by `tcp`: the handshake (and so the check of the server's
+/// certificate, as `config` asks) is done here, before any command.
+pub fn secure(
+    timed: Timed<TcpStream>,
+    host: &str,
+    ip: bool,
+    config: Arc<rustls::ClientConfig>,
+) -> Result<Stream, ConnectError> {
     let name = if ip {
         rustls::pki_types::ServerName::IpAddress(
             host.parse::<std::net::IpAddr>()
@@ -223,12 +242,12 @@ pub fn connect(target: &Target, clock: &Rc<Clock>) -> Result<Stream, ConnectErro
                 .into(),
         )
     } else {
-        rustls::pki_types::ServerName::try_from(host.clone()).map_err(|e| ConnectError {
+        rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| ConnectError {
             message: format!("{host} is not a name a TLS certificate can hold ({e})"),
             io: None,
         })?
     };
-    let connection = rustls::ClientConnection::new(tls_config()?, name)
+    let connection = rustls::ClientConnection::new(config, name)
         .map_err(|e| ConnectError { message: format!("TLS: {e}"), io: None })?;
     let mut stream = rustls::StreamOwned::new(connection, timed);
     while stream.conn.is_handshaking() {
@@ -252,10 +271,62 @@ fn certificate_or(error: &io::Error) -> ConnectError {
     }
 }
 
-/// The system's CA certificates (or those of SSL_CERT_FILE / SSL_CERT_DIR), with ring's crypto.
-fn tls_config() -> Result<Arc<rustls::ClientConfig>, ConnectError> {
-    let found = rustls_native_certs::load_native_certs();
+/// How much of the server's certificate TLS checks: all of it (its chain to a trusted CA and
+/// that it names the host), its chain alone (PostgreSQL's `sslmode=verify-ca`), or nothing but
+/// the handshake's own signatures (`sslmode=require` and `prefer`, as libpq does: encrypted,
+/// but not who the server is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    Full,
+    Chain,
+    Encryption,
+}
+
+/// The system's CA certificates (or those of SSL_CERT_FILE / SSL_CERT_DIR, or the PEM file
+/// `roots` names), with ring's crypto, checking as much as `check` says.
+pub fn tls_config(
+    check: Check,
+    roots_file: Option<&std::path::Path>,
+) -> Result<Arc<rustls::ClientConfig>, ConnectError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ConnectError { message: format!("TLS: {e}"), io: None })?;
+    if check == Check::Encryption {
+        let verifier = Arc::new(AnyCertificate(provider));
+        return Ok(Arc::new(builder.dangerous().with_custom_certificate_verifier(verifier).with_no_client_auth()));
+    }
+    let roots = Arc::new(root_store(roots_file)?);
+    if check == Check::Chain {
+        let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(roots, provider)
+            .build()
+            .map_err(|e| ConnectError { message: format!("TLS: {e}"), io: None })?;
+        let verifier = Arc::new(ChainOnly(inner));
+        return Ok(Arc::new(builder.dangerous().with_custom_certificate_verifier(verifier).with_no_client_auth()));
+    }
+    Ok(Arc::new(builder.with_root_certificates(roots).with_no_client_auth()))
+}
+
+fn root_store(roots_file: Option<&std::path::Path>) -> Result<rustls::RootCertStore, ConnectError> {
     let mut roots = rustls::RootCertStore::empty();
+    if let Some(path) = roots_file {
+        use rustls::pki_types::pem::PemObject;
+        let certs = rustls::pki_types::CertificateDer::pem_file_iter(path)
+            .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+            .map_err(|e| ConnectError {
+                message: format!("TLS: cannot read CA certificates from {}: {e}", path.display()),
+                io: None,
+            })?;
+        let (added, _) = roots.add_parsable_certificates(certs);
+        if added == 0 {
+            return Err(ConnectError {
+                message: format!("TLS: {} holds no CA certificate (expected PEM)", path.display()),
+                io: None,
+            });
+        }
+        return Ok(roots);
+    }
+    let found = rustls_native_certs::load_native_certs();
     let (added, _) = roots.add_parsable_certificates(found.certs);
     if added == 0 {
         let why: Vec<String> = found.errors.iter().map(ToString::to_string).collect();
@@ -267,11 +338,89 @@ fn tls_config() -> Result<Arc<rustls::ClientConfig>, ConnectError> {
             io: None,
         });
     }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| ConnectError { message: format!("TLS: {e}"), io: None })?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Ok(Arc::new(config))
+    Ok(roots)
+}
+
+/// `Check::Encryption`: any certificate, but the handshake's signatures checked with it (so the
+/// connection is encrypted to whoever holds the certificate's key).
+#[derive(Debug)]
+struct AnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &rustls::pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        _server_name: &rustls::pki_types::ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// `Check::Chain`: the chain to a trusted CA checked, the name in the certificate not.
+#[derive(Debug)]
+struct ChainOnly(Arc<rustls::client::WebPkiServerVerifier>);
+
+impl rustls::client::danger::ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &rustls::pki_types::CertificateDer<'_>,
+        intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+            Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::NotValidForName | rustls::CertificateError::NotValidForNameContext { .. },
+            )) => Ok(rustls::client::danger::ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
 }

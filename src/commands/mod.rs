@@ -41,28 +41,40 @@ pub fn run(cli: &Cli) -> Result<u8, Error> {
         Command::Capture {
             out,
             redis,
+            postgres,
             queue,
             prefix,
+            schema,
             max_jobs,
             since,
+            until,
+            ledger_query,
+            ledger_time_column,
+            ledger_tz,
             timeout,
             deadline,
             max_reply_bytes,
             max_record_bytes,
         } => {
-            let options = crate::capture::Options::build(&crate::capture::Asked {
+            let plan = crate::capture::Plan::build(&crate::capture::Asked {
                 out,
-                url: redis,
+                redis: redis.as_deref(),
+                postgres: postgres.as_deref(),
                 queue,
-                prefix,
+                prefix: prefix.as_deref(),
+                schema: schema.as_deref(),
                 max_jobs: *max_jobs,
                 since: since.as_deref(),
+                until: until.as_deref(),
+                ledger_query: ledger_query.as_deref(),
+                ledger_time_column: ledger_time_column.as_deref(),
+                ledger_tz: ledger_tz.as_deref(),
                 timeout: *timeout,
                 deadline: *deadline,
                 max_reply_bytes: *max_reply_bytes,
                 max_record_bytes: *max_record_bytes,
             })?;
-            capture::run(&options, &progress)
+            capture::run(&plan, &progress)
         }
         Command::Init { case, force, zones, display_tz } => init::run(case, *force, zones, display_tz.as_deref()),
     }

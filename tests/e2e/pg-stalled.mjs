@@ -21,8 +21,8 @@
 //   failure `job stalled more than allowable limit`, and worker-e fails it on taking it, without
 //   calling the processor (the stall limit).
 
-import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -60,6 +60,76 @@ async function worker([name, queue, url, busyMs, logFile]) {
     await w.close(true);
     process.exit(0);
   });
+}
+
+// `leasetrace capture --postgres` against the live database (LEASETRACE_BIN names the binary), as
+// an on-call engineer runs it: a login role of its own with a password (SCRAM-SHA-256 over TCP),
+// every statement of the server logged (`log_statement = 'all'`, the application name in each
+// line) so that the test can check that no write reached the server, and an app ledger table with
+// rows inside the window and thousands outside it, in a timestamptz and a timestamp column.
+// Writes OUT_DIR/captured (pr-review, the window, the ledger by its timestamptz column),
+// captured-local (the same window, the ledger by its Seoul wall-clock column), captured-sweep
+// (nightly-sweep, no window) and postgres.log (the server's log, statements included).
+function captureFromTheDatabase({ pg, dir, outDir, truth }) {
+  // The window: from the first activation of pr-4412 (its `added` and `waiting` rows fall
+  // before it) to a second after its last row.
+  const reviewRows = truth.recorded.filter((row) => row.queue === REVIEW);
+  const since = reviewRows.find((row) => row.event === 'active').at;
+  const until = Math.max(...reviewRows.map((row) => row.at)) + 1000;
+  const password = 'on-call pw';
+  pg.psql(`CREATE ROLE oncall LOGIN PASSWORD '${password}'`);
+  pg.psql('GRANT USAGE ON SCHEMA bullmq TO oncall');
+  pg.psql('GRANT SELECT ON ALL TABLES IN SCHEMA bullmq TO oncall');
+  // Every statement logged from here on, named by its session's application.
+  pg.psql("ALTER SYSTEM SET log_statement = 'all'");
+  pg.psql("ALTER SYSTEM SET log_line_prefix = '%m [%p] app=%a '");
+  // The role logs in with its password over TCP (the harness's own connections stay trusted).
+  const hba = join(dir, 'data', 'pg_hba.conf');
+  writeFileSync(hba, `host all oncall 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, 'utf8')}`);
+  pg.psql('SELECT pg_reload_conf()');
+  pg.psql('CREATE SCHEMA app');
+  pg.psql('CREATE TABLE app.runs (id bigserial PRIMARY KEY, ts timestamptz NOT NULL, local_ts timestamp NOT NULL, run_id text, job_id text, event text, worker text)');
+  pg.psql('GRANT USAGE ON SCHEMA app TO oncall');
+  pg.psql('GRANT SELECT ON app.runs TO oncall');
+  const rows = truth.seen
+    .filter((seen) => seen.active || seen.completed)
+    .map((seen) => {
+      const job = seen.active ?? seen.completed;
+      const event = seen.active ? 'round_started' : 'round_finished';
+      const ts = new Date(seen.at).toISOString();
+      return `('${ts}', ('${ts}'::timestamptz AT TIME ZONE 'Asia/Seoul'), 'run-${seen.worker}-${job}', '${job}', '${event}', '${seen.worker}')`;
+    });
+  pg.psql(`INSERT INTO app.runs (ts, local_ts, run_id, job_id, event, worker) VALUES ${rows.join(', ')}`);
+  // Thousands of rows a day before and a day after: a ledger much larger than the window.
+  for (const sign of ['-', '+']) {
+    pg.psql(
+      `INSERT INTO app.runs (ts, local_ts, run_id, job_id, event, worker) SELECT t, t AT TIME ZONE 'Asia/Seoul', 'old-' || i, 'other-' || i, 'round_started', 'worker-z' FROM generate_series(1, 5000) AS i, LATERAL (SELECT to_timestamp(${since / 1000}) ${sign} interval '1 day' ${sign} i * interval '1 second' AS t) AS at`,
+    );
+  }
+  truth.capture = {
+    since,
+    until,
+    ledgerInWindow: truth.seen.filter((seen) => (seen.active || seen.completed) && seen.at >= since && seen.at < until).length,
+  };
+  const iso = (ms) => new Date(ms).toISOString();
+  const url = `postgres://oncall:${encodeURIComponent(password)}@127.0.0.1:${pg.port}/postgres?sslmode=disable`;
+  const capture = (out, args) =>
+    execFileSync(process.env.LEASETRACE_BIN, ['capture', join(outDir, out), '--postgres', url, ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+  const window = ['--since', iso(since), '--until', iso(until)];
+  truth.capture.summary = capture('captured', ['--queue', REVIEW, ...window, '--ledger-query', 'SELECT * FROM app.runs', '--ledger-time-column', 'ts']);
+  capture('captured-local', [
+    '--queue', REVIEW, ...window,
+    '--ledger-query', 'SELECT id, local_ts, run_id, job_id, event, worker FROM app.runs',
+    '--ledger-time-column', 'local_ts', '--ledger-tz', 'Asia/Seoul',
+  ]);
+  capture('captured-sweep', ['--queue', SWEEP]);
+  pg.psql('ALTER SYSTEM RESET log_statement');
+  pg.psql('SELECT pg_reload_conf()');
+  copyFileSync(join(dir, 'postgres.log'), join(outDir, 'postgres.log'));
 }
 
 async function harness([outDir]) {
@@ -189,6 +259,7 @@ async function harness([outDir]) {
       .map(([kind, path, tz]) => `[[sources]]\nkind = "${kind}"\npath = "${path}"\n${tz ? `tz = "${tz}"\n` : ''}`)
       .join('\n');
     writeFileSync(join(outDir, 'leasetrace.toml'), manifest);
+    if (process.env.LEASETRACE_BIN) captureFromTheDatabase({ pg, dir, outDir, truth });
     writeFileSync(join(outDir, 'truth.json'), `${JSON.stringify(truth, null, 2)}\n`);
     await pg.stop();
   } finally {

@@ -57,6 +57,7 @@ fn e2e_bullmq6_postgres_stalls_from_the_backends_tables() {
     let harness = Command::new("node")
         .arg(root.join("tests/e2e/pg-stalled.mjs"))
         .arg(dir.path())
+        .env("LEASETRACE_BIN", env!("CARGO_BIN_EXE_leasetrace"))
         .current_dir(root.join("tests/e2e"))
         .stdin(Stdio::null())
         .output()
@@ -205,4 +206,121 @@ fn e2e_bullmq6_postgres_stalls_from_the_backends_tables() {
         assert_eq!(json.code, 0, "{}", json.stderr);
         assert_eq!(kinds_at(&json.json()), kinds_at(&report), "{events} and {jobs} read as the CSV exports");
     }
+    captured_from_the_live_database(dir.path(), &truth, &report);
+}
+
+/// The rows of a CSV export (header first), as records of text.
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    reader.records().map(|r| r.unwrap().iter().map(str::to_string).collect()).collect()
+}
+
+/// `leasetrace capture --postgres`, run by the harness on the live database while it was up (a
+/// role with a SCRAM password, every statement of the server logged): what it wrote is what the
+/// window holds, the statement log proves that only reads reached the server, and the captured
+/// case gives the findings and figures the psql exports give.
+fn captured_from_the_live_database(dir: &Path, truth: &Value, report: &Value) {
+    let captured = dir.join("captured");
+    let window = &truth["capture"];
+    let (since, until) = (window["since"].as_i64().unwrap(), window["until"].as_i64().unwrap());
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(captured.join("capture.json")).unwrap()).unwrap();
+
+    // 1. No write reached the server: every statement the server logged for capture's sessions
+    // (application_name 'leasetrace capture') is a read, and they are exactly the ones the record
+    // lists, in order; the harness's own writes (CREATE ROLE, INSERT) are in the same log, so the
+    // log is one that would show a write.
+    let log = std::fs::read_to_string(dir.join("postgres.log")).unwrap();
+    let statement_of = |line: &str| line.split_once("LOG:  statement: ").map(|(_, s)| s.to_string());
+    let by_capture: Vec<String> =
+        log.lines().filter(|l| l.contains("app=leasetrace capture ")).filter_map(statement_of).collect();
+    let others: Vec<String> =
+        log.lines().filter(|l| !l.contains("app=leasetrace capture ")).filter_map(statement_of).collect();
+    assert!(others.iter().any(|s| s.starts_with("INSERT INTO app.runs")), "the log shows writes: {others:#?}");
+    assert_eq!(by_capture.len(), 3 * record["statements"].as_array().unwrap().len() - 2, "three captures' statements");
+    let reading = ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "SELECT ", "COPY (SELECT ", "ROLLBACK"];
+    for statement in &by_capture {
+        assert!(reading.iter().any(|r| statement.starts_with(r)), "a statement that is not a read: {statement}");
+        if statement.starts_with("COPY") {
+            assert!(statement.ends_with("TO STDOUT WITH (FORMAT csv, HEADER)"), "{statement}");
+        }
+    }
+    let first_session: Vec<&str> =
+        record["statements"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    assert_eq!(by_capture[..first_session.len()].iter().map(String::as_str).collect::<Vec<_>>(), first_session);
+    assert_eq!(record["target"]["auth"], "password (uri)", "{record:#}");
+
+    // 2. The window, pushed down: the event rows of pr-review inside it, byte for byte the rows
+    // psql's export has; the ledger rows inside it and none of the 10,000 outside.
+    let exported = csv_rows(&dir.join("event.csv"));
+    let at_of = |row: &Vec<String>| row[4].parse::<i64>().unwrap();
+    let expected: Vec<Vec<String>> = std::iter::once(exported[0].clone())
+        .chain(exported[1..].iter().filter(|r| r[0] == "pr-review" && (since..until).contains(&at_of(r))).cloned())
+        .collect();
+    assert_eq!(csv_rows(&captured.join("event.csv")), expected);
+    let outside = exported[1..].iter().filter(|r| r[0] == "pr-review" && !(since..until).contains(&at_of(r))).count();
+    assert!(outside >= 2, "the window leaves pr-review's added and waiting rows out: {outside}");
+    assert_eq!(record["bounds"]["events_outside_window"], outside, "{record:#}");
+    let ledger = csv_rows(&captured.join("ledger.csv"));
+    assert_eq!(ledger.len() as u64 - 1, window["ledgerInWindow"].as_u64().unwrap(), "{ledger:#?}");
+    assert!(ledger[1..].iter().all(|row| !row[3].starts_with("old-")), "{ledger:#?}");
+    let local = csv_rows(&dir.join("captured-local").join("ledger.csv"));
+    assert_eq!(
+        local[1..].iter().map(|r| r[2].clone()).collect::<Vec<_>>(),
+        ledger[1..].iter().map(|r| r[3].clone()).collect::<Vec<_>>(),
+        "the Seoul wall-clock column gives the same rows"
+    );
+
+    // 3. The captured case, with the workers' options beside it, gives pr-4412's rerun at the
+    // event table's milliseconds, and the capture's notes under Assumptions.
+    std::fs::copy(dir.join("bullmq.json"), captured.join("bullmq.json")).unwrap();
+    let params = captured.join("bullmq.json");
+    let run =
+        leasetrace(&["analyze", captured.to_str().unwrap(), "--params", params.to_str().unwrap(), "--format", "json"])
+            .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let from_capture = run.json();
+    let review = truth["reviewJob"].as_str().unwrap();
+    let reruns = findings(&from_capture, "stalled-rerun", review);
+    assert_eq!(reruns.len(), 1, "{from_capture:#}");
+    exact(reruns[0], "activated_at", recorded(truth, review, "active", 0), "worker-a's active row");
+    exact(reruns[0], "rerun_at", recorded(truth, review, "active", 1), "worker-b's active row");
+    let original = findings(report, "stalled-rerun", review)[0];
+    for metric in [
+        "lock_expired_earliest_at",
+        "lock_expired_latest_at",
+        "stalled_check_window_start_at",
+        "stalled_check_window_end_at",
+    ] {
+        assert_eq!(reruns[0]["metrics"][metric], original["metrics"][metric], "{metric}");
+    }
+    let assumptions = from_capture["assumptions"].as_array().unwrap();
+    assert!(
+        assumptions
+            .iter()
+            .any(|a| a.as_str().is_some_and(|a| a.contains("REPEATABLE READ READ ONLY") && a.contains("PostgreSQL"))),
+        "{assumptions:#?}"
+    );
+    for input in from_capture["inputs"].as_array().unwrap() {
+        assert_eq!(input["rejected"], 0, "{input:#}");
+    }
+
+    // 4. Without a window, the other queue's capture gives the stall limit the exports give.
+    let sweep_case = dir.join("captured-sweep");
+    let run = leasetrace(&[
+        "analyze",
+        sweep_case.to_str().unwrap(),
+        "--params",
+        params.to_str().unwrap(),
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let sweep = truth["sweepJob"].as_str().unwrap();
+    let limit = finding_where(&run.json(), "stalled-limit-exceeded", "job_id", sweep).clone();
+    let expected = finding_where(report, "stalled-limit-exceeded", "job_id", sweep);
+    assert_eq!(limit["metrics"], expected["metrics"], "{limit:#}");
 }
