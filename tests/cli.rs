@@ -91,6 +91,11 @@ impl Leasetrace {
         self
     }
 
+    fn env_remove(mut self, name: &str) -> Self {
+        self.command.env_remove(name);
+        self
+    }
+
     fn run(mut self) -> Run {
         match self.stdin_file.take() {
             Some(file) => self.command.stdin(Stdio::from(file)),

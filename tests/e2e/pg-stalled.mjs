@@ -127,6 +127,13 @@ function captureFromTheDatabase({ pg, dir, outDir, truth }) {
     '--ledger-time-column', 'local_ts', '--ledger-tz', 'Asia/Seoul',
   ]);
   capture('captured-sweep', ['--queue', SWEEP]);
+  // A misspelt queue: an error naming the queues there are, and nothing written.
+  try {
+    capture('captured-typo', ['--queue', 'pr-reveiw']);
+    truth.capture.typo = 'it succeeded';
+  } catch (error) {
+    truth.capture.typo = error.stderr;
+  }
   pg.psql('ALTER SYSTEM RESET log_statement');
   pg.psql('SELECT pg_reload_conf()');
   copyFileSync(join(dir, 'postgres.log'), join(outDir, 'postgres.log'));

@@ -542,3 +542,179 @@ fn capture_gives_up_at_the_deadline_on_a_resolver_that_never_answers() {
     assert!(took < Duration::from_secs(10), "took {took:?}: the resolver held the run past the deadline");
     assert!(!out.exists(), "nothing written");
 }
+
+/// `capture --postgres` against a hostile PostgreSQL: a fake that speaks the protocol's framing
+/// (an SSLRequest answered, the startup message read, `AuthenticationOk`, then one answer a
+/// `Query`), and answers as a test says: a message whose length is 2 GiB followed by bytes without
+/// end, an answer one byte every 2 s, an error whose text holds terminal escapes, bytes that are
+/// not the protocol. Each run of the real binary must end with one line naming the server and the
+/// statement, within the memory bound, having written nothing.
+mod postgres {
+    use super::*;
+    use std::io::Read;
+
+    /// A protocol message: its type byte, its length, its body.
+    fn message(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut out = vec![tag];
+        out.extend_from_slice(&(i32::try_from(body.len()).unwrap() + 4).to_be_bytes());
+        out.extend_from_slice(body);
+        out
+    }
+
+    fn ready() -> Vec<u8> {
+        message(b'Z', b"I")
+    }
+
+    /// An `ErrorResponse` of `text`.
+    fn error(text: &str) -> Vec<u8> {
+        let mut body = b"SERROR\0VERROR\0C42501\0M".to_vec();
+        body.extend_from_slice(text.as_bytes());
+        body.extend_from_slice(b"\0\0");
+        let mut out = message(b'E', &body);
+        out.extend(ready());
+        out
+    }
+
+    /// A fake PostgreSQL for one connection on a free loopback port: `hostile` answers the
+    /// SSLRequest (`"SSLRequest"`) and each query by its text, `None` for the usual answer (`N` to
+    /// the SSLRequest; to a query, an error, which no test here reaches).
+    fn fake(hostile: impl Fn(&str) -> Option<Answer> + Send + Sync + 'static) -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        std::thread::spawn(move || {
+            let give_up = Instant::now() + Duration::from_secs(30);
+            let socket = loop {
+                match listener.accept() {
+                    Ok((socket, _)) => break socket,
+                    Err(_) if Instant::now() < give_up => std::thread::sleep(Duration::from_millis(10)),
+                    Err(_) => return,
+                }
+            };
+            socket.set_nonblocking(false).unwrap();
+            socket.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            let mut input = socket.try_clone().unwrap();
+            let mut output = socket;
+            let mut head = [0u8; 8];
+            if input.read_exact(&mut head).is_err() {
+                return;
+            }
+            if head[4..] == 80_877_103_i32.to_be_bytes() {
+                let answer = hostile("SSLRequest").unwrap_or(Answer::Bytes(b"N".to_vec()));
+                if send(&mut output, answer).is_err() || input.read_exact(&mut head).is_err() {
+                    return;
+                }
+            }
+            let length = usize::try_from(i32::from_be_bytes(head[..4].try_into().unwrap())).unwrap();
+            let mut startup = vec![0; length - 8];
+            if input.read_exact(&mut startup).is_err() {
+                return;
+            }
+            let mut hello = message(b'R', &0i32.to_be_bytes());
+            hello.extend(message(b'S', b"server_version\x0016.4\0"));
+            hello.extend(ready());
+            if output.write_all(&hello).is_err() {
+                return;
+            }
+            loop {
+                let mut head = [0u8; 5];
+                if input.read_exact(&mut head).is_err() || head[0] == b'X' {
+                    return;
+                }
+                let length = usize::try_from(i32::from_be_bytes(head[1..].try_into().unwrap())).unwrap();
+                let mut body = vec![0; length - 4];
+                if input.read_exact(&mut body).is_err() {
+                    return;
+                }
+                let query = String::from_utf8_lossy(&body).trim_end_matches('\0').to_string();
+                let answer = hostile(&query).unwrap_or_else(|| Answer::Bytes(error("not in this fake")));
+                if send(&mut output, answer).is_err() {
+                    return;
+                }
+            }
+        });
+        port
+    }
+
+    fn capture(port: u16, out: &Path, more: &[&str]) -> Measured {
+        let url = format!("postgres://reader:s3cret@127.0.0.1:{port}/app");
+        let mut args = vec!["capture", "--postgres", &url, "--queue", "q", out.to_str().unwrap()];
+        args.extend(more);
+        measured(&args, None)
+    }
+
+    fn assert_refused(run: &Measured, port: u16, parts: &[&str]) {
+        assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "one line:\n{}", run.stderr);
+        let server = format!("leasetrace: error: postgres://127.0.0.1:{port}/app: ");
+        assert!(run.stderr.starts_with(&server), "names the server: {}", run.stderr);
+        for part in parts {
+            assert!(run.stderr.contains(part), "no {part:?} in:\n{}", run.stderr);
+        }
+        assert!(!run.stderr.trim_end().chars().any(char::is_control), "a control character printed: {:?}", run.stderr);
+        assert!(!run.stderr.contains("s3cret"), "the password printed: {}", run.stderr);
+        assert!(run.peak < BOUND, "peak memory {} MiB (bound {} MiB)", run.peak >> 20, BOUND >> 20);
+    }
+
+    const BEGIN: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
+    #[test]
+    #[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
+    fn capture_postgres_refuses_a_message_of_2_gib_before_reading_the_endless_bytes_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let port = fake(|q| (q == BEGIN).then(|| endless(b"D\x7f\xff\xff\xff", &xs())));
+        let started = Instant::now();
+        let run = capture(port, &dir.path().join("case"), &[]);
+        assert_refused(
+            &run,
+            port,
+            &[&format!(
+                ": {BEGIN}: a message of 2147483643 bytes (type D), more than --max-reply-bytes (64 MiB): refused before it is read"
+            )],
+        );
+        assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+        assert_nothing_written(dir.path());
+    }
+
+    #[test]
+    #[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
+    fn capture_postgres_gives_up_at_the_deadline_on_a_server_that_sends_a_byte_every_2_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let port = fake(|q| {
+            (q == BEGIN).then(|| Answer::Drip { bytes: message(b'C', b"BEGIN\0"), every: Duration::from_secs(2) })
+        });
+        let started = Instant::now();
+        let run = capture(port, &dir.path().join("case"), &["--timeout", "5", "--deadline", "3"]);
+        let took = started.elapsed();
+        assert_refused(&run, port, &[&format!(": {BEGIN}: the --deadline of 3 s passed while waiting for the answer")]);
+        assert!(took >= Duration::from_secs(3) && took < Duration::from_secs(5), "gave up after {took:?}");
+        assert_nothing_written(dir.path());
+    }
+
+    #[test]
+    #[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
+    fn capture_postgres_shows_a_servers_error_with_terminal_escapes_visibly() {
+        let dir = tempfile::tempdir().unwrap();
+        let port = fake(|q| (q == BEGIN).then(|| Answer::Bytes(error("no \u{1b}]0;pwned\u{7} \u{202e}read"))));
+        let run = capture(port, &dir.path().join("case"), &[]);
+        assert_refused(&run, port, &[&format!(": {BEGIN}: ERROR 42501: no \\x1b]0;pwned\\x07 U+202Eread")]);
+        assert_nothing_written(dir.path());
+    }
+
+    #[test]
+    #[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
+    fn capture_postgres_names_a_server_that_does_not_speak_the_protocol() {
+        let dir = tempfile::tempdir().unwrap();
+        // An HTTP server on the port: its answer to the SSLRequest begins with 'H'.
+        let port = fake(|q| (q == "SSLRequest").then(|| Answer::Cut(b"HTTP/1.1 400 Bad Request\r\n\r\n".to_vec())));
+        let url = format!("postgres://reader:s3cret@127.0.0.1:{port}/app?sslmode=prefer");
+        let run =
+            measured(&["capture", "--postgres", &url, "--queue", "q", dir.path().join("case").to_str().unwrap()], None);
+        assert_refused(&run, port, &[": connect: answered SSLRequest with H: is this a PostgreSQL server?"]);
+        // And a server that sends a message of a length no message has, after logging in.
+        let port = fake(|q| (q == BEGIN).then(|| Answer::Cut(b"Z\xff\xff\xff\xf0".to_vec())));
+        let run = capture(port, &dir.path().join("case"), &[]);
+        assert_refused(&run, port, &[&format!(": {BEGIN}: a message of length -16: is this a PostgreSQL server?")]);
+        assert_nothing_written(dir.path());
+    }
+}

@@ -291,3 +291,81 @@ fn a_file_that_is_neither_manifest_nor_source_keeps_the_manifest_error_and_says_
     let message = refused(&["analyze", manifest.to_str().unwrap()], &["leasetrace.toml:1: invalid manifest"]);
     assert!(!message.contains("--log FILE"), "{message}");
 }
+
+/// `capture` reads Redis or PostgreSQL: which one is said by a flag or by the one environment
+/// variable set, never guessed; a flag that means nothing for the store asked for is refused by
+/// name, before anything is sent.
+#[test]
+fn capture_is_told_which_store_to_read_and_refuses_a_flag_of_the_other_store() {
+    let out = tempfile::tempdir().unwrap();
+    let case = out.path().join("case");
+    let case = case.to_str().unwrap();
+    let capture = |args: &[&str], env: &[(&str, &str)]| {
+        let mut all = vec!["capture", case, "--queue", "q"];
+        all.extend(args);
+        let mut run = leasetrace(&all).env_remove("LEASETRACE_REDIS_URL").env_remove("LEASETRACE_POSTGRES_URL");
+        for (name, value) in env {
+            run = run.env(name, value);
+        }
+        let run = run.run();
+        assert_eq!(run.code, 2, "{args:?}: {}{}", run.stdout, run.stderr);
+        run.stderr
+    };
+    let says = |stderr: String, part: &str| assert!(stderr.contains(part), "no {part:?} in {stderr}");
+    says(
+        capture(&[], &[]),
+        "give --redis URL or --postgres URL (or set LEASETRACE_REDIS_URL or LEASETRACE_POSTGRES_URL)",
+    );
+    says(
+        capture(
+            &[],
+            &[
+                ("LEASETRACE_REDIS_URL", "redis://127.0.0.1:9"),
+                ("LEASETRACE_POSTGRES_URL", "postgres://127.0.0.1:9/db"),
+            ],
+        ),
+        "both LEASETRACE_REDIS_URL and LEASETRACE_POSTGRES_URL are set",
+    );
+    says(
+        capture(&["--prefix", "x"], &[("LEASETRACE_POSTGRES_URL", "postgres://127.0.0.1:9/db")]),
+        "--prefix is for a capture from Redis only",
+    );
+    says(
+        capture(&["--redis", "redis://127.0.0.1:9", "--until", "2026-10-07T01:00:00Z"], &[]),
+        "--until: a Redis capture reads to the present",
+    );
+    says(
+        capture(&["--redis", "redis://127.0.0.1:9", "--schema", "x"], &[]),
+        "--schema is for a capture from PostgreSQL only",
+    );
+    says(capture(&["--postgres", "redis://127.0.0.1:9"], &[]), "not a PostgreSQL URL");
+    says(
+        capture(&["--postgres", "postgres://u:pw@127.0.0.1:9/db?options=-cx"], &[]),
+        "?options=: a parameter capture does not take",
+    );
+    says(
+        capture(&["--redis", "redis://127.0.0.1:9", "--postgres", "postgres://127.0.0.1:9/db"], &[]),
+        "cannot be used with",
+    );
+    says(
+        capture(&["--postgres", "postgres://127.0.0.1:9/db", "--ledger-query", "SELECT 1"], &[]),
+        "--ledger-time-column",
+    );
+    says(
+        capture(
+            &[
+                "--postgres",
+                "postgres://127.0.0.1:9/db",
+                "--since",
+                "2026-10-07T01:00:00Z",
+                "--until",
+                "2026-10-07T00:00:00Z",
+            ],
+            &[],
+        ),
+        "is not after --since",
+    );
+    let password = capture(&["--postgres", "postgres://u:s3cret@127.0.0.1:9/db?sslmode=sometimes"], &[]);
+    assert!(!password.contains("s3cret"), "{password}");
+    assert!(!out.path().join("case").exists(), "nothing written");
+}

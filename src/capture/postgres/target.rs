@@ -83,13 +83,25 @@ impl Environment {
     pub fn of_process() -> Environment {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         Environment {
-            os_user: var("USER").or_else(|| var("LOGNAME")),
+            os_user: var("USER").or_else(|| var("LOGNAME")).or_else(login_name),
             pgpassword: var("PGPASSWORD"),
             passfile: var("PGPASSFILE")
                 .map(PathBuf::from)
                 .or_else(|| var("HOME").map(|home| Path::new(&home).join(".pgpass"))),
         }
     }
+}
+
+/// The name of the user this process runs as, from the password file (libpq asks `getpwuid`; a
+/// process without USER or LOGNAME in its environment, a container's or a cron job's, has one).
+fn login_name() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self").ok()?.uid().to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(':').collect();
+        (fields.len() > 2 && fields[2] == uid).then(|| fields[0].to_string())
+    })
 }
 
 impl PgTarget {
