@@ -192,7 +192,13 @@ pub fn connect(target: &Target, clock: &Rc<Clock>) -> Result<Stream, ConnectErro
     if !tls {
         return Ok(Stream::Plain(timed));
     }
-    secure(timed, host, ip, tls_config(Check::Full, None)?)
+    secure(
+        timed,
+        host,
+        ip,
+        tls_config(Check::Full, None)?,
+        "rediss:// trusts the system's CA certificates; SSL_CERT_FILE=FILE names a CA file of your own",
+    )
 }
 
 /// A Unix socket at `path`, bounded by the clock.
@@ -228,12 +234,14 @@ pub fn tcp(host: &str, port: u16, clock: &Rc<Clock>) -> Result<Timed<TcpStream>,
 }
 
 /// TLS over a connection made by `tcp`: the handshake (and so the check of the server's
-/// certificate, as `config` asks) is done here, before any command.
+/// certificate, as `config` asks) is done here, before any command. A refused certificate is
+/// said with `trust`: how to make the client trust the server's CA.
 pub fn secure(
     timed: Timed<TcpStream>,
     host: &str,
     ip: bool,
     config: Arc<rustls::ClientConfig>,
+    trust: &str,
 ) -> Result<Stream, ConnectError> {
     let name = if ip {
         rustls::pki_types::ServerName::IpAddress(
@@ -251,19 +259,17 @@ pub fn secure(
         .map_err(|e| ConnectError { message: format!("TLS: {e}"), io: None })?;
     let mut stream = rustls::StreamOwned::new(connection, timed);
     while stream.conn.is_handshaking() {
-        stream.conn.complete_io(&mut stream.sock).map_err(|e| certificate_or(&e))?;
+        stream.conn.complete_io(&mut stream.sock).map_err(|e| certificate_or(&e, trust))?;
     }
     Ok(Stream::Tls(Box::new(stream)))
 }
 
 /// A TLS failure as the user can act on it: a refused certificate says how to trust a CA.
-fn certificate_or(error: &io::Error) -> ConnectError {
+fn certificate_or(error: &io::Error, trust: &str) -> ConnectError {
     let text = error.to_string();
     if text.contains("certificate") {
         ConnectError {
-            message: format!(
-                "TLS: {text}: the TLS certificate of the server was refused (rediss:// trusts the system's CA certificates; SSL_CERT_FILE=FILE names a CA file of your own)"
-            ),
+            message: format!("TLS: {text}: the TLS certificate of the server was refused ({trust})"),
             io: None,
         }
     } else {

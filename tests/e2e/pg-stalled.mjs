@@ -22,7 +22,7 @@
 //   calling the processor (the stall limit).
 
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -113,8 +113,8 @@ function captureFromTheDatabase({ pg, dir, outDir, truth }) {
   };
   const iso = (ms) => new Date(ms).toISOString();
   const url = `postgres://oncall:${encodeURIComponent(password)}@127.0.0.1:${pg.port}/postgres?sslmode=disable`;
-  const capture = (out, args) =>
-    execFileSync(process.env.LEASETRACE_BIN, ['capture', join(outDir, out), '--postgres', url, ...args], {
+  const capture = (out, args, query = 'sslmode=disable') =>
+    execFileSync(process.env.LEASETRACE_BIN, ['capture', join(outDir, out), '--postgres', url.replace('sslmode=disable', query), ...args], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NO_COLOR: '1' },
@@ -134,9 +134,59 @@ function captureFromTheDatabase({ pg, dir, outDir, truth }) {
   } catch (error) {
     truth.capture.typo = error.stderr;
   }
+  truth.capture.tls = captureOverTls({ pg, dir, outDir, capture });
   pg.psql('ALTER SYSTEM RESET log_statement');
   pg.psql('SELECT pg_reload_conf()');
   copyFileSync(join(dir, 'postgres.log'), join(outDir, 'postgres.log'));
+}
+
+// TLS: the server given a certificate of the harness's own CA (openssl) for the name
+// db.example only, not for 127.0.0.1, which capture connects to. sslmode=require encrypts and
+// checks nothing, as libpq; verify-ca checks the chain with sslrootcert; verify-full refuses the
+// name, and without sslrootcert the CA. Returns each capture's outcome (its record's `tls`, or its
+// error), or why it was not run.
+function captureOverTls({ pg, dir, outDir, capture }) {
+  const certs = join(dir, 'certs');
+  mkdirSync(certs);
+  const openssl = (args) => execFileSync('openssl', args, { cwd: certs, stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    openssl(['version']);
+  } catch (error) {
+    return { skipped: `no openssl (${error.message.split('\n')[0]})` };
+  }
+  writeFileSync(join(certs, 'ext.cnf'), 'subjectAltName=DNS:db.example\nbasicConstraints=CA:FALSE\n');
+  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=leasetrace-test-ca']);
+  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=db.example']);
+  openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf']);
+  // The server reads its key only when it belongs to it and no one else may read it.
+  if (typeof process.getuid === 'function' && process.getuid() === 0) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+    for (const name of ['server.key', 'server.pem']) chownSync(join(certs, name), uid, gid);
+  }
+  chmodSync(join(certs, 'server.key'), 0o600);
+  pg.psql(`ALTER SYSTEM SET ssl_cert_file = '${join(certs, 'server.pem')}'`);
+  pg.psql(`ALTER SYSTEM SET ssl_key_file = '${join(certs, 'server.key')}'`);
+  pg.psql('ALTER SYSTEM SET ssl = on');
+  pg.psql('SELECT pg_reload_conf()');
+  const ca = encodeURIComponent(join(certs, 'ca.pem'));
+  const outcome = {};
+  for (const [name, query] of [
+    ['require', 'sslmode=require'],
+    ['verify-ca', `sslmode=verify-ca&sslrootcert=${ca}`],
+    ['verify-full', `sslmode=verify-full&sslrootcert=${ca}`],
+    ['verify-full-system-cas', 'sslmode=verify-full'],
+  ]) {
+    try {
+      capture(`captured-tls-${name}`, ['--queue', SWEEP], query);
+      outcome[name] = { tls: JSON.parse(readFileSync(join(outDir, `captured-tls-${name}`, 'capture.json'), 'utf8')).target.tls };
+    } catch (error) {
+      outcome[name] = { error: error.stderr ?? error.message };
+    }
+  }
+  pg.psql('ALTER SYSTEM SET ssl = off');
+  pg.psql('SELECT pg_reload_conf()');
+  return outcome;
 }
 
 async function harness([outDir]) {

@@ -239,18 +239,41 @@ fn captured_from_the_live_database(dir: &Path, truth: &Value, report: &Value) {
     let others: Vec<String> =
         log.lines().filter(|l| !l.contains("app=leasetrace capture ")).filter_map(statement_of).collect();
     assert!(others.iter().any(|s| s.starts_with("INSERT INTO app.runs")), "the log shows writes: {others:#?}");
-    // Three captures, and the one of a misspelt queue, which stops at the queue check (its 6th).
-    assert_eq!(
-        by_capture.len(),
-        3 * record["statements"].as_array().unwrap().len() - 2 + 6,
-        "four captures' statements"
-    );
+    // Every capture's statements (each record lists them), and the 6 of the one of a misspelt
+    // queue, which stops at the queue check.
+    let recorded_statements: usize = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("capture.json")).ok())
+        .map(|text| serde_json::from_str::<Value>(&text).unwrap()["statements"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(by_capture.len(), recorded_statements + 6, "every capture's statements");
     let typo = window["typo"].as_str().unwrap();
     assert!(
         typo.contains("no queue 'pr-reveiw' in the job, meta or event table: queues in bullmq: nightly-sweep, pr-review; did you mean 'pr-review'?"),
         "{typo}"
     );
     assert!(!dir.join("captured-typo").exists());
+
+    // TLS, with a certificate for db.example of the harness's own CA, reached as 127.0.0.1.
+    let tls = &window["tls"];
+    if let Some(why) = tls["skipped"].as_str() {
+        assert!(!in_ci(std::env::var_os("CI").as_deref()), "the TLS capture was not run in CI: {why}");
+        let _ = std::io::stderr().write_all(format!("SKIPPED the PostgreSQL TLS capture: {why}\n").as_bytes());
+    } else {
+        let said =
+            |mode: &str| tls[mode]["tls"].as_str().unwrap_or_else(|| panic!("{mode}: {:#}", tls[mode])).to_string();
+        assert!(said("require").starts_with("TLS, the server's certificate not checked"), "{tls:#}");
+        assert!(said("verify-ca").starts_with("TLS, certificate checked, host name not"), "{tls:#}");
+        let refused = |mode: &str| {
+            tls[mode]["error"].as_str().unwrap_or_else(|| panic!("{mode} connected: {:#}", tls[mode])).to_string()
+        };
+        let name = refused("verify-full");
+        assert!(name.contains(": connect: ") && name.contains("certificate") && name.contains("sslrootcert"), "{name}");
+        let issuer = refused("verify-full-system-cas");
+        assert!(issuer.contains("certificate") && issuer.contains("UnknownIssuer"), "{issuer}");
+        assert!(!dir.join("captured-tls-verify-full").exists() && dir.join("captured-tls-require").exists());
+    }
     let reading = ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "SELECT ", "COPY (SELECT ", "ROLLBACK"];
     for statement in &by_capture {
         assert!(reading.iter().any(|r| statement.starts_with(r)), "a statement that is not a read: {statement}");

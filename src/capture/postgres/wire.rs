@@ -144,17 +144,9 @@ impl Session {
                             };
                             let config = transport::tls_config(check, target.sslrootcert.as_deref())
                                 .map_err(|f| fail(f.message))?;
-                            let stream = transport::secure(plain, host, *ip, config).map_err(|f| {
-                                fail(if f.message.contains("certificate") {
-                                    format!(
-                                        "{}: the server's certificate was refused (sslmode={}: ?sslrootcert=FILE names the CA that signed it)",
-                                        f.message,
-                                        target.sslmode.name()
-                                    )
-                                } else {
-                                    connect_error(f, &clock)
-                                })
-                            })?;
+                            let trust = "sslmode=verify-full checks the chain to the system's CA certificates, SSL_CERT_FILE's, or ?sslrootcert=FILE's, and the host name; verify-ca the chain alone; require nothing";
+                            let stream = transport::secure(plain, host, *ip, config, trust)
+                                .map_err(|f| fail(connect_error(f, &clock)))?;
                             (stream, said)
                         }
                         (b'N', SslMode::Prefer) => {
