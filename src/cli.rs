@@ -118,6 +118,10 @@ pub enum Command {
         /// BullMQ's key prefix (the `prefix` option of Queue and Worker; Redis). Default: bull.
         #[arg(long, value_name = "PREFIX")]
         prefix: Option<String>,
+        /// The queue is legacy Bull's (npm `bull` 3.x/4.x), at this version (package-lock.json's):
+        /// read with Bull's lock rules; Bull keeps no events stream (Redis).
+        #[arg(long, value_name = "VERSION")]
+        bull: Option<String>,
         /// The schema of BullMQ's PostgreSQL backend (PostgreSQL). Default: bullmq.
         #[arg(long, value_name = "NAME")]
         schema: Option<String>,

@@ -1006,7 +1006,7 @@ fn check_record(record: &serde_json::Value) {
 /// or hidden character is written, in a value or a comment.
 fn check_manifest(name: &str) {
     use crate::capture::escape;
-    let text = crate::capture::manifest(name, name, "redis://h:1/0", "2026-12-02T00:00:00Z");
+    let text = crate::capture::manifest(name, name, "redis://h:1/0", "2026-12-02T00:00:00Z", None);
     let parsed: toml::Value = toml::from_str(&text).unwrap_or_else(|e| panic!("{name:?}: {e}\n{text}"));
     assert_eq!(parsed["sources"][0]["queue"].as_str(), Some(name), "{text}");
     assert!(!text.chars().any(|c| (c.is_control() && c != '\n') || escape::hidden(c)), "{text}");

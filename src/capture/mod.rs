@@ -100,6 +100,7 @@ pub struct Asked<'a> {
     pub ledger_query: Option<&'a str>,
     pub ledger_time_column: Option<&'a str>,
     pub ledger_tz: Option<&'a str>,
+    pub bull: Option<&'a str>,
     pub timeout: f64,
     pub deadline: f64,
     pub max_reply_bytes: u64,
@@ -159,6 +160,7 @@ impl Plan {
         }
         let url = postgres.unwrap_or_default();
         only("--prefix", asked.prefix.is_some(), "Redis")?;
+        only("--bull", asked.bull.is_some(), "Redis (legacy Bull keeps its queues in Redis only)")?;
         common(asked)?;
         let target = postgres::target::PgTarget::parse(&url, &postgres::target::Environment::of_process()).map_err(|why| {
             Error::usage(format!(
@@ -267,6 +269,8 @@ pub struct Options {
     pub since: Option<DateTime<Utc>>,
     pub limits: Limits,
     pub max_record_bytes: u64,
+    /// Legacy Bull's version (`--bull`): the queue is Bull's, which keeps no events stream.
+    pub bull: Option<String>,
 }
 
 impl Options {
@@ -287,7 +291,24 @@ impl Options {
             ))
         })?;
         let since = time_flag("--since", since)?;
+        let bull = asked
+            .bull
+            .map(|version| {
+                let bare = version.trim_start_matches(['^', '~', 'v']);
+                let numeric = !bare.is_empty()
+                    && bare.split('.').count() <= 3
+                    && bare.split('.').all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()));
+                if !numeric || !matches!(bare.split('.').next(), Some("3" | "4")) {
+                    return Err(Error::usage(format!(
+                        "--bull {}: expected legacy Bull's version, 3.x or 4.x, as package-lock.json or `npm ls bull` gives it (4.16.5)",
+                        escape::visible(version)
+                    )));
+                }
+                Ok(bare.to_string())
+            })
+            .transpose()?;
         Ok(Options {
+            bull,
             target,
             queue: queue.to_string(),
             prefix: prefix.to_string(),
@@ -553,6 +574,34 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
         not_read.push(json!({"key": meta_key, "why": format!("a {meta_type}, not BullMQ's meta hash")}));
     }
 
+    // Legacy Bull or BullMQ: never guessed. A BullMQ queue always has its meta hash (written
+    // when a Queue or Worker opens it) and its events stream; Bull has neither.
+    let bullmq_version = meta.get("version").and_then(Json::as_str).map(str::to_string);
+    match (&options.bull, events_type == "stream" || bullmq_version.is_some()) {
+        (Some(version), true) => {
+            return Err(reader.error(
+                &format!("TYPE {events_key}"),
+                &format!(
+                    "--bull {version}, but queue '{}' is BullMQ's: it has {} (legacy Bull keeps neither): leave out --bull",
+                    options.queue,
+                    match &bullmq_version {
+                        Some(v) => format!("a meta hash written by {v}"),
+                        None => format!("an events stream {events_key}"),
+                    }
+                ),
+            ));
+        }
+        (None, false) if meta_type == "none" => {
+            return Err(reader.error(
+                &format!("TYPE {meta_key}"),
+                &format!(
+                    "queue '{}' has job keys but no meta hash and no events stream, as legacy Bull (npm `bull`) keeps a queue, never BullMQ: give --bull VERSION (the bull version in package-lock.json, e.g. 4.16.5), so that the case is read with Bull's lock rules",
+                    options.queue
+                ),
+            ));
+        }
+        _ => {}
+    }
     // The state lists and sets: each job's state (by its id's fingerprint), and the counts.
     let mut state_of: HashMap<u128, &'static str> = HashMap::new();
     let mut states = Map::new();
@@ -630,8 +679,15 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
     let repeat_members: Vec<Json> = repeat.iter().map(|(m, s)| json!({"id": m, "next_ms": s})).collect();
 
     // The events stream, page by page, written as read.
-    let mut events_out = Jsonl::create(&mut staging, "events.jsonl", options.max_record_bytes)?;
+    // Bull keeps no events stream: no file stands for it.
+    let mut events_out = match options.bull {
+        None => Some(Jsonl::create(&mut staging, "events.jsonl", options.max_record_bytes)?),
+        Some(_) => None,
+    };
     let mut stream = json!({"key": events_key, "file": "events.jsonl", "exists": events_type == "stream"});
+    if options.bull.is_some() {
+        stream = json!({"key": Json::Null, "exists": false, "library": "legacy Bull keeps no events stream: its events are published (pub/sub), never stored"});
+    }
     let mut captured = 0u64;
     if events_type == "stream" {
         let info_map = reader.ask("XINFO", &["STREAM", &events_key], shape::stream_info)?;
@@ -699,9 +755,10 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
                     }
                 }
                 let id = entry.id.clone();
-                events_out
-                    .write(&entry.into_record())
-                    .map_err(|stop| reader.stopped(&format!("XRANGE {events_key} (entry {id})"), stop))?;
+                if let Some(out) = events_out.as_mut() {
+                    out.write(&entry.into_record())
+                        .map_err(|stop| reader.stopped(&format!("XRANGE {events_key} (entry {id})"), stop))?;
+                }
                 first_read.get_or_insert_with(|| id.clone());
                 last_read = Some(id);
             }
@@ -725,7 +782,9 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
     } else {
         stream["captured"] = 0.into();
     }
-    events_out.finish()?;
+    if let Some(out) = events_out {
+        out.finish()?;
+    }
     stream["max_len_events"] = meta.get("opts.maxLenEvents").cloned().unwrap_or(Json::Null);
 
     // Every key of the queue: SCAN, TYPE in batches, then each kind read in batches.
@@ -946,6 +1005,7 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
         "target": {"server": reader.target(), "auth": options.target.auth_kind()},
         "queue": options.queue,
         "prefix": options.prefix,
+        "library": match &options.bull { Some(version) => format!("bull {version}"), None => "bullmq".to_string() },
         "start": start,
         "end": end,
         "bounds": {
@@ -974,8 +1034,13 @@ pub fn run(options: &Options, progress: &Progress) -> Result<Outcome> {
     text.push('\n');
     write_synced(&record_path, text.as_bytes())?;
     let manifest_path = staging.file("leasetrace.toml");
-    let manifest =
-        manifest(&options.queue, &options.prefix, reader.target(), start["redis_time"].as_str().unwrap_or("?"));
+    let manifest = manifest(
+        &options.queue,
+        &options.prefix,
+        reader.target(),
+        start["redis_time"].as_str().unwrap_or("?"),
+        options.bull.as_deref(),
+    );
     write_synced(&manifest_path, manifest.as_bytes())?;
     staging.commit()?;
 
@@ -1015,42 +1080,65 @@ fn to_object(fields: &[(String, String)]) -> Json {
 /// hidden character escaped (`toml_string`); in comments, made visible (`escape::visible`), as a
 /// TOML comment may hold no control character (issue 34: a DEL in a queue name made the manifest
 /// one analyze refused).
-pub fn manifest(queue: &str, prefix: &str, target: &str, redis_time: &str) -> String {
+pub fn manifest(queue: &str, prefix: &str, target: &str, redis_time: &str, bull: Option<&str>) -> String {
+    use std::fmt::Write;
     let comment = escape::visible;
-    format!(
+    let mut text = format!(
         "# Written by `leasetrace capture` from {}, queue {} (prefix {}), at {} (Redis' clock).\n\
          # capture.json records what was read, with which commands, and what could not be; the report\n\
          # takes its notes from it (how far back the stream reached, locks still held, what was left out).\n\
          display_tz = \"UTC\"\n\
-         capture = \"capture.json\"\n\
-         \n\
-         [[sources]]\n\
-         kind = \"bullmq-events\"   # XRANGE of {}:{}:events, one entry per line\n\
-         path = \"events.jsonl\"\n\
-         queue = {}\n\
-         \n\
-         [[sources]]\n\
-         kind = \"bullmq-jobs\"     # HGETALL of every job hash, with its state\n\
-         path = \"jobs.jsonl\"\n\
-         queue = {}\n\
-         \n\
-         # BullMQ's worker options are not stored in Redis: put the workers' options file here\n\
-         # (lockDuration, stalledInterval, maxStalledCount) and uncomment this source; without it,\n\
-         # leasetrace assumes BullMQ's defaults and says so.\n\
-         # [[sources]]\n\
-         # kind = \"bullmq-params\"\n\
-         # path = \"bullmq.json\"\n\
-         \n\
-         # Add the app's run ledger and server logs as further sources (see `leasetrace docs inputs`).\n",
+         capture = \"capture.json\"\n",
         comment(target),
         comment(&toml_string(queue)),
         comment(&toml_string(prefix)),
         comment(redis_time),
-        comment(prefix),
-        comment(queue),
+    );
+    match bull {
+        None => {
+            let _ = write!(
+                text,
+                "\n[[sources]]\n\
+                 kind = \"bullmq-events\"   # XRANGE of {}:{}:events, one entry per line\n\
+                 path = \"events.jsonl\"\n\
+                 queue = {}\n",
+                comment(prefix),
+                comment(queue),
+                toml_string(queue),
+            );
+        }
+        Some(version) => {
+            let _ = write!(
+                text,
+                "\n# Legacy Bull {}: its lock rules (renewal, stalled check, limit) are Bull's; it keeps no\n\
+                 # events stream (pub/sub only): the job hashes, locks and the stalled set are its record.\n\
+                 [analysis]\n\
+                 bull_version = {}\n",
+                comment(version),
+                toml_string(version),
+            );
+        }
+    }
+    let library = if bull.is_some() { "Bull's queue settings" } else { "BullMQ's worker options" };
+    let _ = write!(
+        text,
+        "\n[[sources]]\n\
+         kind = \"bullmq-jobs\"     # HGETALL of every job hash, with its state\n\
+         path = \"jobs.jsonl\"\n\
+         queue = {}\n\
+         \n\
+         # {library} are not stored in Redis: put the workers' options file here\n\
+         # (lockDuration, stalledInterval, maxStalledCount) and uncomment this source; without it,\n\
+         # leasetrace assumes the library's defaults and says so.\n\
+         # [[sources]]\n\
+         # kind = \"bullmq-params\"\n\
+         # path = \"{}.json\"\n\
+         \n\
+         # Add the app's run ledger and server logs as further sources (see `leasetrace docs inputs`).\n",
         toml_string(queue),
-        toml_string(queue),
-    )
+        if bull.is_some() { "bull" } else { "bullmq" },
+    );
+    text
 }
 
 /// A TOML basic string that reads back as `text`, on one line, with no character that a
@@ -1093,7 +1181,7 @@ mod tests {
 
     #[test]
     fn the_manifest_is_valid_toml_with_both_sources() {
-        let text = manifest("pr-\"review", "bull", "redis://h:1/0", "2026-12-02T00:00:00Z");
+        let text = manifest("pr-\"review", "bull", "redis://h:1/0", "2026-12-02T00:00:00Z", None);
         let parsed: toml::Value = toml::from_str(&text).unwrap();
         assert_eq!(parsed["capture"].as_str(), Some("capture.json"), "the record, for the report");
         let sources = parsed["sources"].as_array().unwrap();
@@ -1107,7 +1195,7 @@ mod tests {
         // A DEL made the manifest one analyze refused ("invalid comment character").
         for queue in ["pr-\u{7f}review", "q\u{1b}]0;owned\u{7}", "job-\u{202e}gpj", "a\\b\"c\r\nd\t", "ü日本🙂"] {
             for prefix in ["bull", "{bull\u{7f}}"] {
-                let text = manifest(queue, prefix, "redis://h:1/0", "2026-12-02T00:00:00Z");
+                let text = manifest(queue, prefix, "redis://h:1/0", "2026-12-02T00:00:00Z", None);
                 let parsed: toml::Value = toml::from_str(&text).unwrap_or_else(|e| panic!("{queue:?}: {e}\n{text}"));
                 assert_eq!(parsed["sources"][0]["queue"].as_str(), Some(queue), "{text}");
                 assert!(

@@ -58,7 +58,12 @@ pub fn notes(path: &Path) -> Result<Vec<String>> {
     )];
 
     let stream = &record["stream"];
-    if stream["exists"] == false {
+    if let Some(why) = stream["library"].as_str() {
+        notes.push(format!(
+            "{shown}: the queue is {} ({why}): its job hashes, locks and stalled set are its record",
+            str_of(&record["library"])
+        ));
+    } else if stream["exists"] == false {
         notes.push(format!("{shown}: there was no events stream {} when captured", str_of(&stream["key"])));
     } else if let Some(first) = stream["first_id"].as_str() {
         let first_at = stream_time(first).unwrap_or_else(|| first.to_string());

@@ -21,7 +21,7 @@
 //   moves the job back to wait; worker-p is thawed, its second slot takes the job again under the
 //   same Queue's token, and the first slot's late completion passes the token check.
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { appendFileSync, createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -192,6 +192,24 @@ async function harness([outDir]) {
     }
     signal(monitor, 'SIGTERM');
     await monitor.exited;
+    // `leasetrace capture --bull` of each queue from the live Redis (LEASETRACE_BIN names the
+    // binary), and once without --bull: an error that names it, nothing written.
+    if (process.env.LEASETRACE_BIN) {
+      const capture = (out, args) =>
+        execFileSync(process.env.LEASETRACE_BIN, ['capture', join(outDir, out), '--redis', `redis://127.0.0.1:${redis.port}`, ...args], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, NO_COLOR: '1' },
+        });
+      truth.capture = {};
+      for (const name of Object.keys(queues)) truth.capture[name] = capture(`captured-${name}`, ['--queue', name, '--bull', '4.16.5']);
+      try {
+        capture('captured-without-bull', ['--queue', 'review']);
+        truth.capture.withoutBull = 'it succeeded';
+      } catch (error) {
+        truth.capture.withoutBull = error.stderr;
+      }
+    }
     truth.seen.sort((x, y) => x.at - y.at);
     writeFileSync(join(outDir, 'truth.json'), `${JSON.stringify(truth, null, 2)}\n`);
     // The settings the workers ran with, as a team keeps them beside the dependency.

@@ -34,6 +34,7 @@ fn staged() -> Option<(Option<tempfile::TempDir>, std::path::PathBuf, Value)> {
     let harness = Command::new("node")
         .arg(root.join("tests/e2e/bull-stalled.mjs"))
         .arg(dir.path())
+        .env("LEASETRACE_BIN", env!("CARGO_BIN_EXE_leasetrace"))
         .current_dir(root.join("tests/e2e"))
         .stdin(Stdio::null())
         .output()
@@ -165,6 +166,8 @@ fn e2e_bull4_stalled_rerun_stall_limit_and_shared_token_completion() {
     assert_eq!(input["format"], "redis-monitor");
     assert_eq!(input["rejected"], 0, "{input:#}");
 
+    captured_with_bull(Path::new(path), &truth);
+
     // Every line of the log and the dump accounted for (a parameters file counts keys); nothing
     // rejected.
     for input in report["inputs"].as_array().unwrap() {
@@ -174,4 +177,59 @@ fn e2e_bull4_stalled_rerun_stall_limit_and_shared_token_completion() {
         }
         assert_eq!(count("rejected"), 0, "{input:#}");
     }
+}
+
+/// `leasetrace capture --bull 4.16.5` of each queue, run by the harness on the live Redis after
+/// the incidents: each captured case, with the settings file beside it, is read with Bull's rules
+/// and gives each finding the user's own `HGETALL` dump gives for that queue's job, to the
+/// millisecond; without `--bull` the capture is refused, naming it.
+fn captured_with_bull(dir: &Path, truth: &Value) {
+    let without = truth["capture"]["withoutBull"].as_str().unwrap();
+    assert!(without.contains("no meta hash and no events stream") && without.contains("--bull VERSION"), "{without}");
+    assert!(!dir.join("captured-without-bull").exists());
+    let params = dir.join("bull.json");
+    let dump = leasetrace(&[
+        "analyze",
+        "--jobs",
+        dir.join("jobs.txt").to_str().unwrap(),
+        "--params",
+        params.to_str().unwrap(),
+        "--format",
+        "json",
+    ])
+    .run();
+    assert_eq!(dump.code, 0, "{}", dump.stderr);
+    let dump = dump.json();
+    let key = |f: &Value| {
+        (f["kind"].to_string(), f["at"].to_string(), f["metrics"]["job_id"].to_string(), f["metrics"].to_string())
+    };
+    for (queue, job) in [("review", "pr-101"), ("notify", "pr-202"), ("digest", "pr-303")] {
+        let case = dir.join(format!("captured-{queue}"));
+        let manifest = std::fs::read_to_string(case.join("leasetrace.toml")).unwrap();
+        assert!(manifest.contains("bull_version = \"4.16.5\"") && !manifest.contains("events.jsonl"), "{manifest}");
+        assert!(!case.join("events.jsonl").exists(), "no file for a stream Bull does not keep");
+        let run =
+            leasetrace(&["analyze", case.to_str().unwrap(), "--params", params.to_str().unwrap(), "--format", "json"])
+                .run();
+        assert_eq!(run.code, 0, "{queue}: {}", run.stderr);
+        let report = run.json();
+        let assumptions = report["assumptions"].to_string();
+        assert!(assumptions.contains("Bull 4.16.5: lock renewal model: Bull lock extender"), "{assumptions}");
+        assert!(assumptions.contains("legacy Bull keeps no events stream"), "{assumptions}");
+        let found: Vec<_> =
+            report["findings"].as_array().unwrap().iter().filter(|f| f["metrics"]["job_id"] == job).map(key).collect();
+        let expected: Vec<_> =
+            dump["findings"].as_array().unwrap().iter().filter(|f| f["metrics"]["job_id"] == job).map(key).collect();
+        // The hashes alone show the stall limit (Bull's failedReason); the rerun and the shared
+        // token need the listeners' log or MONITOR, which a capture of Redis cannot hold.
+        if queue == "notify" {
+            assert!(found.iter().any(|f| f.0 == "\"stalled-limit-exceeded\""), "{queue}: {found:#?}");
+        }
+        assert_eq!(found, expected, "{queue}: the capture and the user's dump give {job} the same findings");
+        for input in report["inputs"].as_array().unwrap() {
+            assert_eq!(input["rejected"], 0, "{input:#}");
+        }
+    }
+    let limit = truth["capture"]["notify"].as_str().unwrap();
+    assert!(limit.contains("captured queue 'notify'"), "{limit}");
 }

@@ -365,6 +365,14 @@ fn capture_is_told_which_store_to_read_and_refuses_a_flag_of_the_other_store() {
         ),
         "is not after --since",
     );
+    says(
+        capture(&["--redis", "redis://127.0.0.1:9", "--bull", "5.1.0"], &[]),
+        "expected legacy Bull's version, 3.x or 4.x",
+    );
+    says(
+        capture(&["--postgres", "postgres://u@127.0.0.1:9/db", "--bull", "4.16.5"], &[]),
+        "--bull is for a capture from Redis",
+    );
     let password = capture(&["--postgres", "postgres://u:s3cret@127.0.0.1:9/db?sslmode=sometimes"], &[]);
     assert!(!password.contains("s3cret"), "{password}");
     assert!(!out.path().join("case").exists(), "nothing written");
