@@ -43,7 +43,7 @@ pub fn renewal_model() -> &'static str {
 
 /// Bull's stalled check and its limit, for Assumptions.
 pub fn stall_limit_model() -> &'static str {
-    "Bull: the stalled check itself failed the job (moveStalledJobsToWait: a job in the stalled set whose lock is gone gets HINCRBY stalledCounter; over maxStalledCount it is moved to failed with failedReason \"job stalled more than allowable limit\" at once, no new activation before the failure)"
+    "Bull: the stalled check itself failed the job (moveStalledJobsToWait: a job in the stalled set whose lock is gone gets HINCRBY stalledCounter; over maxStalledCount it is moved to failed with failedReason \"job stalled more than allowable limit\" at once, no new activation before the failure; Bull 4 writes finishedOn with it, Bull 3 the reason alone)"
 }
 
 /// What Bull shares with BullMQ and what it lacks as evidence, for Assumptions.

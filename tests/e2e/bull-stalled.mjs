@@ -1,4 +1,4 @@
-// Legacy Bull (npm `bull` 4.16.5) on a Redis of its own, three incidents at once on three queues,
+// Legacy Bull (npm `bull` 4.16.5, or 3.23.3 with LEASETRACE_E2E_BULL=bull3) on a Redis of its own, three incidents at once on three queues,
 // with `redis-cli MONITOR` recording every command the workers sent:
 //
 //   node bull-stalled.mjs OUT_DIR
@@ -22,10 +22,14 @@
 //   same Queue's token, and the first slot's late completion passes the token check.
 
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+// The package the harness runs: `bull` (4.16.5), or `bull3` (npm:bull@3.23.3) when
+// LEASETRACE_E2E_BULL=bull3; its version is read from its own package.json.
+const BULL_PACKAGE = process.env.LEASETRACE_E2E_BULL || 'bull';
+const BULL_VERSION = JSON.parse(readFileSync(new URL(`./node_modules/${BULL_PACKAGE}/package.json`, import.meta.url), 'utf8')).version;
 const LOCK_MS = 2000;
 const STALLED_INTERVAL_MS = 1000;
 const MAX_STALLED = 1;
@@ -33,7 +37,7 @@ const STEPS = 15; // the processor's work: 15 steps of 100 ms, counted in steps 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function worker([name, port, queueName, mode, logFile]) {
-  const { default: Queue } = await import('bull');
+  const { default: Queue } = await import(BULL_PACKAGE);
   const queue = new Queue(queueName, {
     redis: { host: '127.0.0.1', port: Number(port) },
     settings: { lockDuration: LOCK_MS, stalledInterval: STALLED_INTERVAL_MS, maxStalledCount: MAX_STALLED },
@@ -92,7 +96,7 @@ async function harness([outDir]) {
   writeFileSync(logFile, '');
   const { startRedis } = await import('./redis.mjs');
   const redis = await startRedis(dir, { track, sleep });
-  const truth = { lockDuration: LOCK_MS, stalledInterval: STALLED_INTERVAL_MS, maxStalledCount: MAX_STALLED, seen: [], signals: [] };
+  const truth = { bull: BULL_VERSION, lockDuration: LOCK_MS, stalledInterval: STALLED_INTERVAL_MS, maxStalledCount: MAX_STALLED, seen: [], signals: [] };
   const monitorFile = join(outDir, 'monitor.txt');
   const monitor = track(spawn('redis-cli', ['-p', String(redis.port), 'MONITOR'], { stdio: ['ignore', 'pipe', 'inherit'] }));
   monitor.stdout.pipe(createWriteStream(monitorFile));
@@ -121,7 +125,7 @@ async function harness([outDir]) {
     }
   };
   const started = (child) => until(`${child.label} to start`, () => child.seen.some((s) => s.started));
-  const { default: Queue } = await import('bull');
+  const { default: Queue } = await import(BULL_PACKAGE);
   const producer = (name) => new Queue(name, { redis: { host: '127.0.0.1', port: redis.port } });
   const queues = { review: producer('review'), notify: producer('notify'), digest: producer('digest') };
 
@@ -202,7 +206,7 @@ async function harness([outDir]) {
           env: { ...process.env, NO_COLOR: '1' },
         });
       truth.capture = {};
-      for (const name of Object.keys(queues)) truth.capture[name] = capture(`captured-${name}`, ['--queue', name, '--bull', '4.16.5']);
+      for (const name of Object.keys(queues)) truth.capture[name] = capture(`captured-${name}`, ['--queue', name, '--bull', BULL_VERSION]);
       try {
         capture('captured-without-bull', ['--queue', 'review']);
         truth.capture.withoutBull = 'it succeeded';
@@ -213,7 +217,7 @@ async function harness([outDir]) {
     truth.seen.sort((x, y) => x.at - y.at);
     writeFileSync(join(outDir, 'truth.json'), `${JSON.stringify(truth, null, 2)}\n`);
     // The settings the workers ran with, as a team keeps them beside the dependency.
-    const config = { dependencies: { bull: '4.16.5' }, queue: { settings: { lockDuration: LOCK_MS, stalledInterval: STALLED_INTERVAL_MS, maxStalledCount: MAX_STALLED } } };
+    const config = { dependencies: { bull: BULL_VERSION }, queue: { settings: { lockDuration: LOCK_MS, stalledInterval: STALLED_INTERVAL_MS, maxStalledCount: MAX_STALLED } } };
     writeFileSync(join(outDir, 'bull.json'), `${JSON.stringify(config, null, 2)}\n`);
   } finally {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

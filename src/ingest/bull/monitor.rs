@@ -16,7 +16,8 @@
 //!   `SET <job>:lock <token> PX <ms>` is an activation (`job-active`);
 //! - `moveStalledJobsToWait` (7 keys: `stalled`, `wait`, `active`, `failed`, `stalled-check`, …):
 //!   a job it `RPUSH`es back to wait is a stall (`job-stalled`); one it fails over the limit
-//!   (`HMSET … failedReason "job stalled more than allowable limit"`) is `job-failed`;
+//!   (`HMSET … failedReason "job stalled more than allowable limit"` in Bull 4, `HSET` of the
+//!   same field in Bull 3) is `job-failed`;
 //! - `moveToFinished` (9 keys: `active`, `completed`/`failed`, the job, …): a `ZADD` to the target
 //!   set is the job's completion or failure; none (the lock check failed) is a refused finish,
 //!   an `error` that says so;
@@ -316,11 +317,15 @@ const MAX_LUA_KEPT: usize = 65_536;
 const MAX_WORD_KEPT: usize = 512;
 
 /// What is kept of a script's command: the commands `Call::finish` reads, each with its first
-/// words cut short; an `HMSET` keeps its key and whether it wrote the stall limit's reason.
+/// words cut short; an `HMSET` (Bull 4) or `HSET` (Bull 3) keeps its key and whether it wrote the
+/// stall limit's reason, as an `HMSET`.
 fn kept_lua(words: &[String]) -> Option<Vec<String>> {
-    let command = words[0].to_ascii_uppercase();
-    if !["SET", "HINCRBY", "HMSET", "ZADD", "GET", "DEL"].contains(&command.as_str()) {
+    let mut command = words[0].to_ascii_uppercase();
+    if !["SET", "HINCRBY", "HMSET", "HSET", "ZADD", "GET", "DEL"].contains(&command.as_str()) {
         return None;
+    }
+    if command == "HSET" {
+        command = "HMSET".into();
     }
     if command == "HMSET" {
         let reason = crate::detect::stalled_limit_exceeded::STALLED_LIMIT_REASON;
@@ -584,5 +589,32 @@ mod tests {
             Script::Command("brpoplpush".into())
         );
         assert_eq!(call(r#"1796549990.103499 [0 127.0.0.1:52456] "evalsha" "x" "99999""#), Script::Other);
+    }
+    #[test]
+    fn bull_3s_stall_limit_written_by_hset_is_the_failure() {
+        // Bull 3.23.3's moveStalledJobsToWait writes the reason with HSET (Bull 4: HMSET with
+        // finishedOn); recorded by tests/e2e/bull-stalled.mjs with LEASETRACE_E2E_BULL=bull3.
+        let text = r#"1796562977.046823 [0 127.0.0.1:47874] "evalsha" "ff9c18634832b0b4115a19b4de5f4788a7cfbd4e" "7" "bull:notify:stalled" "bull:notify:wait" "bull:notify:active" "bull:notify:failed" "bull:notify:stalled-check" "bull:notify:meta-paused" "bull:notify:paused" "1" "bull:notify:" "1796562977046" "1000"
+1796562977.046898 [0 lua] "EXISTS" "bull:notify:stalled-check"
+1796562977.046915 [0 lua] "SET" "bull:notify:stalled-check" "1796562977046" "PX" "1000"
+1796562977.046931 [0 lua] "SMEMBERS" "bull:notify:stalled"
+1796562977.046940 [0 lua] "EXISTS" "bull:notify:meta-paused"
+1796562977.046947 [0 lua] "DEL" "bull:notify:stalled"
+1796562977.046958 [0 lua] "EXISTS" "bull:notify:pr-202:lock"
+1796562977.046975 [0 lua] "LREM" "bull:notify:active" "1" "pr-202"
+1796562977.046986 [0 lua] "HINCRBY" "bull:notify:pr-202" "stalledCounter" "1"
+1796562977.047002 [0 lua] "ZADD" "bull:notify:failed" "1796562977046" "pr-202"
+1796562977.047011 [0 lua] "HSET" "bull:notify:pr-202" "failedReason" "job stalled more than allowable limit"
+1796562977.047025 [0 lua] "PUBLISH" "bull:notify:failed" "{\"jobId\":\"pr-202\", \"val\": \"job stalled more than maxStalledCount\"}"
+1796562977.047042 [0 lua] "LRANGE" "bull:notify:active" "0" "-1""#;
+        let spec = SourceSpec::new(SourceKind::RedisMonitor, "monitor.txt".into(), None, String::new());
+        let (mut events, mut summary) = (Vec::new(), InputSummary::new("t", "redis-monitor", "redis-monitor", None));
+        RedisMonitor
+            .read(&spec, 0, Box::new(std::io::Cursor::new(text.to_string())), &mut events, &mut summary)
+            .unwrap();
+        assert_eq!(events.len(), 1, "{events:#?}");
+        assert_eq!(events[0].kind, EventKind::JobFailed);
+        assert_eq!(events[0].job_id.as_deref(), Some("pr-202"));
+        assert_eq!(summary.lines, summary.used + summary.ignored + summary.rejected);
     }
 }

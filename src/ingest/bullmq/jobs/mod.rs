@@ -433,6 +433,9 @@ struct Jobs<'a> {
     shared_ids: u64,
     /// Keys split by the first of two possible readings (`job_key`), and the first of them.
     ambiguous: (u64, Option<String>),
+    /// Hashes with a `failedReason` and no `finishedOn` (legacy Bull 3's stall limit, a refused
+    /// finish saved into a running job's hash), and the first of them: a failure with no time.
+    untimed_failures: (u64, Option<(String, String)>),
     /// The evidence of the line last given events: the texts of records that share it.
     held_text: Option<(u64, Vec<String>)>,
 }
@@ -449,6 +452,7 @@ impl<'a> Jobs<'a> {
             queues_by_id: HashMap::new(),
             shared_ids: 0,
             ambiguous: (0, None),
+            untimed_failures: (0, None),
             held_text: None,
         }
     }
@@ -519,6 +523,18 @@ impl<'a> Jobs<'a> {
             ));
         }
         let made = job_events(self.spec, self.source, record.start, &job, fields, finished)?;
+        // A job the dump says is waiting, delayed or active keeps its last failed attempt's reason
+        // on a retry: that is no failure of the job.
+        if let Some(reason) = field(fields, &["failedReason"])
+            && field(fields, &["finishedOn"]).is_none()
+            && (record.state.is_none() || finished == Some(EventKind::JobFailed))
+        {
+            self.untimed_failures.0 += 1;
+            if self.untimed_failures.1.is_none() {
+                let reason: String = reason.chars().take(200).collect();
+                self.untimed_failures.1 = Some((job.id.clone(), reason));
+            }
+        }
         if made.is_empty() {
             return Ok(Outcome::Ignored("job hash without times".into()));
         }
@@ -580,6 +596,17 @@ impl<'a> Jobs<'a> {
             self.summary.notes.push(format!(
                 "{} job id(s) appear in more than one queue: leasetrace tells jobs apart by id alone, so each such id is taken for one job; export one queue at a time",
                 self.shared_ids
+            ));
+        }
+        if let (count, Some((job, reason))) = &self.untimed_failures {
+            let stall_limit = reason == crate::detect::stalled_limit_exceeded::STALLED_LIMIT_REASON;
+            self.summary.notes.push(format!(
+                "{count} job hash(es) hold a failedReason but no finishedOn, so the hash gives that failure no time and it is not on the timeline (e.g. job {job}: \"{reason}\"){}",
+                if stall_limit {
+                    ": legacy Bull 3's stalled check writes the stall limit's reason alone; the listeners' log or a redis-cli MONITOR recording gives its time"
+                } else {
+                    ": the reason of a failed attempt whose job was retried (no state in the dump to tell), a failure whose finishedOn was not written, or a late worker's refused finish saved into the hash (Bull's saveStacktrace)"
+                }
             ));
         }
         if self.seen.is_empty() && self.summary.rejected == 0 {

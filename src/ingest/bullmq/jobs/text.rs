@@ -736,4 +736,19 @@ mod tests {
         assert_eq!(summary.ignored_by_reason["a key without a HGETALL reply after it"], 2);
         assert!(summary.notes[0].starts_with("no job hash in this file"), "{:?}", summary.notes);
     }
+    #[test]
+    fn a_failure_the_hash_gives_no_time_is_said_naming_the_job() {
+        // Bull 3.23.3's stall limit, as tests/e2e/bull-stalled.mjs recorded it (no finishedOn).
+        let text = "bull:notify:pr-202\nstalledCounter\n2\ntimestamp\n1796562971233\nprocessedOn\n1796562974245\nname\n__default__\nfailedReason\njob stalled more than allowable limit\n";
+        let (events, summary) = read_text(text).unwrap();
+        assert_eq!(events.iter().filter(|e| e.kind == EventKind::JobFailed).count(), 0);
+        assert_eq!(summary.notes.len(), 1, "{:?}", summary.notes);
+        assert!(
+            summary.notes[0].starts_with("1 job hash(es) hold a failedReason but no finishedOn")
+                && summary.notes[0].contains("job pr-202: \"job stalled more than allowable limit\"")
+                && summary.notes[0].contains("Bull 3"),
+            "{:?}",
+            summary.notes
+        );
+    }
 }
