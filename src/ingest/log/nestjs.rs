@@ -325,7 +325,7 @@ fn unquote(text: &str) -> String {
 
 /// Removes ANSI escape sequences (`ESC [ ... final byte`), as colouring loggers write them.
 pub fn strip_ansi(text: &str) -> Cow<'_, str> {
-    if !text.contains('\u{1b}') {
+    if memchr::memchr(0x1b, text.as_bytes()).is_none() {
         return Cow::Borrowed(text);
     }
     let mut clean = String::with_capacity(text.len());
