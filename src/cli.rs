@@ -125,10 +125,12 @@ pub enum Command {
         /// The schema of BullMQ's PostgreSQL backend (PostgreSQL). Default: bullmq.
         #[arg(long, value_name = "NAME")]
         schema: Option<String>,
-        /// Write at most N job hashes (in SCAN order; the record says how many were left out).
+        /// Write at most N job hashes (Redis, in SCAN order) or job rows (PostgreSQL, by seq); the
+        /// record says how many were left out.
         #[arg(long, value_name = "N")]
         max_jobs: Option<u64>,
-        /// Only stream entries from TIME on, and job hashes with a time field at or after it:
+        /// Only stream entries (event rows) from TIME on, and job hashes (job rows) with a time at or
+        /// after it (PostgreSQL: pushed into every query):
         /// RFC 3339 (2026-10-07T09:50:00+09:00), or a date and time read in UTC (a clock time
         /// alone has no case to take its date from).
         #[arg(long, value_name = "TIME")]
