@@ -29,7 +29,7 @@ for target in $(cargo +nightly fuzz list); do
   # capture_reply reads every reply within a ceiling of at most 64 KiB: a process that grows past
   # 512 MB there has let a server's bytes past the ceilings (issue 34).
   rss=2048
-  if [[ $target == capture_reply ]]; then rss=512; fi
+  if [[ $target == capture_reply || $target == capture_pg_reply ]]; then rss=512; fi
   echo "fuzzing $target for $seconds s"
   if ! cargo +nightly fuzz run --sanitizer none "$target" "$corpus" "fuzz/seeds/$target" -- \
     -max_total_time="$seconds" -timeout=30 -rss_limit_mb="$rss" -print_final_stats=1 2>"$corpus.log"; then

@@ -36,6 +36,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("lock_plan", lock_plan),
     ("case", case),
     ("capture_reply", capture_reply),
+    ("capture_pg_reply", capture_pg_reply),
     ("init", init),
 ];
 
@@ -923,6 +924,30 @@ pub fn capture_reply(data: &[u8]) {
         assert!(reply.held() <= ceiling, "a reply holding {} bytes read within {ceiling}", reply.held());
         if let Err(wrong) = capture_shape(select & 0x0f, reply) {
             check_capture_message(&wrong.0);
+        }
+        if input.fill_buf().map_or(true, <[u8]>::is_empty) {
+            return;
+        }
+    }
+}
+
+/// `capture --postgres`'s reading of a hostile server: a selector byte (a message ceiling of
+/// 64 KiB, 1 KiB, 100 bytes or 4 KiB; a read buffer of 64 KiB, 1, 3 or 64 bytes), then the
+/// server's bytes, read as up to 8 messages as `capture::postgres::wire` reads them (the length
+/// checked before the body, `postgres-protocol`'s parse), each taken apart as capture takes it
+/// (rows, columns, errors, parameters, SASL mechanisms).
+pub fn capture_pg_reply(data: &[u8]) {
+    let (&select, body) = data.split_first().unwrap_or((&0, &[]));
+    let ceiling = REPLY_CEILINGS[usize::from(select >> 6)];
+    let mut input = std::io::BufReader::with_capacity(READ_BUFFERS[usize::from(select >> 4 & 3)], body);
+    for _ in 0..8 {
+        match crate::capture::postgres::wire::digest(&mut input, ceiling) {
+            // What a message holds was read within the ceiling: its text cannot be larger.
+            Ok(text) => assert!(text.len() as u64 <= 8 * ceiling + 4096, "{} bytes from one message", text.len()),
+            Err(error) => {
+                check_capture_message(&error);
+                return;
+            }
         }
         if input.fill_buf().map_or(true, <[u8]>::is_empty) {
             return;

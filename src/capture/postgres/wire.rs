@@ -77,7 +77,7 @@ pub fn is_reading(statement: &str) -> bool {
 }
 
 /// What a failed message read was.
-enum Failure {
+pub(crate) enum Failure {
     Io(std::io::Error),
     /// Not a message of the protocol, or one too long; the text says which.
     Protocol(String),
@@ -320,21 +320,13 @@ impl Session {
                             ),
                         ));
                     }
-                    let row: Row = body
-                        .ranges()
-                        .map(|range| Ok(range.map(|r| String::from_utf8_lossy(&body.buffer()[r]).into_owned())))
-                        .collect()
-                        .map_err(|e| self.error(statement, &format!("a malformed row: {e}")))?;
+                    let row = row_of(&body).map_err(|why| self.error(statement, &why))?;
                     answer.rows.push(row);
                 }
                 Message::ErrorResponse(body) => failed = Some(server_error(&body)),
                 Message::ParameterStatus(body) => self.parameter(&body),
                 Message::RowDescription(body) => {
-                    answer.columns = body
-                        .fields()
-                        .map(|field| Ok((field.name().to_string(), field.type_oid())))
-                        .collect()
-                        .map_err(|e| self.error(statement, &format!("a malformed row description: {e}")))?;
+                    answer.columns = columns_of(&body).map_err(|why| self.error(statement, &why))?;
                 }
                 Message::CommandComplete(_)
                 | Message::EmptyQueryResponse
@@ -414,31 +406,7 @@ impl Session {
     }
 
     fn read_message(&mut self) -> std::result::Result<Message, Failure> {
-        let mut header = [0u8; HEADER];
-        self.connection.read_exact(&mut header).map_err(Failure::Io)?;
-        let length = i32::from_be_bytes([header[1], header[2], header[3], header[4]]);
-        let body = u64::try_from(length)
-            .ok()
-            .and_then(|n| n.checked_sub(4))
-            .ok_or_else(|| Failure::Protocol(format!("a message of length {length}: is this a PostgreSQL server?")))?;
-        if body > self.max_message {
-            return Err(Failure::Protocol(format!(
-                "a message of {} (type {}), more than --max-reply-bytes ({}): refused before it is read",
-                crate::capture::size(body),
-                visible(&String::from_utf8_lossy(&header[..1])),
-                crate::capture::size(self.max_message)
-            )));
-        }
-        let body = usize::try_from(body).map_err(|_| Failure::Protocol("a message too long".into()))?;
-        let mut buffer = BytesMut::with_capacity(HEADER + body);
-        buffer.extend_from_slice(&header);
-        buffer.resize(HEADER + body, 0);
-        self.connection.read_exact(&mut buffer[HEADER..]).map_err(Failure::Io)?;
-        match Message::parse(&mut buffer) {
-            Ok(Some(message)) => Ok(message),
-            Ok(None) => Err(Failure::Protocol("a message cut short".into())),
-            Err(e) => Err(Failure::Protocol(format!("not a message of PostgreSQL's protocol ({e})"))),
-        }
+        read_message(&mut self.connection, self.max_message)
     }
 
     fn failed(&self, statement: &str, why: Failure) -> Error {
@@ -452,6 +420,77 @@ impl Session {
         };
         self.error(statement, &message)
     }
+}
+
+/// One message of the server, its length checked against `max_message` before its body is read.
+pub(crate) fn read_message(input: &mut impl Read, max_message: u64) -> std::result::Result<Message, Failure> {
+    let mut header = [0u8; HEADER];
+    input.read_exact(&mut header).map_err(Failure::Io)?;
+    let length = i32::from_be_bytes([header[1], header[2], header[3], header[4]]);
+    let body = u64::try_from(length)
+        .ok()
+        .and_then(|n| n.checked_sub(4))
+        .ok_or_else(|| Failure::Protocol(format!("a message of length {length}: is this a PostgreSQL server?")))?;
+    if body > max_message {
+        return Err(Failure::Protocol(format!(
+            "a message of {} (type {}), more than --max-reply-bytes ({}): refused before it is read",
+            crate::capture::size(body),
+            visible(&String::from_utf8_lossy(&header[..1])),
+            crate::capture::size(max_message)
+        )));
+    }
+    let body = usize::try_from(body).map_err(|_| Failure::Protocol("a message too long".into()))?;
+    let mut buffer = BytesMut::with_capacity(HEADER + body);
+    buffer.extend_from_slice(&header);
+    buffer.resize(HEADER + body, 0);
+    input.read_exact(&mut buffer[HEADER..]).map_err(Failure::Io)?;
+    match Message::parse(&mut buffer) {
+        Ok(Some(message)) => Ok(message),
+        Ok(None) => Err(Failure::Protocol("a message cut short".into())),
+        Err(e) => Err(Failure::Protocol(format!("not a message of PostgreSQL's protocol ({e})"))),
+    }
+}
+
+/// A `DataRow`'s cells as text (`None`: NULL), or why it is not a row.
+pub(crate) fn row_of(body: &postgres_protocol::message::backend::DataRowBody) -> std::result::Result<Row, String> {
+    body.ranges()
+        .map(|range| Ok(range.map(|r| String::from_utf8_lossy(&body.buffer()[r]).into_owned())))
+        .collect()
+        .map_err(|e| format!("a malformed row: {e}"))
+}
+
+/// A `RowDescription`'s columns, or why it is not one.
+pub(crate) fn columns_of(
+    body: &postgres_protocol::message::backend::RowDescriptionBody,
+) -> std::result::Result<Vec<(String, u32)>, String> {
+    body.fields()
+        .map(|field| Ok((field.name().to_string(), field.type_oid())))
+        .collect()
+        .map_err(|e| format!("a malformed row description: {e}"))
+}
+
+/// What the fuzz target (and nothing else) makes of one message: each part capture reads of it.
+#[doc(hidden)]
+pub fn digest(input: &mut impl Read, max_message: u64) -> std::result::Result<String, String> {
+    let message = read_message(input, max_message).map_err(|failure| match failure {
+        Failure::Io(error) => error.to_string(),
+        Failure::Protocol(text) => text,
+    })?;
+    Ok(match message {
+        Message::DataRow(body) => format!("{:?}", row_of(&body)?),
+        Message::RowDescription(body) => format!("{:?}", columns_of(&body)?),
+        Message::ErrorResponse(body) => server_error(&body),
+        Message::ParameterStatus(body) => format!("{:?} {:?}", body.name().ok(), body.value().ok()),
+        Message::CopyData(body) => format!("{} bytes", body.data().len()),
+        Message::CommandComplete(body) => format!("{:?}", body.tag().ok()),
+        Message::AuthenticationSasl(body) => {
+            let mechanisms: std::result::Result<Vec<String>, _> =
+                body.mechanisms().map(|m| Ok(m.to_string())).collect();
+            format!("{:?}", mechanisms.map_err(|e| e.to_string())?)
+        }
+        Message::AuthenticationMd5Password(body) => format!("{:?}", body.salt()),
+        _ => String::from("other"),
+    })
 }
 
 /// A server's `ErrorResponse` as a message quotes it: `ERROR 42P01: relation "x" does not exist
