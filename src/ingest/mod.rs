@@ -670,17 +670,23 @@ fn read_spooled(
     progress: &Progress,
 ) -> Result<(Vec<Event>, InputSummary)> {
     let io = |source| Error::Io { path: spec.path.clone(), source };
-    let (raw, bar): (Box<dyn Read + Send>, _) = if spec.path == Path::new("-") {
-        (Box::new(std::io::stdin()), progress.source("stdin", None))
+    let (raw, pipe, bar): (Box<dyn Read + Send>, _, _) = if spec.path == Path::new("-") {
+        let stdin = std::io::stdin();
+        let pipe = spool::Pipe::of(&stdin);
+        (Box::new(stdin), pipe, progress.source("stdin", None))
     } else {
-        (Box::new(File::open(&spec.path).map_err(io)?), progress.source(&spec.display_path(), None))
+        let file = File::open(&spec.path).map_err(io)?;
+        let pipe = spool::Pipe::of(&file);
+        (Box::new(file), pipe, progress.source(&spec.display_path(), None))
     };
     // Counted as it is copied: the parts then read the copy.
+    let tally = bar.as_ref().map(|bar| bar.count(std::io::empty()));
     let raw: Box<dyn Read + Send> = match &bar {
         Some(bar) => Box::new(bar.count(raw)),
         None => raw,
     };
-    let (growth, copy) = spool::Growth::start(raw, spool).map_err(io)?;
+    let source = spool::Source { raw, pipe: pipe.map(|fd| spool::Pipe { fd, tally }) };
+    let (growth, copy) = spool::Growth::start_from(source, spool).map_err(io)?;
     let (input, start) = open_text(Box::new(copy), None, &spec.path)?;
     let reread = match (start.gzip, spec.reread_compressed) {
         (false, _) => Reread::Seek,

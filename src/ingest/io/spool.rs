@@ -154,6 +154,11 @@ impl Growth {
     /// fast as the source gives it (a pipe's writer is never held up by the parsing), and returns
     /// the shared progress and a reader of the copy from its start.
     pub fn start(raw: Box<dyn Read + Send>, spool: &Spool) -> std::io::Result<(Arc<Growth>, Growing)> {
+        Growth::start_from(Source { raw, pipe: None }, spool)
+    }
+
+    /// `start`, from `source`: a pipe's bytes are moved into the copy by the kernel (Linux).
+    pub fn start_from(source: Source, spool: &Spool) -> std::io::Result<(Arc<Growth>, Growing)> {
         // Only a copy is written: a source read in place is the user's own file.
         let Spool::Copy { path, dir } = spool else {
             return Err(std::io::Error::other("internal: a source read in place is not copied"));
@@ -169,38 +174,88 @@ impl Growth {
         let dir = dir.clone();
         // Not joined: it ends at the end of the source, or after the block it holds once the first
         // part's reader is dropped (`stopped`).
-        std::thread::spawn(move || shared.copy(raw, copy, &dir));
+        std::thread::spawn(move || shared.copy(source, copy, &dir));
         Ok((Arc::clone(&growth), Growing { file, growth, at: 0 }))
     }
 
-    fn copy(&self, mut raw: Box<dyn Read + Send>, mut copy: File, dir: &Path) {
+    fn copy(&self, source: Source, mut copy: File, dir: &Path) {
+        let Source { mut raw, pipe } = source;
+        let written = |source: std::io::Error| {
+            std::io::Error::new(
+                source.kind(),
+                format!(
+                    "writing the temporary copy in {} ({source}): a source read once is copied there so that the lines a report cites can be read back; set TMPDIR to a folder with room for it",
+                    dir.display()
+                ),
+            )
+        };
+        #[cfg(target_os = "linux")]
+        if let Some(pipe) = pipe
+            && self.splice(pipe, &copy, written)
+        {
+            return;
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = pipe;
         let mut block = vec![0; BLOCK];
         loop {
             // A block is whole unless the source has ended or failed.
             let (len, error) = crate::ingest::io::read_ahead::fill(&mut raw, &mut block);
-            let written = copy.write_all(&block[..len]).map_err(|source| {
-                std::io::Error::new(
-                    source.kind(),
-                    format!(
-                        "writing the temporary copy in {} ({source}): a source read once is copied there so that the lines a report cites can be read back; set TMPDIR to a folder with room for it",
-                        dir.display()
-                    ),
-                )
-            });
-            let mut state = self.lock();
-            match written {
-                Ok(()) => state.written += len as u64,
-                Err(error) => (state.ended, state.error) = (true, Some(error)),
-            }
-            if len < block.len() || error.is_some() {
-                state.ended = true;
-                state.error = state.error.take().or(error);
-            }
-            let done = state.ended || state.stopped;
-            drop(state);
-            self.changed.notify_all();
-            if done {
+            let copied = copy.write_all(&block[..len]).map_err(written);
+            if self.copied(len as u64, copied, len < block.len() || error.is_some(), error) {
                 return;
+            }
+        }
+    }
+
+    /// Says that `len` more bytes were copied (or the copy failed), and whether the source has
+    /// `ended` (or failed: `error`). Returns whether the copying is done.
+    fn copied(&self, len: u64, copied: std::io::Result<()>, ended: bool, error: Option<std::io::Error>) -> bool {
+        let mut state = self.lock();
+        match copied {
+            Ok(()) => state.written += len,
+            Err(error) => (state.ended, state.error) = (true, Some(error)),
+        }
+        if ended || error.is_some() {
+            state.ended = true;
+            state.error = state.error.take().or(error);
+        }
+        let done = state.ended || state.stopped;
+        drop(state);
+        self.changed.notify_all();
+        done
+    }
+
+    /// Moves the pipe's bytes into the copy without reading them here (`splice`): one copy by
+    /// the kernel, not two through this process. The pipe's buffer is enlarged first, so that its
+    /// writer runs ahead a MiB rather than 64 KiB. False when the kernel cannot splice this
+    /// pipe into this file before anything was moved: the caller then reads it.
+    #[cfg(target_os = "linux")]
+    fn splice(&self, pipe: Pipe, copy: &File, written: impl Fn(std::io::Error) -> std::io::Error) -> bool {
+        use rustix::pipe::SpliceFlags;
+        let Pipe { fd, mut tally } = pipe;
+        // Not every pipe can be enlarged (a user's limit): it is read as it is then.
+        let _ = rustix::pipe::fcntl_setpipe_size(&fd, 1 << 20);
+        let mut moved_any = false;
+        loop {
+            let moved = rustix::pipe::splice(&fd, None, copy, None, BLOCK, SpliceFlags::MOVE);
+            match moved {
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(rustix::io::Errno::INVAL) if !moved_any => return false,
+                Err(error) => {
+                    // Which side failed is not said: a write's error is the likelier (a full disk).
+                    let error = std::io::Error::from(error);
+                    return self.copied(0, Err(written(error)), true, None);
+                }
+                Ok(len) => {
+                    moved_any = true;
+                    if let Some(tally) = &mut tally {
+                        tally.tally(len as u64);
+                    }
+                    if self.copied(len as u64, Ok(()), len == 0, None) {
+                        return true;
+                    }
+                }
             }
         }
     }
@@ -282,6 +337,30 @@ impl Growth {
         self.middle.load(Ordering::Relaxed)
     }
 }
+/// What a copy is made from: a reader, and, when it is a pipe, the pipe itself, whose bytes the
+/// kernel can move into the copy (Linux), counted on the source's bar by `tally`.
+pub struct Source {
+    pub raw: Box<dyn Read + Send>,
+    pub pipe: Option<Pipe>,
+}
+
+/// A pipe to copy from (standard input or a FIFO), and the bar its bytes are counted on.
+pub struct Pipe {
+    pub fd: std::os::fd::OwnedFd,
+    pub tally: Option<crate::progress::CountingReader<std::io::Empty>>,
+}
+
+impl Pipe {
+    /// `source` when it is a pipe (not a file, a terminal or a socket).
+    pub fn of(source: &impl std::os::fd::AsFd) -> Option<std::os::fd::OwnedFd> {
+        let fd = source.as_fd().try_clone_to_owned().ok()?;
+        File::from(fd.try_clone().ok()?)
+            .metadata()
+            .is_ok_and(|meta| std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()))
+            .then_some(fd)
+    }
+}
+
 /// The first part's reader of a copy being made: the copy from its start, each byte as soon as
 /// it is in, up to the end of the source or the offset a second part starts at
 /// (`Growth::split`). Dropping it stops the copy (an input without end, `/dev/zero` through a
