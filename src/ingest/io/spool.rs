@@ -240,7 +240,7 @@ impl Growth {
         loop {
             let moved = rustix::pipe::splice(&fd, None, copy, None, BLOCK, SpliceFlags::MOVE);
             match moved {
-                Err(rustix::io::Errno::INTR) => continue,
+                Err(rustix::io::Errno::INTR) => {}
                 Err(rustix::io::Errno::INVAL) if !moved_any => return false,
                 Err(error) => {
                     // Which side failed is not said: a write's error is the likelier (a full disk).
