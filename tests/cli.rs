@@ -952,6 +952,40 @@ fn a_large_piped_log_gives_the_report_of_the_file_byte_for_byte() {
     }
 }
 
+/// The incident's log as a run of gzip members cut mid-line (what `cat a.gz b.gz` gives), as a
+/// `.gz` file and piped on standard input, and the plain log piped: each the plain file's report,
+/// byte for byte but for the log's path.
+#[test]
+fn a_log_in_gzip_members_cut_mid_line_from_a_file_or_a_pipe_gives_the_plain_files_report() {
+    let log = std::fs::read(format!("{}/{INCIDENT}/server.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("server.log.gz");
+    let mut members = Vec::new();
+    let pieces: Vec<&[u8]> = log.chunks(log.len() / 3 + 7).collect();
+    assert!(pieces.len() == 3 && pieces[..2].iter().all(|piece| !piece.ends_with(b"\n")), "cut mid-line");
+    for piece in pieces {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(piece).unwrap();
+        members.extend(encoder.finish().unwrap());
+    }
+    std::fs::write(&gz, &members).unwrap();
+    let plain = format!("{INCIDENT}/server.log");
+    let ledger = format!("{INCIDENT}/ledger.csv");
+    let from_file = analyze_incident_by_flags(&ledger, &plain, &[]).run();
+    assert_eq!(from_file.code, 0, "{}", from_file.stderr);
+    assert!(!from_file.json()["findings"].as_array().unwrap().is_empty());
+    let gz_path = gz.to_str().unwrap();
+    for (way, run) in [
+        (gz_path, analyze_incident_by_flags(&ledger, gz_path, &[]).run()),
+        ("-", analyze_incident_by_flags(&ledger, "-", &[]).stdin(&members).run()),
+        ("-", analyze_incident_by_flags(&ledger, "-", &[]).stdin(&log).run()),
+    ] {
+        assert_eq!(run.code, 0, "{way}: {}", run.stderr);
+        let quoted = |path: &str| format!("\"path\": {}", serde_json::to_string(path).unwrap());
+        assert_eq!(run.stdout.replace(&quoted(way), &quoted(&plain)), from_file.stdout, "{way}");
+    }
+}
+
 #[test]
 fn a_jsonl_ledger_reads_like_the_csv_one() {
     let csv = std::fs::read_to_string(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();

@@ -9,8 +9,9 @@
 //! source has ended, what the first part has not reached is split as a file is, and a second part
 //! reads from the middle of it on another thread (`Growth::split`). So a pipe that gives its bytes
 //! as fast as a file is parsed on two cores as the file is, and a slower one at the pace it comes.
-//! Memory holds a block; the disk holds the copy, which stops a block after its reader does (an
-//! input without end, `/dev/zero` through a FIFO, refused as binary at `--max-line-bytes`).
+//! Memory holds a block; the disk holds the copy, which runs at most 4 GiB ahead of what its
+//! reader has taken (`LEAD`) and stops a block after its reader does (an input without end,
+//! `/dev/zero` through a FIFO, refused as binary at `--max-line-bytes`).
 //! Standard input that is a regular file not yet read from is read in place instead
 //! (`Spool::InPlace`).
 
@@ -113,6 +114,10 @@ fn stdin_in_place() -> Option<PathBuf> {
 
 /// Bytes the copying thread reads from the source before writing them to the copy.
 const BLOCK: usize = 1 << 17;
+/// How far the copy may run ahead of its reader: a source without end fills the disk no more
+/// than this past what the parsing has taken (and a block past where it stopped). Far above what
+/// a pipe as fast as `cat` runs ahead on a gigabyte, so that such a pipe is split as a file is.
+const LEAD: u64 = 4 << 30;
 
 /// How far the copy of a source read once has got, shared by the thread that makes it
 /// (`Growth::start`) and the parts that read it: the first from the copy's start as it grows
@@ -141,11 +146,24 @@ struct State {
     claimed: u64,
     /// Where the first part's reader ends (`u64::MAX`: at the end of the source).
     first_ends: u64,
+    /// How far the copy may run ahead of the bytes handed to the first part's reader (`LEAD`).
+    lead: u64,
+    /// The copying thread waits for the reader to take more (`lead`).
+    copier_waits: bool,
 }
 
 impl Default for State {
     fn default() -> Self {
-        State { written: 0, ended: false, error: None, stopped: false, claimed: 0, first_ends: u64::MAX }
+        State {
+            written: 0,
+            ended: false,
+            error: None,
+            stopped: false,
+            claimed: 0,
+            first_ends: u64::MAX,
+            lead: LEAD,
+            copier_waits: false,
+        }
     }
 }
 
@@ -159,6 +177,11 @@ impl Growth {
 
     /// `start`, from `source`: a pipe's bytes are moved into the copy by the kernel (Linux).
     pub fn start_from(source: Source, spool: &Spool) -> std::io::Result<(Arc<Growth>, Growing)> {
+        Growth::start_with_lead(source, spool, LEAD)
+    }
+
+    /// `start_from`, the copy kept at most `lead` bytes ahead of its reader.
+    fn start_with_lead(source: Source, spool: &Spool, lead: u64) -> std::io::Result<(Arc<Growth>, Growing)> {
         // Only a copy is written: a source read in place is the user's own file.
         let Spool::Copy { path, dir } = spool else {
             return Err(std::io::Error::other("internal: a source read in place is not copied"));
@@ -166,7 +189,7 @@ impl Growth {
         let copy = std::fs::OpenOptions::new().write(true).truncate(true).open(path)?;
         let file = File::open(path)?;
         let growth = Arc::new(Growth {
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State { lead, ..State::default() }),
             changed: Condvar::new(),
             middle: AtomicU64::new(u64::MAX),
         });
@@ -220,10 +243,14 @@ impl Growth {
             state.ended = true;
             state.error = state.error.take().or(error);
         }
-        let done = state.ended || state.stopped;
-        drop(state);
         self.changed.notify_all();
-        done
+        // An input without end is copied no further ahead of its reader than `lead`.
+        while !state.ended && !state.stopped && state.written - state.claimed >= state.lead {
+            state.copier_waits = true;
+            state = self.changed.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
+            state.copier_waits = false;
+        }
+        state.ended || state.stopped
     }
 
     /// Moves the pipe's bytes into the copy without reading them here (`splice`): one copy by
@@ -384,6 +411,9 @@ impl Read for Growing {
                 if self.at < end {
                     let count = usize::try_from(end - self.at).map_or(out.len(), |left| left.min(out.len()));
                     state.claimed = self.at + count as u64;
+                    if state.copier_waits {
+                        self.growth.changed.notify_all();
+                    }
                     break count;
                 }
                 if self.at >= state.first_ends {
@@ -508,6 +538,23 @@ mod tests {
             Growth::start(Box::new(Trickle { text: text(len), at: 0, step: len, error: None }), &spool).unwrap();
         copy.read_exact(&mut vec![0; BLOCK * 3]).unwrap();
         assert_eq!(growth.split(1, true, |_| Ok(Some(5))).unwrap(), None);
+    }
+
+    #[test]
+    fn the_copy_runs_no_further_than_its_lead_ahead_of_its_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = copy_spool(dir.path());
+        let len = BLOCK * 10;
+        let source = Source { raw: Box::new(Trickle { text: text(len), at: 0, step: len, error: None }), pipe: None };
+        let (growth, mut copy) = Growth::start_with_lead(source, &spool, BLOCK as u64 * 2).unwrap();
+        let mut first = vec![0; 10];
+        copy.read_exact(&mut first).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let written = growth.lock().written;
+        assert!(written <= 10 + 3 * BLOCK as u64, "{written} bytes copied, 10 read");
+        let mut rest = Vec::new();
+        copy.read_to_end(&mut rest).unwrap();
+        assert!(first.into_iter().chain(rest).eq(text(len)), "every byte, in order");
     }
 
     #[test]
