@@ -373,13 +373,26 @@ pub struct Source {
 
 /// A pipe to copy from (standard input or a FIFO), and the bar its bytes are counted on.
 pub struct Pipe {
-    pub fd: std::os::fd::OwnedFd,
+    pub fd: PipeFd,
     pub tally: Option<crate::progress::CountingReader<std::io::Empty>>,
 }
 
+/// A pipe's descriptor (none but on Unix, where pipes are moved by the kernel only on Linux).
+#[cfg(unix)]
+pub type PipeFd = std::os::fd::OwnedFd;
+#[cfg(not(unix))]
+pub type PipeFd = std::convert::Infallible;
+
 impl Pipe {
+    /// Never a pipe to move from, off Unix.
+    #[cfg(not(unix))]
+    pub fn of<T>(_source: &T) -> Option<PipeFd> {
+        None
+    }
+
     /// `source` when it is a pipe (not a file, a terminal or a socket).
-    pub fn of(source: &impl std::os::fd::AsFd) -> Option<std::os::fd::OwnedFd> {
+    #[cfg(unix)]
+    pub fn of(source: &impl std::os::fd::AsFd) -> Option<PipeFd> {
         let fd = source.as_fd().try_clone_to_owned().ok()?;
         File::from(fd.try_clone().ok()?)
             .metadata()
