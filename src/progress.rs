@@ -237,6 +237,17 @@ impl<R: Read> Read for CountingReader<R> {
     }
 }
 
+impl<R> CountingReader<R> {
+    /// Counts bytes that were read without passing through this reader (moved from a pipe into a
+    /// file by the kernel, `splice`).
+    pub fn tally(&mut self, bytes: u64) {
+        self.unreported += bytes;
+        if self.unreported >= REPORT_EVERY {
+            self.report();
+        }
+    }
+}
+
 impl<R> Drop for CountingReader<R> {
     fn drop(&mut self) {
         // A parser that stops early (on an error) leaves its last partial batch unreported.

@@ -906,6 +906,91 @@ fn evidence_read_back_from_files_is_the_text_kept_from_stdin_and_gzip() {
     }
 }
 
+/// A log past the size that is read in two parts (16 MiB): eight hours of health checks before
+/// the incident's own lines, which are then all after the middle.
+fn large_incident_log() -> String {
+    use std::fmt::Write as _;
+    let mut log = String::with_capacity(20 << 20);
+    for i in 0..260_000u32 {
+        let at = 3_600_000 + i * 100;
+        let (h, m, s, ms) = (at / 3_600_000, at / 60_000 % 60, at / 1000 % 60, at % 1000);
+        writeln!(log, "2026-10-07 {h:02}:{m:02}:{s:02}.{ms:03} INFO  [HTTP] GET /healthz 200 1.{}ms pid=41877", i % 10)
+            .unwrap();
+    }
+    log.push_str(&std::fs::read_to_string(format!("{}/{INCIDENT}/server.log", env!("CARGO_MANIFEST_DIR"))).unwrap());
+    assert!(log.len() > 16 << 20);
+    log
+}
+
+/// A large log piped is read in two parts as the file is (the second from the copy made while
+/// it is read): the same report byte for byte but for the path, every line counted once, the
+/// cited lines after the middle numbered and quoted as in the file.
+#[test]
+fn a_large_piped_log_gives_the_report_of_the_file_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = large_incident_log();
+    let path = dir.path().join("server.log");
+    std::fs::write(&path, &log).unwrap();
+    let ledger = format!("{INCIDENT}/ledger.csv");
+    let from_file = analyze_incident_by_flags(&ledger, path.to_str().unwrap(), &[]).run();
+    assert_eq!(from_file.code, 0, "{}", from_file.stderr);
+    let piped = analyze_incident_by_flags(&ledger, "-", &[]).stdin(log.as_bytes()).run();
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    let quoted = serde_json::to_string(path.to_str().unwrap()).unwrap();
+    assert_eq!(piped.stdout.replace("\"path\": \"-\"", &format!("\"path\": {quoted}")), from_file.stdout);
+    let report = from_file.json();
+    let input = report["inputs"].as_array().unwrap().iter().find(|i| i["kind"] == "log").unwrap();
+    assert_eq!(input["lines"], log.lines().count());
+    let lines: Vec<&str> = log.lines().collect();
+    let cited: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["evidence"].as_array().unwrap())
+        .filter(|e| e["source"]["path"] == path.to_str().unwrap())
+        .collect();
+    assert!(!cited.is_empty(), "the log is cited");
+    for evidence in cited {
+        let line = usize::try_from(evidence["source"]["line"].as_u64().unwrap()).unwrap();
+        assert!(line > 260_000, "line {line}: the incident's lines are after the health checks");
+        assert_eq!(evidence["raw"], lines[line - 1], "line {line}");
+    }
+}
+
+/// The incident's log as a run of gzip members cut mid-line (what `cat a.gz b.gz` gives), as a
+/// `.gz` file and piped on standard input, and the plain log piped: each the plain file's report,
+/// byte for byte but for the log's path.
+#[test]
+fn a_log_in_gzip_members_cut_mid_line_from_a_file_or_a_pipe_gives_the_plain_files_report() {
+    let log = std::fs::read(format!("{}/{INCIDENT}/server.log", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("server.log.gz");
+    let mut members = Vec::new();
+    let pieces: Vec<&[u8]> = log.chunks(log.len() / 3 + 7).collect();
+    assert!(pieces.len() == 3 && pieces[..2].iter().all(|piece| !piece.ends_with(b"\n")), "cut mid-line");
+    for piece in pieces {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(piece).unwrap();
+        members.extend(encoder.finish().unwrap());
+    }
+    std::fs::write(&gz, &members).unwrap();
+    let plain = format!("{INCIDENT}/server.log");
+    let ledger = format!("{INCIDENT}/ledger.csv");
+    let from_file = analyze_incident_by_flags(&ledger, &plain, &[]).run();
+    assert_eq!(from_file.code, 0, "{}", from_file.stderr);
+    assert!(!from_file.json()["findings"].as_array().unwrap().is_empty());
+    let gz_path = gz.to_str().unwrap();
+    for (way, run) in [
+        (gz_path, analyze_incident_by_flags(&ledger, gz_path, &[]).run()),
+        ("-", analyze_incident_by_flags(&ledger, "-", &[]).stdin(&members).run()),
+        ("-", analyze_incident_by_flags(&ledger, "-", &[]).stdin(&log).run()),
+    ] {
+        assert_eq!(run.code, 0, "{way}: {}", run.stderr);
+        let quoted = |path: &str| format!("\"path\": {}", serde_json::to_string(path).unwrap());
+        assert_eq!(run.stdout.replace(&quoted(way), &quoted(&plain)), from_file.stdout, "{way}");
+    }
+}
+
 #[test]
 fn a_jsonl_ledger_reads_like_the_csv_one() {
     let csv = std::fs::read_to_string(format!("{}/{INCIDENT}/ledger.csv", env!("CARGO_MANIFEST_DIR"))).unwrap();

@@ -323,11 +323,20 @@ pub struct Reopen<'a> {
     bar: Option<&'a SourceBar>,
     /// Whether a lone `\r` is read as `\n` (`lines::LineEnds`), as the first read had it.
     lone_cr: bool,
+    /// For a source read once, the copy being made of it (`path`), which the first part reads as
+    /// it grows: a second part is decided once the source has ended (`spool::Growth::split`).
+    growth: Option<&'a spool::Growth>,
 }
 
 impl Reopen<'_> {
     pub fn path(&self) -> &Path {
         self.path
+    }
+
+    /// The copy being made, for a source read once (standard input, a FIFO): its size is known
+    /// only at its end.
+    pub fn growth(&self) -> Option<&spool::Growth> {
+        self.growth
     }
 
     /// The file from byte `offset` on.
@@ -661,13 +670,24 @@ fn read_spooled(
     progress: &Progress,
 ) -> Result<(Vec<Event>, InputSummary)> {
     let io = |source| Error::Io { path: spec.path.clone(), source };
-    let (raw, bar): (Box<dyn Read + Send>, _) = if spec.path == Path::new("-") {
-        (Box::new(std::io::stdin()), progress.source("stdin", None))
+    let (raw, pipe, bar): (Box<dyn Read + Send>, _, _) = if spec.path == Path::new("-") {
+        let stdin = std::io::stdin();
+        let pipe = spool::Pipe::of(&stdin);
+        (Box::new(stdin), pipe, progress.source("stdin", None))
     } else {
-        (Box::new(File::open(&spec.path).map_err(io)?), progress.source(&spec.display_path(), None))
+        let file = File::open(&spec.path).map_err(io)?;
+        let pipe = spool::Pipe::of(&file);
+        (Box::new(file), pipe, progress.source(&spec.display_path(), None))
     };
-    let raw = Box::new(spool::Tee::new(raw, spool).map_err(io)?);
-    let (input, start) = open_text(raw, bar.as_ref(), &spec.path)?;
+    // Counted as it is copied: the parts then read the copy.
+    let tally = bar.as_ref().map(|bar| bar.count(std::io::empty()));
+    let raw: Box<dyn Read + Send> = match &bar {
+        Some(bar) => Box::new(bar.count(raw)),
+        None => raw,
+    };
+    let source = spool::Source { raw, pipe: pipe.map(|fd| spool::Pipe { fd, tally }) };
+    let (growth, copy) = spool::Growth::start_from(source, spool).map_err(io)?;
+    let (input, start) = open_text(Box::new(copy), None, &spec.path)?;
     let reread = match (start.gzip, spec.reread_compressed) {
         (false, _) => Reread::Seek,
         (true, true) => Reread::Decompress,
@@ -675,7 +695,9 @@ fn read_spooled(
     };
     let text_start = if reread == Reread::Seek && start.bom { lines::BOM.len() as u64 } else { 0 };
     let spec = &SourceSpec { reread, text_start, ..spec.clone() };
-    read_opened(index, spec, input, bar.as_ref())
+    // Plain text is read in parts as a file is, the copy in place of the file; compressed, in one.
+    let growth = (reread == Reread::Seek).then_some(&*growth);
+    read_opened_growing(index, spec, input, bar.as_ref(), growth)
 }
 
 /// `read_source` from the opened text on (the byte-order mark skipped, decompressed): the format
@@ -684,8 +706,20 @@ fn read_spooled(
 pub(crate) fn read_opened(
     index: u16,
     spec: &SourceSpec,
+    input: Box<dyn BufRead + Send>,
+    bar: Option<&SourceBar>,
+) -> Result<(Vec<Event>, InputSummary)> {
+    read_opened_growing(index, spec, input, bar, None)
+}
+
+/// `read_opened`, for a source read once whose copy `growth` is being made (its text plain): read
+/// in parts as the file would be, from the copy.
+fn read_opened_growing(
+    index: u16,
+    spec: &SourceSpec,
     mut input: Box<dyn BufRead + Send>,
     bar: Option<&SourceBar>,
+    growth: Option<&spool::Growth>,
 ) -> Result<(Vec<Event>, InputSummary)> {
     let head = peek_head(&mut input, &spec.path)?;
     // Said before the format is chosen: an empty input has no format to tell, and stdin has no
@@ -700,9 +734,12 @@ pub(crate) fn read_opened(
     }
     let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), format.name(), spec.tz);
     let mut events = Vec::new();
-    // A source being copied while it is read is read in one pass, never reopened.
-    if spec.reread == Reread::Seek && spec.spool.as_ref().is_none_or(|spool| !spool.is_copy()) {
-        let reopen = Reopen { path: spec.file(), bar, lone_cr };
+    // A source being copied while it is read is reopened only once it has ended (`growth`).
+    let in_place = spec.spool.as_ref().is_none_or(|spool| !spool.is_copy());
+    if spec.reread == Reread::Seek && (in_place || growth.is_some()) {
+        // The bytes of a copy were counted as they were copied.
+        let bar = if in_place { bar } else { None };
+        let reopen = Reopen { path: spec.file(), bar, lone_cr, growth };
         format.read_file(spec, index, input, &reopen, &mut events, &mut summary)?;
     } else {
         format.read(spec, index, input, &mut events, &mut summary)?;

@@ -53,7 +53,7 @@ impl ReadAhead {
 
 /// Reads until `block` is full or the input ends or fails: how many bytes were read, and the
 /// error that stopped it.
-fn fill(input: &mut impl Read, block: &mut [u8]) -> (usize, Option<std::io::Error>) {
+pub(crate) fn fill(input: &mut impl Read, block: &mut [u8]) -> (usize, Option<std::io::Error>) {
     let mut len = 0;
     while len < block.len() {
         match input.read(&mut block[len..]) {

@@ -94,6 +94,12 @@ fn read_in_parts(
     let Some(mut rows) = Rows::from_header(spec, source, delimiter, &mut records, summary)? else {
         return Ok(());
     };
+    if let Some((reopen, split_at_least)) = file
+        && let Some(growth) = reopen.growth()
+    {
+        let parts = (reopen, growth, split_at_least);
+        return read_growing_in_parts(spec, parts, records, rows, (cr_lines, delimiter), events, summary);
+    }
     let size = |reopen: &Reopen| std::fs::metadata(reopen.path()).map_or(0, |m| m.len());
     let middle = match file {
         Some((reopen, split_at_least)) if size(reopen) >= split_at_least => {
@@ -130,6 +136,59 @@ fn read_in_parts(
         if let Some(line) = met_middle {
             // The second part counted its lines from 1 at the middle.
             let later = later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            crate::ingest::join_later_part(spec, line - 1, later, events, summary)?;
+        }
+        Ok(())
+    })
+}
+
+/// `read_in_parts` for a source read once, read from its copy as the copy grows (`spool::Growth`):
+/// the first part from the start on this thread as the bytes come, and, once the source has
+/// ended, a second part from a record start in the middle of what the first has not reached, on
+/// another thread, where that is at least `split_at_least` bytes. As for a file, the second part
+/// is kept only if the first meets a record that starts exactly there.
+fn read_growing_in_parts(
+    spec: &SourceSpec,
+    (reopen, growth, split_at_least): (&Reopen, &crate::ingest::io::spool::Growth, u64),
+    mut records: Records,
+    mut rows: Rows,
+    (cr_lines, delimiter): (bool, u8),
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (later_rows, expected, stop_ref) = (rows.like(), records.expected, &stop);
+        let later = scope.spawn(move || {
+            let choose = |from| record_start_after(reopen, from);
+            let Some(middle) = growth.split(split_at_least, false, choose)? else { return Ok(None) };
+            read_from(spec, reopen, middle, later_rows, (expected, cr_lines), delimiter, stop_ref).map(Some)
+        });
+        // Stops the second part on every way out that does not use it (an error included), and
+        // the copy with the first part's reader (which ends a wait for a second part).
+        let _stop_later = StopOnDrop(&stop);
+        let mut met_middle = None;
+        {
+            let _end_copy = growth.stop_on_drop();
+            while let Some(record) = records.next(spec)? {
+                // Decided while the first part reads (`u64::MAX` until then): seen before a
+                // record that starts at or runs over it, whose bytes come after the decision.
+                let middle = growth.middle();
+                if record.offset == middle && !stop.load(Ordering::Relaxed) {
+                    met_middle = Some(record.line);
+                    break;
+                }
+                if record.offset > middle {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                rows.add(&record, events, summary)?;
+            }
+        }
+        let later = later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        if let Some(line) = met_middle {
+            // The second part counted its lines from 1 at the middle.
+            let later = later.map(|later| later.expect("a middle was met, so a second part was read"));
             crate::ingest::join_later_part(spec, line - 1, later, events, summary)?;
         }
         Ok(())
@@ -806,7 +865,7 @@ mod tests {
         adjust(&mut spec);
         let mut events = Vec::new();
         let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
-        let reopen = Reopen { path: &path, bar: None, lone_cr: false };
+        let reopen = Reopen { path: &path, bar: None, lone_cr: false, growth: None };
         let input = reopen.at(0)?;
         read_in_parts(&spec, 0, input, Some((&reopen, split_at_least)), &mut events, &mut summary)?;
         // Every event's record is found again in the file by the marks the read left: it starts
@@ -820,6 +879,88 @@ mod tests {
             assert!(first.contains('"') || read == first, "line {line}: {read:?}");
         }
         Ok((events, summary))
+    }
+
+    /// `text` read as standard input is: copied while it is read, the copy read in two parts as
+    /// it grows when `split_at_least` allows (`spool::Growth`). `settled`: the copy is whole
+    /// before the first part starts, so a second part starts where a file's would. Also says
+    /// whether a second part was started (it is kept only where a record starts there).
+    fn read_piped(text: &str, split_at_least: u64, settled: bool) -> Result<((Vec<Event>, InputSummary), bool)> {
+        use crate::ingest::io::spool::{Growth, Spool};
+        let dir = tempfile::tempdir().unwrap();
+        let spool = std::sync::Arc::new(Spool::copy_in(std::path::Path::new("-"), dir.path().to_path_buf()).unwrap());
+        let spec = SourceSpec {
+            reread: crate::ingest::Reread::Seek,
+            spool: Some(std::sync::Arc::clone(&spool)),
+            ..SourceSpec::new(
+                SourceKind::Ledger,
+                PathBuf::from("ledger.csv"),
+                Some(chrono_tz::UTC),
+                "--ledger-tz".into(),
+            )
+        };
+        let (growth, copy) = Growth::start(Box::new(std::io::Cursor::new(text.as_bytes().to_vec())), &spool).unwrap();
+        if settled {
+            growth.wait_ended();
+        }
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("ledger.csv", "ledger", "csv", spec.tz);
+        let reopen = Reopen { path: spool.path(), bar: None, lone_cr: false, growth: Some(&growth) };
+        let input = Box::new(std::io::BufReader::new(copy));
+        read_in_parts(&spec, 0, input, Some((&reopen, split_at_least)), &mut events, &mut summary)?;
+        let lines = physical_lines(text);
+        let texts = std::mem::take(&mut summary.texts);
+        for (line, read) in crate::ingest::io::read_back::every_event_read_back(&spec, &events, texts)? {
+            let first = lines[line as usize - 1];
+            assert!(read.starts_with(first), "line {line}: {read:?}");
+        }
+        Ok(((events, summary), growth.middle() != u64::MAX))
+    }
+
+    #[test]
+    fn a_piped_ledger_is_read_in_two_parts_as_it_comes_with_the_events_and_account_of_one_read() {
+        // The first part takes a MiB at a time: a few MiB leave a second part something to read.
+        // Every seventh row has a quoted cell over three lines: some span the ends of the copy's
+        // blocks (128 KiB), of the parts' (1 MiB), and the middle.
+        let mut quoted = 0;
+        let text: String = ledger(60_000, None, None, "\n")
+            .split_inclusive('\n')
+            .map(|line| {
+                quoted += 1;
+                if quoted % 7 == 0 {
+                    line.replace(",review posted\n", ",\"a, b\nc \"\"d\"\"\ne\"\n")
+                } else {
+                    line.to_string()
+                }
+            })
+            .collect();
+        assert!(text.len() > 3 << 20, "{}", text.len());
+        let whole = read_file(&text, u64::MAX).unwrap();
+        assert!(whole.0.len() > 50_000 && whole.1.rejected > 0);
+        for settled in [true, false] {
+            let (piped, split) = read_piped(&text, 1, settled).unwrap();
+            assert!(piped.0 == whole.0, "settled: {settled}");
+            assert_eq!(piped.1, whole.1);
+            assert!(split || !settled, "a pipe's whole copy is read in two parts");
+        }
+    }
+
+    #[test]
+    fn an_error_in_either_part_of_a_piped_ledger_is_the_first_one_in_it() {
+        let error = |text: &str| {
+            let message = read_piped(text, 1, true).unwrap_err().to_string();
+            message.split_once("ledger.csv:").map(|(_, rest)| rest.to_string()).unwrap()
+        };
+        // Row 50000 is in the second part: found on the line one read gives.
+        let later = ledger(60_000, None, Some(50_000), "\n");
+        assert_eq!(
+            error(&later),
+            read_file(&later, u64::MAX).unwrap_err().to_string().split_once("ledger.csv:").unwrap().1
+        );
+        assert!(error(&later).starts_with("51615: column 'at'"), "{}", error(&later));
+        // With an error before the middle too (row 100), that one is reported.
+        let both = ledger(60_000, None, Some(100), "\n").replace("2026-10-07T00:16:40Z", "2026-10-07T00:16:4Z");
+        assert!(error(&both).starts_with("105: column 'at'"), "{}", error(&both));
     }
 
     /// The lines of `text` as an editor shows them (module header): `\n`, `\r\n` and a lone `\r`

@@ -81,36 +81,16 @@ fn read_in_parts(
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
 ) -> Result<()> {
+    if let Some(growth) = reopen.growth() {
+        return read_growing_in_parts(spec, source, input, reopen, growth, split_at_least, events, summary);
+    }
     let size = std::fs::metadata(reopen.path()).map_or(0, |m| m.len());
-    // The second part starts at the first line after the middle (none: a file of one long line
-    // there, or nothing after it).
-    // It starts at an entry (a line that starts like a timestamp) when one is in the MiB after the
-    // middle: a continuation then always has its entry in its own part.
-    let middle = if size >= split_at_least {
-        reopen
-            .line_end_after(size / 2)?
-            .map(|(newline, block)| {
-                let entry = memchr::memchr_iter(b'\n', &block).find(|&at| {
-                    let next = &block[at + 1..];
-                    time::looks_like_date(next.strip_prefix(b"[").unwrap_or(next))
-                });
-                newline + entry.unwrap_or(0) as u64 + 1
-            })
-            .filter(|&start| start < size)
-    } else {
-        None
-    };
+    let middle = if size >= split_at_least { second_part_start(reopen, size / 2, size)? } else { None };
     let Some(middle) = middle else { return ServerLog.read(spec, source, input, events, summary) };
     let rules = RuleSet::shared(&spec.rules, spec.builtin_rules, &spec.display_path())?;
     let stop = std::sync::atomic::AtomicBool::new(false);
     let (first, later) = std::thread::scope(|scope| {
-        let later = scope.spawn(|| {
-            let part = Part { spec, source, rules: &rules, start: middle, later: true };
-            let mut events = Vec::new();
-            let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), ServerLog.name(), spec.tz);
-            let scan = part.scan(reopen.at(middle)?, Some(&stop), &mut events, &mut summary)?;
-            Ok::<_, Error>((scan, events, summary))
-        });
+        let later = scope.spawn(|| read_later_part(spec, source, &rules, reopen, middle, &stop));
         // The input skips a byte-order mark: the first part's text starts after it.
         let part = Part { spec, source, rules: &rules, start: spec.text_start, later: false };
         let first = part.scan(Box::new(std::io::Read::take(input, middle - spec.text_start)), None, events, summary);
@@ -120,7 +100,98 @@ fn read_in_parts(
         }
         (first, later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
-    let mut first = first?;
+    join_parts(spec, reopen, middle, first?, later, events, summary)
+}
+
+/// `read_in_parts` for a source read once, read from its copy as the copy grows (`spool::Growth`):
+/// the first part from the start, on this thread, as the bytes come; once the source has ended,
+/// a second part from the middle of what the first has not reached, on another thread, where it
+/// is at least `split_at_least` bytes. A source that comes slower than one thread parses is read
+/// in one part, at the pace it comes; one that comes as fast as a file (`cat`) is read in two, as
+/// the file would be. The events and the account are those of one read, as for a file.
+#[allow(clippy::too_many_arguments)]
+fn read_growing_in_parts(
+    spec: &SourceSpec,
+    source: u16,
+    input: Box<dyn BufRead + Send>,
+    reopen: &Reopen,
+    growth: &crate::ingest::io::spool::Growth,
+    split_at_least: u64,
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<()> {
+    let rules = RuleSet::shared(&spec.rules, spec.builtin_rules, &spec.display_path())?;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (first, later) = std::thread::scope(|scope| {
+        let later = scope.spawn(|| {
+            // The first part's reader ends at the middle once it is decided.
+            let choose = |from| second_part_start(reopen, from, u64::MAX);
+            let Some(middle) = growth.split(split_at_least, true, choose)? else { return Ok(None) };
+            read_later_part(spec, source, &rules, reopen, middle, &stop).map(|later| Some((middle, later)))
+        });
+        let part = Part { spec, source, rules: &rules, start: spec.text_start, later: false };
+        // Its reader is dropped when it returns, which ends a wait for a second part.
+        let first = part.scan(input, None, events, summary);
+        if first.is_err() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        (first, later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    let first = first?;
+    match later {
+        Ok(Some((middle, later))) => join_parts(spec, reopen, middle, first, Ok(later), events, summary),
+        Ok(None) => first.finish(events, summary),
+        // Only the part after the first's lines can fail here: its lines are counted after them.
+        Err(error) => Err(crate::ingest::shifted(error, first.line)),
+    }
+}
+
+/// Where a second part of a log may start, for a middle at byte `from`: the first line that starts
+/// after it (none: a file of one long line there, or nothing after it before `size`), at an entry
+/// (a line that starts like a timestamp) when one is in the MiB after it: a continuation then
+/// always has its entry in its own part.
+fn second_part_start(reopen: &Reopen, from: u64, size: u64) -> Result<Option<u64>> {
+    Ok(reopen
+        .line_end_after(from)?
+        .map(|(newline, block)| {
+            let entry = memchr::memchr_iter(b'\n', &block).find(|&at| {
+                let next = &block[at + 1..];
+                time::looks_like_date(next.strip_prefix(b"[").unwrap_or(next))
+            });
+            newline + entry.unwrap_or(0) as u64 + 1
+        })
+        .filter(|&start| start < size))
+}
+
+/// The second part of a log, from byte `middle` (a line start) to its end, its lines counted from
+/// 1 there. `stop`, once set, ends it early.
+fn read_later_part<'a>(
+    spec: &'a SourceSpec,
+    source: u16,
+    rules: &'a RuleSet,
+    reopen: &Reopen,
+    middle: u64,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<(Scan<'a>, Vec<Event>, InputSummary)> {
+    let part = Part { spec, source, rules, start: middle, later: true };
+    let mut events = Vec::new();
+    let mut summary = InputSummary::new(&spec.display_path(), spec.kind.name(), ServerLog.name(), spec.tz);
+    let scan = part.scan(reopen.at(middle)?, Some(stop), &mut events, &mut summary)?;
+    Ok((scan, events, summary))
+}
+
+/// The end of a log read in two parts, the second from byte `middle`: the second part's lines,
+/// events and account after the first's, or the first part read on from the middle where the
+/// passes of the lines after it depend on those before it (a repeated hour).
+fn join_parts(
+    spec: &SourceSpec,
+    reopen: &Reopen,
+    middle: u64,
+    mut first: Scan<'_>,
+    later: Result<(Scan<'_>, Vec<Event>, InputSummary)>,
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<()> {
     let in_fold = |scan: &Scan<'_>, at_start: bool| {
         scan.order.as_ref().is_some_and(|order| if at_start { order.began_in_fold() } else { order.pending() })
     };
@@ -859,7 +930,7 @@ mod tests {
         };
         let mut events = Vec::new();
         let mut summary = InputSummary::new("server.log", "log", "text", tz);
-        let reopen = Reopen { path: &path, bar: None, lone_cr: true };
+        let reopen = Reopen { path: &path, bar: None, lone_cr: true, growth: None };
         read_in_parts(&spec, 0, reopen.at(0)?, &reopen, split_at_least, &mut events, &mut summary)?;
         // Every event's line is found again in the file by the marks the read left.
         let lines: Vec<&str> = text.split('\n').collect();
@@ -869,6 +940,42 @@ mod tests {
             assert_eq!(read, lines[line as usize - 1].trim_end_matches('\r'), "line {line}");
         }
         Ok((events, summary))
+    }
+
+    /// `text` read as standard input is: copied while it is read, the copy read in two parts as
+    /// it grows when `split_at_least` allows (`spool::Growth`). `settled`: the copy is whole
+    /// before the first part starts, so a second part starts where a file's would. Also says
+    /// whether a second part was read.
+    fn read_piped(
+        text: &str,
+        tz: Option<chrono_tz::Tz>,
+        split_at_least: u64,
+        settled: bool,
+    ) -> Result<((Vec<Event>, InputSummary), bool)> {
+        use crate::ingest::io::spool::{Growth, Spool};
+        let dir = tempfile::tempdir().unwrap();
+        let spool = std::sync::Arc::new(Spool::copy_in(std::path::Path::new("-"), dir.path().to_path_buf()).unwrap());
+        let spec = SourceSpec {
+            reread: crate::ingest::Reread::Seek,
+            spool: Some(std::sync::Arc::clone(&spool)),
+            ..SourceSpec::new(SourceKind::Log, PathBuf::from("server.log"), tz, "--log-tz".into())
+        };
+        let source = std::io::Cursor::new(text.as_bytes().to_vec());
+        let (growth, copy) = Growth::start(Box::new(source), &spool).unwrap();
+        if settled {
+            growth.wait_ended();
+        }
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("server.log", "log", "text", tz);
+        let reopen = Reopen { path: spool.path(), bar: None, lone_cr: true, growth: Some(&growth) };
+        let input = Box::new(crate::ingest::io::lines::LineEnds::new(std::io::BufReader::new(copy)));
+        read_in_parts(&spec, 0, input, &reopen, split_at_least, &mut events, &mut summary)?;
+        let lines: Vec<&str> = text.split('\n').collect();
+        let texts = std::mem::take(&mut summary.texts);
+        for (line, read) in crate::ingest::io::read_back::every_event_read_back(&spec, &events, texts)? {
+            assert_eq!(read, lines[line as usize - 1].trim_end_matches('\r'), "line {line}");
+        }
+        Ok(((events, summary), growth.middle() != u64::MAX))
     }
 
     /// An error from the file `read_file` wrote, from its name on (the folder is a new one each time).
@@ -914,6 +1021,39 @@ mod tests {
                 whole.1
             );
         }
+    }
+
+    #[test]
+    fn a_piped_log_is_read_in_two_parts_as_it_comes_with_the_events_and_account_of_one_read() {
+        // The first part takes a MiB at a time: a few MiB leave a second part something to read.
+        // Its lines span the ends of the copy's blocks (128 KiB) and of the parts' (1 MiB).
+        let text = mixed_log(60_000);
+        assert!(text.len() > 3 << 20, "{}", text.len());
+        let whole = read_file(&text, Some(chrono_tz::Asia::Seoul), u64::MAX).unwrap();
+        for settled in [true, false] {
+            let (piped, split) = read_piped(&text, Some(chrono_tz::Asia::Seoul), 1, settled).unwrap();
+            assert!(piped.0 == whole.0, "settled: {settled}");
+            assert_eq!(piped.1, whole.1);
+            assert!(split || !settled, "a pipe's whole copy is read in two parts");
+        }
+        let (one, split) = read_piped(&text, Some(chrono_tz::Asia::Seoul), u64::MAX, true).unwrap();
+        assert!(!split && one.0 == whole.0);
+        assert_eq!(one.1, whole.1);
+    }
+
+    #[test]
+    fn an_error_in_the_second_part_of_a_piped_log_names_its_line() {
+        let mut text = mixed_log(2_000);
+        let line = text[..text.len() * 3 / 4].matches('\n').count() + 1;
+        let at = text.match_indices('\n').nth(line - 2).unwrap().0 + 1;
+        text.insert_str(at, "2026-10-07 09:61:00 INFO job active id=7\n");
+        let whole = in_file(&read_file(&text, Some(chrono_tz::Asia::Seoul), u64::MAX).unwrap_err());
+        // Long enough for a second part (the first takes a MiB at a time), the error in it.
+        let tail = mixed_log(40_000).replace("09:61", "09:59");
+        text.push_str(&tail);
+        let piped = in_file(&read_piped(&text, Some(chrono_tz::Asia::Seoul), 1, true).unwrap_err());
+        assert!(whole.starts_with(&format!("server.log:{line}: malformed timestamp")), "{whole}");
+        assert_eq!(piped, whole);
     }
 
     #[test]
