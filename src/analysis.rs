@@ -10,6 +10,12 @@ use crate::model::report::{RawTexts, View};
 use crate::model::{self, LockParams, Report, Timeline};
 use crate::{capture, coverage, detect, ingest, phases, render, time};
 
+/// The path a log read by time for the window is cited by: its lines are numbered from byte
+/// `from`, not from the file's start (`ingest::io::seek`).
+pub fn seek_label(path: &str, from: u64) -> String {
+    format!("{path} (from byte {from})")
+}
+
 /// Reads every source of a case and builds the report for `view`.
 pub fn build_report(config: &Config, view: View) -> Result<Report> {
     let shows_raw =
@@ -60,7 +66,24 @@ pub(crate) fn build(config: &Config, view: View, read_back: bool) -> Result<(Rep
         }
         None => model::params::ParamOverrides::default(),
     };
-    let paths = config.sources.iter().map(|source| model::Text::from(source.display_path().as_str())).collect();
+    // A log read by time for the window numbers its lines from the byte it was read from: its
+    // path says so wherever a line is cited (`ingest::io::seek`), and so does its account.
+    for input in &mut inputs {
+        if let Some(read) = input.window_read
+            && read.from_byte > 0
+        {
+            input.path = seek_label(&input.path, read.from_byte);
+        }
+    }
+    let paths = config
+        .sources
+        .iter()
+        .zip(&inputs)
+        .map(|(source, input)| match input.window_read {
+            Some(read) if read.from_byte > 0 => model::Text::from(seek_label(&source.display_path(), read.from_byte).as_str()),
+            _ => model::Text::from(source.display_path().as_str()),
+        })
+        .collect();
     // The sources' summaries come first, in source order.
     let line_texts = inputs.iter_mut().map(|input| std::mem::take(&mut input.texts)).collect();
     let envelope_times = inputs.iter_mut().map(|input| std::mem::take(&mut input.envelope_times)).collect();

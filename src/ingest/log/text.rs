@@ -13,6 +13,7 @@ use crate::time::{self, Leading, Shape};
 
 use crate::ingest::log::rules::{RuleSet, key_value_fields};
 use crate::ingest::log::worker_settings::{Settled, parse_text, settle};
+use crate::ingest::io::seek;
 use crate::ingest::{EventFormat, Reopen, SourceKind, SourceSpec};
 
 pub struct ServerLog;
@@ -67,8 +68,92 @@ impl EventFormat for ServerLog {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
+        if let Some(window) = spec.window
+            && (window.from.is_some() || window.to.is_some())
+            && std::fs::metadata(reopen.path()).is_ok_and(|m| m.len() >= seek::SEEK_AT_LEAST)
+        {
+            return read_sought(spec, source, input, reopen, window, events, summary);
+        }
         read_in_parts(spec, source, input, reopen, crate::ingest::SPLIT_AT_LEAST, events, summary)
     }
+}
+
+/// The earliest and latest instants of a line's leading time, read as the reader reads it
+/// (`time::leading_stamp`, the source's zone): two when its local time happens twice, none for a
+/// line without a time or one the zone skips (`seek::LineTime`).
+fn line_time(spec: &SourceSpec, line: &[u8]) -> Option<(Moment, Moment)> {
+    use chrono::TimeZone;
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if !time::looks_like_date(line.strip_prefix(b"[").unwrap_or(line)) {
+        return None;
+    }
+    let Leading::Found(stamp, _) = time::leading_stamp(std::str::from_utf8(line).ok()?) else { return None };
+    let moment = |at: chrono::DateTime<chrono::Utc>| Moment::new(at).ok();
+    match stamp {
+        time::Stamp::Absolute(at) => moment(at).map(|at| (at, at)),
+        time::Stamp::Local(naive) => match spec.tz?.from_local_datetime(&naive) {
+            chrono::LocalResult::Single(at) => moment(at.with_timezone(&chrono::Utc)).map(|at| (at, at)),
+            chrono::LocalResult::Ambiguous(first, second) => {
+                Some((moment(first.with_timezone(&chrono::Utc))?, moment(second.with_timezone(&chrono::Utc))?))
+            }
+            chrono::LocalResult::None => None,
+        },
+    }
+}
+
+/// A log read for a read window: only the part the window needs, found by time
+/// (`io::seek`), when the file is in order; else the whole file, and the report says why.
+fn read_sought(
+    spec: &SourceSpec,
+    source: u16,
+    input: Box<dyn BufRead + Send>,
+    reopen: &Reopen,
+    window: crate::model::filter::ReadWindow,
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<()> {
+    let io = |source| Error::Io { path: spec.path.clone(), source };
+    let whole = |why: String, input: Box<dyn BufRead + Send>, events: &mut Vec<Event>, summary: &mut InputSummary| {
+        read_in_parts(spec, source, input, reopen, crate::ingest::SPLIT_AT_LEAST, events, summary)?;
+        summary.notes.push(format!("read whole, not by time for the read window: {why}"));
+        Ok(())
+    };
+    let plan = seek::plan(reopen.path(), spec.text_start, window.from, window.to, &|line| line_time(spec, line))
+        .map_err(io)?;
+    let sought = match plan {
+        seek::Plan::Whole(why) => return whole(why, input, events, summary),
+        seek::Plan::Part(sought) if sought.from <= spec.text_start && sought.to >= sought.size => {
+            return read_in_parts(spec, source, input, reopen, crate::ingest::SPLIT_AT_LEAST, events, summary);
+        }
+        seek::Plan::Part(sought) => sought,
+    };
+    let head = std::fs::metadata(reopen.path()).map_or(0, |m| m.len()).min(1 << 16);
+    drop(input);
+    let rules = RuleSet::shared(&spec.rules, spec.builtin_rules, &spec.display_path())?;
+    let part = Part { spec, source, rules: &rules, start: sought.from, later: false };
+    let mut read = Vec::new();
+    let mut account = InputSummary::new(&summary.path, summary.kind, summary.format, spec.tz);
+    let part_input: Box<dyn BufRead + Send> =
+        Box::new(std::io::Read::take(reopen.at(sought.from)?, sought.to - sought.from));
+    let scan = part.scan(part_input, None, &mut read, &mut account)?;
+    scan.finish(&mut read, &mut account)?;
+    // Events in the order of their lines: each of them within the tolerance of those above it.
+    let mut by_line: Vec<(u32, Moment)> = read.iter().map(|event| (event.origin().line, event.moment())).collect();
+    by_line.sort_by_key(|&(line, _)| line);
+    if let Err(why) = seek::check_order(by_line.into_iter().map(|(_, at)| at)) {
+        let why = format!("{why} (in bytes {}-{})", sought.from, sought.to);
+        return whole(why, reopen.at(0)?, events, summary);
+    }
+    *events = read;
+    *summary = account;
+    summary.notes.push(seek::note(&sought, head));
+    summary.window_read = Some(crate::model::input::WindowRead {
+        from_byte: sought.from,
+        to_byte: sought.to,
+        size: sought.size,
+        bytes_read: seek::bytes_read(&sought, head),
+    });
+    Ok(())
 }
 
 /// `ServerLog::read_file`, splitting a file of `split_at_least` bytes or more.
