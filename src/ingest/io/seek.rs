@@ -38,6 +38,9 @@ pub const SEEK_AT_LEAST: u64 = 1 << 20;
 /// What a probe reads at once, and the narrowest range the search splits.
 const BLOCK: usize = 64 << 10;
 
+/// What a probe reads at a time.
+const PROBE_READ: usize = 8 << 10;
+
 /// How far past its offset a probe looks for a line with a time before it gives up.
 const PROBE_REACH: u64 = 4 << 20;
 
@@ -97,15 +100,15 @@ impl Prober<'_> {
         self.probes += 1;
         let start = if at <= self.text_start { self.text_start } else { at - 1 };
         self.file.seek(SeekFrom::Start(start))?;
-        let mut buffer = Vec::with_capacity(BLOCK);
+        let mut buffer = Vec::with_capacity(PROBE_READ);
         let mut position = start;
         let mut synced = at <= self.text_start;
         let mut first: Option<Probe> = None;
         let mut lines_after_first = 0;
         loop {
             let before = buffer.len();
-            buffer.resize(before + BLOCK, 0);
-            let read = (&mut self.file).take(BLOCK as u64).read(&mut buffer[before..])?;
+            buffer.resize(before + PROBE_READ, 0);
+            let read = (&mut self.file).take(PROBE_READ as u64).read(&mut buffer[before..])?;
             buffer.truncate(before + read);
             self.bytes += read as u64;
             let at_end = read == 0;
@@ -134,7 +137,7 @@ impl Prober<'_> {
                     }
                 }
             }
-            if first.is_some() && (lines_after_first >= 16 || used >= BLOCK || at_end) {
+            if first.is_some() && (lines_after_first >= 16 || at_end) {
                 return Ok(Ok(first));
             }
             if at_end {
