@@ -50,8 +50,9 @@ and with --stdin also
 
 and with --window also
   P  leasetrace analyze CASE --since DAY --until DAY+1   the incident's day of the month-long case:
-                                                 the whole case's findings, every row and
-                                                 relevant line kept or counted outside the window
+                                                 the whole case's findings, every row kept or
+                                                 counted outside the window (the log is sought
+                                                 by time: its lines mapped back to the file's)
 
 and with --window-hour (alone: the peers above are not run; for the 30-day case of issue 37,
 `gen_case.py --log-mb 3000 --days 30`)
@@ -410,8 +411,23 @@ def check_leasetrace_window(r: dict, exp: dict, plain: dict | None) -> list[str]
         return [f"exit {r['rc']}: {r['stderr'].strip()[-500:]}"]
     report = json.loads(r["stdout"])
     errs = []
+    log_read = (input_of(report, "log") or {}).get("window_read")
+    if log_read:
+        # The log sought by time: its lines count from the byte it was read from (mapped back to
+        # the file's), and the lines of the bytes not read are not counted.
+        label = f" (from byte {log_read['from_byte']})"
+        before = lines_before(Path(exp.get("_log_path", "")), log_read["from_byte"]) if log_read["from_byte"] > 0 else 0
+        for finding in report["findings"]:
+            for event in finding["evidence"]:
+                if event["source"]["path"].endswith(label):
+                    event["source"]["path"] = event["source"]["path"].removesuffix(label)
+                    event["source"]["line"] += before
     for kind, total in (("log", exp["relevant_lines"]), ("ledger", exp["ledger"]["rows"])):
         source = input_of(report, kind) or {}
+        if kind == "log" and log_read:
+            if source.get("events", 0) > total:
+                errs.append(f"log: events {source.get('events')} > {total}")
+            continue
         outside = source.get("ignored_by_reason", {}).get("outside the read window", 0)
         if source.get("events", 0) + outside != total:
             errs.append(f"{kind}: events {source.get('events')} + outside {outside} != {total}")
@@ -629,6 +645,7 @@ def main() -> int:
             return 2
         duckdb_version = probe.stdout.strip()
     log, ledger = case / "server.log", case / "ledger.csv"
+    exp["_log_path"] = str(log)
     log_bytes, ledger_bytes = log.stat().st_size, ledger.stat().st_size
     total_mb = (log_bytes + ledger_bytes) / 1e6
 
@@ -869,7 +886,7 @@ def main() -> int:
     for label, got, op, want in target_rows:
         met = got is not None and (got <= want if op == "<=" else got >= want)
         targets_out.append({"what": label, "measured": got, "target": f"{op} {want:g}", "met": met})
-        print(f"  {label:<34} {'-' if got is None else format(got, '.2f'):>10}  target {op} {want:g}  {'met' if met else 'NOT met'}")
+        print(f"  {label:<34} {'-' if got is None else format(got, '.4f' if abs(got) < 0.1 else '.2f'):>10}  target {op} {want:g}  {'met' if met else 'NOT met'}")
 
     ratio_failures = []
     if args.check_ratios:

@@ -80,7 +80,9 @@ pub(crate) fn build(config: &Config, view: View, read_back: bool) -> Result<(Rep
         .iter()
         .zip(&inputs)
         .map(|(source, input)| match input.window_read {
-            Some(read) if read.from_byte > 0 => model::Text::from(seek_label(&source.display_path(), read.from_byte).as_str()),
+            Some(read) if read.from_byte > 0 => {
+                model::Text::from(seek_label(&source.display_path(), read.from_byte).as_str())
+            }
             _ => model::Text::from(source.display_path().as_str()),
         })
         .collect();

@@ -265,15 +265,14 @@ fn a_large_log_is_read_by_time_with_the_findings_of_reading_everything() {
     assert!(from > 0 && bytes_read * 4 < size, "{read:#}");
     assert!(everything["inputs"][1].get("window_read").is_none());
     assert!(
-        assumptions(&sought).contains(&format!(
-            "server.log (from byte {from}): read by time for the read window: bytes {from}-"
-        )),
+        assumptions(&sought)
+            .contains(&format!("server.log (from byte {from}): read by time for the read window: bytes {from}-")),
         "{}",
         assumptions(&sought)
     );
     // Its lines count from the byte it was read from: mapped back, the evidence is the whole read's.
     let text = std::fs::read(case.path().join("server.log")).unwrap();
-    let before = text[..usize::try_from(from).unwrap()].iter().filter(|&&b| b == b'\n').count() as u64;
+    let before = memchr::memchr_iter(b'\n', &text[..usize::try_from(from).unwrap()]).count() as u64;
     let label = format!(" (from byte {from})");
     for finding in sought["findings"].as_array_mut().unwrap() {
         for event in finding["evidence"].as_array_mut().unwrap() {
@@ -295,7 +294,17 @@ fn a_large_log_out_of_order_is_read_whole_and_says_so() {
     let cut = log.find("2026-10-08 00:00:00").unwrap();
     std::fs::write(case.path().join("server.log"), format!("{}{}", &log[cut..], &log[..cut])).unwrap();
     let path = case.path().to_str().unwrap();
-    let run = leasetrace(&["analyze", path, "--format", "json", "--since", "2026-10-07 09:50", "--until", "2026-10-07 09:56"]).run();
+    let run = leasetrace(&[
+        "analyze",
+        path,
+        "--format",
+        "json",
+        "--since",
+        "2026-10-07 09:50",
+        "--until",
+        "2026-10-07 09:56",
+    ])
+    .run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     let report = run.json();
     assert!(report["inputs"][1].get("window_read").is_none());

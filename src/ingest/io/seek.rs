@@ -144,12 +144,14 @@ impl Prober<'_> {
                 // The last line, without a line end.
                 let line = &buffer[used..];
                 let line_start = position + used as u64;
-                if synced && !line.is_empty() && line_start < limit {
-                    if let Some((earliest, latest)) = (self.line_time)(line) {
-                        let (earliest, latest) = (earliest.nanos(), latest.nanos());
-                        self.seen.push((line_start, earliest, latest));
-                        return Ok(Ok(Some(Probe { offset: line_start, earliest, latest })));
-                    }
+                if synced
+                    && !line.is_empty()
+                    && line_start < limit
+                    && let Some((earliest, latest)) = (self.line_time)(line)
+                {
+                    let (earliest, latest) = (earliest.nanos(), latest.nanos());
+                    self.seen.push((line_start, earliest, latest));
+                    return Ok(Ok(Some(Probe { offset: line_start, earliest, latest })));
                 }
                 return Ok(Ok(None));
             }
@@ -215,7 +217,9 @@ pub fn plan(
             }
             tries += 1;
             if tries > 2 {
-                return Ok(Plan::Whole("the window starts among repeated hours (clock changes) too close together".into()));
+                return Ok(Plan::Whole(
+                    "the window starts among repeated hours (clock changes) too close together".into(),
+                ));
             }
             target = probe.earliest.saturating_sub(3600 * 1_000_000_000 + TOLERANCE_NS);
         }
@@ -282,13 +286,13 @@ fn out_of_order(seen: &mut [(u64, i64, i64)]) -> Option<String> {
     seen.sort_unstable_by_key(|&(offset, ..)| offset);
     let mut highest: Option<(u64, i64)> = None;
     for &(offset, earliest, latest) in seen.iter() {
-        if let Some((at, before)) = highest {
-            if latest < before.saturating_sub(TOLERANCE_NS) {
-                return Some(format!(
-                    "the line at byte {offset} is {} s before the line at byte {at}, more than the {TOLERANCE_S} s out of order a seek allows",
-                    (before - latest) / 1_000_000_000
-                ));
-            }
+        if let Some((at, before)) = highest
+            && latest < before.saturating_sub(TOLERANCE_NS)
+        {
+            return Some(format!(
+                "the line at byte {offset} is {} s before the line at byte {at}, more than the {TOLERANCE_S} s out of order a seek allows",
+                (before - latest) / 1_000_000_000
+            ));
         }
         if highest.is_none_or(|(_, before)| earliest > before) {
             highest = Some((offset, earliest));
@@ -304,13 +308,13 @@ pub fn check_order(moments: impl Iterator<Item = Moment>) -> Result<(), String> 
     let mut highest: Option<i64> = None;
     for moment in moments {
         let at = moment.nanos();
-        if let Some(before) = highest {
-            if at < before.saturating_sub(TOLERANCE_NS) {
-                return Err(format!(
-                    "an event read is {} s before one read above it, more than the {TOLERANCE_S} s out of order a seek allows",
-                    (before - at) / 1_000_000_000
-                ));
-            }
+        if let Some(before) = highest
+            && at < before.saturating_sub(TOLERANCE_NS)
+        {
+            return Err(format!(
+                "an event read is {} s before one read above it, more than the {TOLERANCE_S} s out of order a seek allows",
+                (before - at) / 1_000_000_000
+            ));
         }
         highest = Some(highest.map_or(at, |before| before.max(at)));
     }
@@ -318,6 +322,7 @@ pub fn check_order(moments: impl Iterator<Item = Moment>) -> Result<(), String> 
 }
 
 /// What the report says of a sought part (`InputSummary::notes`, after the source's path).
+#[allow(clippy::cast_precision_loss)] // a share in percent, to two places
 pub fn note(sought: &Sought, head_bytes: u64) -> String {
     let read = bytes_read(sought, head_bytes);
     format!(
@@ -357,13 +362,14 @@ mod tests {
     }
 
     fn file(times: impl Iterator<Item = i64>) -> (tempfile::TempDir, std::path::PathBuf, Vec<u64>) {
+        use std::fmt::Write;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.log");
         let mut text = String::new();
         let mut offsets = Vec::new();
         for (n, seconds) in times.enumerate() {
             offsets.push(text.len() as u64);
-            text.push_str(&format!("T{seconds} a line of some length to fill the file with bytes\n"));
+            writeln!(text, "T{seconds} a line of some length to fill the file with bytes").unwrap();
             if n % 3 == 0 {
                 text.push_str("    at a continuation line without a time\n");
             }
@@ -379,8 +385,9 @@ mod tests {
             panic!("sought")
         };
         // The tolerance's lines on each side, and at most a block more.
-        let first = offsets[100_000 - TOLERANCE_S as usize];
-        let last = offsets[100_600 + TOLERANCE_S as usize + 1];
+        let tolerance = usize::try_from(TOLERANCE_S).unwrap();
+        let first = offsets[100_000 - tolerance];
+        let last = offsets[100_600 + tolerance + 1];
         assert!(sought.from <= first && first - sought.from <= 2 * BLOCK as u64, "{sought:?} {first}");
         assert!(sought.to > last && sought.to - last <= 2 * BLOCK as u64, "{sought:?} {last}");
         assert!(offsets.contains(&sought.from) && offsets.contains(&sought.to));
@@ -414,9 +421,12 @@ mod tests {
             panic!()
         };
         let text = std::fs::read(&path).unwrap();
-        let part = &text[sought.from as usize..sought.to as usize];
-        for n in (99_990..100_020).filter(|n| (100_000..=100_010).contains(&if n % 2 == 1 { n - 200 } else { *n })) {
-            assert!(memchr::memmem::find(part, format!("\nT{} ", if n % 2 == 1 { n - 200 } else { n }).as_bytes()).is_some());
+        let part = &text[usize::try_from(sought.from).unwrap()..usize::try_from(sought.to).unwrap()];
+        let late = |n: i64| if n % 2 == 1 { n - 200 } else { n };
+        let inside: Vec<i64> = (99_000..101_000).map(late).filter(|t| (100_000..=100_010).contains(t)).collect();
+        assert_eq!(inside.len(), 11, "six lines of the window in place, five written 200 s late");
+        for t in inside {
+            assert!(memchr::memmem::find(part, format!("\nT{t} ").as_bytes()).is_some(), "T{t}");
         }
     }
 

@@ -11,9 +11,9 @@ use crate::model::{Event, InputSummary, Moment, Origin};
 use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Leading, Shape};
 
+use crate::ingest::io::seek;
 use crate::ingest::log::rules::{RuleSet, key_value_fields};
 use crate::ingest::log::worker_settings::{Settled, parse_text, settle};
-use crate::ingest::io::seek;
 use crate::ingest::{EventFormat, Reopen, SourceKind, SourceSpec};
 
 pub struct ServerLog;
@@ -1399,6 +1399,9 @@ mod tests {
         Moment::new(chrono::DateTime::parse_from_rfc3339(at).unwrap().with_timezone(&chrono::Utc)).unwrap()
     }
 
+    /// An event as the window tests compare it: its moment, its line in the file, its job.
+    type Seen = (Moment, u64, Option<String>);
+
     /// `text` read as a file for the window `from ..= to` (UTC), by time when it can be, and read
     /// whole: the events of the first (their lines counted in the file, read back from it through
     /// the marks the read left), its account, and the events of the whole read inside the window.
@@ -1407,7 +1410,7 @@ mod tests {
         tz: chrono_tz::Tz,
         from: &str,
         to: &str,
-    ) -> Result<(Vec<(Moment, u64, Option<String>)>, InputSummary, Vec<(Moment, u64, Option<String>)>)> {
+    ) -> Result<(Vec<Seen>, InputSummary, Vec<Seen>)> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("server.log");
         std::fs::write(&path, text).unwrap();
@@ -1423,16 +1426,25 @@ mod tests {
         let (mut whole, mut whole_summary) = (Vec::new(), InputSummary::new("server.log", "log", "text", Some(tz)));
         read_in_parts(&spec, 0, reopen.at(0)?, &reopen, u64::MAX, &mut whole, &mut whole_summary)?;
         // Line 1 of a part read by time is the line at its first byte.
-        let before = summary.window_read.map_or(0, |read| text[..read.from_byte as usize].matches('\n').count() as u64);
+        let before = summary
+            .window_read
+            .map_or(0, |read| text[..usize::try_from(read.from_byte).unwrap()].matches('\n').count() as u64);
         let lines: Vec<&str> = text.split('\n').collect();
         let texts = std::mem::take(&mut summary.texts);
         for (line, read) in crate::ingest::io::read_back::every_event_read_back(&spec, &events, texts)? {
-            assert_eq!(read, lines[(u64::from(line) + before) as usize - 1], "line {line} after {before}");
+            assert_eq!(
+                read,
+                lines[usize::try_from(u64::from(line) + before).unwrap() - 1],
+                "line {line} after {before}"
+            );
         }
-        let key = |event: &Event, before: u64| (event.moment(), u64::from(event.origin().line) + before, event.job_id.as_deref().map(str::to_string));
+        let key = |event: &Event, before: u64| {
+            (event.moment(), u64::from(event.origin().line) + before, event.job_id.as_deref().map(str::to_string))
+        };
         let mut sought: Vec<_> =
             events.iter().filter(|event| window.holds(event.moment())).map(|event| key(event, before)).collect();
-        let mut whole: Vec<_> = whole.iter().filter(|event| window.holds(event.moment())).map(|event| key(event, 0)).collect();
+        let mut whole: Vec<_> =
+            whole.iter().filter(|event| window.holds(event.moment())).map(|event| key(event, 0)).collect();
         sought.sort();
         whole.sort();
         Ok((sought, summary, whole))
@@ -1449,7 +1461,11 @@ mod tests {
         let read = summary.window_read.expect("read by time");
         // Ten minutes and the tolerance on each side of 14 hours (2.4 %), the search and the head.
         assert!(read.bytes_read * 100 < read.size * 10, "{read:?}");
-        assert!(summary.notes.iter().any(|note| note.starts_with("read by time for the read window: bytes ")), "{:?}", summary.notes);
+        assert!(
+            summary.notes.iter().any(|note| note.starts_with("read by time for the read window: bytes ")),
+            "{:?}",
+            summary.notes
+        );
         // The account is of the lines read: a fraction of the file's.
         assert!(summary.lines * 10 < text.matches('\n').count() as u64);
     }
@@ -1457,7 +1473,9 @@ mod tests {
     #[test]
     fn a_window_before_or_after_the_log_reads_next_to_nothing_and_finds_nothing() {
         let text = timed_log("2026-10-07T00:00:00Z", 500, 40_000, chrono_tz::Asia::Seoul);
-        for (from, to) in [("2026-10-06T00:00:00Z", "2026-10-06T01:00:00Z"), ("2026-10-08T00:00:00Z", "2026-10-08T01:00:00Z")] {
+        for (from, to) in
+            [("2026-10-06T00:00:00Z", "2026-10-06T01:00:00Z"), ("2026-10-08T00:00:00Z", "2026-10-08T01:00:00Z")]
+        {
             let (sought, summary, whole) = read_window(&text, chrono_tz::Asia::Seoul, from, to).unwrap();
             assert!(sought.is_empty() && whole.is_empty());
             let read = summary.window_read.expect("read by time");
@@ -1483,7 +1501,10 @@ mod tests {
             assert_eq!(sought.len(), whole.len(), "{from}");
             assert!(sought == whole, "{from}: the same events at the same instants");
             assert!(!sought.is_empty());
-            assert!(summary.window_read.is_some_and(|read| read.bytes_read * 10 < read.size * 4), "{from}: {summary:?}");
+            assert!(
+                summary.window_read.is_some_and(|read| read.bytes_read * 10 < read.size * 4),
+                "{from}: {summary:?}"
+            );
         }
     }
 
@@ -1491,13 +1512,15 @@ mod tests {
     fn a_log_out_of_order_is_read_whole_and_says_so() {
         // Yesterday's log appended after today's.
         let tz = chrono_tz::Asia::Seoul;
-        let text = timed_log("2026-10-07T00:00:00Z", 500, 40_000, tz) + &timed_log("2026-10-06T00:00:00Z", 500, 40_000, tz);
+        let text =
+            timed_log("2026-10-07T00:00:00Z", 500, 40_000, tz) + &timed_log("2026-10-06T00:00:00Z", 500, 40_000, tz);
         let (sought, summary, whole) = read_window(&text, tz, "2026-10-06T02:00:00Z", "2026-10-06T02:10:00Z").unwrap();
         assert_eq!(sought, whole);
         assert!(!sought.is_empty());
         assert!(summary.window_read.is_none());
         assert!(
-            summary.notes.iter().any(|note| note.starts_with("read whole, not by time for the read window: ") && note.contains("out of order")),
+            summary.notes.iter().any(|note| note.starts_with("read whole, not by time for the read window: ")
+                && note.contains("out of order")),
             "{:?}",
             summary.notes
         );
