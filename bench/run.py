@@ -76,6 +76,16 @@ and with --envelope also
                                                  own KST time), whose findings and evidence must
                                                  be those of A's
 
+and with --newest-first also (issue 37)
+  R  leasetrace analyze CASE-kubectl-newest --format json --max-held-bytes 64 GiB
+                                                 the kubectl copy (made as for --envelope) with
+                                                 its lines in reverse, as a log store exports
+                                                 newest first: read from its last record without
+                                                 being held, its findings those of the kubectl
+                                                 copy (line L cited as the copy's N + 1 - L), its
+                                                 peak against the kubectl copy's the target
+                                                 (<= 1.3)
+
 and with --gzip also
   G  leasetrace analyze CASE-gz --format json    the same case gzipped (CASE-gz, beside CASE, is
                                                  made once: both files gzipped at level 1, the
@@ -144,6 +154,8 @@ TARGETS = {
     # Issue 37, with --window-hour: one hour of the 30-day case against the whole case.
     "hour_bytes_share_max": 0.05,
     "hour_time_share_max": 0.10,
+    # Issue 37, with --newest-first: the kubectl copy newest first against the same oldest first.
+    "newest_first_rss_over_oldest_max": 1.3,
 }
 
 HERE = Path(__file__).resolve().parent
@@ -377,6 +389,40 @@ def check_same_findings(r: dict, exp: dict, plain: dict | None, rename, differ: 
     return errs
 
 
+def newest_copy(kubectl_case: Path) -> Path:
+    """CASE-kubectl-newest beside CASE-kubectl: its pods.log with the lines in reverse (kubectl
+    writes a record a line), as a log store exports newest first; made once."""
+    out = kubectl_case.parent / (kubectl_case.name + "-newest")
+    stamp = str((kubectl_case / "pods.log").stat().st_mtime_ns)
+    if (out / ".stamp").is_file() and (out / ".stamp").read_text() == stamp:
+        return out
+    out.mkdir(exist_ok=True)
+    with open(out / "pods.log", "wb") as dst:
+        subprocess.run(["tac", str(kubectl_case / "pods.log")], stdout=dst, check=True)
+    for name in ("ledger.csv", "bullmq.json", "leasetrace.toml"):
+        shutil.copy(kubectl_case / name, out / name)
+    (out / ".stamp").write_text(stamp)
+    return out
+
+
+def check_leasetrace_newest(r: dict, exp: dict, kubectl: dict | None, lines: int) -> list[str]:
+    """The kubectl copy newest first: read from its last record (the report says so), its findings
+    and evidence the kubectl copy's once each line L of it is the copy's lines + 1 - L."""
+    if r["rc"] != 0:
+        return [f"exit {r['rc']}: {r['stderr'].strip()[-500:]}"]
+    report = json.loads(r["stdout"])
+    errs = []
+    if not any("sorted newest first" in a for a in report["assumptions"]):
+        errs.append("not read as newest first (no assumption says so)")
+    for finding in report["findings"]:
+        for event in finding["evidence"]:
+            if event["source"]["path"].endswith("pods.log"):
+                event["source"]["line"] = lines + 1 - event["source"]["line"]
+    if kubectl is not None and without_paths(report["findings"]) != without_paths(kubectl["findings"]):
+        errs.append("findings or evidence differ from the kubectl copy's (lines mapped back)")
+    return errs
+
+
 def check_leasetrace_kubectl(r: dict, exp: dict, plain: dict | None) -> list[str]:
     return check_same_findings(r, exp, plain, lambda path: "server.log" if path.endswith("pods.log") else path,
                                "plain log's (lines, raw text, metrics)")
@@ -599,6 +645,9 @@ def main() -> int:
     ap.add_argument("--window-hour", action="store_true",
                     help="time one hour of the case (the incident's) against the whole case, alone: issue 37's "
                          "targets (bytes read <= 5 %%, time <= 10 %%) and the whole-file run restricted to the hour's answers")
+    ap.add_argument("--newest-first", action="store_true",
+                    help="also time the kubectl copy (--envelope's) with its lines reversed, newest first: its peak "
+                         "against the kubectl copy's (issue 37, <= 1.3); implies --envelope")
     ap.add_argument("--floor", action="store_true",
                     help="also time the floor program (examples/floor.rs; cargo build --release --examples)")
     ap.add_argument("--floor-binary", type=Path, default=None,
@@ -611,6 +660,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=None, help="kill a command after this many seconds (a failure)")
     ap.add_argument("--label", default=None, help="a note stored in the JSON (e.g. which commit the binary was built from)")
     args = ap.parse_args()
+    args.envelope = args.envelope or args.newest_first
 
     missing = missing_tools()
     if missing:
@@ -699,6 +749,10 @@ def main() -> int:
     if args.envelope:
         kubectl_case = kubectl_copy(case)
         commands += [("leasetrace kubectl", [str(binary), "analyze", str(kubectl_case), "--format", "json"], True)]
+    if args.newest_first:
+        newest_case = newest_copy(kubectl_case)
+        commands += [("leasetrace newest first", [str(binary), "analyze", str(newest_case), "--format", "json",
+                                                  "--max-held-bytes", str(64 << 30)], True)]
     # MB each command reads (for the ingest figures): the log, the ledger, or both.
     reads_mb = {"rg -c": log_bytes / 1e6, "leasetrace log only": log_bytes / 1e6, "leasetrace ledger only": ledger_bytes / 1e6,
                 "log ingest": log_bytes / 1e6, "ledger ingest": ledger_bytes / 1e6}
@@ -719,7 +773,7 @@ def main() -> int:
     results = {name: [] for name, _, _ in commands}
     errors = []
     for rnd in range(1, args.rounds + 1):
-        rg_count = lt_events = plain_report = restricted_report = None
+        rg_count = lt_events = plain_report = restricted_report = kubectl_report = None
         row = []
         for name, argv, capture in commands:
             r = run(argv, capture, args.timeout, stdin_of.get(name))
@@ -743,6 +797,10 @@ def main() -> int:
                 errs = check_leasetrace_gzip(r, exp, plain_report)
             elif name == "leasetrace kubectl":
                 errs = check_leasetrace_kubectl(r, exp, plain_report)
+                if r["rc"] == 0:
+                    kubectl_report = json.loads(r["stdout"])
+            elif name == "leasetrace newest first":
+                errs = check_leasetrace_newest(r, exp, kubectl_report, exp["server_log"]["lines"])
             elif name == "leasetrace by flags":
                 errs = check_leasetrace_stdin(r, exp, plain_report, "")
             elif name in ("leasetrace ledger stdin", "leasetrace log stdin"):
@@ -881,6 +939,11 @@ def main() -> int:
             ("hour / whole: CPU time", cpu_medians["hour_over_whole"], "<=", TARGETS["hour_time_share_max"]),
             ("hour / whole: wall time", medians["hour_over_whole"], "<=", TARGETS["hour_time_share_max"]),
         ]
+    if args.newest_first:
+        oldest = summary["leasetrace kubectl"]["peak_rss_mb"]
+        target_rows.append(("newest first / oldest first peak RSS",
+                            summary["leasetrace newest first"]["peak_rss_mb"] / oldest if oldest else None,
+                            "<=", TARGETS["newest_first_rss_over_oldest_max"]))
     print("\nissue targets (reported, not enforced):")
     targets_out = []
     for label, got, op, want in target_rows:

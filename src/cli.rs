@@ -277,9 +277,9 @@ pub struct CaseArgs {
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=crate::ingest::io::lines::MAX_LINE_BYTES_CEILING))]
     pub max_line_bytes: Option<u64>,
 
-    /// Most bytes of records held in memory by a reader that must hold an export whole (one sorted
-    /// newest first, read from its last record; default 536870912, 512 MiB): past it the run
-    /// stops and says how to export the records oldest first.
+    /// Most bytes of records kept aside by a reader that must read an export from its end (one
+    /// sorted newest first, its records kept in a temporary file in TMPDIR; default 536870912, 512
+    /// MiB): past it the run stops and says how to export the records oldest first.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=crate::ingest::io::lines::MAX_HELD_BYTES_CEILING))]
     pub max_held_bytes: Option<u64>,
 
