@@ -287,7 +287,7 @@ pub struct CaseArgs {
     /// (2026-10-07T09:50:00+09:00), a local date and time (2026-10-07 09:50) or a clock time
     /// (09:50, on the case's date), both read in the display zone (--tz). Ledgers and logs are
     /// read from TIME minus --read-margin on (a clock time reads everything); a plain-text log
-    /// file in time order is sought to it, not read up to it (docs/outputs/filters.md).
+    /// file in time order is sought to it, not read up to it (leasetrace docs outputs/filters).
     #[arg(long, value_name = "TIME", help_heading = "What to show")]
     pub since: Option<String>,
 

@@ -153,8 +153,8 @@ mod tests {
         let record = |n: u64| Taken {
             line: n + 1,
             lines: 1 + n % 3,
-            at: (n % 5 != 0).then(|| Moment::from_nanos(i64::try_from(n).unwrap() * 1_000_000 - 7)),
-            instance: (n % 2 == 0).then(|| format!("pod=web-{n}")),
+            at: (!n.is_multiple_of(5)).then(|| Moment::from_nanos(i64::try_from(n).unwrap() * 1_000_000 - 7)),
+            instance: n.is_multiple_of(2).then(|| format!("pod=web-{n}")),
             message: format!(
                 "2026-10-07 09:33:00.{:03} INFO job active id={n} {}",
                 n % 1000,
