@@ -84,6 +84,10 @@ pub struct InputSummary {
 /// tell the format. Its lines are numbered from `from_byte`, where its line 1 is.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 pub struct WindowRead {
+    /// Whether the part read starts at the text's start (after a byte-order mark): its lines are
+    /// then the file's.
+    #[serde(skip)]
+    pub from_start: bool,
     pub from_byte: u64,
     pub to_byte: u64,
     pub size: u64,

@@ -148,6 +148,7 @@ fn read_sought(
     *summary = account;
     summary.notes.push(seek::note(&sought, head));
     summary.window_read = Some(crate::model::input::WindowRead {
+        from_start: sought.from <= spec.text_start,
         from_byte: sought.from,
         to_byte: sought.to,
         size: sought.size,
