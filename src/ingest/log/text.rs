@@ -135,8 +135,17 @@ fn read_sought(
     let mut account = InputSummary::new(&summary.path, summary.kind, summary.format, spec.tz);
     let part_input: Box<dyn BufRead + Send> =
         Box::new(std::io::Read::take(reopen.at(sought.from)?, sought.to - sought.from));
-    let scan = part.scan(part_input, None, &mut read, &mut account)?;
-    scan.finish(&mut read, &mut account)?;
+    // An error names its line as the report cites the part's lines: from the byte read from.
+    let cited = |error: Error| match error {
+        Error::Input { path, line: Some(line), message } => Error::Input {
+            path: std::path::PathBuf::from(crate::analysis::seek_label(&path.display().to_string(), sought.from)),
+            line: Some(line),
+            message,
+        },
+        other => other,
+    };
+    let scan = part.scan(part_input, None, &mut read, &mut account).map_err(cited)?;
+    scan.finish(&mut read, &mut account).map_err(cited)?;
     // Events in the order of their lines: each of them within the tolerance of those above it.
     let mut by_line: Vec<(u32, Moment)> = read.iter().map(|event| (event.origin().line, event.moment())).collect();
     by_line.sort_by_key(|&(line, _)| line);
@@ -1507,6 +1516,21 @@ mod tests {
                 "{from}: {summary:?}"
             );
         }
+    }
+
+    #[test]
+    fn an_error_in_a_part_read_by_time_names_its_line_from_the_byte_read_from() {
+        let tz = chrono_tz::Asia::Seoul;
+        let mut text = timed_log("2026-10-07T00:00:00Z", 500, 40_000, tz);
+        let at = text.find("2026-10-07 12:00:00.000").unwrap();
+        text.insert_str(at, "2026-10-07 11:61:00 INFO job active id=7\n");
+        let error = read_window(&text, tz, "2026-10-07T02:55:00Z", "2026-10-07T03:05:00Z").unwrap_err().to_string();
+        let from = error.split(" (from byte ").nth(1).and_then(|rest| rest.split(')').next()).unwrap();
+        let (before, rest) = error.split_once("):").unwrap();
+        let line: usize = rest.split(':').next().unwrap().parse().unwrap();
+        assert!(before.ends_with(&format!("server.log (from byte {from}")), "{error}");
+        let from: usize = from.parse().unwrap();
+        assert!(text[from..].lines().nth(line - 1).unwrap().starts_with("2026-10-07 11:61:00"), "{error}");
     }
 
     #[test]
