@@ -604,6 +604,9 @@ def main() -> int:
     ap.add_argument("--log-mb", type=float, required=True, help="server.log size in MB (10^6 bytes)")
     ap.add_argument("--ledger-rows", type=int, required=True, help="ledger.csv data rows (without the header)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--days", type=float, default=None,
+                    help="the span in days (default: the log's size at 400 B/s, a month per GB); "
+                         "--log-mb 3000 --days 30 is the 30-day case of issue 37 (3 GB, 1.16 kB/s)")
     args = ap.parse_args()
     t_begin = time.perf_counter()
     seed = str(args.seed)
@@ -618,7 +621,7 @@ def main() -> int:
         return any(r.search(msg) for r in rules)
 
     # Time span: the incident at 60% of it.
-    span = max(MIN_SPAN, log_target * 1000 // LOG_BYTES_PER_SEC)
+    span = max(MIN_SPAN, int(args.days * DAY) if args.days else log_target * 1000 // LOG_BYTES_PER_SEC)
     start = (INCIDENT_SLOT - span * 6 // 10) // MIN * MIN
     end = start + span // MIN * MIN
     rng = random.Random(f"{seed}-plan")
@@ -845,7 +848,7 @@ def main() -> int:
     incident.pop("quiet")
     expected = {
         "generator": "bench/gen_case.py",
-        "args": {"log_mb": args.log_mb, "ledger_rows": args.ledger_rows, "seed": args.seed},
+        "args": {"log_mb": args.log_mb, "ledger_rows": args.ledger_rows, "seed": args.seed, "days": args.days},
         "span": {"start": iso_utc(start), "end": iso_utc(end), "days": round(span / DAY, 3)},
         "server_log": {"bytes": n_bytes, "lines": n_lines, "relevant_lines": relevant_lines},
         "ledger": {"bytes": ledger_bytes, "rows": n_rows, "sweeps": 1 + len(fleet)},

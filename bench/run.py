@@ -57,8 +57,23 @@ and with --stdin also
 
 and with --window also
   P  leasetrace analyze CASE --since DAY --until DAY+1   the incident's day of the month-long case:
-                                                 the whole case's findings, every row and
-                                                 relevant line kept or counted outside the window
+                                                 the whole case's findings, every row kept or
+                                                 counted outside the window (the log is sought
+                                                 by time: its lines mapped back to the file's)
+
+and with --window-hour (alone: the peers above are not run; for the 30-day case of issue 37,
+`gen_case.py --log-mb 3000 --days 30`)
+  A  leasetrace analyze CASE --format json            the whole case, read whole
+  W  the same with --since HOUR --until HOUR+1 --read-margin all   the whole-file run restricted
+                                                 to the incident's hour (everything read, the
+                                                 report cut to the hour): the answer to give
+  Q  the same without --read-margin all          the hour, the log sought by time: it must give
+                                                 W's findings and evidence (its lines, numbered
+                                                 from the byte it was read from, mapped back to
+                                                 the file's by counting the line ends before
+                                                 it), and the bytes it read (`window_read` of
+                                                 its log's account) and its time against A's are
+                                                 issue 37's targets: <= 5 % and <= 10 %
 
 and with --envelope also
   K  leasetrace analyze CASE-kubectl --format json  the same case with its log as `kubectl logs
@@ -67,6 +82,16 @@ and with --envelope also
                                                  the kubelet would stamp, 2 ms after the line's
                                                  own KST time), whose findings and evidence must
                                                  be those of A's
+
+and with --newest-first also (issue 37)
+  R  leasetrace analyze CASE-kubectl-newest --format json --max-held-bytes 64 GiB
+                                                 the kubectl copy (made as for --envelope) with
+                                                 its lines in reverse, as a log store exports
+                                                 newest first: read from its last record without
+                                                 being held, its findings those of the kubectl
+                                                 copy (line L cited as the copy's N + 1 - L), its
+                                                 peak against the kubectl copy's the target
+                                                 (<= 1.3)
 
 and with --gzip also
   G  leasetrace analyze CASE-gz --format json    the same case gzipped (CASE-gz, beside CASE, is
@@ -150,6 +175,11 @@ TARGETS = {
     "gzip_over_plain_wall_max": 1.35,
     # With --window: one day of the month.
     "one_day_rss_max_mb": 64.0,
+    # Issue 37, with --window-hour: one hour of the 30-day case against the whole case.
+    "hour_bytes_share_max": 0.05,
+    "hour_time_share_max": 0.10,
+    # Issue 37, with --newest-first: the kubectl copy newest first against the same oldest first.
+    "newest_first_rss_over_oldest_max": 1.3,
 }
 
 HERE = Path(__file__).resolve().parent
@@ -402,6 +432,40 @@ def check_same_findings(r: dict, exp: dict, plain: dict | None, rename, differ: 
     return errs
 
 
+def newest_copy(kubectl_case: Path) -> Path:
+    """CASE-kubectl-newest beside CASE-kubectl: its pods.log with the lines in reverse (kubectl
+    writes a record a line), as a log store exports newest first; made once."""
+    out = kubectl_case.parent / (kubectl_case.name + "-newest")
+    stamp = str((kubectl_case / "pods.log").stat().st_mtime_ns)
+    if (out / ".stamp").is_file() and (out / ".stamp").read_text() == stamp:
+        return out
+    out.mkdir(exist_ok=True)
+    with open(out / "pods.log", "wb") as dst:
+        subprocess.run(["tac", str(kubectl_case / "pods.log")], stdout=dst, check=True)
+    for name in ("ledger.csv", "bullmq.json", "leasetrace.toml"):
+        shutil.copy(kubectl_case / name, out / name)
+    (out / ".stamp").write_text(stamp)
+    return out
+
+
+def check_leasetrace_newest(r: dict, exp: dict, kubectl: dict | None, lines: int) -> list[str]:
+    """The kubectl copy newest first: read from its last record (the report says so), its findings
+    and evidence the kubectl copy's once each line L of it is the copy's lines + 1 - L."""
+    if r["rc"] != 0:
+        return [f"exit {r['rc']}: {r['stderr'].strip()[-500:]}"]
+    report = json.loads(r["stdout"])
+    errs = []
+    if not any("sorted newest first" in a for a in report["assumptions"]):
+        errs.append("not read as newest first (no assumption says so)")
+    for finding in report["findings"]:
+        for event in finding["evidence"]:
+            if event["source"]["path"].endswith("pods.log"):
+                event["source"]["line"] = lines + 1 - event["source"]["line"]
+    if kubectl is not None and without_paths(report["findings"]) != without_paths(kubectl["findings"]):
+        errs.append("findings or evidence differ from the kubectl copy's (lines mapped back)")
+    return errs
+
+
 def check_leasetrace_kubectl(r: dict, exp: dict, plain: dict | None) -> list[str]:
     return check_same_findings(r, exp, plain, lambda path: "server.log" if path.endswith("pods.log") else path,
                                "plain log's (lines, raw text, metrics)")
@@ -451,8 +515,23 @@ def check_leasetrace_window(r: dict, exp: dict, plain: dict | None) -> list[str]
         return [f"exit {r['rc']}: {r['stderr'].strip()[-500:]}"]
     report = json.loads(r["stdout"])
     errs = []
+    log_read = (input_of(report, "log") or {}).get("window_read")
+    if log_read:
+        # The log sought by time: its lines count from the byte it was read from (mapped back to
+        # the file's), and the lines of the bytes not read are not counted.
+        label = f" (from byte {log_read['from_byte']})"
+        before = lines_before(Path(exp.get("_log_path", "")), log_read["from_byte"]) if log_read["from_byte"] > 0 else 0
+        for finding in report["findings"]:
+            for event in finding["evidence"]:
+                if event["source"]["path"].endswith(label):
+                    event["source"]["path"] = event["source"]["path"].removesuffix(label)
+                    event["source"]["line"] += before
     for kind, total in (("log", exp["relevant_lines"]), ("ledger", exp["ledger"]["rows"])):
         source = input_of(report, kind) or {}
+        if kind == "log" and log_read:
+            if source.get("events", 0) > total:
+                errs.append(f"log: events {source.get('events')} > {total}")
+            continue
         outside = source.get("ignored_by_reason", {}).get("outside the read window", 0)
         if source.get("events", 0) + outside != total:
             errs.append(f"{kind}: events {source.get('events')} + outside {outside} != {total}")
@@ -467,6 +546,55 @@ def check_leasetrace_window(r: dict, exp: dict, plain: dict | None) -> list[str]
         runs = [f["metrics"]["samples"] for r in (report, plain) for f in r["findings"] if f["kind"] == "lock-headroom"]
         if len(runs) != 2 or not 0 < runs[0] < runs[1]:
             errs.append(f"lock-headroom runs (window, whole case) {runs}: expected fewer in the window")
+    return errs
+
+
+def lines_before(path: Path, offset: int, cache: dict = {}) -> int:
+    """The line ends in the first `offset` bytes of `path` (the bench reads them, not leasetrace)."""
+    key = (str(path), offset)
+    if key not in cache:
+        count, left = 0, offset
+        with open(path, "rb") as f:
+            while left > 0:
+                block = f.read(min(left, 1 << 24))
+                if not block:
+                    break
+                count += block.count(b"\n")
+                left -= len(block)
+        cache[key] = count
+    return cache[key]
+
+
+def check_leasetrace_hour(r: dict, exp: dict, restricted: dict | None, log: Path) -> list[str]:
+    """One hour, the log sought by time: the log read by time (`window_read`), and the findings and
+    evidence of the whole-file run restricted to the hour (lock-headroom, a summary of every run
+    read, aside: the restricted run reads every run), each sought line mapped back to its line in
+    the file."""
+    if r["rc"] != 0:
+        return [f"exit {r['rc']}: {r['stderr'].strip()[-500:]}"]
+    report = json.loads(r["stdout"])
+    errs = []
+    read = (input_of(report, "log") or {}).get("window_read")
+    if not read:
+        return ["log: not read by time (no window_read in its account)"]
+    label = f" (from byte {read['from_byte']})"
+    before = lines_before(log, read["from_byte"]) if read["from_byte"] > 0 else 0
+    for finding in report["findings"]:
+        for event in finding["evidence"]:
+            if event["source"]["path"].endswith(label):
+                event["source"]["path"] = event["source"]["path"].removesuffix(label)
+                event["source"]["line"] += before
+    if restricted is not None:
+        def story(findings):
+            return without_paths([f for f in findings if f["kind"] != "lock-headroom"])
+        if story(report["findings"]) != story(restricted["findings"]):
+            errs.append("findings or evidence differ from the whole-file run restricted to the hour (lock-headroom aside)")
+        if not story(report["findings"]):
+            errs.append("no finding in the hour")
+        kinds = [sorted(f["kind"] for f in x["findings"]) for x in (report, restricted)]
+        if kinds[0] != kinds[1]:
+            errs.append(f"finding kinds {kinds[0]} != {kinds[1]}")
+    r["window_read"] = read
     return errs
 
 
@@ -572,6 +700,12 @@ def main() -> int:
                     help="also time leasetrace with the ledger, then the log, on standard input, beside the same by flags")
     ap.add_argument("--window", action="store_true",
                     help="also time leasetrace on the incident's day alone (--since/--until of one day of the month)")
+    ap.add_argument("--window-hour", action="store_true",
+                    help="time one hour of the case (the incident's) against the whole case, alone: issue 37's "
+                         "targets (bytes read <= 5 %%, time <= 10 %%) and the whole-file run restricted to the hour's answers")
+    ap.add_argument("--newest-first", action="store_true",
+                    help="also time the kubectl copy (--envelope's) with its lines reversed, newest first: its peak "
+                         "against the kubectl copy's (issue 37, <= 1.3); implies --envelope")
     ap.add_argument("--floor", action="store_true",
                     help="also time the floor program (examples/floor.rs; cargo build --release --examples)")
     ap.add_argument("--floor-binary", type=Path, default=None,
@@ -585,6 +719,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=None, help="kill a command after this many seconds (a failure)")
     ap.add_argument("--label", default=None, help="a note stored in the JSON (e.g. which commit the binary was built from)")
     args = ap.parse_args()
+    args.envelope = args.envelope or args.newest_first
 
     missing = missing_tools()
     if args.stdin and args.gzip and shutil.which("zcat") is None:
@@ -621,6 +756,7 @@ def main() -> int:
             return 2
         duckdb_version = probe.stdout.strip()
     log, ledger = case / "server.log", case / "ledger.csv"
+    exp["_log_path"] = str(log)
     log_bytes, ledger_bytes = log.stat().st_size, ledger.stat().st_size
     total_mb = (log_bytes + ledger_bytes) / 1e6
 
@@ -666,6 +802,14 @@ def main() -> int:
     if args.stdin:
         ways += [("ledger_stdin_over_file", "leasetrace ledger stdin", "leasetrace by flags", "pipe_over_file_wall_max"),
                  ("log_stdin_over_file", "leasetrace log stdin", "leasetrace by flags", "pipe_over_file_wall_max")]
+    if args.window_hour:
+        # The incident's hour in the case's zone (KST): activation 09:33, restart, rerun 09:53, overlap 09:54.
+        day = exp["incident"]["activated_at"][:10]
+        hour = ["--since", f"{day}T09:30:00+09:00", "--until", f"{day}T10:29:59.999+09:00"]
+        whole = [str(binary), "analyze", str(case), "--format", "json"]
+        commands = [("leasetrace", whole, True),
+                    ("leasetrace hour, read whole", whole + hour + ["--read-margin", "all"], True),
+                    ("leasetrace one hour", whole + hour, True)]
     if args.gzip:
         gz_case = gzip_copy(case)
         gz6_case = gzip_copy(case, "-gz6", 6)
@@ -693,6 +837,10 @@ def main() -> int:
     if args.envelope:
         kubectl_case = kubectl_copy(case)
         commands += [("leasetrace kubectl", [str(binary), "analyze", str(kubectl_case), "--format", "json"], True)]
+    if args.newest_first:
+        newest_case = newest_copy(kubectl_case)
+        commands += [("leasetrace newest first", [str(binary), "analyze", str(newest_case), "--format", "json",
+                                                  "--max-held-bytes", str(64 << 30)], True)]
     # MB each command reads (for the ingest figures): the log, the ledger, or both.
     reads_mb = {"rg -c": log_bytes / 1e6, "leasetrace log only": log_bytes / 1e6, "leasetrace ledger only": ledger_bytes / 1e6,
                 "log ingest": log_bytes / 1e6, "ledger ingest": ledger_bytes / 1e6}
@@ -713,7 +861,7 @@ def main() -> int:
     results = {name: [] for name, _, _ in commands}
     errors = []
     for rnd in range(1, args.rounds + 1):
-        rg_count = lt_events = plain_report = flags_report = None
+        rg_count = lt_events = plain_report = flags_report = restricted_report = kubectl_report = None
         row = []
         for name, argv, capture in commands:
             r = run(argv, capture, args.timeout, stdin_of.get(name))
@@ -738,10 +886,20 @@ def main() -> int:
                 errs = check_leasetrace_gzip(r, exp, plain_report)
             elif name == "leasetrace kubectl":
                 errs = check_leasetrace_kubectl(r, exp, plain_report)
+                if r["rc"] == 0:
+                    kubectl_report = json.loads(r["stdout"])
+            elif name == "leasetrace newest first":
+                errs = check_leasetrace_newest(r, exp, kubectl_report, exp["server_log"]["lines"])
             elif name == "leasetrace by flags":
                 errs = check_leasetrace_stdin(r, exp, plain_report, "")
             elif name in ("leasetrace ledger stdin", "leasetrace log stdin", "leasetrace log zcat stdin"):
                 errs = check_leasetrace_stdin(r, exp, plain_report, stdin_file[name].name)
+            elif name == "leasetrace hour, read whole":
+                errs = [] if r["rc"] == 0 else [f"exit {r['rc']}: {r['stderr'].strip()[-500:]}"]
+                if r["rc"] == 0:
+                    restricted_report = json.loads(r["stdout"])
+            elif name == "leasetrace one hour":
+                errs = check_leasetrace_hour(r, exp, restricted_report, log)
             elif name == "leasetrace one day":
                 errs = check_leasetrace_window(r, exp, plain_report)
             elif name == "leasetrace base":
@@ -761,15 +919,18 @@ def main() -> int:
                 except (ValueError, TypeError, KeyError):
                     pass
             results[name].append({"round": rnd, "wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "rss_kb": r["rss_kb"],
-                                  "feeder_cpu_s": r["feeder_cpu_s"], "ok": not errs, "errors": errs})
+                                  "feeder_cpu_s": r["feeder_cpu_s"], "ok": not errs, "errors": errs,
+                                  **({"window_read": r["window_read"]} if "window_read" in r else {})})
             errors += [f"round {rnd}: {name}: {e}" for e in errs]
             row.append(f"{name} {r['wall_s']:.3f}s")
         # leasetrace's log events must equal this round's rg count.
-        if lt_events != rg_count:
+        if not args.window_hour and lt_events != rg_count:
             errors.append(f"round {rnd}: leasetrace counted {lt_events} log events, rg -c {rg_count} lines")
         print(f"round {rnd}/{args.rounds}: " + ", ".join(row), flush=True)
 
     def per_round_ratio(a: str, b: str, key: str = "wall_s") -> list[float]:
+        if a not in results or b not in results:
+            return []
         return [x[key] / y[key] for x, y in zip(results[a], results[b]) if y[key] and y[key] > 0]
 
     ratios = {
@@ -787,6 +948,9 @@ def main() -> int:
         pairs.append(("leasetrace_over_floor", "leasetrace", "floor"))
     for key, a, b in pairs:
         ratios[key] = per_round_ratio(a, b)
+    if args.window_hour:
+        pairs = [("hour_over_whole", "leasetrace one hour", "leasetrace")]
+        ratios["hour_over_whole"] = per_round_ratio("leasetrace one hour", "leasetrace")
     cpu_ratios = {key: per_round_ratio(a, b, "cpu_s") for key, a, b in pairs}
     if args.envelope:
         ratios["kubectl_over_plain"] = per_round_ratio("leasetrace kubectl", "leasetrace")
@@ -872,12 +1036,34 @@ def main() -> int:
     if args.window:
         target_rows.append(("one day of the month peak RSS MB", summary["leasetrace one day"]["peak_rss_mb"],
                             "<=", TARGETS["one_day_rss_max_mb"]))
+    if args.window_hour:
+        reads = [x["window_read"] for x in results["leasetrace one hour"] if "window_read" in x]
+        case_bytes = log_bytes + ledger_bytes + (case / "bullmq.json").stat().st_size
+        if reads:
+            read = reads[-1]
+            hour_bytes = read["bytes_read"] + ledger_bytes + (case / "bullmq.json").stat().st_size
+            print(f"\none hour: the log read from byte {read['from_byte']} to {read['to_byte']} of {read['size']}, "
+                  f"{read['bytes_read']} bytes with the search's ({100 * read['bytes_read'] / read['size']:.3f} % of the log); "
+                  f"with the ledger and parameters read whole {hour_bytes} of {case_bytes} bytes ({100 * hour_bytes / case_bytes:.3f} %)")
+            summary["leasetrace one hour"]["window_read"] = read
+            summary["leasetrace one hour"]["case_bytes_read"] = hour_bytes
+        target_rows = [
+            ("hour / whole: bytes of the case read", hour_bytes / case_bytes if reads else None, "<=", TARGETS["hour_bytes_share_max"]),
+            ("hour / whole: log bytes read", read["bytes_read"] / read["size"] if reads else None, "<=", TARGETS["hour_bytes_share_max"]),
+            ("hour / whole: CPU time", cpu_medians["hour_over_whole"], "<=", TARGETS["hour_time_share_max"]),
+            ("hour / whole: wall time", medians["hour_over_whole"], "<=", TARGETS["hour_time_share_max"]),
+        ]
+    if args.newest_first:
+        oldest = summary["leasetrace kubectl"]["peak_rss_mb"]
+        target_rows.append(("newest first / oldest first peak RSS",
+                            summary["leasetrace newest first"]["peak_rss_mb"] / oldest if oldest else None,
+                            "<=", TARGETS["newest_first_rss_over_oldest_max"]))
     print("\nissue targets (reported, not enforced):")
     targets_out = []
     for label, got, op, want in target_rows:
         met = got is not None and (got <= want if op == "<=" else got >= want)
         targets_out.append({"what": label, "measured": got, "target": f"{op} {want:g}", "met": met})
-        print(f"  {label:<34} {'-' if got is None else format(got, '.2f'):>10}  target {op} {want:g}  {'met' if met else 'NOT met'}")
+        print(f"  {label:<34} {'-' if got is None else format(got, '.4f' if abs(got) < 0.1 else '.2f'):>10}  target {op} {want:g}  {'met' if met else 'NOT met'}")
 
     ratio_failures = []
     if args.check_ratios:

@@ -10,6 +10,12 @@ use crate::model::report::{RawTexts, View};
 use crate::model::{self, LockParams, Report, Timeline};
 use crate::{capture, coverage, detect, ingest, phases, render, time};
 
+/// The path a log read by time for the window is cited by: its lines are numbered from byte
+/// `from`, not from the file's start (`ingest::io::seek`).
+pub fn seek_label(path: &str, from: u64) -> String {
+    format!("{path} (from byte {from})")
+}
+
 /// Reads every source of a case and builds the report for `view`.
 pub fn build_report(config: &Config, view: View) -> Result<Report> {
     let shows_raw =
@@ -60,7 +66,26 @@ pub(crate) fn build(config: &Config, view: View, read_back: bool) -> Result<(Rep
         }
         None => model::params::ParamOverrides::default(),
     };
-    let paths = config.sources.iter().map(|source| model::Text::from(source.display_path().as_str())).collect();
+    // A log read by time for the window numbers its lines from the byte it was read from: its
+    // path says so wherever a line is cited (`ingest::io::seek`), and so does its account.
+    for input in &mut inputs {
+        if let Some(read) = input.window_read
+            && !read.from_start
+        {
+            input.path = seek_label(&input.path, read.from_byte);
+        }
+    }
+    let paths = config
+        .sources
+        .iter()
+        .zip(&inputs)
+        .map(|(source, input)| match input.window_read {
+            Some(read) if !read.from_start => {
+                model::Text::from(seek_label(&source.display_path(), read.from_byte).as_str())
+            }
+            _ => model::Text::from(source.display_path().as_str()),
+        })
+        .collect();
     // The sources' summaries come first, in source order.
     let line_texts = inputs.iter_mut().map(|input| std::mem::take(&mut input.texts)).collect();
     let envelope_times = inputs.iter_mut().map(|input| std::mem::take(&mut input.envelope_times)).collect();
@@ -114,6 +139,9 @@ pub(crate) fn build(config: &Config, view: View, read_back: bool) -> Result<(Rep
         inputs.iter().filter_map(|input| input.ignored_by_reason.get(model::filter::OUTSIDE_READ_WINDOW)).sum::<u64>();
     assumptions.extend(read_plan.note(config.display_tz, outside, config.filter.clock_date(&timeline)));
     // The sources' summaries come first, in source order (the lock parameters file's after them).
+    for (source, input) in sources.iter().zip(&inputs) {
+        assumptions.extend(read_through_note(source, input));
+    }
     for (source, input) in config.sources.iter().zip(&inputs) {
         assumptions.extend(ledger_zone_note(source, input));
         assumptions.extend(time::fold::notes(&input.path, source.ambiguous, &input.folds));
@@ -217,6 +245,36 @@ pub(crate) fn build(config: &Config, view: View, read_back: bool) -> Result<(Rep
 /// (a `job-active` record, or a ledger row that starts a round of a job) or a stall.
 /// A ledger read in its default zone (UTC, declared by nobody) says so only when a time it read
 /// had no offset: a psql export's `+00`/`+09` cells never rested on the default.
+/// Why a ledger or log of 1 MiB or more was read from its start for a read window, when it was not
+/// sought by time (`ingest::io::seek`): said, since the window then costs the whole file.
+fn read_through_note(source: &ingest::SourceSpec, input: &model::InputSummary) -> Option<String> {
+    let window = source.window?;
+    if (window.from.is_none() && window.to.is_none())
+        || input.window_read.is_some()
+        || input.notes.iter().any(|note| note.starts_with("read whole, not by time"))
+    {
+        return None;
+    }
+    let path = source.file();
+    let size = std::fs::metadata(path).ok().filter(std::fs::Metadata::is_file)?.len();
+    if size < ingest::io::seek::SEEK_AT_LEAST {
+        return None;
+    }
+    let why = if source.spool.is_some() {
+        "it is read once (standard input or a pipe), from its start"
+    } else if std::fs::File::open(path).is_ok_and(|mut file| ingest::is_gzip(&mut file)) {
+        "it is compressed, and a compressed file is read from its start"
+    } else if source.kind == ingest::SourceKind::Ledger {
+        "a ledger is not sought by time: a CSV record may hold line ends in a quoted cell, so a byte offset cannot be resynced to a record"
+    } else {
+        "only plain-text logs (format text) are sought by time: a record of this format may span lines, or carry what the lines after it need"
+    };
+    Some(format!(
+        "{}: read from its start for the read window, every byte, the window applied to what was read: {why}",
+        input.path
+    ))
+}
+
 fn ledger_zone_note(source: &ingest::SourceSpec, input: &model::InputSummary) -> Option<String> {
     (source.tz_defaulted && input.naive_times > 0).then(|| {
         let (count, noun) = match input.naive_times {

@@ -313,16 +313,17 @@ pub struct CaseArgs {
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=crate::ingest::io::lines::MAX_LINE_BYTES_CEILING))]
     pub max_line_bytes: Option<u64>,
 
-    /// Most bytes of records held in memory by a reader that must hold an export whole (one sorted
-    /// newest first, read from its last record; default 536870912, 512 MiB): past it the run
-    /// stops and says how to export the records oldest first.
+    /// Most bytes of records kept aside by a reader that must read an export from its end (one
+    /// sorted newest first, its records kept in a temporary file in TMPDIR; default 536870912, 512
+    /// MiB): past it the run stops and says how to export the records oldest first.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=crate::ingest::io::lines::MAX_HELD_BYTES_CEILING))]
     pub max_held_bytes: Option<u64>,
 
     /// Show only events at or after TIME (and the findings citing them): RFC 3339 with an offset
     /// (2026-10-07T09:50:00+09:00), a local date and time (2026-10-07 09:50) or a clock time
     /// (09:50, on the case's date), both read in the display zone (--tz). Ledgers and logs are
-    /// read from TIME minus --read-margin on (a clock time reads everything).
+    /// read from TIME minus --read-margin on (a clock time reads everything); a plain-text log
+    /// file in time order is sought to it, not read up to it (leasetrace docs outputs/filters).
     #[arg(long, value_name = "TIME", help_heading = "What to show")]
     pub since: Option<String>,
 

@@ -73,6 +73,25 @@ pub struct InputSummary {
     /// source holds beyond what was read, for the error on a filter that matches nothing.
     #[serde(skip)]
     pub outside_span: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    /// A plain log read by time for the read window (`ingest::io::seek`): the bytes read, of
+    /// the file's. `None`: read whole (or not a file that can be).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_read: Option<WindowRead>,
+}
+
+/// Which bytes of a plain log were read for a read window (`ingest::io::seek`): `from_byte` to
+/// `to_byte` of the file's `size`, and `bytes_read` with the search's probes and the head read to
+/// tell the format. Its lines are numbered from `from_byte`, where its line 1 is.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct WindowRead {
+    /// Whether the part read starts at the text's start (after a byte-order mark): its lines are
+    /// then the file's.
+    #[serde(skip)]
+    pub from_start: bool,
+    pub from_byte: u64,
+    pub to_byte: u64,
+    pub size: u64,
+    pub bytes_read: u64,
 }
 
 /// The reason an events export that is an empty JSON array (`[]`) is counted as ignored: the
@@ -177,6 +196,7 @@ impl InputSummary {
             outside_ids: super::filter::OutsideIds::default(),
             outside_span: None,
             envelope_times: Vec::new(),
+            window_read: None,
         }
     }
 

@@ -371,6 +371,62 @@ fn loki_newest_first(records: u64) -> Feed {
 
 #[test]
 #[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
+fn a_newest_first_export_is_read_from_its_end_in_the_memory_of_the_same_export_oldest_first() {
+    // 1 M records (about 210 MiB) in files, newest first as logcli writes them and oldest first
+    // (the same lines reversed): read from its last record, the first may not be held in memory.
+    // Written a line at a time (the test's own memory counts in its children's peaks).
+    let dir = tempfile::tempdir().unwrap();
+    let records = 1_000_000u64;
+    let line = |record: u64| {
+        let start = chrono::DateTime::parse_from_rfc3339("2026-10-07T01:00:00Z").unwrap().timestamp_millis();
+        let at = chrono::DateTime::from_timestamp_millis(start - i64::try_from(record).unwrap()).unwrap();
+        let local = at.with_timezone(&chrono_tz::Asia::Seoul).format("%Y-%m-%d %H:%M:%S%.3f");
+        let stamp = at.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
+        format!(
+            "{{\"labels\":{{\"pod\":\"review-api-7d9f8b6c4-x2k9p\"}},\"line\":\"{local} INFO  [HTTP] GET /healthz 200 7.1ms pid=52117 request={record:012}\",\"timestamp\":\"{stamp}\"}}\n"
+        )
+    };
+    for (name, newest_first) in [("newest.jsonl", true), ("oldest.jsonl", false)] {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(dir.path().join(name)).unwrap());
+        for n in 0..records {
+            out.write_all(line(if newest_first { n } else { records - 1 - n }).as_bytes()).unwrap();
+        }
+        out.flush().unwrap();
+    }
+    let run = |name: &str| {
+        let path = dir.path().join(name);
+        let run = measured(
+            &[
+                "analyze",
+                "--log",
+                path.to_str().unwrap(),
+                "--log-tz",
+                "Asia/Seoul",
+                "--max-held-bytes",
+                "1073741824",
+                "--format",
+                "json",
+            ],
+            None,
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run
+    };
+    let (newest, oldest) = (run("newest.jsonl"), run("oldest.jsonl"));
+    let report: serde_json::Value = serde_json::from_str(&newest.stdout).unwrap();
+    assert_eq!(report["inputs"][0]["lines"], 1_000_000);
+    let notes = report["assumptions"].to_string();
+    assert!(notes.contains("sorted newest first"), "{notes}");
+    assert!(
+        newest.peak * 10 <= oldest.peak * 13,
+        "newest first {} MiB, oldest first {} MiB",
+        newest.peak >> 20,
+        oldest.peak >> 20
+    );
+}
+
+#[test]
+#[ignore = "run in a process of its own by hostile::memory_bounds_hold_in_a_process_of_their_own"]
 fn a_newest_first_export_past_the_held_limit_is_refused_in_bounded_memory() {
     // 3 M records (about 620 MiB), held to be read from the last: past 32 MiB of records the run
     // stops, naming the line and the fix, however much more there is.

@@ -218,3 +218,101 @@ fn standard_input_that_is_a_file_read_from_already_is_copied_from_where_it_is() 
         .run();
     assert_eq!(ledger_raws(&copied), from_file);
 }
+
+/// The incident's case in a new folder, its log between a day of noise before it and a day after
+/// it (about 1.3 MB each): large enough to be read by time.
+fn padded_case() -> tempfile::TempDir {
+    use std::fmt::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(INCIDENT);
+    for name in ["ledger.csv", "bullmq.json", "leasetrace.toml"] {
+        std::fs::copy(fixture.join(name), dir.path().join(name)).unwrap();
+    }
+    let mut log = String::new();
+    for (day, hours) in [("2026-10-06", 0..24), ("2026-10-07", 0..8)] {
+        for second in (hours.start * 3600..hours.end * 3600).step_by(4) {
+            let (h, m, s) = (second / 3600, second / 60 % 60, second % 60);
+            writeln!(log, "{day} {h:02}:{m:02}:{s:02}.000 DEBUG [Redis] ping ok latency=0.30ms").unwrap();
+        }
+    }
+    log += &std::fs::read_to_string(fixture.join("server.log")).unwrap();
+    for (day, hours) in [("2026-10-07", 11..24), ("2026-10-08", 0..24)] {
+        for second in (hours.start * 3600..hours.end * 3600).step_by(4) {
+            let (h, m, s) = (second / 3600, second / 60 % 60, second % 60);
+            writeln!(log, "{day} {h:02}:{m:02}:{s:02}.000 DEBUG [Redis] ping ok latency=0.30ms").unwrap();
+        }
+    }
+    std::fs::write(dir.path().join("server.log"), log).unwrap();
+    dir
+}
+
+#[test]
+fn a_large_log_is_read_by_time_with_the_findings_of_reading_everything() {
+    let case = padded_case();
+    let path = case.path().to_str().unwrap();
+    let window = ["--since", "2026-10-07 09:50", "--until", "2026-10-07 09:56"];
+    let run = |extra: &[&str]| {
+        let run = leasetrace(&[&["analyze", path, "--format", "json"], &window[..], extra].concat()).run();
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.json()
+    };
+    let (mut sought, everything) = (run(&[]), run(&["--read-margin", "all"]));
+    let log = &sought["inputs"][1];
+    let read = &log["window_read"];
+    let (from, bytes_read, size) =
+        (read["from_byte"].as_u64().unwrap(), read["bytes_read"].as_u64().unwrap(), read["size"].as_u64().unwrap());
+    // The window and its margin, of two and a half days: the bytes before and after it are not read.
+    assert!(from > 0 && bytes_read * 4 < size, "{read:#}");
+    assert!(everything["inputs"][1].get("window_read").is_none());
+    assert!(
+        assumptions(&sought)
+            .contains(&format!("server.log (from byte {from}): read by time for the read window: bytes {from}-")),
+        "{}",
+        assumptions(&sought)
+    );
+    // Its lines count from the byte it was read from: mapped back, the evidence is the whole read's.
+    let text = std::fs::read(case.path().join("server.log")).unwrap();
+    let before = memchr::memchr_iter(b'\n', &text[..usize::try_from(from).unwrap()]).count() as u64;
+    let label = format!(" (from byte {from})");
+    for finding in sought["findings"].as_array_mut().unwrap() {
+        for event in finding["evidence"].as_array_mut().unwrap() {
+            if let Some(file) = event["source"]["path"].as_str().unwrap().strip_suffix(&label) {
+                event["source"]["path"] = Value::from(file);
+                event["source"]["line"] = Value::from(event["source"]["line"].as_u64().unwrap() + before);
+            }
+        }
+    }
+    assert!(sought["findings"].as_array().unwrap().len() >= 4);
+    assert_eq!(sought["findings"], everything["findings"]);
+}
+
+#[test]
+fn a_large_log_out_of_order_is_read_whole_and_says_so() {
+    let case = padded_case();
+    // The day after moved before the rest: a log put back together in the wrong order.
+    let log = std::fs::read_to_string(case.path().join("server.log")).unwrap();
+    let cut = log.find("2026-10-08 00:00:00").unwrap();
+    std::fs::write(case.path().join("server.log"), format!("{}{}", &log[cut..], &log[..cut])).unwrap();
+    let path = case.path().to_str().unwrap();
+    let run = leasetrace(&[
+        "analyze",
+        path,
+        "--format",
+        "json",
+        "--since",
+        "2026-10-07 09:50",
+        "--until",
+        "2026-10-07 09:56",
+    ])
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    assert!(report["inputs"][1].get("window_read").is_none());
+    assert!(
+        assumptions(&report).contains("server.log: read whole, not by time for the read window: ")
+            && assumptions(&report).contains("out of order"),
+        "{}",
+        assumptions(&report)
+    );
+    assert!(report["findings"].as_array().unwrap().len() >= 4);
+}

@@ -36,6 +36,7 @@ pub mod export_lines;
 pub mod kibana_csv;
 pub mod kubectl;
 pub mod kubectl_prefix;
+mod reverse;
 mod rows;
 mod runtime;
 pub mod unwrap;

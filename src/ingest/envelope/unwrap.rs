@@ -4,7 +4,8 @@
 //! envelope's UTC time as evidence about the line's own.
 //!
 //! The envelope is read on a thread of its own and its messages reach the log reader through a
-//! bounded channel, so an export is never held whole (but for one sorted newest first, below) and
+//! bounded channel, so an export is never held whole (one sorted newest first is kept aside on
+//! disk, below) and
 //! its JSON is parsed while the lines of the last chunk are classified.
 //!
 //! - **Which time.** When the application's lines carry their own time (a leading timestamp, a
@@ -18,8 +19,9 @@
 //!   sorted newest first, has no line order to go by.
 //! - **Order.** Log stores export newest first by default (`logcli`, the CloudWatch and Kibana
 //!   consoles). The first records tell: an export whose envelope times mostly go down is read
-//!   from its last record to its first (held in memory to do so), so that continuations follow
-//!   their entry; the evidence still cites the export's own lines.
+//!   from its last record to its first (its records kept aside in a temporary file to do so, not
+//!   in memory: `reverse`), so that continuations follow their entry; the evidence still cites the
+//!   export's own lines.
 
 use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -31,6 +33,7 @@ use crate::error::{Error, Result};
 use crate::model::{Event, InputSummary, Moment, Text};
 use crate::time::{self, Leading};
 
+use super::reverse::{self, Taken};
 use super::rows::{Row, Rows};
 use super::{Context, Envelope, Piece, Record};
 use crate::ingest::{EventFormat, SourceKind, SourceSpec};
@@ -490,11 +493,11 @@ fn feed(
     let mut account = Account::default();
     let mut batch = Vec::with_capacity(BATCH_BYTES + 1024);
     let mut last_at: Option<Moment> = None;
-    // The instance of the last record and its labels: an export's records mostly come from one
-    // process after another, and naming (and interning) it anew for each line cost more than
-    // reading the line (measured on the smoke case's kubectl envelope).
-    let mut last_instance: Option<(super::Labels, Option<Text>)> = None;
-    let mut take = |record: Record, batch: &mut Vec<u8>, rows: &mut Rows, account: &mut Account| {
+    // The instance of the last record: an export's records mostly come from one process after
+    // another, and interning its name anew for each line cost more than reading the line
+    // (measured on the smoke case's kubectl envelope).
+    let mut last_instance: Option<(String, Text)> = None;
+    let mut take = |record: Taken, batch: &mut Vec<u8>, rows: &mut Rows, account: &mut Account| {
         let message = shown_line(&record.message);
         let message = message.as_ref();
         if memchr::memchr(0, message.as_bytes()).is_some() {
@@ -524,12 +527,13 @@ fn feed(
         batch.extend_from_slice(message.as_bytes());
         batch.push(b'\n');
         account.extra_lines += record.lines.saturating_sub(1);
-        let instance = match &last_instance {
-            Some((labels, instance)) if *labels == record.labels => *instance,
-            _ => {
-                let instance = record.labels.instance().map(|instance| Text::from(instance.as_str()));
-                last_instance = Some((record.labels, instance));
-                instance
+        let instance = match (record.instance, &last_instance) {
+            (None, _) => None,
+            (Some(name), Some((last, text))) if name == *last => Some(*text),
+            (Some(name), _) => {
+                let text = Text::from(name.as_str());
+                last_instance = Some((name, text));
+                Some(text)
             }
         };
         if record.lines == 0 && !rows.is_empty() {
@@ -538,7 +542,10 @@ fn feed(
         rows.push(Row { line: record.line, at: record.at, instance });
     };
     let pieces = head.into_iter().map(Ok).chain(rest);
-    let mut newest_records = Vec::new();
+    // A newest-first export's records are kept aside in a temporary file, not in memory, and
+    // handed out from the last (`reverse`).
+    let mut newest_records =
+        if newest_first { Some(reverse::Spill::new().map_err(|e| limit.spill_failed(&e))?) } else { None };
     let mut held_bytes = 0usize;
     for piece in pieces {
         match piece? {
@@ -547,9 +554,11 @@ fn feed(
                 if held_bytes > limit.most {
                     return Err(limit.exceeded(record.line));
                 }
-                newest_records.push(record);
+                if let Some(spill) = &mut newest_records {
+                    spill.push(&taken(record)).map_err(|e| limit.spill_failed(&e))?;
+                }
             }
-            Piece::Record(record) => take(record, &mut batch, &mut rows, &mut account),
+            Piece::Record(record) => take(taken(record), &mut batch, &mut rows, &mut account),
             Piece::Ignored { lines, reason, .. } => account.ignore(reason, lines),
             Piece::Rejected { line, lines, reason } => account.reject(line, lines, reason),
         }
@@ -557,16 +566,29 @@ fn feed(
             return Ok((rows, account));
         }
     }
-    while let Some(record) = newest_records.pop() {
-        take(record, &mut batch, &mut rows, &mut account);
-        if batch.len() >= BATCH_BYTES && sender.send(std::mem::take(&mut batch)).is_err() {
-            return Ok((rows, account));
+    if let Some(mut spill) = newest_records {
+        while let Some(record) = spill.pop().map_err(|e| limit.spill_failed(&e))? {
+            take(record, &mut batch, &mut rows, &mut account);
+            if batch.len() >= BATCH_BYTES && sender.send(std::mem::take(&mut batch)).is_err() {
+                return Ok((rows, account));
+            }
         }
     }
     if !batch.is_empty() {
         let _ = sender.send(batch);
     }
     Ok((rows, account))
+}
+
+/// What the log reader needs of a record.
+fn taken(record: Record) -> Taken {
+    Taken {
+        line: record.line,
+        lines: record.lines,
+        at: record.at,
+        instance: record.labels.instance(),
+        message: record.message,
+    }
 }
 
 /// How much of a newest-first export may be held to read it from its end
@@ -590,8 +612,21 @@ impl Held<'_> {
             self.path,
             Some(line),
             format!(
-                "the export is sorted newest first, so it is held in memory to be read from its last record, and its records pass {} bytes here (--max-held-bytes, [analysis] max_held_bytes); export it oldest first (logcli query --forward, aws logs tail, a Kibana or CloudWatch sort by time ascending), split it by time, or raise the limit",
+                "the export is sorted newest first, so its records are kept aside (in a temporary file in TMPDIR) to be read from its last record, and they pass {} bytes here (--max-held-bytes, [analysis] max_held_bytes); export it oldest first (logcli query --forward, aws logs tail, a Kibana or CloudWatch sort by time ascending), split it by time, or raise the limit",
                 self.most
+            ),
+        )
+    }
+
+    /// The temporary file a newest-first export's records are kept in could not be written or
+    /// read back.
+    fn spill_failed(self, error: &std::io::Error) -> Error {
+        Error::input(
+            self.path,
+            None,
+            format!(
+                "the export is sorted newest first, so its records are kept aside in a temporary file in {} to be read from its last record, and that failed ({error}): set TMPDIR to a writable folder with room for them, or export it oldest first (logcli query --forward)",
+                std::env::temp_dir().display()
             ),
         )
     }

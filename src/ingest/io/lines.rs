@@ -22,9 +22,10 @@ pub const MAX_LINE_BYTES: usize = 16 << 20;
 /// bounds the memory a source may take, and a GiB is already more than a line needs.
 pub const MAX_LINE_BYTES_CEILING: u64 = 1 << 30;
 
-/// The most a reader that must hold a source whole before it can read it (a log store's export
-/// sorted newest first, read from its last record) holds, in bytes of its records (512 MiB unless
-/// `--max-held-bytes` says otherwise): past it the run stops with an error that names the fix.
+/// The most a reader that must keep a source aside before it can read it (a log store's export
+/// sorted newest first, read from its last record: its records kept in a temporary file,
+/// `envelope::reverse`) keeps, in bytes of its records (512 MiB unless `--max-held-bytes` says
+/// otherwise): past it the run stops with an error that names the fix.
 pub const MAX_HELD_BYTES: usize = 512 << 20;
 
 /// The most `--max-held-bytes` may allow (64 GiB).

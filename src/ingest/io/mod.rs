@@ -11,4 +11,5 @@ pub mod read_ahead;
 pub mod read_back;
 pub mod recent;
 pub mod repeats;
+pub mod seek;
 pub mod spool;

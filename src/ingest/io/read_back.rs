@@ -126,7 +126,9 @@ fn read_lines(
             continue;
         }
         let mark = texts.mark_at_or_before(wanted);
-        if mark.line > line {
+        // A log read by time for a window numbers its lines from the byte it was read from: its
+        // first mark is line 1 there, past the file's start (`io::seek`).
+        if mark.line > line || (mark.line == line && mark.offset > position && line == 1 && position == 0) {
             if !input.move_to(spec, position, mark.offset).map_err(io)? {
                 return Err(shorter(wanted));
             }

@@ -11,6 +11,7 @@ use crate::model::{Event, InputSummary, Moment, Origin};
 use crate::time::fold::{LineOrder, Placed};
 use crate::time::{self, Leading, Shape};
 
+use crate::ingest::io::seek;
 use crate::ingest::log::rules::{RuleSet, key_value_fields};
 use crate::ingest::log::worker_settings::{Settled, parse_text, settle};
 use crate::ingest::{EventFormat, Reopen, SourceKind, SourceSpec};
@@ -67,8 +68,104 @@ impl EventFormat for ServerLog {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<()> {
+        // A pipe's copy is still growing while it is read: it is read through, never sought.
+        if let Some(window) = spec.window
+            && (window.from.is_some() || window.to.is_some())
+            && reopen.growth().is_none()
+            && std::fs::metadata(reopen.path()).is_ok_and(|m| m.len() >= seek::SEEK_AT_LEAST)
+        {
+            return read_sought(spec, source, input, reopen, window, events, summary);
+        }
         read_in_parts(spec, source, input, reopen, crate::ingest::SPLIT_AT_LEAST, events, summary)
     }
+}
+
+/// The earliest and latest instants of a line's leading time, read as the reader reads it
+/// (`time::leading_stamp`, the source's zone): two when its local time happens twice, none for a
+/// line without a time or one the zone skips (`seek::LineTime`).
+fn line_time(spec: &SourceSpec, line: &[u8]) -> Option<(Moment, Moment)> {
+    use chrono::TimeZone;
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if !time::looks_like_date(line.strip_prefix(b"[").unwrap_or(line)) {
+        return None;
+    }
+    let Leading::Found(stamp, _) = time::leading_stamp(std::str::from_utf8(line).ok()?) else { return None };
+    let moment = |at: chrono::DateTime<chrono::Utc>| Moment::new(at).ok();
+    match stamp {
+        time::Stamp::Absolute(at) => moment(at).map(|at| (at, at)),
+        time::Stamp::Local(naive) => match spec.tz?.from_local_datetime(&naive) {
+            chrono::LocalResult::Single(at) => moment(at.with_timezone(&chrono::Utc)).map(|at| (at, at)),
+            chrono::LocalResult::Ambiguous(first, second) => {
+                Some((moment(first.with_timezone(&chrono::Utc))?, moment(second.with_timezone(&chrono::Utc))?))
+            }
+            chrono::LocalResult::None => None,
+        },
+    }
+}
+
+/// A log read for a read window: only the part the window needs, found by time
+/// (`io::seek`), when the file is in order; else the whole file, and the report says why.
+fn read_sought(
+    spec: &SourceSpec,
+    source: u16,
+    input: Box<dyn BufRead + Send>,
+    reopen: &Reopen,
+    window: crate::model::filter::ReadWindow,
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<()> {
+    let io = |source| Error::Io { path: spec.path.clone(), source };
+    let whole = |why: String, input: Box<dyn BufRead + Send>, events: &mut Vec<Event>, summary: &mut InputSummary| {
+        read_in_parts(spec, source, input, reopen, crate::ingest::SPLIT_AT_LEAST, events, summary)?;
+        summary.notes.push(format!("read whole, not by time for the read window: {why}"));
+        Ok(())
+    };
+    let plan = seek::plan(reopen.path(), spec.text_start, window.from, window.to, &|line| line_time(spec, line))
+        .map_err(io)?;
+    let sought = match plan {
+        seek::Plan::Whole(why) => return whole(why, input, events, summary),
+        seek::Plan::Part(sought) if sought.from <= spec.text_start && sought.to >= sought.size => {
+            return read_in_parts(spec, source, input, reopen, crate::ingest::SPLIT_AT_LEAST, events, summary);
+        }
+        seek::Plan::Part(sought) => sought,
+    };
+    let head = std::fs::metadata(reopen.path()).map_or(0, |m| m.len()).min(1 << 16);
+    drop(input);
+    let rules = RuleSet::shared(&spec.rules, spec.builtin_rules, &spec.display_path())?;
+    let part = Part { spec, source, rules: &rules, start: sought.from, later: false };
+    let mut read = Vec::new();
+    let mut account = InputSummary::new(&summary.path, summary.kind, summary.format, spec.tz);
+    let part_input: Box<dyn BufRead + Send> =
+        Box::new(std::io::Read::take(reopen.at(sought.from)?, sought.to - sought.from));
+    // An error names its line as the report cites the part's lines: from the byte read from.
+    let cited = |error: Error| match error {
+        Error::Input { path, line: Some(line), message } => Error::Input {
+            path: std::path::PathBuf::from(crate::analysis::seek_label(&path.display().to_string(), sought.from)),
+            line: Some(line),
+            message,
+        },
+        other => other,
+    };
+    let scan = part.scan(part_input, None, &mut read, &mut account).map_err(cited)?;
+    scan.finish(&mut read, &mut account).map_err(cited)?;
+    // Events in the order of their lines: each of them within the tolerance of those above it.
+    let mut by_line: Vec<(u32, Moment)> = read.iter().map(|event| (event.origin().line, event.moment())).collect();
+    by_line.sort_by_key(|&(line, _)| line);
+    if let Err(why) = seek::check_order(by_line.into_iter().map(|(_, at)| at)) {
+        let why = format!("{why} (in bytes {}-{})", sought.from, sought.to);
+        return whole(why, reopen.at(0)?, events, summary);
+    }
+    *events = read;
+    *summary = account;
+    summary.notes.push(seek::note(&sought, head));
+    summary.window_read = Some(crate::model::input::WindowRead {
+        from_start: sought.from <= spec.text_start,
+        from_byte: sought.from,
+        to_byte: sought.to,
+        size: sought.size,
+        bytes_read: seek::bytes_read(&sought, head),
+    });
+    Ok(())
 }
 
 /// `ServerLog::read_file`, splitting a file of `split_at_least` bytes or more.
@@ -1426,5 +1523,173 @@ mod tests {
     fn a_file_without_timestamps_is_not_a_log() {
         let error = read("hello\nworld\n", Some(chrono_tz::UTC)).unwrap_err().to_string();
         assert!(error.starts_with("server.log:1: no line starts with a timestamp"), "{error}");
+    }
+
+    /// A log of an entry every `step_ms` from `start` (UTC) for `count` entries, written in
+    /// `tz`'s wall-clock time without an offset: every fifth a job activation, a stack trace after
+    /// every seventh, the rest noise.
+    fn timed_log(start: &str, step_ms: i64, count: i64, tz: chrono_tz::Tz) -> String {
+        use std::fmt::Write;
+        let start = chrono::DateTime::parse_from_rfc3339(start).unwrap().with_timezone(&chrono::Utc);
+        let mut text = String::new();
+        for n in 0..count {
+            let at = (start + chrono::TimeDelta::milliseconds(n * step_ms)).with_timezone(&tz);
+            let stamp = at.format("%Y-%m-%d %H:%M:%S%.3f");
+            match n % 5 {
+                0 => writeln!(text, "{stamp} INFO [worker] job active queue=q name=sweep id={n} pid=41877"),
+                _ => writeln!(text, "{stamp} INFO GET /api/jobs/active 200 {n}ms"),
+            }
+            .unwrap();
+            if n % 7 == 0 {
+                text.push_str("    at Object.<anonymous> (/app/main.js:1:1)\n");
+            }
+        }
+        text
+    }
+
+    fn moment(at: &str) -> Moment {
+        Moment::new(chrono::DateTime::parse_from_rfc3339(at).unwrap().with_timezone(&chrono::Utc)).unwrap()
+    }
+
+    /// An event as the window tests compare it: its moment, its line in the file, its job.
+    type Seen = (Moment, u64, Option<String>);
+
+    /// `text` read as a file for the window `from ..= to` (UTC), by time when it can be, and read
+    /// whole: the events of the first (their lines counted in the file, read back from it through
+    /// the marks the read left), its account, and the events of the whole read inside the window.
+    fn read_window(
+        text: &str,
+        tz: chrono_tz::Tz,
+        from: &str,
+        to: &str,
+    ) -> Result<(Vec<Seen>, InputSummary, Vec<Seen>)> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server.log");
+        std::fs::write(&path, text).unwrap();
+        let window = crate::model::filter::ReadWindow { from: Some(moment(from)), to: Some(moment(to)) };
+        let spec = SourceSpec {
+            reread: crate::ingest::Reread::Seek,
+            window: Some(window),
+            ..SourceSpec::new(SourceKind::Log, path.clone(), Some(tz), "--log-tz".into())
+        };
+        let reopen = Reopen { path: &path, bar: None, lone_cr: true };
+        let (mut events, mut summary) = (Vec::new(), InputSummary::new("server.log", "log", "text", Some(tz)));
+        ServerLog.read_file(&spec, 0, reopen.at(0)?, &reopen, &mut events, &mut summary)?;
+        let (mut whole, mut whole_summary) = (Vec::new(), InputSummary::new("server.log", "log", "text", Some(tz)));
+        read_in_parts(&spec, 0, reopen.at(0)?, &reopen, u64::MAX, &mut whole, &mut whole_summary)?;
+        // Line 1 of a part read by time is the line at its first byte.
+        let before = summary
+            .window_read
+            .map_or(0, |read| text[..usize::try_from(read.from_byte).unwrap()].matches('\n').count() as u64);
+        let lines: Vec<&str> = text.split('\n').collect();
+        let texts = std::mem::take(&mut summary.texts);
+        for (line, read) in crate::ingest::io::read_back::every_event_read_back(&spec, &events, texts)? {
+            assert_eq!(
+                read,
+                lines[usize::try_from(u64::from(line) + before).unwrap() - 1],
+                "line {line} after {before}"
+            );
+        }
+        let key = |event: &Event, before: u64| {
+            (event.moment(), u64::from(event.origin().line) + before, event.job_id.as_deref().map(str::to_string))
+        };
+        let mut sought: Vec<_> =
+            events.iter().filter(|event| window.holds(event.moment())).map(|event| key(event, before)).collect();
+        let mut whole: Vec<_> =
+            whole.iter().filter(|event| window.holds(event.moment())).map(|event| key(event, 0)).collect();
+        sought.sort();
+        whole.sort();
+        Ok((sought, summary, whole))
+    }
+
+    #[test]
+    fn a_window_is_read_by_time_with_the_events_of_a_whole_read_and_a_fraction_of_its_bytes() {
+        // 14 hours, an entry every 500 ms: 6 MB.
+        let text = timed_log("2026-10-07T00:00:00Z", 500, 100_800, chrono_tz::Asia::Seoul);
+        let (sought, summary, whole) =
+            read_window(&text, chrono_tz::Asia::Seoul, "2026-10-07T07:00:00Z", "2026-10-07T07:10:00Z").unwrap();
+        assert_eq!(sought, whole);
+        assert_eq!(sought.len(), 241, "one activation every 2.5 s, both ends included");
+        let read = summary.window_read.expect("read by time");
+        // Ten minutes and the tolerance on each side of 14 hours (2.4 %), the search and the head.
+        assert!(read.bytes_read * 100 < read.size * 10, "{read:?}");
+        assert!(
+            summary.notes.iter().any(|note| note.starts_with("read by time for the read window: bytes ")),
+            "{:?}",
+            summary.notes
+        );
+        // The account is of the lines read: a fraction of the file's.
+        assert!(summary.lines * 10 < text.matches('\n').count() as u64);
+    }
+
+    #[test]
+    fn a_window_before_or_after_the_log_reads_next_to_nothing_and_finds_nothing() {
+        let text = timed_log("2026-10-07T00:00:00Z", 500, 40_000, chrono_tz::Asia::Seoul);
+        for (from, to) in
+            [("2026-10-06T00:00:00Z", "2026-10-06T01:00:00Z"), ("2026-10-08T00:00:00Z", "2026-10-08T01:00:00Z")]
+        {
+            let (sought, summary, whole) = read_window(&text, chrono_tz::Asia::Seoul, from, to).unwrap();
+            assert!(sought.is_empty() && whole.is_empty());
+            let read = summary.window_read.expect("read by time");
+            assert!(read.bytes_read * 5 < read.size, "{from}: {read:?}");
+        }
+    }
+
+    #[test]
+    fn a_window_around_the_fall_back_is_placed_as_a_whole_read_places_it() {
+        // America/Los_Angeles goes back from 02:00 PDT to 01:00 PST on 2026-11-01 (09:00 UTC):
+        // 01:00-02:00 is written twice. Twelve hours around it, an entry every 500 ms: 6.5 MB. A
+        // window near the hour is read from before it to after it (about three hours): a
+        // repeated local time can only make more be read.
+        let la = chrono_tz::America::Los_Angeles;
+        let text = timed_log("2026-11-01T03:00:00Z", 500, 86_400, la);
+        for (from, to) in [
+            ("2026-11-01T08:10:00Z", "2026-11-01T08:20:00Z"), // 01:10 PDT, the first pass
+            ("2026-11-01T09:10:00Z", "2026-11-01T09:20:00Z"), // 01:10 PST, the second pass
+            ("2026-11-01T08:55:00Z", "2026-11-01T09:05:00Z"), // across the step back
+            ("2026-11-01T10:02:00Z", "2026-11-01T10:12:00Z"), // just after the hour
+        ] {
+            let (sought, summary, whole) = read_window(&text, la, from, to).unwrap();
+            assert_eq!(sought.len(), whole.len(), "{from}");
+            assert!(sought == whole, "{from}: the same events at the same instants");
+            assert!(!sought.is_empty());
+            assert!(
+                summary.window_read.is_some_and(|read| read.bytes_read * 10 < read.size * 4),
+                "{from}: {summary:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_error_in_a_part_read_by_time_names_its_line_from_the_byte_read_from() {
+        let tz = chrono_tz::Asia::Seoul;
+        let mut text = timed_log("2026-10-07T00:00:00Z", 500, 40_000, tz);
+        let at = text.find("2026-10-07 12:00:00.000").unwrap();
+        text.insert_str(at, "2026-10-07 11:61:00 INFO job active id=7\n");
+        let error = read_window(&text, tz, "2026-10-07T02:55:00Z", "2026-10-07T03:05:00Z").unwrap_err().to_string();
+        let from = error.split(" (from byte ").nth(1).and_then(|rest| rest.split(')').next()).unwrap();
+        let (before, rest) = error.split_once("):").unwrap();
+        let line: usize = rest.split(':').next().unwrap().parse().unwrap();
+        assert!(before.ends_with(&format!("server.log (from byte {from}")), "{error}");
+        let from: usize = from.parse().unwrap();
+        assert!(text[from..].lines().nth(line - 1).unwrap().starts_with("2026-10-07 11:61:00"), "{error}");
+    }
+
+    #[test]
+    fn a_log_out_of_order_is_read_whole_and_says_so() {
+        // Yesterday's log appended after today's.
+        let tz = chrono_tz::Asia::Seoul;
+        let text =
+            timed_log("2026-10-07T00:00:00Z", 500, 40_000, tz) + &timed_log("2026-10-06T00:00:00Z", 500, 40_000, tz);
+        let (sought, summary, whole) = read_window(&text, tz, "2026-10-06T02:00:00Z", "2026-10-06T02:10:00Z").unwrap();
+        assert_eq!(sought, whole);
+        assert!(!sought.is_empty());
+        assert!(summary.window_read.is_none());
+        assert!(
+            summary.notes.iter().any(|note| note.starts_with("read whole, not by time for the read window: ")
+                && note.contains("out of order")),
+            "{:?}",
+            summary.notes
+        );
     }
 }
