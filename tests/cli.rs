@@ -1357,7 +1357,7 @@ fn every_output_format_is_documented_in_the_index() {
 fn the_json_schema_version_is_documented() {
     let report = leasetrace(&["analyze", INCIDENT, "--format", "json"]).run().json();
     let schema = report["schema"].as_str().unwrap();
-    assert_eq!(schema, "leasetrace.report/v4");
+    assert_eq!(schema, "leasetrace.report/v5");
     let doc = std::fs::read_to_string(format!("{}/docs/json.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
     assert!(doc.contains(schema));
 }

@@ -17,7 +17,7 @@ use crate::time::format_rfc3339;
 
 use super::{Renderer, fill_summary};
 
-pub const SCHEMA: &str = "leasetrace.report/v4";
+pub const SCHEMA: &str = "leasetrace.report/v5";
 
 pub struct Json;
 
