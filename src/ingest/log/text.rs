@@ -1572,7 +1572,7 @@ mod tests {
             window: Some(window),
             ..SourceSpec::new(SourceKind::Log, path.clone(), Some(tz), "--log-tz".into())
         };
-        let reopen = Reopen { path: &path, bar: None, lone_cr: true };
+        let reopen = Reopen { path: &path, bar: None, lone_cr: true, growth: None };
         let (mut events, mut summary) = (Vec::new(), InputSummary::new("server.log", "log", "text", Some(tz)));
         ServerLog.read_file(&spec, 0, reopen.at(0)?, &reopen, &mut events, &mut summary)?;
         let (mut whole, mut whole_summary) = (Vec::new(), InputSummary::new("server.log", "log", "text", Some(tz)));
