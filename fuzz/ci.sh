@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# CI's fuzzing step (docs/fuzzing.md): every target for LEASETRACE_FUZZ_SECONDS (20) from its
+# CI's fuzzing step (docs/fuzzing.md): every target for LEASETRACE_FUZZ_SECONDS (12) from its
 # seeds, on a nightly toolchain with cargo-fuzz. Without either (and no way to install them), it
 # says that it skipped fuzzing and exits 0; a crash, a timeout or running out of memory in a
 # target fails it. Built without a sanitizer: leasetrace has no unsafe code, and the cold build
 # takes about a third of the time it takes with AddressSanitizer (docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${LEASETRACE_FUZZ_SECONDS:-20}
+seconds=${LEASETRACE_FUZZ_SECONDS:-12}
 
 skip() {
   echo "SKIPPED fuzzing: $1 (docs/fuzzing.md)"
