@@ -94,7 +94,7 @@ impl Reader {
         let shown = target.shown();
         let stream = transport::connect(target, &clock).map_err(|failure| {
             let message = match failure.io {
-                Some(kind) if is_timeout(kind) => timed_out(&clock, "the connection"),
+                Some(kind) if is_timeout(kind) => redis_timed_out(&clock, "the connection"),
                 _ => failure.message,
             };
             remote(&shown, "connect", &message)
@@ -127,7 +127,7 @@ impl Reader {
         let reply = self.send(&request).and_then(|()| self.receive()).map_err(|why| {
             let message = match why {
                 ReadError::Io(error) if is_timeout(error.kind()) => {
-                    timed_out(&self.clock, &format!("the reply to {name}"))
+                    redis_timed_out(&self.clock, &format!("the reply to {name}"))
                 }
                 other => format!("{name}: {other}"),
             };
@@ -194,7 +194,7 @@ impl Reader {
     /// was wrong with the reply.
     fn failed(&self, shown: &str, why: ReadError) -> Error {
         let message = match why {
-            ReadError::Io(error) if is_timeout(error.kind()) => timed_out(&self.clock, "the reply"),
+            ReadError::Io(error) if is_timeout(error.kind()) => redis_timed_out(&self.clock, "the reply"),
             other => other.to_string(),
         };
         self.error(shown, &message)
@@ -258,28 +258,34 @@ fn refused(text: &[u8]) -> String {
     clip(&String::from_utf8_lossy(text), 1000)
 }
 
-fn is_timeout(kind: std::io::ErrorKind) -> bool {
+pub(crate) fn is_timeout(kind: std::io::ErrorKind) -> bool {
     matches!(kind, std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
 }
 
-/// Which time limit ran out while waiting for `what`, and what to do about it.
-fn timed_out(clock: &Clock, what: &str) -> String {
+/// Which time limit ran out while waiting for `what` from a `store` server, and what to do
+/// about it (`more`: what else makes the capture smaller).
+pub(crate) fn timed_out(clock: &Clock, what: &str, store: &str, more: &str) -> String {
     let seconds = |d: Duration| d.as_secs_f64();
     match clock.fired() {
         Some(Limit::Deadline) => format!(
-            "the --deadline of {} s passed while waiting for {what} (the capture ran {:.1} s): nothing was written; raise --deadline for a big queue or a slow server",
+            "the --deadline of {} s passed while waiting for {what} (the capture ran {:.1} s): nothing was written; raise --deadline for {more}",
             seconds(clock.deadline),
             seconds(clock.elapsed())
         ),
         _ => format!(
-            "no answer within the --timeout of {} s (waiting for {what}): is this a Redis server, and is it busy? (or raise --timeout)",
+            "no answer within the --timeout of {} s (waiting for {what}): is this a {store} server, and is it busy? (or raise --timeout)",
             seconds(clock.timeout)
         ),
     }
 }
 
+/// A Redis capture's words for `timed_out`.
+fn redis_timed_out(clock: &Clock, what: &str) -> String {
+    timed_out(clock, what, "Redis", "a big queue or a slow server")
+}
+
 /// The one way capture's errors are made: the server's texts in them made visible.
-fn remote(target: &str, command: &str, message: &str) -> Error {
+pub(crate) fn remote(target: &str, command: &str, message: &str) -> Error {
     Error::Remote { target: visible(target), command: visible(command), message: visible(message) }
 }
 

@@ -19,7 +19,6 @@
 use std::collections::BTreeMap;
 use std::io::{BufReader, Read, Write};
 use std::rc::Rc;
-use std::time::Duration;
 
 use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
@@ -27,9 +26,9 @@ use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, Scr
 use postgres_protocol::message::{backend::Message, frontend};
 
 use super::target::{Address, PgTarget, SslMode};
-use crate::capture::client::Limits;
+use crate::capture::client::{self, Limits, is_timeout, remote};
 use crate::capture::escape::{clip, visible};
-use crate::capture::transport::{self, Check, Clock, Limit, Stream};
+use crate::capture::transport::{self, Check, Clock, Stream};
 use crate::error::{Error, Result};
 
 /// The statements capture may send, by their first words: what `allowed` checks.
@@ -526,28 +525,9 @@ fn server_error(body: &postgres_protocol::message::backend::ErrorResponseBody) -
     text
 }
 
-fn is_timeout(kind: std::io::ErrorKind) -> bool {
-    matches!(kind, std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
-}
-
-/// Which time limit ran out while waiting for `what`, and what to do about it.
+/// A PostgreSQL capture's words for `client::timed_out`.
 fn timed_out(clock: &Clock, what: &str) -> String {
-    let seconds = |d: Duration| d.as_secs_f64();
-    match clock.fired() {
-        Some(Limit::Deadline) => format!(
-            "the --deadline of {} s passed while waiting for {what} (the capture ran {:.1} s): nothing was written; raise --deadline for a big table or a slow server, or narrow --since/--until",
-            seconds(clock.deadline),
-            seconds(clock.elapsed())
-        ),
-        _ => format!(
-            "no answer within the --timeout of {} s (waiting for {what}): is this a PostgreSQL server, and is it busy? (or raise --timeout)",
-            seconds(clock.timeout)
-        ),
-    }
-}
-
-fn remote(target: &str, statement: &str, message: &str) -> Error {
-    Error::Remote { target: visible(target), command: visible(statement), message: visible(message) }
+    client::timed_out(clock, what, "PostgreSQL", "a big table or a slow server, or narrow --since/--until")
 }
 
 /// A statement as an error shows it: its first 200 characters, on one line.
@@ -558,6 +538,7 @@ fn shown(statement: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn only_reading_statements_are_let_through() {
