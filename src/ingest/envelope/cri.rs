@@ -239,7 +239,7 @@ impl Shape for Join {
             self.open[stream] = Some(Open {
                 line: number,
                 lines: 1,
-                at: runtime::moment(header.stamp.at),
+                at: runtime::moment(header.stamp),
                 message: if too_long { String::new() } else { header.content.to_string() },
                 too_long,
             });

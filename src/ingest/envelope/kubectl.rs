@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use super::runtime::{self, Shape};
-use super::{Context, Envelope, Labels, Piece, Record};
+use super::{Context, Envelope, OneLine, Piece, Split};
 use crate::error::Result;
 
 pub struct Kubectl;
@@ -47,6 +47,10 @@ impl Envelope for Kubectl {
         EXAMPLE
     }
 
+    fn one_line(&self) -> Option<&dyn OneLine> {
+        Some(self)
+    }
+
     fn pieces<'a>(
         &'a self,
         input: Box<dyn std::io::BufRead + Send>,
@@ -60,37 +64,34 @@ struct Lines;
 
 impl Shape for Lines {
     fn line(&mut self, number: u64, text: &str, out: &mut VecDeque<Piece>) {
-        out.push_back(piece(number, text));
+        out.push_back(Kubectl.split(number, text).into_piece(number));
     }
 }
 
-fn piece(line: u64, text: &str) -> Piece {
-    if text.trim().is_empty() {
-        return Piece::Ignored { line, lines: 1, reason: "blank line" };
-    }
-    if runtime::is_kubectl_error(text) {
-        return Piece::Rejected { line, lines: 1, reason: runtime::KUBECTL_ERROR.to_string() };
-    }
-    // An empty application line is the time and its space; an editor may have cut the space.
-    let Some((stamp, message)) = runtime::split_stamp(text).or_else(|| runtime::stamp(text).map(|stamp| (stamp, "")))
-    else {
-        return Piece::Rejected {
-            line,
-            lines: 1,
-            reason: format!(
-                "expected a `kubectl logs --timestamps` / `docker logs -t` line: an RFC 3339 time with up to 9 fraction digits and `Z` or an offset, one space, then the application's line, like `{EXAMPLE}`"
-            ),
+impl OneLine for Kubectl {
+    fn split<'l>(&self, line: u64, text: &'l str) -> Split<'l> {
+        if text.trim().is_empty() {
+            return Split::Other(Piece::Ignored { line, lines: 1, reason: "blank line" });
+        }
+        if runtime::is_kubectl_error(text) {
+            return Split::Other(Piece::Rejected { line, lines: 1, reason: runtime::KUBECTL_ERROR.to_string() });
+        }
+        // An empty application line is the time and its space; an editor may have cut the space.
+        let Some((stamp, message)) =
+            runtime::split_stamp(text).or_else(|| runtime::stamp(text).map(|stamp| (stamp, "")))
+        else {
+            return Split::Other(Piece::Rejected {
+                line,
+                lines: 1,
+                reason: format!(
+                    "expected a `kubectl logs --timestamps` / `docker logs -t` line: an RFC 3339 time with up to 9 fraction digits and `Z` or an offset, one space, then the application's line, like `{EXAMPLE}`"
+                ),
+            });
         };
-    };
-    match runtime::moment(stamp.at) {
-        Ok(at) => Piece::Record(Record {
-            line,
-            lines: 1,
-            at: Some(at),
-            labels: Labels::default(),
-            message: message.to_string(),
-        }),
-        Err(reason) => Piece::Rejected { line, lines: 1, reason },
+        match runtime::moment(stamp) {
+            Ok(at) => Split::Record { at: Some(at), message },
+            Err(reason) => Split::Other(Piece::Rejected { line, lines: 1, reason }),
+        }
     }
 }
 

@@ -99,7 +99,7 @@ fn piece(line: u64, text: &str) -> Piece {
     labels.push("pod", pod);
     labels.push("container", container);
     let (at, message) = match runtime::split_stamp(rest).or_else(|| runtime::stamp(rest).map(|stamp| (stamp, ""))) {
-        Some((stamp, message)) if stamp.digits == 9 => match runtime::moment(stamp.at) {
+        Some((stamp, message)) if stamp.digits == 9 => match runtime::moment(stamp) {
             Ok(at) => (Some(at), message),
             Err(reason) => return Piece::Rejected { line, lines: 1, reason },
         },

@@ -36,6 +36,7 @@ pub mod export_lines;
 pub mod kibana_csv;
 pub mod kubectl;
 pub mod kubectl_prefix;
+pub mod one_line;
 mod reverse;
 mod rows;
 mod runtime;
@@ -177,6 +178,13 @@ pub trait Envelope: Sync {
     fn sniff(&self, head: &str) -> bool;
     /// A record of this envelope as the tool writes it, for messages that say what was expected.
     fn example(&self) -> &'static str;
+    /// Whether each record is one line of the export, with nothing carried from line to line
+    /// (kubectl's and docker's): then `unwrap` reads the export in blocks and each record's
+    /// message where it lies (`one_line`), not through `pieces`. What it reads is what `pieces`
+    /// gives, line for line.
+    fn one_line(&self) -> Option<&dyn OneLine> {
+        None
+    }
     /// The export's records and other lines, in the export's order. An error that stops the
     /// reading (not UTF-8, a document that does not parse) names the file and line.
     fn pieces<'a>(
@@ -184,6 +192,33 @@ pub trait Envelope: Sync {
         input: Box<dyn BufRead + Send>,
         context: Context<'a>,
     ) -> Box<dyn Iterator<Item = Result<Piece>> + Send + 'a>;
+}
+
+/// One line of an export whose records are each one line of it, as its envelope reads it: the
+/// record's time and its message, borrowed from the line, or the piece the line is otherwise.
+#[derive(Debug)]
+pub enum Split<'l> {
+    Record { at: Option<Moment>, message: &'l str },
+    Other(Piece),
+}
+
+impl Split<'_> {
+    /// The piece line `line` is, its message copied.
+    pub fn into_piece(self, line: u64) -> Piece {
+        match self {
+            Split::Record { at, message } => {
+                Piece::Record(Record { line, lines: 1, at, labels: Labels::default(), message: message.to_string() })
+            }
+            Split::Other(piece) => piece,
+        }
+    }
+}
+
+/// An envelope whose records are each one line of the export, with no labels and nothing carried
+/// from one line to the next (`Envelope::one_line`).
+pub trait OneLine: Sync {
+    /// What line `line` of the export, `text` (without its line end), is.
+    fn split<'l>(&self, line: u64, text: &'l str) -> Split<'l>;
 }
 
 /// Every envelope leasetrace reads, each as the log format it is read as. Adding one: a file

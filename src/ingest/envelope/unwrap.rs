@@ -23,7 +23,7 @@
 //!   in memory: `reverse`), so that continuations follow their entry; the evidence still cites the
 //!   export's own lines.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -35,7 +35,7 @@ use crate::time::{self, Leading};
 
 use super::reverse::{self, Taken};
 use super::rows::{Row, Rows};
-use super::{Context, Envelope, Piece, Record};
+use super::{Context, Envelope, Piece, Record, one_line};
 use crate::ingest::{EventFormat, SourceKind, SourceSpec};
 
 /// An envelope as one of the formats a log source is read in (`ingest::formats`).
@@ -124,14 +124,26 @@ impl EventFormat for Unwrap {
         summary: &mut InputSummary,
     ) -> Result<()> {
         let context = Context { path: &spec.path, max_line_bytes: spec.max_line_bytes };
-        let mut pieces = self.0.pieces(input, context);
+        let mut from = match self.0.one_line() {
+            Some(envelope) => Source::Blocks(one_line::Reader::new(input, context, envelope)),
+            None => Source::Pieces(self.0.pieces(input, context)),
+        };
         let mut head = Vec::new();
         let mut records = 0;
-        while records < HEAD_RECORDS {
-            let Some(piece) = pieces.next() else { break };
-            let piece = piece?;
-            records += usize::from(matches!(piece, Piece::Record(_)));
-            head.push(piece);
+        match &mut from {
+            Source::Pieces(pieces) => {
+                while records < HEAD_RECORDS {
+                    let Some(piece) = pieces.next() else { break };
+                    let piece = piece?;
+                    records += usize::from(matches!(piece, Piece::Record(_)));
+                    head.push(piece);
+                }
+            }
+            Source::Blocks(reader) => reader.visit(|view| {
+                records += usize::from(matches!(view, one_line::View::Record { .. }));
+                head.push(view.into_piece());
+                Ok(records < HEAD_RECORDS)
+            })?,
         }
         let newest_first = newest_first(&head);
         let head_offsets = offsets(&head);
@@ -158,11 +170,13 @@ impl EventFormat for Unwrap {
         let mut inner_summary = InputSummary::new(&spec.display_path(), SourceKind::Log.name(), inner.name(), spec.tz);
         let mut inner_events = Vec::new();
         let (sender, receiver) = sync_channel::<Vec<u8>>(4);
+        // Batches the log reader is done with go back to be filled again: a new one for each
+        // was page faults and the allocator's returns to the system (perf).
+        let (spent, recycled) = sync_channel::<Vec<u8>>(8);
         let (fed, inner_result) = std::thread::scope(|scope| {
             let limit = Held { path: &spec.path, most: spec.max_held_bytes };
-            let feeder = scope.spawn(move || feed(head, pieces, newest_first, stamps, limit, &sender));
-            let channel: Box<dyn BufRead + Send> =
-                Box::new(BufReader::with_capacity(BATCH_BYTES, Channel { receiver, chunk: Vec::new(), at: 0 }));
+            let feeder = scope.spawn(move || feed(head, from, newest_first, stamps, limit, (&sender, &recycled)));
+            let channel: Box<dyn BufRead + Send> = Box::new(Channel { receiver, spent, chunk: Vec::new(), at: 0 });
             let result = inner.read(&inner_spec, source, channel, &mut inner_events, &mut inner_summary);
             (feeder.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), result)
         });
@@ -478,106 +492,221 @@ fn zone_hint(offsets: &[(i64, DateTime<Utc>)]) -> String {
     )
 }
 
+/// Where the envelope's thread takes the records from: the envelope's pieces, or the blocks of an
+/// export whose records are each one line (`one_line`).
+enum Source<'a> {
+    Pieces(Box<dyn Iterator<Item = Result<Piece>> + Send + 'a>),
+    Blocks(one_line::Reader<'a>),
+}
+
 /// The envelope's thread: sends the records' messages as lines, in reading order, and returns
 /// what each line came from and the account of the rest. The log reader stopping early (an
 /// error of its own) ends it quietly: the receiver is gone.
 fn feed(
     head: Vec<Piece>,
-    rest: Box<dyn Iterator<Item = Result<Piece>> + Send + '_>,
+    rest: Source<'_>,
     newest_first: bool,
     stamps: Stamps,
     limit: Held<'_>,
-    sender: &SyncSender<Vec<u8>>,
+    (sender, recycled): (&SyncSender<Vec<u8>>, &Receiver<Vec<u8>>),
 ) -> Result<(Rows, Account)> {
-    let mut rows = Rows::new();
-    let mut account = Account::default();
-    let mut batch = Vec::with_capacity(BATCH_BYTES + 1024);
-    let mut last_at: Option<Moment> = None;
-    // The instance of the last record: an export's records mostly come from one process after
-    // another, and interning its name anew for each line cost more than reading the line
-    // (measured on the smoke case's kubectl envelope).
-    let mut last_instance: Option<(String, Text)> = None;
-    let mut take = |record: Taken, batch: &mut Vec<u8>, rows: &mut Rows, account: &mut Account| {
-        let message = shown_line(&record.message);
+    let mut feeder = Feeder::new(stamps, sender, recycled);
+    if newest_first {
+        // A newest-first export's records are kept aside in a temporary file, not in memory, and
+        // handed out from the last (`reverse`).
+        let mut spill = reverse::Spill::new().map_err(|e| limit.spill_failed(&e))?;
+        let mut held_bytes = 0usize;
+        let mut keep = |piece: Piece, feeder: &mut Feeder<'_>| -> Result<()> {
+            match piece {
+                Piece::Record(record) => {
+                    held_bytes = held_bytes.saturating_add(Held::size_of(&record));
+                    if held_bytes > limit.most {
+                        return Err(limit.exceeded(record.line));
+                    }
+                    spill.push(&taken(record)).map_err(|e| limit.spill_failed(&e))
+                }
+                other => {
+                    feeder.other(other);
+                    Ok(())
+                }
+            }
+        };
+        for piece in head {
+            keep(piece, &mut feeder)?;
+        }
+        match rest {
+            Source::Pieces(pieces) => {
+                for piece in pieces {
+                    keep(piece?, &mut feeder)?;
+                }
+            }
+            Source::Blocks(mut reader) => reader.visit(|view| keep(view.into_piece(), &mut feeder).map(|()| true))?,
+        }
+        while let Some(record) = spill.pop().map_err(|e| limit.spill_failed(&e))? {
+            feeder.take(record.line, record.lines, record.at, record.instance.as_deref(), &record.message);
+            if !feeder.send_when_full() {
+                return Ok(feeder.done());
+            }
+        }
+        feeder.send_rest();
+        return Ok(feeder.done());
+    }
+    for piece in head {
+        if !feeder.piece(piece) {
+            return Ok(feeder.done());
+        }
+    }
+    match rest {
+        Source::Pieces(pieces) => {
+            for piece in pieces {
+                if !feeder.piece(piece?) {
+                    return Ok(feeder.done());
+                }
+            }
+        }
+        Source::Blocks(mut reader) => reader.visit(|view| {
+            Ok(match view {
+                one_line::View::Record { line, at, message } => {
+                    feeder.take(line, 1, at, None, message);
+                    feeder.send_when_full()
+                }
+                one_line::View::Other(piece) => feeder.piece(piece),
+            })
+        })?,
+    }
+    feeder.send_rest();
+    Ok(feeder.done())
+}
+
+/// The envelope thread's state: the batch of messages being filled for the log reader, the rows
+/// its lines came from, and the account of the rest.
+struct Feeder<'s> {
+    stamps: Stamps,
+    sender: &'s SyncSender<Vec<u8>>,
+    recycled: &'s Receiver<Vec<u8>>,
+    batch: Vec<u8>,
+    rows: Rows,
+    account: Account,
+    last_at: Option<Moment>,
+    /// The instance of the last record: an export's records mostly come from one process after
+    /// another, and interning its name anew for each line cost more than reading the line
+    /// (measured on the smoke case's kubectl envelope).
+    last_instance: Option<(String, Text)>,
+    /// Whether the log reader has stopped (its receiver is gone).
+    gone: bool,
+}
+
+impl<'s> Feeder<'s> {
+    fn new(stamps: Stamps, sender: &'s SyncSender<Vec<u8>>, recycled: &'s Receiver<Vec<u8>>) -> Self {
+        Feeder {
+            stamps,
+            sender,
+            recycled,
+            batch: Vec::with_capacity(BATCH_BYTES + 1024),
+            rows: Rows::new(),
+            account: Account::default(),
+            last_at: None,
+            last_instance: None,
+            gone: false,
+        }
+    }
+
+    /// A piece in reading order; `false` once the log reader has stopped.
+    fn piece(&mut self, piece: Piece) -> bool {
+        match piece {
+            Piece::Record(record) => {
+                let instance = record.labels.instance();
+                self.take(record.line, record.lines, record.at, instance.as_deref(), &record.message);
+                self.send_when_full()
+            }
+            other => {
+                self.other(other);
+                true
+            }
+        }
+    }
+
+    /// A piece that is no record, into the account.
+    fn other(&mut self, piece: Piece) {
+        match piece {
+            Piece::Ignored { lines, reason, .. } => self.account.ignore(reason, lines),
+            Piece::Rejected { line, lines, reason } => self.account.reject(line, lines, reason),
+            Piece::Record(_) => {}
+        }
+    }
+
+    /// A record's message as the log reader's next line, and the row it came from.
+    fn take(&mut self, line: u64, lines: u64, at: Option<Moment>, instance: Option<&str>, message: &str) {
+        let (batch, rows, account) = (&mut self.batch, &mut self.rows, &mut self.account);
+        // Most messages are one line without colour codes: one search says so.
+        let message = if memchr::memchr3(b'\n', b'\r', 0x1b, message.as_bytes()).is_none() {
+            std::borrow::Cow::Borrowed(message)
+        } else {
+            shown_line(message)
+        };
         let message = message.as_ref();
         if memchr::memchr(0, message.as_bytes()).is_some() {
-            account.reject(record.line, record.lines, "the record's message holds a NUL byte: not a log line".into());
+            account.reject(line, lines, "the record's message holds a NUL byte: not a log line".into());
             return;
         }
-        if stamps == Stamps::Envelope {
-            let Some(at) = record.at else {
-                account.reject(
-                    record.line,
-                    record.lines,
-                    "the record has no time, and its line none of its own".into(),
-                );
+        if self.stamps == Stamps::Envelope {
+            let Some(at) = at else {
+                account.reject(line, lines, "the record has no time, and its line none of its own".into());
                 return;
             };
             batch.extend_from_slice(at.utc().to_rfc3339_opts(chrono::SecondsFormat::Nanos, true).as_bytes());
             batch.push(b' ');
         }
         // In the order the log reader gets them: a newest-first export's records come reversed.
-        if let (Some(at), Some(last)) = (record.at, last_at)
+        if let (Some(at), Some(last)) = (at, self.last_at)
             && at < last
         {
             account.out_of_order += 1;
         }
-        account.timed += u64::from(record.at.is_some());
-        last_at = record.at.or(last_at);
+        account.timed += u64::from(at.is_some());
+        self.last_at = at.or(self.last_at);
         batch.extend_from_slice(message.as_bytes());
         batch.push(b'\n');
-        account.extra_lines += record.lines.saturating_sub(1);
-        let instance = match (record.instance, &last_instance) {
+        account.extra_lines += lines.saturating_sub(1);
+        let instance = match (instance, &self.last_instance) {
             (None, _) => None,
-            (Some(name), Some((last, text))) if name == *last => Some(*text),
+            (Some(name), Some((last, text))) if name == last => Some(*text),
             (Some(name), _) => {
-                let text = Text::from(name.as_str());
-                last_instance = Some((name, text));
+                let text = Text::from(name);
+                self.last_instance = Some((name.to_string(), text));
                 Some(text)
             }
         };
-        if record.lines == 0 && !rows.is_empty() {
+        if lines == 0 && !rows.is_empty() {
             account.shared.push(rows.len());
         }
-        rows.push(Row { line: record.line, at: record.at, instance });
-    };
-    let pieces = head.into_iter().map(Ok).chain(rest);
-    // A newest-first export's records are kept aside in a temporary file, not in memory, and
-    // handed out from the last (`reverse`).
-    let mut newest_records =
-        if newest_first { Some(reverse::Spill::new().map_err(|e| limit.spill_failed(&e))?) } else { None };
-    let mut held_bytes = 0usize;
-    for piece in pieces {
-        match piece? {
-            Piece::Record(record) if newest_first => {
-                held_bytes = held_bytes.saturating_add(Held::size_of(&record));
-                if held_bytes > limit.most {
-                    return Err(limit.exceeded(record.line));
+        rows.push(Row { line, at, instance });
+    }
+
+    /// Sends the batch once it is full; `false` once the log reader has stopped.
+    fn send_when_full(&mut self) -> bool {
+        if self.batch.len() >= BATCH_BYTES {
+            let next = match self.recycled.try_recv() {
+                Ok(mut spent) => {
+                    spent.clear();
+                    spent
                 }
-                if let Some(spill) = &mut newest_records {
-                    spill.push(&taken(record)).map_err(|e| limit.spill_failed(&e))?;
-                }
-            }
-            Piece::Record(record) => take(taken(record), &mut batch, &mut rows, &mut account),
-            Piece::Ignored { lines, reason, .. } => account.ignore(reason, lines),
-            Piece::Rejected { line, lines, reason } => account.reject(line, lines, reason),
+                Err(_) => Vec::with_capacity(BATCH_BYTES + 1024),
+            };
+            self.gone |= self.sender.send(std::mem::replace(&mut self.batch, next)).is_err();
         }
-        if batch.len() >= BATCH_BYTES && sender.send(std::mem::take(&mut batch)).is_err() {
-            return Ok((rows, account));
-        }
+        !self.gone
     }
-    if let Some(mut spill) = newest_records {
-        while let Some(record) = spill.pop().map_err(|e| limit.spill_failed(&e))? {
-            take(record, &mut batch, &mut rows, &mut account);
-            if batch.len() >= BATCH_BYTES && sender.send(std::mem::take(&mut batch)).is_err() {
-                return Ok((rows, account));
-            }
+
+    fn send_rest(&mut self) {
+        if !self.gone && !self.batch.is_empty() {
+            let _ = self.sender.send(std::mem::take(&mut self.batch));
         }
     }
-    if !batch.is_empty() {
-        let _ = sender.send(batch);
+
+    fn done(self) -> (Rows, Account) {
+        (self.rows, self.account)
     }
-    Ok((rows, account))
 }
 
 /// What the log reader needs of a record.
@@ -635,22 +764,39 @@ impl Held<'_> {
 /// The log reader's side of the channel: the messages as one stream of lines.
 struct Channel {
     receiver: Receiver<Vec<u8>>,
+    /// Where a batch read to its end goes back to the envelope's thread.
+    spent: SyncSender<Vec<u8>>,
     chunk: Vec<u8>,
     at: usize,
 }
 
 impl Read for Channel {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let available = self.fill_buf()?;
+        let n = out.len().min(available.len());
+        out[..n].copy_from_slice(&available[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+/// Buffered already: a batch is read from where it lies, not copied into a buffer first.
+impl BufRead for Channel {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         while self.at == self.chunk.len() {
             match self.receiver.recv() {
-                Ok(chunk) => (self.chunk, self.at) = (chunk, 0),
-                Err(_) => return Ok(0),
+                Ok(chunk) => {
+                    let _ = self.spent.try_send(std::mem::replace(&mut self.chunk, chunk));
+                    self.at = 0;
+                }
+                Err(_) => return Ok(&[]),
             }
         }
-        let n = out.len().min(self.chunk.len() - self.at);
-        out[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
+        Ok(&self.chunk[self.at..])
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.at = (self.at + amount).min(self.chunk.len());
     }
 }
 

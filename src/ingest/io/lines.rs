@@ -356,7 +356,7 @@ fn read_error(path: &Path, line: u64, source: std::io::Error) -> Error {
     }
 }
 
-fn binary(path: &Path, line: u64) -> Error {
+pub fn binary(path: &Path, line: u64) -> Error {
     Error::input(path, Some(line), "binary data (not UTF-8 text): expected a text export; is this the right file?")
 }
 
