@@ -70,7 +70,8 @@ impl Shape for Lines {
 
 impl OneLine for Kubectl {
     fn split<'l>(&self, line: u64, text: &'l str) -> Split<'l> {
-        if text.trim().is_empty() {
+        // A line that starts with a digit is not blank: no trim over the rest of it.
+        if !text.as_bytes().first().is_some_and(u8::is_ascii_digit) && text.trim().is_empty() {
             return Split::Other(Piece::Ignored { line, lines: 1, reason: "blank line" });
         }
         if runtime::is_kubectl_error(text) {

@@ -51,6 +51,8 @@ pub(super) struct Rows {
     last: State,
     len: usize,
     in_place: bool,
+    /// The last row read (`get`): its place, where the next row starts and the state after it.
+    last_read: std::cell::Cell<Option<(usize, usize, State)>>,
 }
 
 impl Rows {
@@ -63,6 +65,7 @@ impl Rows {
             last: State::default(),
             len: 0,
             in_place: true,
+            last_read: std::cell::Cell::new(None),
         }
     }
 
@@ -114,9 +117,18 @@ impl Rows {
         if place >= self.len {
             return None;
         }
-        let (mut at, mut state) = self.starts[place / EVERY];
+        // From the row after the last one read when it is before this one in the same stretch
+        // (the events are looked up in line order), else from the stretch's kept state.
+        let (mut next, mut at, mut state) = match self.last_read.get() {
+            Some((last, at, state)) if last < place && last / EVERY == place / EVERY => (last + 1, at, state),
+            _ => {
+                let (at, state) = self.starts[place / EVERY];
+                (place - place % EVERY, at, state)
+            }
+        };
         let mut row = None;
-        for _ in 0..=place % EVERY {
+        while next <= place {
+            next += 1;
             let first = take(&self.bytes, &mut at);
             let flags = low_bits(first) & (HAS_TIME | NEW_INSTANCE);
             state.line = state.line.wrapping_add(unzigzag(first >> FLAG_BITS).cast_unsigned());
@@ -132,6 +144,7 @@ impl Rows {
             let instance = self.instances.get(state.instance as usize).copied().flatten();
             row = Some(Row { line: state.line, at: time, instance });
         }
+        self.last_read.set(Some((place, at, state)));
         row
     }
 
@@ -243,6 +256,10 @@ mod tests {
         assert_eq!(rows.len(), pushed.len());
         for (place, row) in pushed.iter().enumerate() {
             assert_eq!(rows.get(place), Some(*row), "row {place}");
+        }
+        // In any order: backwards, jumping, the same row twice.
+        for place in (0..pushed.len()).rev().step_by(7).chain([3, 3, 900, 65, 64, 63, 129]) {
+            assert_eq!(rows.get(place), Some(pushed[place]), "row {place}");
         }
         assert_eq!(rows.get(pushed.len()), None);
         assert!(!rows.in_place());
