@@ -921,6 +921,101 @@ mod tests {
         }
     }
 
+    /// kubectl's envelope read record by record (`Envelope::pieces`), not in blocks.
+    struct Walked;
+
+    impl Envelope for Walked {
+        fn name(&self) -> &'static str {
+            "kubectl"
+        }
+
+        fn sniff(&self, head: &str) -> bool {
+            super::super::kubectl::Kubectl.sniff(head)
+        }
+
+        fn example(&self) -> &'static str {
+            super::super::kubectl::Kubectl.example()
+        }
+
+        fn pieces<'a>(
+            &'a self,
+            input: Box<dyn BufRead + Send>,
+            context: Context<'a>,
+        ) -> Box<dyn Iterator<Item = Result<Piece>> + Send + 'a> {
+            super::super::kubectl::Kubectl.pieces(input, context)
+        }
+    }
+
+    /// Whatever a kubectl export holds, read in blocks (`one_line`) it gives what it gives read
+    /// record by record: the same events, account, rejections, notes and envelope times, or the
+    /// same error. The fixtures, and generated exports of every kind of line, in three zones
+    /// (one with a DST fall-back), cut at a small line cap.
+    #[test]
+    fn a_kubectl_export_read_in_blocks_is_read_as_record_by_record() {
+        let kinds: [&str; 12] = [
+            "2026-11-01T08:30:00.001734812Z 2026-11-01 01:30:00.000 INFO  [BullWorker] job active queue=q id=7 pid=41877\n",
+            "2026-11-01T09:30:00.002000000Z 2026-11-01 01:30:00.500 INFO  [BullWorker] job completed queue=q id=7 pid=41877\n",
+            "2026-11-01T08:31:00.000000000Z 2026-11-01 01:31:00.000 INFO  [main] server starting pid=52117\n",
+            "2026-11-01T08:32:00.000000000Z     at ReviewClient.post (/app/dist/review-client.js:41:13)\n",
+            "2026-11-01T08:33:00.000000000Z \n",
+            "\n",
+            "error: container \"app\" in pod \"web-1\" is waiting to start\n",
+            "not a kubectl line\n",
+            "2026-11-01T08:34:00.5+09:00 \u{1b}[33m2026-11-01 01:34:00.000 WARN\u{1b}[0m [BullWorker] job stalled queue=q id=9\r\n",
+            "2026-11-01T08:35:00.000000000Z 2026-11-01 01:35:00.000 INFO  [BullWorker] job active queue=q id=9 pid=1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
+            "2026-11-01T08:36:00.000000000Z 2026-11-01 01:36:00.000 INFO  [Worker] worker options lockDuration=30000 stalledInterval=30000\n",
+            "2026-11-01T08:29:00.000000000Z 2026-11-01 01:29:00.000 ERROR [ReviewClient] POST /reviews failed status=502\n",
+        ];
+        let mut exports: Vec<(String, String)> = ["kubectl.log", "docker.log", "docker-real.log"]
+            .iter()
+            .map(|name| (name.to_string(), super::super::runtime::tests::fixture(name)))
+            .collect();
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        for round in 0..60 {
+            let mut text = String::new();
+            for _ in 0..(20 + seed % 60) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                text.push_str(kinds[usize::try_from(seed % kinds.len() as u64).unwrap_or(0)]);
+            }
+            if round % 4 == 0 {
+                text.pop();
+            }
+            exports.push((format!("generated {round}"), text));
+        }
+        let zones = [Some(chrono_tz::America::Los_Angeles), SEOUL, None];
+        let mut compared = 0;
+        for (name, text) in &exports {
+            for tz in zones {
+                let read_with = |envelope: &'static dyn Envelope| {
+                    let spec = SourceSpec {
+                        max_line_bytes: 200,
+                        ..SourceSpec::new(SourceKind::Log, PathBuf::from("pods.log"), tz, "--log-tz".into())
+                    };
+                    let mut events = Vec::new();
+                    let mut summary = InputSummary::new("pods.log", "log", "kubectl", tz);
+                    let result = Unwrap(envelope).read(
+                        &spec,
+                        0,
+                        Box::new(std::io::Cursor::new(text.clone().into_bytes())),
+                        &mut events,
+                        &mut summary,
+                    );
+                    match result {
+                        Ok(()) => format!("{events:?}\n{summary:?}"),
+                        Err(error) => format!("error: {error}"),
+                    }
+                };
+                let kubectl: &'static dyn Envelope = &super::super::kubectl::Kubectl;
+                assert!(kubectl.one_line().is_some() && Walked.one_line().is_none());
+                assert_eq!(read_with(kubectl), read_with(&Walked), "{name} in {tz:?}");
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, exports.len() * zones.len());
+    }
+
     fn read(text: &str, tz: Option<Tz>) -> Result<(Vec<Event>, InputSummary)> {
         let spec = SourceSpec::new(SourceKind::Log, PathBuf::from("export.tsv"), tz, "--log-tz".into());
         let mut events = Vec::new();
