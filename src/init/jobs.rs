@@ -41,6 +41,10 @@ pub struct Found {
     pub moments: Vec<Reference>,
     /// The first job key (or id), for the evidence.
     pub example: String,
+    /// A meta table's rows as its reader says them (versions, the last stalled check, the
+    /// events' cap), sorted: two exports of one meta table say the same, and it places no job
+    /// moment to tell them apart by.
+    pub meta_rows: Vec<String>,
 }
 
 impl Found {
@@ -123,7 +127,15 @@ fn by_reader(sample: &Sample, name: &str) -> (Option<Found>, Option<String>) {
                     ids: BTreeMap::new(),
                     moments: Vec::new(),
                     example: String::new(),
+                    meta_rows: Vec::new(),
                 };
+                if format.name() == PgMetaTable.name() {
+                    found.meta_rows.clone_from(&summary.notes);
+                    found
+                        .meta_rows
+                        .extend(summary.meta_versions.iter().map(|(version, _)| format!("version {version}")));
+                    found.meta_rows.sort();
+                }
                 for event in &events {
                     if let Some(queue) = event.queue.as_deref() {
                         found.queues.insert(queue.to_string());
@@ -202,6 +214,7 @@ fn by_shape(sample: &Sample, json: Option<&Json>) -> Option<Found> {
         ids: BTreeMap::new(),
         moments: Vec::new(),
         example: String::new(),
+        meta_rows: Vec::new(),
     };
     for (line, key, fields) in &hashes {
         let split = key.as_deref().and_then(split_key);

@@ -242,6 +242,7 @@ pub fn inspect_with(folder: &Path, given: &BTreeMap<String, chrono_tz::Tz>) -> R
             _ => None,
         });
     let mut kept: Vec<(SourceKind, String, HashSet<MomentKey>)> = Vec::new();
+    let mut kept_meta: Vec<(String, Vec<String>)> = Vec::new();
     files.retain(|file| {
         if let Found::Params(found) = &file.found {
             if chosen.as_ref() == Some(&file.name) {
@@ -266,6 +267,20 @@ pub fn inspect_with(folder: &Path, given: &BTreeMap<String, chrono_tz::Tz>) -> R
             .map(|m| (m.id.clone(), m.at.timestamp_millis(), m.what as u8))
             .collect();
         if moments.is_empty() {
+            // A meta table places no moment: two exports of it are told by what they say.
+            let Found::Jobs(found) = &file.found else { return true };
+            if found.meta_rows.is_empty() {
+                return true;
+            }
+            if let Some((first, _)) = kept_meta.iter().find(|(_, rows)| *rows == found.meta_rows) {
+                notes.push(format!(
+                    "{}: the same meta rows as {first} ({}), left out (reading both would say each twice)",
+                    file.name,
+                    found.meta_rows.len()
+                ));
+                return false;
+            }
+            kept_meta.push((file.name.clone(), found.meta_rows.clone()));
             return true;
         }
         if let Some((_, first, _)) = kept.iter().find(|(kind, _, seen)| *kind == file.kind() && moments.is_subset(seen)) {

@@ -158,6 +158,7 @@ fn init_drafts_the_tables_as_events_and_job_sources() {
         ("event.csv", "bullmq-event-export.csv"),
         ("job.jsonl", "jobs.json"),
         ("meta.csv", "meta.csv"),
+        ("meta.jsonl", "meta.jsonl"),
         ("bullmq.json", "bullmq.json"),
     ] {
         std::fs::copy(path(from), dir.path().join(to)).unwrap();
@@ -166,6 +167,9 @@ fn init_drafts_the_tables_as_events_and_job_sources() {
     let run = leasetrace(&["init", folder]).run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     let manifest = std::fs::read_to_string(dir.path().join("leasetrace.toml")).unwrap();
+    // The meta table exported twice (CSV and JSON rows) is read once, and the other is said.
+    assert!(!manifest.contains("path = \"meta.jsonl\""), "{manifest}");
+    assert!(run.stdout.contains("meta.jsonl: the same meta rows as meta.csv"), "{}", run.stdout);
     for (kind, file, format) in [
         ("bullmq-events", "bullmq-event-export.csv", "pg-event-table"),
         ("bullmq-jobs", "jobs.json", "pg-job-table"),
