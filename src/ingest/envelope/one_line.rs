@@ -15,26 +15,6 @@ use super::{Context, OneLine, Piece, Split};
 use crate::error::Result;
 use crate::ingest::io::chunks::{Chunks, Region};
 use crate::ingest::io::lines;
-use crate::model::Moment;
-
-/// One line of the export as `Reader::visit` hands it out.
-pub enum View<'l> {
-    /// A record: its line, time and message (borrowed from the block).
-    Record { line: u64, at: Option<Moment>, message: &'l str },
-    /// A line that is no record (ignored or rejected, with why).
-    Other(Piece),
-}
-
-impl View<'_> {
-    /// The piece the line is, its message copied (for the first records, looked at before
-    /// reading, and for a newest-first export's records, kept aside).
-    pub fn into_piece(self) -> Piece {
-        match self {
-            View::Record { line, at, message } => Split::Record { at, message }.into_piece(line),
-            View::Other(piece) => piece,
-        }
-    }
-}
 
 pub struct Reader<'a> {
     chunks: Chunks,
@@ -62,9 +42,10 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Hands each line of the export, in order, to `each` until it says to stop (`false`) or
-    /// the export ends; a later call goes on from the next line.
-    pub fn visit(&mut self, mut each: impl FnMut(View<'_>) -> Result<bool>) -> Result<()> {
+    /// Hands each line of the export, in order, with its number, to `each` until it says to
+    /// stop (`false`) or the export ends; a later call goes on from the next line. A record's
+    /// message is borrowed from the block (`Split::into_piece` copies it, for a record kept).
+    pub fn visit(&mut self, mut each: impl FnMut(u64, Split<'_>) -> Result<bool>) -> Result<()> {
         loop {
             if self.at >= self.chunks.current().len() {
                 if self.done {
@@ -79,7 +60,7 @@ impl<'a> Reader<'a> {
                     Some(Region::TooLong(_)) => {
                         self.line += 1;
                         let reason = lines::too_long(self.cap);
-                        if !each(View::Other(Piece::Rejected { line: self.line, lines: 1, reason }))? {
+                        if !each(self.line, Split::Other(Piece::Rejected { line: self.line, lines: 1, reason }))? {
                             return Ok(());
                         }
                         continue;
@@ -94,7 +75,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The lines of the current region from `at`, until `each` says to stop (`false`).
-    fn lines_of_region(&mut self, each: &mut impl FnMut(View<'_>) -> Result<bool>) -> Result<bool> {
+    fn lines_of_region(&mut self, each: &mut impl FnMut(u64, Split<'_>) -> Result<bool>) -> Result<bool> {
         let region = &self.chunks.current()[self.at..];
         let (path, cap, envelope) = (self.path, self.cap, self.envelope);
         // One check of the block; a block with a NUL byte or text that is not UTF-8 is read a
@@ -111,8 +92,8 @@ impl<'a> Reader<'a> {
             while let [rest @ .., b'\r'] = bytes {
                 bytes = rest;
             }
-            let view = if bytes.len() > cap {
-                View::Other(Piece::Rejected { line, lines: 1, reason: lines::too_long(cap) })
+            let split = if bytes.len() > cap {
+                Split::Other(Piece::Rejected { line, lines: 1, reason: lines::too_long(cap) })
             } else {
                 let text = match whole {
                     // A slice at line ends, which are ASCII: always whole characters.
@@ -120,13 +101,10 @@ impl<'a> Reader<'a> {
                     None if memchr::memchr(0, bytes).is_some() => return Err(lines::binary(path, line)),
                     None => std::str::from_utf8(bytes).map_err(|_| lines::binary(path, line))?,
                 };
-                match envelope.split(line, text) {
-                    Split::Record { at, message } => View::Record { line, at, message },
-                    Split::Other(piece) => View::Other(piece),
-                }
+                envelope.split(line, text)
             };
             start = next;
-            if !each(view)? {
+            if !each(line, split)? {
                 self.at += start.min(region.len());
                 return Ok(false);
             }
@@ -143,20 +121,17 @@ mod tests {
 
     /// What the reader hands out, as pieces, read `step` bytes at a time.
     fn read(text: &[u8], cap: usize, step: usize) -> Result<Vec<Piece>> {
-        let input = std::io::BufReader::new(crate::ingest::io::chunks::tests::Trickle(
-            std::io::Cursor::new(text.to_vec()),
-            step,
-        ));
+        let input = std::io::BufReader::new(crate::ingest::io::chunks::tests::Trickle::new(text.to_vec(), step));
         let context = Context { path: Path::new("pods.log"), max_line_bytes: cap };
         let mut reader = Reader::new(Box::new(input), context, &Kubectl);
         let mut pieces = Vec::new();
         // Stopped and taken up again, as the first records are read before the rest.
-        reader.visit(|view| {
-            pieces.push(view.into_piece());
+        reader.visit(|line, split| {
+            pieces.push(split.into_piece(line));
             Ok(pieces.len() < 3)
         })?;
-        reader.visit(|view| {
-            pieces.push(view.into_piece());
+        reader.visit(|line, split| {
+            pieces.push(split.into_piece(line));
             Ok(true)
         })?;
         Ok(pieces)

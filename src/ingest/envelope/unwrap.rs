@@ -35,7 +35,7 @@ use crate::time::{self, Leading};
 
 use super::reverse::{self, Taken};
 use super::rows::{Row, Rows};
-use super::{Context, Envelope, Piece, Record, one_line};
+use super::{Context, Envelope, Piece, Record, Split, one_line};
 use crate::ingest::{EventFormat, SourceKind, SourceSpec};
 
 /// An envelope as one of the formats a log source is read in (`ingest::formats`).
@@ -141,9 +141,9 @@ impl EventFormat for Unwrap {
                     head.push(piece);
                 }
             }
-            Source::Blocks(reader) => reader.visit(|view| {
-                records += usize::from(matches!(view, one_line::View::Record { .. }));
-                head.push(view.into_piece());
+            Source::Blocks(reader) => reader.visit(|line, split| {
+                records += usize::from(matches!(split, Split::Record { .. }));
+                head.push(split.into_piece(line));
                 Ok(records < HEAD_RECORDS)
             })?,
         }
@@ -543,7 +543,9 @@ fn feed(
                     keep(piece?, &mut feeder)?;
                 }
             }
-            Source::Blocks(mut reader) => reader.visit(|view| keep(view.into_piece(), &mut feeder).map(|()| true))?,
+            Source::Blocks(mut reader) => {
+                reader.visit(|line, split| keep(split.into_piece(line), &mut feeder).map(|()| true))?;
+            }
         }
         while let Some(record) = spill.pop().map_err(|e| limit.spill_failed(&e))? {
             feeder.take(record.line, record.lines, record.at, record.instance.as_deref(), &record.message);
@@ -567,13 +569,13 @@ fn feed(
                 }
             }
         }
-        Source::Blocks(mut reader) => reader.visit(|view| {
-            Ok(match view {
-                one_line::View::Record { line, at, message } => {
+        Source::Blocks(mut reader) => reader.visit(|line, split| {
+            Ok(match split {
+                Split::Record { at, message } => {
                     feeder.take(line, 1, at, None, message);
                     feeder.send_when_full()
                 }
-                one_line::View::Other(piece) => feeder.piece(piece),
+                Split::Other(piece) => feeder.piece(piece),
             })
         })?,
     }

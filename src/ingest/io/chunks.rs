@@ -130,13 +130,30 @@ impl Chunks {
 pub mod tests {
     use super::*;
 
-    /// Reads what it is given a few bytes at a time, as a pipe may.
-    pub struct Trickle(pub std::io::Cursor<Vec<u8>>, pub usize);
+    /// Gives `text` `step` bytes at a time, as a pipe may, then `error` if any. The readers'
+    /// tests share it (`read_ahead`, `spool`, the text log, one-line envelopes).
+    pub struct Trickle {
+        pub text: Vec<u8>,
+        pub at: usize,
+        pub step: usize,
+        pub error: Option<std::io::ErrorKind>,
+    }
+
+    impl Trickle {
+        pub fn new(text: Vec<u8>, step: usize) -> Trickle {
+            Trickle { text, at: 0, step, error: None }
+        }
+    }
 
     impl std::io::Read for Trickle {
         fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-            let room = out.len().min(self.1);
-            self.0.read(&mut out[..room])
+            if self.at == self.text.len() {
+                return self.error.take().map_or(Ok(0), |kind| Err(kind.into()));
+            }
+            let count = self.step.min(out.len()).min(self.text.len() - self.at);
+            out[..count].copy_from_slice(&self.text[self.at..self.at + count]);
+            self.at += count;
+            Ok(count)
         }
     }
 
@@ -154,7 +171,7 @@ pub mod tests {
         }
         input.extend_from_slice(b"the last line");
         for step in [1_000, 65_536, 3 * CHUNK] {
-            let reader = std::io::BufReader::new(Trickle(std::io::Cursor::new(input.clone()), step));
+            let reader = std::io::BufReader::new(Trickle::new(input.clone(), step));
             let mut chunks = Chunks::new(Box::new(reader), crate::ingest::io::lines::MAX_LINE_BYTES);
             let (mut joined, mut regions) = (Vec::new(), 0);
             while let Some(region) = chunks.next_region(std::path::Path::new("server.log"), 0).unwrap() {

@@ -108,28 +108,7 @@ impl BufRead for ReadAhead {
 mod tests {
     use super::*;
 
-    /// Gives `text` a few bytes at a time, then `error` if any.
-    struct Trickle {
-        text: Vec<u8>,
-        at: usize,
-        step: usize,
-        error: Option<std::io::ErrorKind>,
-    }
-
-    impl Read for Trickle {
-        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-            if self.at == self.text.len() {
-                return match self.error.take() {
-                    Some(kind) => Err(kind.into()),
-                    None => Ok(0),
-                };
-            }
-            let count = self.step.min(out.len()).min(self.text.len() - self.at);
-            out[..count].copy_from_slice(&self.text[self.at..self.at + count]);
-            self.at += count;
-            Ok(count)
-        }
-    }
+    use crate::ingest::io::chunks::tests::Trickle;
 
     fn text(len: usize) -> Vec<u8> {
         (0..len).map(|i| u8::try_from(i * 7 % 251).unwrap()).collect()

@@ -473,25 +473,7 @@ impl Drop for Growing {
 mod tests {
     use super::*;
 
-    /// Gives `text` `step` bytes at a time, then `error` if any.
-    pub(crate) struct Trickle {
-        pub(crate) text: Vec<u8>,
-        pub(crate) at: usize,
-        pub(crate) step: usize,
-        pub(crate) error: Option<std::io::ErrorKind>,
-    }
-
-    impl Read for Trickle {
-        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-            if self.at == self.text.len() {
-                return self.error.take().map_or(Ok(0), |kind| Err(kind.into()));
-            }
-            let count = self.step.min(out.len()).min(self.text.len() - self.at);
-            out[..count].copy_from_slice(&self.text[self.at..self.at + count]);
-            self.at += count;
-            Ok(count)
-        }
-    }
+    use crate::ingest::io::chunks::tests::Trickle;
 
     fn text(len: usize) -> Vec<u8> {
         (0..len).map(|i| u8::try_from(i * 7 % 251).unwrap()).collect()

@@ -85,7 +85,7 @@ fn read_in_parts(
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
 ) -> Result<()> {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::AtomicBool;
     let delimiter = detect_delimiter(spec, &mut input);
     let cr_lines = lone_cr_ends_lines(&mut input);
     // The input skips a byte-order mark; the offsets that rows are read back by count it.
@@ -120,20 +120,7 @@ fn read_in_parts(
             scope.spawn(move || read_from(spec, reopen, middle, later_rows, (expected, cr_lines), delimiter, stop_ref));
         // Stops the second part on every way out that does not use it (an error included).
         let _stop_later = StopOnDrop(&stop);
-        // The line of the record at the middle, once met.
-        let mut met_middle = None;
-        while let Some(record) = records.next(spec)? {
-            if record.offset == middle && !stop.load(Ordering::Relaxed) {
-                met_middle = Some(record.line);
-                break;
-            }
-            if record.offset > middle {
-                // A record ran over the middle: the second part started inside it.
-                stop.store(true, Ordering::Relaxed);
-            }
-            rows.add(&record, events, summary)?;
-        }
-        if let Some(line) = met_middle {
+        if let Some(line) = first_part_to(spec, &mut records, || middle, &stop, &mut rows, events, summary)? {
             // The second part counted its lines from 1 at the middle.
             let later = later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             crate::ingest::join_later_part(spec, line - 1, later, events, summary)?;
@@ -156,7 +143,7 @@ fn read_growing_in_parts(
     events: &mut Vec<Event>,
     summary: &mut InputSummary,
 ) -> Result<()> {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::AtomicBool;
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let (later_rows, expected, stop_ref) = (rows.like(), records.expected, &stop);
@@ -168,23 +155,12 @@ fn read_growing_in_parts(
         // Stops the second part on every way out that does not use it (an error included), and
         // the copy with the first part's reader (which ends a wait for a second part).
         let _stop_later = StopOnDrop(&stop);
-        let mut met_middle = None;
-        {
+        let met_middle = {
             let _end_copy = growth.stop_on_drop();
-            while let Some(record) = records.next(spec)? {
-                // Decided while the first part reads (`u64::MAX` until then): seen before a
-                // record that starts at or runs over it, whose bytes come after the decision.
-                let middle = growth.middle();
-                if record.offset == middle && !stop.load(Ordering::Relaxed) {
-                    met_middle = Some(record.line);
-                    break;
-                }
-                if record.offset > middle {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                rows.add(&record, events, summary)?;
-            }
-        }
+            // Decided while the first part reads (`u64::MAX` until then): seen before a record
+            // that starts at or runs over it, whose bytes come after the decision.
+            first_part_to(spec, &mut records, || growth.middle(), &stop, &mut rows, events, summary)?
+        };
         let later = later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         if let Some(line) = met_middle {
             // The second part counted its lines from 1 at the middle.
@@ -193,6 +169,33 @@ fn read_growing_in_parts(
         }
         Ok(())
     })
+}
+
+/// The first part of a ledger read in two: its records up to the one that starts at the middle
+/// (`middle()`, asked before each record), whose line is returned; `None` when it read to the end
+/// without meeting one there (no middle, or a record ran over it: `stop` then ends the second
+/// part, which started inside that record).
+fn first_part_to(
+    spec: &SourceSpec,
+    records: &mut Records,
+    middle: impl Fn() -> u64,
+    stop: &std::sync::atomic::AtomicBool,
+    rows: &mut Rows,
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<Option<u64>> {
+    use std::sync::atomic::Ordering;
+    while let Some(record) = records.next(spec)? {
+        let middle = middle();
+        if record.offset == middle && !stop.load(Ordering::Relaxed) {
+            return Ok(Some(record.line));
+        }
+        if record.offset > middle {
+            stop.store(true, Ordering::Relaxed);
+        }
+        rows.add(&record, events, summary)?;
+    }
+    Ok(None)
 }
 
 /// Sets a flag when dropped.

@@ -821,7 +821,7 @@ mod tests {
             [b"a\n".to_vec(), long(7 * CHUNK + 5), b"\nb\n".to_vec(), long(2 * CHUNK), b"\n".to_vec(), long(4 * CHUNK)]
                 .concat();
         for step in [1_000, 65_536, 3 * CHUNK] {
-            let reader = std::io::BufReader::new(Trickle(std::io::Cursor::new(input.clone()), step));
+            let reader = std::io::BufReader::new(Trickle::new(input.clone(), step));
             let mut chunks = Chunks::new(Box::new(reader), 3 * CHUNK);
             let mut seen = Vec::new();
             while let Some(region) = chunks.next_region(std::path::Path::new("server.log"), 0).unwrap() {
