@@ -155,6 +155,10 @@ pub struct SourceSpec {
     /// The most bytes of records a reader holds when it must hold a source whole (a newest-first
     /// export: `lines::MAX_HELD_BYTES` unless `--max-held-bytes` says otherwise).
     pub max_held_bytes: usize,
+    /// A gzip-compressed plain-text log: the most memory the texts of its lines with events take
+    /// when kept as they are read; past it they are dropped, and the report decompresses the file
+    /// again for the lines it shows (`log::text::KEPT_WITHIN` unless a test lowers it).
+    pub max_kept_bytes: usize,
     /// Where a source read once (standard input, a FIFO) is read back from: the temporary copy
     /// written while it is read, or stdin's own file (`spool::Spool`). Set before the sources are
     /// read (`spool::attach`).
@@ -211,6 +215,7 @@ impl SourceSpec {
             text_start: 0,
             max_line_bytes: lines::MAX_LINE_BYTES,
             max_held_bytes: lines::MAX_HELD_BYTES,
+            max_kept_bytes: log::text::KEPT_WITHIN,
             spool: None,
             window: None,
         }

@@ -80,6 +80,16 @@ impl LineTexts {
         Some(&self.kept[at].1)
     }
 
+    /// Drops the marks: the kept texts are the lines' texts, and the file is not read again.
+    pub fn forget_marks(&mut self) {
+        self.marks = Vec::new();
+    }
+
+    /// Drops the kept texts: the lines are read again from the file, from their marks.
+    pub fn forget_kept(&mut self) {
+        self.kept = Vec::new();
+    }
+
     /// The kept texts, by line, in line order.
     pub fn into_kept(self) -> Vec<(u32, Box<str>)> {
         self.kept

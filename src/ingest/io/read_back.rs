@@ -490,6 +490,55 @@ mod tests {
     }
 
     #[test]
+    fn a_compressed_log_keeps_the_texts_of_its_lines_as_the_plain_file_gives_them_back() {
+        let dir = tempfile::tempdir().unwrap();
+        // CRLF and LF endings, job lines, noise, a process start, and a settings dump whose
+        // continuation lines are events of their own.
+        let mut text = String::new();
+        for n in 0..3_000 {
+            let at = format!("2026-10-07 09:{:02}:{:02}.{:03}", n / 60 % 60, n % 60, n % 1000);
+            let end = if n % 3 == 0 { "\r\n" } else { "\n" };
+            let line = match n % 41 {
+                5 => format!("{at} INFO [worker] job active queue=q name=sweep id={n} pid=41877{end}"),
+                9 => format!("{at} INFO [main] server starting pid={n}{end}"),
+                13 => format!("{at} DEBUG [Config] worker options:{end}{{{end}  \"lockDuration\": 12000{end}}}{end}"),
+                _ => format!("{at} INFO GET /api/health 200 {n}ms{end}"),
+            };
+            text.push_str(&line);
+        }
+        let log = |name: &str, bytes: &[u8], spec: &dyn Fn(SourceSpec) -> SourceSpec| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            spec(SourceSpec::new(SourceKind::Log, path, Some(chrono_tz::Asia::Seoul), "--log-tz".into()))
+        };
+        let plain = log("server.log", text.as_bytes(), &|s| s);
+        let plain_timeline = timeline_of(std::slice::from_ref(&plain));
+        let ids: Vec<EventId> = plain_timeline.ids().map(|(id, _)| id).collect();
+        assert!(ids.len() > 200, "{} events", ids.len());
+        assert!(plain_timeline.line_texts(0).unwrap().is_in_file());
+        let from_file = read_back(std::slice::from_ref(&plain), &plain_timeline, &ids, &Progress::hidden()).unwrap();
+        assert_eq!(from_file.len(), ids.len());
+        // Two members, the second starting inside a line.
+        let cut = text.len() / 3;
+        let gz = log("server.log.gz", &gzip(&[&text[..cut], &text[cut..]]), &|s| s);
+        let timeline = timeline_of(std::slice::from_ref(&gz));
+        assert!(!timeline.line_texts(0).unwrap().is_in_file(), "kept as read: not decompressed again");
+        assert!(read_back(std::slice::from_ref(&gz), &timeline, &ids, &Progress::hidden()).unwrap().is_empty());
+        for &id in &ids {
+            assert_eq!(timeline.get(id).origin(), plain_timeline.get(id).origin());
+            assert_eq!(timeline.kept_text(timeline.get(id)), Some(from_file[&id].as_str()), "event {id}");
+        }
+        // Past the most it may keep, the texts are dropped, and read back by decompressing.
+        let small =
+            log("server.log.gz", &gzip(&[&text[..cut], &text[cut..]]), &|s| SourceSpec { max_kept_bytes: 4_000, ..s });
+        let timeline = timeline_of(std::slice::from_ref(&small));
+        let texts = timeline.line_texts(0).unwrap();
+        assert!(texts.is_in_file(), "read back");
+        assert!(texts.clone().into_kept().is_empty(), "nothing kept past the most");
+        assert_eq!(read_back(std::slice::from_ref(&small), &timeline, &ids, &Progress::hidden()).unwrap(), from_file);
+    }
+
+    #[test]
     fn lines_of_a_large_log_are_found_from_the_nearest_mark() {
         // Some 3 MiB of log (read in two parts), a job line every 97 lines: each is read back from
         // the last mark before it, out of order and across the marks.

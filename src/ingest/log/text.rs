@@ -333,6 +333,28 @@ fn stamps_in(message: &[u8], separator: u8) -> u64 {
     count
 }
 
+/// Where the texts of a log's lines with events stay for the report (`LineTexts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Texts {
+    /// In the file, read again from the marks the scan leaves about every MiB (a plain file, a
+    /// pipe's copy).
+    InFile,
+    /// Kept as they are read (a source that is not read again).
+    Kept,
+    /// A gzip-compressed file, which can be read again only by decompressing it from its start:
+    /// marked and kept while the kept texts (`bytes` so far) fit in `SourceSpec::max_kept_bytes`
+    /// (`KEPT_WITHIN`), in the file past that.
+    KeptWithin { bytes: usize },
+}
+
+/// The most memory a compressed log's kept texts take (with their places in `LineTexts`) before
+/// they are dropped and the report decompresses the file again for its lines instead. The lines
+/// with events are about 1 % of an application's log: the main benchmark case's gigabyte keeps
+/// 106 k lines in about 18 MB, and its report no longer decompresses 60 % of the log again after
+/// the analysis (docs/performance/ways-in.md). A log that is mostly events goes past it and is
+/// read again, in bounded memory.
+pub(crate) const KEPT_WITHIN: usize = 64 << 20;
+
 /// One part of a log: all of it, or the part from byte `start` to its end (`later`), whose lines
 /// are counted from 1.
 struct Part<'a> {
@@ -366,7 +388,11 @@ impl<'a> Part<'a> {
             keep_first_stamp_problem: self.later,
             first_stamp_problem: None,
             region_offset: self.start,
-            in_file: self.spec.reread.by_offset(),
+            texts: match self.spec.reread {
+                crate::ingest::Reread::Seek => Texts::InFile,
+                crate::ingest::Reread::No => Texts::Kept,
+                crate::ingest::Reread::Decompress => Texts::KeptWithin { bytes: 0 },
+            },
             last_entry: None,
             last_placed: Placed::Outside,
             order: self.spec.line_order(),
@@ -394,9 +420,8 @@ struct Scan<'a> {
     first_stamp_problem: Option<Error>,
     /// Byte offset of the current region in the input.
     region_offset: u64,
-    /// Whether the lines' texts stay in the file (which is then marked, see `LineTexts`), or are
-    /// kept.
-    in_file: bool,
+    /// Where the texts of the lines with events stay for the report.
+    texts: Texts,
     /// The last line of the regions before this one that starts with a timestamp (see
     /// `continued_settings`).
     last_entry: Option<String>,
@@ -452,6 +477,15 @@ impl Scan<'_> {
 
     /// The counts of `later`, the part after this one.
     fn add(&mut self, later: &Scan<'_>) {
+        self.texts = match (self.texts, later.texts) {
+            (Texts::KeptWithin { bytes }, Texts::KeptWithin { bytes: more })
+                if bytes + more <= self.spec.max_kept_bytes =>
+            {
+                Texts::KeptWithin { bytes: bytes + more }
+            }
+            (Texts::KeptWithin { .. }, _) | (_, Texts::KeptWithin { .. }) => Texts::InFile,
+            (texts, _) => texts,
+        };
         self.line += later.line;
         self.stamped += later.stamped;
         self.blank += later.blank;
@@ -461,6 +495,12 @@ impl Scan<'_> {
 
     /// The lines that are not events, into the summary; an error if no line had a timestamp.
     fn account(&self, spec: &SourceSpec, summary: &mut InputSummary) -> Result<()> {
+        // A compressed log's texts stay where they fitted: all kept, or all read again.
+        match self.texts {
+            Texts::KeptWithin { .. } => summary.texts.forget_marks(),
+            Texts::InFile if spec.reread == crate::ingest::Reread::Decompress => summary.texts.forget_kept(),
+            Texts::InFile | Texts::Kept => {}
+        }
         summary.lines = self.line;
         for (reason, count) in [("blank", self.blank), ("continuation", self.continuation), ("noise", self.noise)] {
             if count > 0 {
@@ -486,7 +526,7 @@ impl Scan<'_> {
             let line = self.line + memchr::memchr_iter(b'\n', &region[..at]).count() as u64 + 1;
             return Err(binary(self.spec, line));
         }
-        if self.in_file {
+        if self.texts != Texts::Kept {
             summary.texts.mark(self.line + 1, self.region_offset);
         }
         self.lines_of(region, events, summary)?;
@@ -697,10 +737,25 @@ impl Scan<'_> {
         }
         self.hold_if_pending(placed, pushed_before..events.len());
         summary.used();
-        if !self.in_file {
-            summary.texts.keep(origin.line, text);
-        }
+        self.keep_text(origin.line, text, summary);
         Ok(true)
+    }
+
+    /// Keeps `text` as the text of `line` where the texts are kept (`Texts`).
+    fn keep_text(&mut self, line: u32, text: &str, summary: &mut InputSummary) {
+        match &mut self.texts {
+            Texts::InFile => {}
+            Texts::Kept => summary.texts.keep(line, text),
+            Texts::KeptWithin { bytes } => {
+                *bytes += text.len() + std::mem::size_of::<(u32, Box<str>)>();
+                if *bytes <= self.spec.max_kept_bytes {
+                    summary.texts.keep(line, text);
+                } else {
+                    summary.texts.forget_kept();
+                    self.texts = Texts::InFile;
+                }
+            }
+        }
     }
 
     /// The moment of the current line, placed at `placed` by the order (see `structured::placed_at`).
@@ -764,9 +819,7 @@ impl Scan<'_> {
         events.push(crate::ingest::log::worker_settings::event(at, origin, settings, &fields));
         self.hold_if_pending(placed, events.len() - 1..events.len());
         summary.used();
-        if !self.in_file {
-            summary.texts.keep(origin.line, text);
-        }
+        self.keep_text(origin.line, text, summary);
         Ok(true)
     }
 }
