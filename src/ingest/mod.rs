@@ -686,11 +686,32 @@ fn read_spooled(
     };
     // Counted as it is copied: the parts then read the copy.
     let tally = bar.as_ref().map(|bar| bar.count(std::io::empty()));
-    let raw: Box<dyn Read + Send> = match &bar {
+    let mut raw: Box<dyn Read + Send> = match &bar {
         Some(bar) => Box::new(bar.count(raw)),
         None => raw,
     };
-    let source = spool::Source { raw, pipe: pipe.map(|fd| spool::Pipe { fd, tally }) };
+    let mut pipe = pipe.map(|fd| spool::Pipe { fd, tally });
+    if spec.kind == SourceKind::Log {
+        if let Some(pipe) = &pipe {
+            pipe.enlarge();
+        }
+        // Its first bytes tell whether it is a plain-text log, read as it comes with no copy.
+        let mut head = Vec::with_capacity(HEAD_BYTES);
+        Read::by_ref(&mut raw).take(HEAD_BYTES as u64).read_to_end(&mut head).map_err(io)?;
+        let plain_text = !head.starts_with(&GZIP_MAGIC)
+            && choose_format(spec, &String::from_utf8_lossy(head.strip_prefix(lines::BOM).unwrap_or(&head)))
+                .is_ok_and(|format| format.name() == log::text::ServerLog.name());
+        // Read through `raw` from here on, what standard input holds in its buffer included: the
+        // kernel cannot move the rest of the pipe after it.
+        raw = Box::new(std::io::Cursor::new(head).chain(raw));
+        pipe = None;
+        if plain_text {
+            let (input, _) = open_text(raw, None, &spec.path)?;
+            let spec = &SourceSpec { reread: Reread::No, text_start: 0, ..spec.clone() };
+            return read_opened_as(index, spec, input, bar.as_ref(), Reading::Streamed(spool.path()));
+        }
+    }
+    let source = spool::Source { raw, pipe };
     let (growth, copy) = spool::Growth::start_from(source, spool).map_err(io)?;
     let (input, start) = open_text(Box::new(copy), None, &spec.path)?;
     let reread = match (start.gzip, spec.reread_compressed) {
@@ -702,7 +723,7 @@ fn read_spooled(
     let spec = &SourceSpec { reread, text_start, ..spec.clone() };
     // Plain text is read in parts as a file is, the copy in place of the file; compressed, in one.
     let growth = (reread == Reread::Seek).then_some(&*growth);
-    read_opened_growing(index, spec, input, bar.as_ref(), growth)
+    read_opened_as(index, spec, input, bar.as_ref(), Reading::Growing(growth))
 }
 
 /// `read_source` from the opened text on (the byte-order mark skipped, decompressed): the format
@@ -714,18 +735,32 @@ pub(crate) fn read_opened(
     input: Box<dyn BufRead + Send>,
     bar: Option<&SourceBar>,
 ) -> Result<(Vec<Event>, InputSummary)> {
-    read_opened_growing(index, spec, input, bar, None)
+    read_opened_as(index, spec, input, bar, Reading::Growing(None))
 }
 
-/// `read_opened`, for a source read once whose copy `growth` is being made (its text plain): read
-/// in parts as the file would be, from the copy.
-fn read_opened_growing(
+/// How a source read once is read (`read_opened_as`).
+#[derive(Clone, Copy)]
+enum Reading<'a> {
+    /// From its copy as the copy grows (`growth`, when its text is plain), in parts as the file
+    /// would be.
+    Growing(Option<&'a spool::Growth>),
+    /// A plain-text log, as it comes, with no copy unless its kept texts grow past the most
+    /// (`log::text::read_streamed`, which copies to this path from there on).
+    Streamed(&'a Path),
+}
+
+/// `read_opened`, for a source read once (`how`).
+fn read_opened_as(
     index: u16,
     spec: &SourceSpec,
     mut input: Box<dyn BufRead + Send>,
     bar: Option<&SourceBar>,
-    growth: Option<&spool::Growth>,
+    how: Reading<'_>,
 ) -> Result<(Vec<Event>, InputSummary)> {
+    let growth = match how {
+        Reading::Growing(growth) => growth,
+        Reading::Streamed(_) => None,
+    };
     let head = peek_head(&mut input, &spec.path)?;
     // Said before the format is chosen: an empty input has no format to tell, and stdin has no
     // file name to tell it by ("cannot tell the format" would send the user to the wrong fix).
@@ -741,7 +776,12 @@ fn read_opened_growing(
     let mut events = Vec::new();
     // A source being copied while it is read is reopened only once it has ended (`growth`).
     let in_place = spec.spool.as_ref().is_none_or(|spool| !spool.is_copy());
-    if spec.reread == Reread::Seek && (in_place || growth.is_some()) {
+    if let Reading::Streamed(copy) = how
+        && format.name() == log::text::ServerLog.name()
+    {
+        let segment = log::text::SEGMENT_BYTES;
+        log::text::read_streamed(spec, index, input, copy, segment, &mut events, &mut summary)?;
+    } else if spec.reread == Reread::Seek && (in_place || growth.is_some()) {
         // The bytes of a copy were counted as they were copied.
         let bar = if in_place { bar } else { None };
         let reopen = Reopen { path: spec.file(), bar, lone_cr, growth };

@@ -80,6 +80,11 @@ impl LineTexts {
         Some(&self.kept[at].1)
     }
 
+    /// The memory the kept texts take, their places included.
+    pub fn kept_bytes(&self) -> usize {
+        self.kept.iter().map(|(_, text)| text.len() + std::mem::size_of::<(u32, Box<str>)>()).sum()
+    }
+
     /// Drops the marks: the kept texts are the lines' texts, and the file is not read again.
     pub fn forget_marks(&mut self) {
         self.marks = Vec::new();

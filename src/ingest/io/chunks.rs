@@ -23,6 +23,7 @@ pub struct Chunks {
 }
 
 /// What `Chunks` hands out: whole lines, or the length of a line longer than the cap, passed over.
+#[derive(Debug, Clone, Copy)]
 pub enum Region<'a> {
     Lines(&'a [u8]),
     /// A line past the cap: its bytes, with its line end.

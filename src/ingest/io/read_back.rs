@@ -57,7 +57,12 @@ fn read_in_order(
     let mut by_source: BTreeMap<u16, Vec<(u32, usize)>> = BTreeMap::new();
     for (place, &id) in ids.iter().enumerate() {
         let origin = timeline.get(id).origin();
-        if timeline.line_texts(origin.source).is_some_and(LineTexts::is_in_file) {
+        // A log read from a stream keeps the texts of its first lines and reads the rest back
+        // from its copy (`log::text::read_streamed`): a kept text is not read back.
+        if timeline
+            .line_texts(origin.source)
+            .is_some_and(|texts| texts.is_in_file() && texts.kept(origin.line).is_none())
+        {
             by_source.entry(origin.source).or_default().push((origin.line, place));
         }
     }
@@ -354,8 +359,11 @@ pub(crate) fn every_event_read_back(
     let timeline = Timeline::new(events.to_vec()).with_line_texts(vec![texts]);
     let ids: Vec<EventId> = timeline.ids().map(|(id, _)| id).collect();
     let read = read_back(std::slice::from_ref(spec), &timeline, &ids, &Progress::hidden())?;
+    // As a report gives them: read back, or kept (a log read from a stream keeps its first ones).
+    let text =
+        |id: &EventId| read.get(id).cloned().or_else(|| timeline.kept_text(timeline.get(*id)).map(str::to_string));
     let mut lines: Vec<(u32, String)> =
-        ids.iter().map(|id| (timeline.get(*id).origin().line, read[id].clone())).collect();
+        ids.iter().map(|id| (timeline.get(*id).origin().line, text(id).unwrap_or_default())).collect();
     lines.sort();
     Ok(lines)
 }

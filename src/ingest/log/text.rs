@@ -13,6 +13,7 @@ use crate::time::{self, Leading, Shape};
 
 use crate::ingest::io::chunks::{Chunks, Region};
 use crate::ingest::io::seek;
+use crate::ingest::io::segments::{self, Segment};
 use crate::ingest::log::rules::{RuleSet, key_value_fields};
 use crate::ingest::log::worker_settings::{Settled, parse_text, settle};
 use crate::ingest::{EventFormat, Reopen, SourceKind, SourceSpec};
@@ -314,6 +315,216 @@ fn join_parts(
     first.account(spec, summary)
 }
 
+/// The bytes of a segment of a log read from a stream (`read_streamed`): the segments in flight
+/// (two queued, two being parsed, two parsed and waiting, one being read) are a few tens of MiB.
+pub(crate) const SEGMENT_BYTES: usize = 4 << 20;
+
+/// A plain-text log read from a stream (standard input through a pipe, a FIFO) as it comes, with
+/// no copy of it on disk: cut into segments at entries on a thread of its own (`io::segments`),
+/// each segment parsed on one of two threads as a file's second part is (its lines counted from
+/// 1), and the segments joined in order here, as a file's two parts are (`join_parts`). Where a
+/// segment starts inside a repeated hour, or the lines before it end inside one the log started
+/// in, it is read again on from the lines before it. The texts of the lines with events are kept
+/// as they are read while they take `SourceSpec::max_kept_bytes` or less; past that, the rest of
+/// the stream is also written to `copy` (the source's spool file) from the next segment read, and
+/// the report reads those lines back from there. The events and the account are those of one
+/// read of the same bytes from a file.
+pub(crate) fn read_streamed(
+    spec: &SourceSpec,
+    source: u16,
+    input: Box<dyn BufRead + Send>,
+    copy: &std::path::Path,
+    segment_bytes: usize,
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::mpsc::{RecvTimeoutError, sync_channel};
+
+    let rules = RuleSet::shared(&spec.rules, spec.builtin_rules, &spec.display_path())?;
+    let kept = SourceSpec { reread: crate::ingest::Reread::No, text_start: 0, ..spec.clone() };
+    let copied = SourceSpec { reread: crate::ingest::Reread::Seek, text_start: 0, ..spec.clone() };
+    // Set once the kept texts pass the most: the stream is copied from the next segment read on.
+    let copy_on = std::sync::Arc::new(AtomicBool::new(false));
+    let (jobs, job_rx) = sync_channel::<Segment>(2);
+    let (spent, spent_rx) = sync_channel::<Vec<u8>>(4);
+    {
+        let (path, cap, copy_on, copy) = (spec.path.clone(), spec.max_line_bytes, copy_on.clone(), copy.to_path_buf());
+        // Not joined: it ends at the end of the stream, or at its next hand-over once nothing is
+        // wanted (a stream without end, `tail -f`, is not waited for).
+        std::thread::spawn(move || {
+            let mut writer: Option<segments::Copy> = None;
+            let send = |mut segment: Segment| {
+                if writer.is_none() && copy_on.load(Ordering::Relaxed) {
+                    match segments::Copy::open(&copy, segment.start) {
+                        Ok(opened) => writer = Some(opened),
+                        Err(source) => {
+                            segment.error = Some(Error::Io { path: copy.clone(), source });
+                            segment.last = true;
+                        }
+                    }
+                }
+                if let Some(writer) = &mut writer {
+                    segment.copied_from = Some(writer.from);
+                    if let Err(error) = writer.write(&segment) {
+                        segment.error = Some(error);
+                        segment.last = true;
+                    }
+                }
+                let last = segment.last;
+                jobs.send(segment).is_ok() && !last
+            };
+            segments::cut(input, &path, cap, segment_bytes, send, || spent_rx.try_recv().ok());
+        });
+    }
+    let job_rx = std::sync::Mutex::new(job_rx);
+    let stop = AtomicBool::new(false);
+    let (done, done_rx) = sync_channel::<Parsed<'_>>(2);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            let (done, job_rx, stop, rules, kept, copied) = (done.clone(), &job_rx, &stop, &*rules, &kept, &copied);
+            scope.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let job = job_rx.lock().unwrap_or_else(std::sync::PoisonError::into_inner).recv_timeout(
+                        // The stream's thread may wait on its input for ever: the stop is looked at.
+                        std::time::Duration::from_millis(50),
+                    );
+                    let segment = match job {
+                        Ok(segment) => segment,
+                        Err(RecvTimeoutError::Timeout) => continue,
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    };
+                    let spec = if segment.copied_from.is_some() { copied } else { kept };
+                    let start = segment.start - segment.copied_from.unwrap_or(0);
+                    let part = Part { spec, source, rules, start, later: segment.index > 0 };
+                    let mut scan = part.start();
+                    let mut events = Vec::new();
+                    let mut summary =
+                        InputSummary::new(&spec.display_path(), spec.kind.name(), ServerLog.name(), spec.tz);
+                    let parsed = scan.run_segment(&segment, Some(stop), &mut events, &mut summary);
+                    if done.send((segment, parsed.map(|()| (scan, events, summary)))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(done);
+        let joined = join_streamed(spec, &done_rx, &spent, &copy_on, events, summary);
+        stop.store(true, Ordering::Relaxed);
+        // Parts parsed after an error are not wanted: the parsing threads are not left waiting.
+        drop(done_rx);
+        joined
+    })
+}
+
+/// A segment of a stream, and what a parsing thread read from it (`read_streamed`).
+type Parsed<'a> = (Segment, Result<(Scan<'a>, Vec<Event>, InputSummary)>);
+
+/// The lines of a stream read in segments (`read_streamed`) not yet joined: a segment's, or
+/// several read on one scan through a repeated hour.
+struct Tail<'a> {
+    scan: Scan<'a>,
+    events: Vec<Event>,
+    summary: InputSummary,
+}
+
+/// `read_streamed`'s joining: the segments parsed (`done`), in stream order.
+fn join_streamed<'a>(
+    spec: &SourceSpec,
+    done: &std::sync::mpsc::Receiver<Parsed<'a>>,
+    spent: &std::sync::mpsc::SyncSender<Vec<u8>>,
+    copy_on: &std::sync::atomic::AtomicBool,
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<()> {
+    let mut joined: Option<Scan<'a>> = None;
+    let mut tail: Option<Tail<'a>> = None;
+    let mut waiting = std::collections::BTreeMap::new();
+    let mut next = 0;
+    let mut kept_bytes = 0;
+    loop {
+        let Ok((segment, parsed)) = done.recv() else {
+            return Err(Error::input(&spec.path, None, "internal: the log's reading threads stopped before its end"));
+        };
+        waiting.insert(segment.index, (segment, parsed));
+        while let Some((mut segment, parsed)) = waiting.remove(&next) {
+            next += 1;
+            let before_segment = joined.as_ref().map_or(0, |scan| scan.line) + tail.as_ref().map_or(0, |t| t.scan.line);
+            if let Ok((_, _, parsed_summary)) = &parsed {
+                kept_bytes += parsed_summary.texts.kept_bytes();
+                if kept_bytes > spec.max_kept_bytes {
+                    copy_on.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            match &mut tail {
+                None => {
+                    let (scan, events, summary) = parsed?;
+                    tail = Some(Tail { scan, events, summary });
+                }
+                Some(t) => {
+                    let in_fold = t.scan.order.as_ref().is_some_and(LineOrder::pending)
+                        || parsed
+                            .as_ref()
+                            .is_ok_and(|(scan, ..)| scan.order.as_ref().is_some_and(LineOrder::began_in_fold));
+                    if in_fold {
+                        // The passes of its lines depend on those before it: read on from them.
+                        let before = joined.as_ref().map_or(0, |scan| scan.line);
+                        t.scan
+                            .run_segment(&segment, None, &mut t.events, &mut t.summary)
+                            .map_err(|error| crate::ingest::shifted(error, before))?;
+                    } else {
+                        let (scan, more, account) =
+                            parsed.map_err(|error| crate::ingest::shifted(error, before_segment))?;
+                        let done = std::mem::replace(t, Tail { scan, events: more, summary: account });
+                        join_tail(spec, &mut joined, done, events, summary)?;
+                    }
+                }
+            }
+            if let Some(error) = segment.error.take() {
+                return Err(crate::ingest::shifted(error, before_segment));
+            }
+            if segment.last {
+                if let Some(t) = tail.take() {
+                    join_tail(spec, &mut joined, t, events, summary)?;
+                }
+                return joined.map_or(Ok(()), |scan| scan.account(spec, summary));
+            }
+            let _ = spent.try_send(std::mem::take(&mut segment.bytes));
+        }
+    }
+}
+
+/// `tail`'s lines, events and account after those joined before it, its order through the
+/// repeated hours finished (it ends outside one, or the stream ends with it).
+fn join_tail<'a>(
+    spec: &SourceSpec,
+    joined: &mut Option<Scan<'a>>,
+    tail: Tail<'a>,
+    events: &mut Vec<Event>,
+    summary: &mut InputSummary,
+) -> Result<()> {
+    let Tail { mut scan, events: mut more, summary: mut account } = tail;
+    let Some(first) = joined else {
+        spec.finish_order(scan.order.take(), &mut more, &mut account)?;
+        *events = more;
+        *summary = account;
+        *joined = Some(scan);
+        return Ok(());
+    };
+    let before = first.line;
+    if !first.first_stamp_checked
+        && let Some(problem) = scan.first_stamp_problem.take()
+    {
+        return Err(crate::ingest::shifted(problem, before));
+    }
+    spec.finish_order(scan.order.take(), &mut more, &mut account)
+        .map_err(|error| crate::ingest::shifted(error, before))?;
+    crate::ingest::join_later_part(spec, before, Ok((more, account)), events, summary)?;
+    first.first_stamp_checked |= scan.first_stamp_checked;
+    first.add(&scan);
+    Ok(())
+}
+
 /// The timestamps in `message` (a stamped line after its own timestamp) laid out as the line's
 /// own: `YYYY-MM-DD`, then `separator` (the own one's `T` or space), then `HH:MM:SS`, not right
 /// after a digit. Looked for at each `-` (a date's first), so a line without dates costs one
@@ -375,7 +586,14 @@ impl<'a> Part<'a> {
         events: &mut Vec<Event>,
         summary: &mut InputSummary,
     ) -> Result<Scan<'a>> {
-        let mut scan = Scan {
+        let mut scan = self.start();
+        scan.run(input, stop, events, summary)?;
+        Ok(scan)
+    }
+
+    /// The part's scan, before its first line.
+    fn start(&self) -> Scan<'a> {
+        Scan {
             spec: self.spec,
             source: self.source,
             rules: self.rules,
@@ -396,9 +614,7 @@ impl<'a> Part<'a> {
             last_entry: None,
             last_placed: Placed::Outside,
             order: self.spec.line_order(),
-        };
-        scan.run(input, stop, events, summary)?;
-        Ok(scan)
+        }
     }
 }
 
@@ -449,24 +665,49 @@ impl Scan<'_> {
             if stop.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed)) {
                 break;
             }
-            let region = match region {
-                Region::Lines(region) => region,
-                Region::TooLong(bytes) => {
-                    // Not an entry a continuation after it can take its time from.
-                    self.last_entry = None;
-                    self.line += 1;
-                    summary.reject(self.line, crate::ingest::io::lines::too_long(self.spec.max_line_bytes));
-                    self.region_offset += bytes;
-                    continue;
-                }
-            };
-            self.region(region, events, summary)?;
-            self.region_offset += region.len() as u64;
-            if self.keep_first_stamp_problem && self.order.as_ref().is_some_and(LineOrder::began_in_fold) {
+            if !self.piece(region, events, summary)? {
                 break;
             }
         }
         Ok(())
+    }
+
+    /// `run` over a segment of a stream (`io::segments`), its lines held in memory.
+    fn run_segment(
+        &mut self,
+        segment: &Segment,
+        stop: Option<&std::sync::atomic::AtomicBool>,
+        events: &mut Vec<Event>,
+        summary: &mut InputSummary,
+    ) -> Result<()> {
+        for region in segment.regions() {
+            if stop.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed)) {
+                break;
+            }
+            if !self.piece(region, events, summary)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// One region of whole lines, or a line passed over. `false`: the scan is of no more use (a
+    /// second part that starts inside a repeated hour, see `read_in_parts`).
+    fn piece(&mut self, region: Region<'_>, events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<bool> {
+        let region = match region {
+            Region::Lines(region) => region,
+            Region::TooLong(bytes) => {
+                // Not an entry a continuation after it can take its time from.
+                self.last_entry = None;
+                self.line += 1;
+                summary.reject(self.line, crate::ingest::io::lines::too_long(self.spec.max_line_bytes));
+                self.region_offset += bytes;
+                return Ok(true);
+            }
+        };
+        self.region(region, events, summary)?;
+        self.region_offset += region.len() as u64;
+        Ok(!(self.keep_first_stamp_problem && self.order.as_ref().is_some_and(LineOrder::began_in_fold)))
     }
 
     /// The end of the log read in one: the events of second passes moved, the lines accounted.
@@ -976,6 +1217,39 @@ mod tests {
         Ok(((events, summary), growth.middle() != u64::MAX))
     }
 
+    /// `text` read as a stream with no copy is (`read_streamed`), through reads of a few KiB, cut in
+    /// segments of `segment` bytes, the texts kept while they take at most `most` bytes. Every
+    /// event's text, kept or read back from the copy, is its line. Also says whether a copy was
+    /// started.
+    fn read_streamed_text(
+        text: &str,
+        tz: Option<chrono_tz::Tz>,
+        segment: usize,
+        most: usize,
+    ) -> Result<((Vec<Event>, InputSummary), bool)> {
+        use crate::ingest::io::spool::Spool;
+        let dir = tempfile::tempdir().unwrap();
+        let spool = std::sync::Arc::new(Spool::copy_in(std::path::Path::new("-"), dir.path().to_path_buf()).unwrap());
+        let spec = SourceSpec {
+            reread: crate::ingest::Reread::No,
+            spool: Some(std::sync::Arc::clone(&spool)),
+            max_kept_bytes: most,
+            ..SourceSpec::new(SourceKind::Log, PathBuf::from("server.log"), tz, "--log-tz".into())
+        };
+        let trickle = crate::ingest::io::chunks::tests::Trickle::new(text.as_bytes().to_vec(), 4099);
+        let input = Box::new(crate::ingest::io::lines::LineEnds::new(std::io::BufReader::new(trickle)));
+        let mut events = Vec::new();
+        let mut summary = InputSummary::new("server.log", "log", "text", tz);
+        read_streamed(&spec, 0, input, spool.path(), segment, &mut events, &mut summary)?;
+        let lines: Vec<&str> = text.split('\n').collect();
+        let texts = std::mem::take(&mut summary.texts);
+        let copied = texts.is_in_file();
+        for (line, read) in crate::ingest::io::read_back::every_event_read_back(&spec, &events, texts)? {
+            assert_eq!(read, lines[line as usize - 1].trim_end_matches('\r'), "line {line}");
+        }
+        Ok(((events, summary), copied))
+    }
+
     /// An error from the file `read_file` wrote, from its name on (the folder is a new one each time).
     fn in_file(error: &Error) -> String {
         let error = error.to_string();
@@ -1037,6 +1311,98 @@ mod tests {
         let (one, split) = read_piped(&text, Some(chrono_tz::Asia::Seoul), u64::MAX, true).unwrap();
         assert!(!split && one.0 == whole.0);
         assert_eq!(one.1, whole.1);
+    }
+
+    #[test]
+    fn a_log_read_as_a_stream_in_segments_gives_the_events_and_account_of_one_read() {
+        // Segments from a few lines to more than the log, each parsed on its own: their lines
+        // counted from 1 and renumbered, blank lines, stack traces and rejections across their
+        // ends; the texts kept, or past the most read back from the copy from a segment on.
+        let text = mixed_log(6_000);
+        let whole = read_file(&text, Some(chrono_tz::Asia::Seoul), u64::MAX).unwrap();
+        for (segment, most, copied) in [
+            (700, usize::MAX, false),
+            (4_096, usize::MAX, false),
+            (65_536, usize::MAX, false),
+            (1 << 22, usize::MAX, false),
+            (4_096, 2_000, true),
+            (16_384, 30_000, true),
+            (4_096, 0, true),
+        ] {
+            let (streamed, copy) = read_streamed_text(&text, Some(chrono_tz::Asia::Seoul), segment, most).unwrap();
+            assert!(streamed.0 == whole.0, "segments of {segment}, {most} kept");
+            assert_eq!(streamed.1.lines, whole.1.lines);
+            let mut account = streamed.1.clone();
+            account.texts = whole.1.texts.clone();
+            assert_eq!(account, whole.1, "segments of {segment}");
+            assert_eq!(copy, copied, "segments of {segment}, {most} kept");
+        }
+    }
+
+    #[test]
+    fn an_error_in_a_later_segment_of_a_stream_names_its_line() {
+        let mut text = mixed_log(3_000);
+        let line = text[..text.len() * 3 / 4].matches('\n').count() + 1;
+        let at = text.match_indices('\n').nth(line - 2).unwrap().0 + 1;
+        text.insert_str(at, "2026-10-07 09:61:00 INFO job active id=7\n");
+        let whole = in_file(&read_file(&text, Some(chrono_tz::Asia::Seoul), u64::MAX).unwrap_err());
+        assert!(whole.starts_with(&format!("server.log:{line}: malformed timestamp")), "{whole}");
+        for segment in [1_000, 30_000] {
+            let streamed = read_streamed_text(&text, Some(chrono_tz::Asia::Seoul), segment, usize::MAX).unwrap_err();
+            assert_eq!(streamed.to_string(), whole, "segments of {segment}");
+        }
+        // A NUL byte far in: the line it is on.
+        let mut binary = mixed_log(3_000);
+        let line = binary[..binary.len() * 2 / 3].matches('\n').count() + 1;
+        let at = binary.match_indices('\n').nth(line - 2).unwrap().0 + 1;
+        binary.insert(at + 5, '\0');
+        let whole = in_file(&read_file(&binary, Some(chrono_tz::Asia::Seoul), u64::MAX).unwrap_err());
+        let streamed = read_streamed_text(&binary, Some(chrono_tz::Asia::Seoul), 2_000, usize::MAX).unwrap_err();
+        assert!(whole.starts_with(&format!("server.log:{line}:")), "{whole}");
+        assert_eq!(streamed.to_string(), whole);
+        // No timestamp in the first segments: the first one after them is checked in full.
+        let mut undeclared = "    at Object.<anonymous> (/app/main.js:1:1)\n".repeat(2_000);
+        undeclared += &"2026-10-07 09:33:00.100 INFO GET /healthz 200 1ms\n".repeat(2_000);
+        let whole = in_file(&read_file(&undeclared, None, u64::MAX).unwrap_err());
+        let streamed = read_streamed_text(&undeclared, None, 3_000, usize::MAX).unwrap_err();
+        assert!(whole.starts_with("server.log:2001: timestamp has no UTC offset"), "{whole}");
+        assert_eq!(streamed.to_string(), whole);
+    }
+
+    #[test]
+    fn a_stream_across_the_fall_back_is_placed_by_line_order_whichever_segment_a_line_is_in() {
+        // Every segment size from a line to the whole log: segments that start inside the
+        // repeated hour, or after lines that end inside one the log began in, are read on from
+        // the lines before them.
+        use std::fmt::Write;
+        let mut text = String::new();
+        for minute in 0..60 {
+            writeln!(text, "2026-11-01 00:{minute:02}:00.000 INFO [worker] job active queue=q id=b{minute}").unwrap();
+        }
+        for pass in 0..2 {
+            for minute in (0..60).step_by(3) {
+                writeln!(
+                    text,
+                    "2026-11-01 01:{minute:02}:00.000 INFO [worker] job completed queue=q id=f{pass}{minute}"
+                )
+                .unwrap();
+                text += "    at a stack frame\n";
+            }
+        }
+        text += AFTER;
+        text += "\n";
+        // A log that starts inside the hour, and one that ends inside it.
+        let starts_inside = text[text.find("2026-11-01 01:").unwrap()..].to_string();
+        let ends_inside = text[..text.rfind("2026-11-01 01:30").unwrap()].to_string();
+        for log in [&text, &starts_inside, &ends_inside] {
+            let whole = read_file(log, Some(LA), u64::MAX).unwrap();
+            for segment in (60..log.len() + 200).step_by(97) {
+                let (streamed, _) = read_streamed_text(log, Some(LA), segment, usize::MAX).unwrap();
+                assert!(streamed.0 == whole.0, "segments of {segment}");
+                assert_eq!(streamed.1, whole.1, "segments of {segment}");
+            }
+            assert!(whole.1.folds.len() == 1, "{:?}", whole.1.folds);
+        }
     }
 
     #[test]
