@@ -298,9 +298,54 @@ pub fn ledger(data: &[u8]) {
     source_target(SourceKind::Ledger, data);
 }
 
-/// Server logs (text with rules, pino, winston, NestJS) with fuzzed rules and zone.
+/// Server logs (text with rules, pino, winston, NestJS) with fuzzed rules and zone. A plain-text
+/// log is also read as a pipe's is (`log::text::read_streamed`), in segments of a fuzzed size:
+/// the same events and account, or the same error, as the one read.
 pub fn server_log(data: &[u8]) {
-    source_target(SourceKind::Log, data);
+    use crate::ingest::EventFormat as _;
+    let parts = Parts::split(data);
+    let spec = spec_of(SourceKind::Log, &parts);
+    let result = read_in_memory(&spec, parts.body);
+    check_source(&spec, parts.body, &result);
+    // Only a plain-text log is read in segments; any other reads as it did.
+    let body = parts.body.strip_prefix(ingest::io::lines::BOM).unwrap_or(parts.body);
+    let head = String::from_utf8_lossy(&body[..body.len().min(1 << 16)]);
+    let plain_text =
+        ingest::choose_format(&spec, &head).is_ok_and(|format| format.name() == ingest::log::text::ServerLog.name());
+    if !plain_text || parts.body.starts_with(&ingest::io::gzip::MAGIC) {
+        return;
+    }
+    let segment = 16 + usize::from(parts.select[1]) * 8;
+    let streamed = read_streamed_in_memory(&spec, parts.body, segment);
+    match (&result, &streamed) {
+        (Ok((events, summary)), Ok((streamed_events, streamed_summary))) => {
+            assert!(events == streamed_events, "a stream in segments of {segment} gave other events");
+            let mut account = streamed_summary.clone();
+            account.texts = summary.texts.clone();
+            assert_eq!(&account, summary, "a stream in segments of {segment} gave another account");
+        }
+        (Err(one), Err(streamed)) => {
+            assert_eq!(one.to_string(), streamed.to_string(), "a stream in segments of {segment}");
+        }
+        (one, streamed) => panic!(
+            "read whole: {:?}; as a stream in segments of {segment}: {:?}",
+            one.as_ref().map(|(events, _)| events.len()),
+            streamed.as_ref().map(|(events, _)| events.len())
+        ),
+    }
+}
+
+/// `body` read as a plain-text log from a pipe is, in segments of `segment` bytes, its texts kept.
+fn read_streamed_in_memory(
+    spec: &SourceSpec,
+    body: &[u8],
+    segment: usize,
+) -> crate::error::Result<(Vec<Event>, InputSummary)> {
+    let spec = SourceSpec { max_kept_bytes: usize::MAX, ..spec.clone() };
+    let input = Box::new(ingest::io::lines::Text::new(Cursor::new(body.to_vec())));
+    // Never written to: the texts are all kept.
+    let copy = scratch("stream").join("copy");
+    ingest::read_opened_streamed(0, &spec, input, &copy, segment)
 }
 
 /// BullMQ's events stream (XRANGE) and job hashes (HGETALL), JSON and redis-cli text.

@@ -708,7 +708,8 @@ fn read_spooled(
         if plain_text {
             let (input, _) = open_text(raw, None, &spec.path)?;
             let spec = &SourceSpec { reread: Reread::No, text_start: 0, ..spec.clone() };
-            return read_opened_as(index, spec, input, bar.as_ref(), Reading::Streamed(spool.path()));
+            let how = Reading::Streamed { copy: spool.path(), segment: log::text::SEGMENT_BYTES };
+            return read_opened_as(index, spec, input, bar.as_ref(), how);
         }
     }
     let source = spool::Source { raw, pipe };
@@ -744,9 +745,22 @@ enum Reading<'a> {
     /// From its copy as the copy grows (`growth`, when its text is plain), in parts as the file
     /// would be.
     Growing(Option<&'a spool::Growth>),
-    /// A plain-text log, as it comes, with no copy unless its kept texts grow past the most
-    /// (`log::text::read_streamed`, which copies to this path from there on).
-    Streamed(&'a Path),
+    /// A plain-text log, as it comes, in segments of `segment` bytes, with no copy unless its
+    /// kept texts grow past the most (`log::text::read_streamed`, which copies to `copy` from
+    /// there on).
+    Streamed { copy: &'a Path, segment: usize },
+}
+
+/// `read_opened` for a plain-text log read as it comes (`Reading::Streamed`): `crate::fuzzing`
+/// holds it to the one read.
+pub(crate) fn read_opened_streamed(
+    index: u16,
+    spec: &SourceSpec,
+    input: Box<dyn BufRead + Send>,
+    copy: &Path,
+    segment: usize,
+) -> Result<(Vec<Event>, InputSummary)> {
+    read_opened_as(index, spec, input, None, Reading::Streamed { copy, segment })
 }
 
 /// `read_opened`, for a source read once (`how`).
@@ -759,7 +773,7 @@ fn read_opened_as(
 ) -> Result<(Vec<Event>, InputSummary)> {
     let growth = match how {
         Reading::Growing(growth) => growth,
-        Reading::Streamed(_) => None,
+        Reading::Streamed { .. } => None,
     };
     let head = peek_head(&mut input, &spec.path)?;
     // Said before the format is chosen: an empty input has no format to tell, and stdin has no
@@ -776,10 +790,9 @@ fn read_opened_as(
     let mut events = Vec::new();
     // A source being copied while it is read is reopened only once it has ended (`growth`).
     let in_place = spec.spool.as_ref().is_none_or(|spool| !spool.is_copy());
-    if let Reading::Streamed(copy) = how
+    if let Reading::Streamed { copy, segment } = how
         && format.name() == log::text::ServerLog.name()
     {
-        let segment = log::text::SEGMENT_BYTES;
         log::text::read_streamed(spec, index, input, copy, segment, &mut events, &mut summary)?;
     } else if spec.reread == Reread::Seek && (in_place || growth.is_some()) {
         // The bytes of a copy were counted as they were copied.
