@@ -764,8 +764,11 @@ impl Scan<'_> {
     /// continuation or noise), and each line it touches is parsed and classified in full.
     fn region(&mut self, region: &[u8], events: &mut Vec<Event>, summary: &mut InputSummary) -> Result<()> {
         if let Some(at) = memchr::memchr(0, region) {
-            let line = self.line + memchr::memchr_iter(b'\n', &region[..at]).count() as u64 + 1;
-            return Err(binary(self.spec, line));
+            // The lines before the NUL's are read first: the first bad line is the error, wherever
+            // the region starts (a file's parts and a stream's segments start elsewhere).
+            let line_start = memchr::memrchr(b'\n', &region[..at]).map_or(0, |end| end + 1);
+            self.lines_of(&region[..line_start], events, summary)?;
+            return Err(binary(self.spec, self.line + 1));
         }
         if self.texts != Texts::Kept {
             summary.texts.mark(self.line + 1, self.region_offset);
