@@ -469,18 +469,28 @@ fn join_streamed<'a>(
                     if in_fold {
                         // The passes of its lines depend on those before it: read on from them.
                         let before = joined.as_ref().map_or(0, |scan| scan.line);
-                        t.scan
-                            .run_segment(&segment, None, &mut t.events, &mut t.summary)
-                            .map_err(|error| crate::ingest::shifted(error, before))?;
+                        if let Err(error) = t.scan.run_segment(&segment, None, &mut t.events, &mut t.summary) {
+                            first_stamp_problem(joined.as_ref(), &mut t.scan)?;
+                            return Err(crate::ingest::shifted(error, before));
+                        }
                     } else {
-                        let (scan, more, account) =
-                            parsed.map_err(|error| crate::ingest::shifted(error, before_segment))?;
+                        let (scan, more, account) = match parsed {
+                            Ok(parsed) => parsed,
+                            Err(error) => {
+                                // A problem of the lines before it, kept until now, is the first.
+                                first_stamp_problem(joined.as_ref(), &mut t.scan)?;
+                                return Err(crate::ingest::shifted(error, before_segment));
+                            }
+                        };
                         let done = std::mem::replace(t, Tail { scan, events: more, summary: account });
                         join_tail(spec, &mut joined, done, events, summary)?;
                     }
                 }
             }
             if let Some(error) = segment.error.take() {
+                if let Some(t) = &mut tail {
+                    first_stamp_problem(joined.as_ref(), &mut t.scan)?;
+                }
                 return Err(crate::ingest::shifted(error, before_segment));
             }
             if segment.last {
@@ -491,6 +501,15 @@ fn join_streamed<'a>(
             }
             let _ = spent.try_send(std::mem::take(&mut segment.bytes));
         }
+    }
+}
+
+/// The problem of `tail`'s first timestamp, checked in full, when it is the log's first (none
+/// before it was checked): the log's error, at its line.
+fn first_stamp_problem(joined: Option<&Scan<'_>>, tail: &mut Scan<'_>) -> Result<()> {
+    match (joined, tail.first_stamp_problem.take()) {
+        (Some(first), Some(problem)) if !first.first_stamp_checked => Err(crate::ingest::shifted(problem, first.line)),
+        _ => Ok(()),
     }
 }
 
@@ -512,11 +531,7 @@ fn join_tail<'a>(
         return Ok(());
     };
     let before = first.line;
-    if !first.first_stamp_checked
-        && let Some(problem) = scan.first_stamp_problem.take()
-    {
-        return Err(crate::ingest::shifted(problem, before));
-    }
+    first_stamp_problem(Some(&*first), &mut scan)?;
     spec.finish_order(scan.order.take(), &mut more, &mut account)
         .map_err(|error| crate::ingest::shifted(error, before))?;
     crate::ingest::join_later_part(spec, before, Ok((more, account)), events, summary)?;
