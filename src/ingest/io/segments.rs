@@ -122,7 +122,8 @@ pub fn cut(
         while segment.bytes.len() + lines.len() >= size {
             let held = segment.bytes.len();
             let from = size.saturating_sub(held).min(lines.len());
-            let Some(at) = entry_at_or_after(lines, from)
+            // An entry within a segment's length after the size is reached, not further.
+            let Some(at) = entry_at_or_after(&lines[..(from + size).min(lines.len())], from)
                 // No entry in sight: cut at a line end all the same, not to hold the stream.
                 .or_else(|| {
                     (held + lines.len() >= 2 * size)

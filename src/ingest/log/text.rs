@@ -294,7 +294,9 @@ fn join_parts(
     let in_fold = |scan: &Scan<'_>, at_start: bool| {
         scan.order.as_ref().is_some_and(|order| if at_start { order.began_in_fold() } else { order.pending() })
     };
-    if in_fold(&first, false) || later.as_ref().is_ok_and(|(later, ..)| in_fold(later, true)) {
+    if in_fold(&first, false)
+        || later.as_ref().is_ok_and(|(later, ..)| in_fold(later, true) || later.entry_before == EntryBefore::Needed)
+    {
         // The passes of the lines after the middle depend on those before it.
         first.run(reopen.at(middle)?, None, events, summary)?;
         return first.finish(events, summary);
@@ -463,11 +465,13 @@ fn join_streamed<'a>(
                 }
                 Some(t) => {
                     let in_fold = t.scan.order.as_ref().is_some_and(LineOrder::pending)
-                        || parsed
-                            .as_ref()
-                            .is_ok_and(|(scan, ..)| scan.order.as_ref().is_some_and(LineOrder::began_in_fold));
+                        || parsed.as_ref().is_ok_and(|(scan, ..)| {
+                            scan.order.as_ref().is_some_and(LineOrder::began_in_fold)
+                                || scan.entry_before == EntryBefore::Needed
+                        });
                     if in_fold {
-                        // The passes of its lines depend on those before it: read on from them.
+                        // The passes of its lines, or the entry of its first settings, depend on
+                        // the lines before it: read on from them.
                         let before = joined.as_ref().map_or(0, |scan| scan.line);
                         if let Err(error) = t.scan.run_segment(&segment, None, &mut t.events, &mut t.summary) {
                             first_stamp_problem(joined.as_ref(), &mut t.scan)?;
@@ -482,6 +486,13 @@ fn join_streamed<'a>(
                                 return Err(crate::ingest::shifted(error, before_segment));
                             }
                         };
+                        let mut scan = scan;
+                        if scan.entry_before == EntryBefore::Unknown {
+                            // No entry of its own: a continuation read on into it later (a
+                            // segment that needs the lines before it) takes the last one before.
+                            scan.last_entry.clone_from(&t.scan.last_entry);
+                            scan.last_placed = t.scan.last_placed;
+                        }
                         let done = std::mem::replace(t, Tail { scan, events: more, summary: account });
                         join_tail(spec, &mut joined, done, events, summary)?;
                     }
@@ -619,6 +630,7 @@ impl<'a> Part<'a> {
             noise: 0,
             first_stamp_checked: false,
             keep_first_stamp_problem: self.later,
+            entry_before: if self.later { EntryBefore::Unknown } else { EntryBefore::Known },
             first_stamp_problem: None,
             region_offset: self.start,
             texts: match self.spec.reread {
@@ -629,6 +641,28 @@ impl<'a> Part<'a> {
             last_entry: None,
             last_placed: Placed::Outside,
             order: self.spec.line_order(),
+        }
+    }
+}
+
+/// What a part of a log knows of the entry (the last line that starts with a timestamp) its first
+/// continuation lines belong to (`Scan::continued_settings`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EntryBefore {
+    /// The first part's (there is none before it), or a later part's once it has met an entry, or
+    /// a line passed over, which no continuation takes its time from.
+    Known,
+    /// A later part's before either: the entry may be in the part before it.
+    Unknown,
+    /// A later part met worker settings on a continuation line while `Unknown`: its entry is in
+    /// the part before, so the part is read on from there instead (`join_parts`, `read_streamed`).
+    Needed,
+}
+
+impl EntryBefore {
+    fn learned(&mut self) {
+        if *self == EntryBefore::Unknown {
+            *self = EntryBefore::Known;
         }
     }
 }
@@ -648,6 +682,8 @@ struct Scan<'a> {
     /// In the second part of a log read in two: the full check's error is kept, not returned (it
     /// is the log's error only if the first part had no timestamp).
     keep_first_stamp_problem: bool,
+    /// What the part knows of the entry its first continuation lines belong to.
+    entry_before: EntryBefore,
     first_stamp_problem: Option<Error>,
     /// Byte offset of the current region in the input.
     region_offset: u64,
@@ -714,6 +750,7 @@ impl Scan<'_> {
             Region::TooLong(bytes) => {
                 // Not an entry a continuation after it can take its time from.
                 self.last_entry = None;
+                self.entry_before.learned();
                 self.line += 1;
                 summary.reject(self.line, crate::ingest::io::lines::too_long(self.spec.max_line_bytes));
                 self.region_offset += bytes;
@@ -792,6 +829,7 @@ impl Scan<'_> {
         // A settings continuation at the start of the next region finds its entry here.
         if let Some(entry) = last_entry(region) {
             self.last_entry = Some(entry.to_string());
+            self.entry_before.learned();
         }
         Ok(())
     }
@@ -1057,6 +1095,9 @@ impl Scan<'_> {
             _ => None,
         });
         let Some((stamp, entry_message)) = stamped else {
+            if entry.is_none() && self.entry_before == EntryBefore::Unknown {
+                self.entry_before = EntryBefore::Needed;
+            }
             summary.reject(
                 line,
                 "worker settings on a continuation line with no entry before it (no earlier line starts with a timestamp): log the settings on the entry's own line",
@@ -1354,6 +1395,31 @@ mod tests {
             account.texts = whole.1.texts.clone();
             assert_eq!(account, whole.1, "segments of {segment}");
             assert_eq!(copy, copied, "segments of {segment}, {most} kept");
+        }
+    }
+
+    #[test]
+    fn worker_settings_on_a_continuation_find_their_entry_in_the_part_or_segment_before() {
+        // One entry, then a long dump of continuation lines with settings in it far after the
+        // middle: a second part or a later segment starts among them, with no entry of its own.
+        use std::fmt::Write;
+        let mut text = "2026-10-07 09:29:58.300 DEBUG [Config] worker options: queue=pr-review\n".to_string();
+        for n in 0..3_000 {
+            writeln!(text, "  \"option{n}\": {n},").unwrap();
+        }
+        text += "  lockDuration=30000\n";
+        text += &"  \"more\": 1,\n".repeat(200);
+        let whole = read_file(&text, Some(chrono_tz::Asia::Seoul), u64::MAX).unwrap();
+        let settings: Vec<u32> =
+            whole.0.iter().filter(|e| e.kind == EventKind::WorkerSettings).map(|e| e.origin().line).collect();
+        assert_eq!(settings, [3_002], "{:?}", whole.1.rejections);
+        let parts = read_file(&text, Some(chrono_tz::Asia::Seoul), 1).unwrap();
+        assert!(parts.0 == whole.0);
+        assert_eq!(parts.1, whole.1);
+        for segment in [500, 4_096, 30_000] {
+            let (streamed, _) = read_streamed_text(&text, Some(chrono_tz::Asia::Seoul), segment, usize::MAX).unwrap();
+            assert!(streamed.0 == whole.0, "segments of {segment}");
+            assert_eq!(streamed.1, whole.1, "segments of {segment}");
         }
     }
 
