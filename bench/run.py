@@ -156,7 +156,9 @@ CI_MAX_ONE_DAY_RSS_OVER_WHOLE = 1.0
 # 2026-12-06, on a machine loaded by two other engineers' builds: pipes 1.18-1.36x, gzip
 # 1.22-1.54x). A pipe or a gzip that costs twice or three times the file would cross them; a
 # loaded runner would not. (The old one-thread pipe, 2.8x on the idle main case, was 0.8-1.0x
-# on the loaded smoke case: the main case is where issue 37's targets are measured.)
+# on the loaded smoke case: the main case is where issue 37's targets are measured.) The log
+# from zcat is guarded on leasetrace's own CPU: its wall is zcat's (2.01x on the smoke case once
+# the .gz file's read-back no longer decompressed it again, 2026-12-06).
 CI_MAX_PIPE_OVER_FILE_WALL = 2.0
 CI_MAX_GZIP_OVER_PLAIN_WALL = 3.0
 # With --envelope: the case with its log in kubectl's envelope against the plain case, CPU time.
@@ -1115,8 +1117,11 @@ def main() -> int:
                     ratio_failures.append(f"{name} / by flags peak RSS {fmt_ratio(ratio)} > {CI_MAX_STDIN_RSS_OVER_FILE:g}x")
         for key, a, b, target in ways:
             limit = CI_MAX_PIPE_OVER_FILE_WALL if target == "pipe_over_file_wall_max" else CI_MAX_GZIP_OVER_PLAIN_WALL
-            if medians[key] is None or medians[key] > limit:
-                ratio_failures.append(f"{a} / {b} (wall) {fmt_ratio(medians[key])} > {limit:g}x")
+            # The zcat pipe's wall is zcat's (GNU zcat alone takes longer than the whole .gz
+            # run): it is guarded on leasetrace's own CPU.
+            measure, ratio = ("CPU", cpu_medians[key]) if key == "log_zcat_over_gz_file" else ("wall", medians[key])
+            if ratio is None or ratio > limit:
+                ratio_failures.append(f"{a} / {b} ({measure}) {fmt_ratio(ratio)} > {limit:g}x")
         if args.envelope:
             ratio = cpu_medians["kubectl_over_plain"]
             if ratio is None or ratio > CI_MAX_ENVELOPE_OVER_PLAIN_CPU:
