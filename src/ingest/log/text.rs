@@ -1269,11 +1269,7 @@ mod tests {
         let reopen = Reopen { path: spool.path(), bar: None, lone_cr: true, growth: Some(&growth) };
         let input = Box::new(crate::ingest::io::lines::LineEnds::new(std::io::BufReader::new(copy)));
         read_in_parts(&spec, 0, input, &reopen, split_at_least, &mut events, &mut summary)?;
-        let lines: Vec<&str> = text.split('\n').collect();
-        let texts = std::mem::take(&mut summary.texts);
-        for (line, read) in crate::ingest::io::read_back::every_event_read_back(&spec, &events, texts)? {
-            assert_eq!(read, lines[line as usize - 1].trim_end_matches('\r'), "line {line}");
-        }
+        every_text_is_its_line(&spec, &events, std::mem::take(&mut summary.texts), text)?;
         Ok(((events, summary), growth.middle() != u64::MAX))
     }
 
@@ -1301,13 +1297,25 @@ mod tests {
         let mut events = Vec::new();
         let mut summary = InputSummary::new("server.log", "log", "text", tz);
         read_streamed(&spec, 0, input, spool.path(), segment, &mut events, &mut summary)?;
-        let lines: Vec<&str> = text.split('\n').collect();
         let texts = std::mem::take(&mut summary.texts);
         let copied = texts.is_in_file();
-        for (line, read) in crate::ingest::io::read_back::every_event_read_back(&spec, &events, texts)? {
+        every_text_is_its_line(&spec, &events, texts, text)?;
+        Ok(((events, summary), copied))
+    }
+
+    /// Asserts that every event's text, as the report gives it (kept, or read back), is its line
+    /// of `text`.
+    fn every_text_is_its_line(
+        spec: &SourceSpec,
+        events: &[Event],
+        texts: crate::model::LineTexts,
+        text: &str,
+    ) -> Result<()> {
+        let lines: Vec<&str> = text.split('\n').collect();
+        for (line, read) in crate::ingest::io::read_back::every_event_read_back(spec, events, texts)? {
             assert_eq!(read, lines[line as usize - 1].trim_end_matches('\r'), "line {line}");
         }
-        Ok(((events, summary), copied))
+        Ok(())
     }
 
     /// An error from the file `read_file` wrote, from its name on (the folder is a new one each time).
